@@ -1,0 +1,27 @@
+/** The service's endpoints, relative to the base URL. */
+export const API_PREFIX = '/api/v1';
+
+export const ENDPOINTS = {
+	billCreate: { method: 'POST', path: '/api/v1/bill/create' },
+	billToggleActivity: { method: 'POST', path: '/api/v1/bill/toggle_activity' },
+	billPayments: { method: 'GET', path: '/api/v1/bill/payments' },
+	billStatus: { method: 'GET', path: '/api/v1/bill/status' },
+	billSearch: { method: 'GET', path: '/api/v1/bill/search' },
+	paymentStatus: { method: 'GET', path: '/api/v1/payment/status' },
+	merchantBalance: { method: 'GET', path: '/api/v1/merchant/balance' },
+	payoutPersonalCreate: { method: 'POST', path: '/api/v1/payout/personal/create' },
+	payoutRegularCreate: { method: 'POST', path: '/api/v1/payout/regular/create' },
+	payoutStatus: { method: 'GET', path: '/api/v1/payout/status' },
+	payoutSearch: { method: 'GET', path: '/api/v1/payout/search' },
+	sbpBanks: { method: 'GET', path: '/api/v1/payout/dictionaries/sbp_banks' },
+} as const;
+
+export type EndpointName = keyof typeof ENDPOINTS;
+
+export const DEFAULT_BASE_URL = 'https://pal24.pro';
+
+/** The base URL without trailing slashes, and without an `/api/v1` suffix pasted by mistake. */
+export function normalizeBaseUrl(baseUrl: unknown): string {
+	const text = typeof baseUrl === 'string' && baseUrl.trim() !== '' ? baseUrl.trim() : DEFAULT_BASE_URL;
+	return text.replace(/\/+$/, '').replace(/\/api\/v1$/i, '');
+}

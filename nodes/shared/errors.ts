@@ -1,0 +1,293 @@
+/**
+ * The error catalogue: every error key of the interface document, with a sentence a merchant
+ * understands and, where one helps, what to do about it.
+ */
+
+export interface ErrorEntry {
+	message: string;
+	hint?: string;
+}
+
+export const UNAUTHENTICATED_KEY = 'Unauthenticated';
+export const UNAUTHORIZED_KEY = 'This action is unauthorized';
+export const VALIDATION_KEY = 'invalid_request_data';
+
+export const ERROR_CATALOGUE: Readonly<Record<string, ErrorEntry>> = {
+	[UNAUTHENTICATED_KEY]: {
+		message: 'The API token was rejected',
+		hint: 'Refresh it on the API integration page and paste the new one into the PayPalych credential',
+	},
+	[UNAUTHORIZED_KEY]: {
+		message: 'Your account may not use this API method',
+		hint: 'Ask support to enable direct payouts for your account',
+	},
+	[VALIDATION_KEY]: {
+		message: 'The service rejected the request data',
+		hint: 'Check the fields named in the details',
+	},
+	'api:error.invalid_amount': {
+		message: 'The amount is not accepted',
+		hint: 'Use a positive amount with at most 2 decimals, within the limits of your account',
+	},
+	'api:error.merchant_banned': {
+		message: 'Your merchant account is banned',
+		hint: 'Contact PayPalych support',
+	},
+	'api:error.merchant_not_found': {
+		message: 'No merchant account belongs to this API token',
+		hint: 'Check the API token in the credential',
+	},
+	'api:error.merchant_subscription_inactive': {
+		message: 'Your merchant subscription is inactive',
+		hint: 'Renew the subscription in your merchant account',
+	},
+	'api:error.merchant_subscription_not_found': {
+		message: 'Your merchant account has no subscription',
+		hint: 'Choose a subscription in your merchant account',
+	},
+	'api:error.merchant_not_verified': {
+		message: 'Your merchant account does not have Verified status',
+		hint: 'Payouts need a verified merchant: complete verification in your merchant account',
+	},
+	'api:error.shop_not_found': {
+		message: 'No shop has this shop ID',
+		hint: 'Copy the shop ID from the shop settings of your merchant account',
+	},
+	'api:error.shop_not_enabled': {
+		message: 'The shop is not enabled (the merchant is deactivated)',
+		hint: 'Contact PayPalych support',
+	},
+	'api:error.access_denied': {
+		message: 'Your merchant account has no access to this shop',
+		hint: 'Use a shop ID of your own merchant account',
+	},
+	'api:error.rate-not-found': {
+		message: 'The currency or country is not supported',
+		hint: 'Choose RUB, USD or EUR, or leave the currency empty to use the shop default',
+	},
+	'api:error.bill_not_found': {
+		message: 'No bill has this ID',
+		hint: 'Use the bill_id returned by Bill > Create',
+	},
+	'api:error.bill_is_finished': {
+		message: 'The bill is already paid, so it can no longer be switched on or off',
+	},
+	'api:error.too_many_payments': {
+		message: 'The bill has too many payments to list in one request',
+	},
+	'api:error.payment_not_found': {
+		message: 'No payment has this ID',
+	},
+	'api:error.payout_not_found': {
+		message: 'No payout has this ID or order ID',
+	},
+	'api:error.payout_account_not_found': {
+		message: 'No saved payout account has this ID',
+		hint: 'Copy the payout account ID from your merchant account',
+	},
+	'api:error.payout_account_banned': {
+		message: 'The payout account is banned',
+		hint: 'Use another payout account or contact support',
+	},
+	'api:error.daily_payout_limit_exceeded': {
+		message: 'The daily payout limit is exceeded',
+		hint: 'Try again tomorrow or ask support to raise the limit',
+	},
+	'api:error.monthly_payout_limit_exceeded': {
+		message: 'The monthly payout limit is exceeded',
+		hint: 'Try again next month or ask support to raise the limit',
+	},
+	'api:error.balance_not_enough': {
+		message: 'The available balance is below the payout amount',
+		hint: 'Read Balance > Get and pay out at most balance_available',
+	},
+	'api:error.direction_not_available': {
+		message: 'Payouts to this account are not available',
+		hint: 'Use another payout account or method',
+	},
+	'api:error.too_many_payouts': {
+		message: 'The request would create too many payouts',
+		hint: 'Split the amount into smaller payouts',
+	},
+	'api:error.general_error': {
+		message: 'The service had an internal error',
+		hint: 'Try again later; if it persists, contact PayPalych support',
+	},
+};
+
+export interface DescribedError {
+	/** The error key: `api:error.<name>`, `Unauthenticated`, `This action is unauthorized`, `invalid_request_data`, or `http_<code>`. */
+	key: string;
+	httpCode?: number;
+	/** "<key>: <sentence>" */
+	message: string;
+	/** The hint, the service's own text, and any field errors. */
+	description: string;
+	fieldErrors?: Record<string, string[]>;
+}
+
+function asRecord(value: unknown): Record<string, unknown> | undefined {
+	if (typeof value === 'string') {
+		try {
+			value = JSON.parse(value);
+		} catch {
+			return undefined;
+		}
+	}
+	return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+/** Matches a message such as "Unauthenticated." or "This action is unauthorized." to its key. */
+function keyOf(message: string): string | undefined {
+	const trimmed = message.trim();
+	if (ERROR_CATALOGUE[trimmed]) return trimmed;
+	const noDot = trimmed.replace(/\.$/, '');
+	if (ERROR_CATALOGUE[noDot]) return noDot;
+	const m = /api:error\.[A-Za-z0-9_-]+/.exec(trimmed);
+	return m ? m[0] : undefined;
+}
+
+/** Turns an error answer of the service into a key and sentences a merchant understands. */
+export function describeApiError(httpCode: number | undefined, body: unknown): DescribedError {
+	const record = asRecord(body);
+	const serviceMessage = typeof record?.message === 'string' ? record.message : undefined;
+	const rawErrors = asRecord(record?.errors);
+	let fieldErrors: Record<string, string[]> | undefined;
+	if (rawErrors) {
+		fieldErrors = {};
+		for (const [field, value] of Object.entries(rawErrors)) {
+			fieldErrors[field] = Array.isArray(value) ? value.map(String) : [String(value)];
+		}
+	}
+
+	let key = serviceMessage !== undefined ? keyOf(serviceMessage) : undefined;
+	if (!key && httpCode === 401) key = UNAUTHENTICATED_KEY;
+	if (!key && (fieldErrors || httpCode === 422)) key = VALIDATION_KEY;
+	if (!key) key = httpCode ? `http_${httpCode}` : 'network_error';
+
+	const entry = ERROR_CATALOGUE[key];
+	const sentence = entry?.message ?? (serviceMessage || (httpCode ? `The service answered HTTP ${httpCode}` : 'The service could not be reached'));
+	const parts: string[] = [];
+	if (entry?.hint) parts.push(entry.hint + '.');
+	if (serviceMessage && serviceMessage !== key && !serviceMessage.startsWith('api:error.')) parts.push(`Service said: ${serviceMessage}`);
+	if (fieldErrors) {
+		for (const [field, messages] of Object.entries(fieldErrors)) parts.push(`${field}: ${messages.join(' ')}`);
+	}
+	if (httpCode) parts.push(`HTTP ${httpCode}.`);
+	return {
+		key,
+		httpCode,
+		message: `${key}: ${sentence}`,
+		description: parts.join(' '),
+		fieldErrors,
+	};
+}
+
+/**
+ * The error keys each endpoint lists, with the HTTP code the interface document gives them
+ * (the same key has different codes on different endpoints).
+ */
+export const ENDPOINT_ERRORS: Readonly<Record<string, ReadonlyArray<readonly [number, string]>>> = {
+	'/api/v1/bill/create': [
+		[401, UNAUTHENTICATED_KEY],
+		[403, 'api:error.invalid_amount'],
+		[403, 'api:error.merchant_banned'],
+		[403, 'api:error.merchant_not_found'],
+		[403, 'api:error.merchant_subscription_inactive'],
+		[403, 'api:error.merchant_subscription_not_found'],
+		[403, 'api:error.shop_not_found'],
+		[403, 'api:error.shop_not_enabled'],
+		[403, 'api:error.access_denied'],
+		[403, 'api:error.rate-not-found'],
+		[422, VALIDATION_KEY],
+		[500, 'api:error.general_error'],
+	],
+	'/api/v1/bill/toggle_activity': [
+		[401, UNAUTHENTICATED_KEY],
+		[403, 'api:error.merchant_banned'],
+		[422, 'api:error.bill_not_found'],
+		[403, 'api:error.merchant_subscription_inactive'],
+		[403, 'api:error.merchant_subscription_not_found'],
+		[403, 'api:error.merchant_not_found'],
+		[403, 'api:error.bill_is_finished'],
+		[422, VALIDATION_KEY],
+		[500, 'api:error.general_error'],
+	],
+	'/api/v1/bill/payments': [
+		[400, 'api:error.too_many_payments'],
+		[401, UNAUTHENTICATED_KEY],
+		[403, 'api:error.merchant_not_found'],
+		[403, 'api:error.merchant_banned'],
+		[403, 'api:error.bill_not_found'],
+	],
+	'/api/v1/bill/status': [
+		[401, UNAUTHENTICATED_KEY],
+		[403, 'api:error.merchant_banned'],
+		[422, 'api:error.bill_not_found'],
+	],
+	'/api/v1/bill/search': [[401, UNAUTHENTICATED_KEY]],
+	'/api/v1/payment/status': [
+		[401, UNAUTHENTICATED_KEY],
+		[403, 'api:error.merchant_banned'],
+		[422, 'api:error.payment_not_found'],
+	],
+	'/api/v1/merchant/balance': [
+		[401, UNAUTHENTICATED_KEY],
+		[403, 'api:error.merchant_banned'],
+		[422, 'api:error.bill_not_found'],
+		[403, 'api:error.merchant_subscription_inactive'],
+		[403, 'api:error.merchant_subscription_not_found'],
+		[403, 'api:error.merchant_not_found'],
+		[422, VALIDATION_KEY],
+	],
+	'/api/v1/payout/personal/create': [
+		[401, UNAUTHENTICATED_KEY],
+		[400, 'api:error.invalid_amount'],
+		[400, 'api:error.merchant_banned'],
+		[400, 'api:error.merchant_not_found'],
+		[400, 'api:error.merchant_subscription_inactive'],
+		[400, 'api:error.merchant_subscription_not_found'],
+		[400, 'api:error.payout_account_not_found'],
+		[400, 'api:error.payout_account_banned'],
+		[400, 'api:error.daily_payout_limit_exceeded'],
+		[400, 'api:error.monthly_payout_limit_exceeded'],
+		[400, 'api:error.balance_not_enough'],
+		[400, 'api:error.direction_not_available'],
+		[400, 'api:error.merchant_not_verified'],
+		[422, VALIDATION_KEY],
+		[500, 'api:error.general_error'],
+	],
+	'/api/v1/payout/regular/create': [
+		[401, UNAUTHENTICATED_KEY],
+		[400, 'api:error.invalid_amount'],
+		[400, 'api:error.merchant_banned'],
+		[400, 'api:error.merchant_not_found'],
+		[400, 'api:error.merchant_subscription_inactive'],
+		[400, 'api:error.merchant_subscription_not_found'],
+		[400, 'api:error.payout_account_not_found'],
+		[400, 'api:error.payout_account_banned'],
+		[400, 'api:error.daily_payout_limit_exceeded'],
+		[400, 'api:error.monthly_payout_limit_exceeded'],
+		[400, 'api:error.balance_not_enough'],
+		[400, 'api:error.direction_not_available'],
+		[400, 'api:error.merchant_not_verified'],
+		[422, VALIDATION_KEY],
+		[403, UNAUTHORIZED_KEY],
+		[500, 'api:error.general_error'],
+	],
+	'/api/v1/payout/status': [
+		[401, UNAUTHENTICATED_KEY],
+		[403, 'api:error.merchant_banned'],
+		[403, 'api:error.merchant_subscription_inactive'],
+		[403, 'api:error.merchant_subscription_not_found'],
+		[403, 'api:error.merchant_not_found'],
+		[422, 'api:error.payout_not_found'],
+		[422, VALIDATION_KEY],
+	],
+	'/api/v1/payout/search': [[401, UNAUTHENTICATED_KEY]],
+	'/api/v1/payout/dictionaries/sbp_banks': [
+		[401, UNAUTHENTICATED_KEY],
+		[403, 'api:error.merchant_banned'],
+		[422, VALIDATION_KEY],
+	],
+};

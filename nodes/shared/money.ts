@@ -1,0 +1,80 @@
+/**
+ * Money rules. Amounts are never sent as floats: they are validated and turned into decimal
+ * strings built from whole cents, so no float artefact (0.30000000000000004) reaches the wire.
+ */
+
+/** decimal(10,2): at most 8 integer digits and 2 decimals. */
+export const MAX_AMOUNT = '99999999.99';
+const MAX_CENTS = 9999999999;
+
+export type AmountCheck = { ok: true; value: string; cents: number } | { ok: false; message: string };
+
+function fromCents(cents: number): string {
+	const whole = Math.floor(cents / 100);
+	const frac = String(cents % 100).padStart(2, '0');
+	return `${whole}.${frac}`;
+}
+
+/**
+ * Validates an amount given as a number or a string ("100", "100.5", "100,50") and returns its
+ * canonical decimal string with two decimals ("100.50").
+ */
+export function normalizeAmount(input: unknown): AmountCheck {
+	let cents: number;
+	if (typeof input === 'number') {
+		if (!Number.isFinite(input)) return { ok: false, message: 'must be a number' };
+		const scaled = input * 100;
+		cents = Math.round(scaled);
+		// A float that is a whole number of cents up to representation error (0.1 + 0.2) is accepted.
+		if (Math.abs(scaled - cents) > 1e-6 * Math.max(1, Math.abs(scaled))) {
+			return { ok: false, message: 'must have at most 2 decimals' };
+		}
+	} else if (typeof input === 'string') {
+		const text = input.trim().replace(',', '.');
+		if (text === '') return { ok: false, message: 'is required' };
+		const match = /^(\d+)(?:\.(\d+))?$/.exec(text);
+		if (!match) return { ok: false, message: 'must be a positive decimal number such as 100 or 99.90' };
+		const [, whole, frac = ''] = match;
+		if (frac.length > 2 && !/^0+$/.test(frac.slice(2))) {
+			return { ok: false, message: 'must have at most 2 decimals' };
+		}
+		const wholeDigits = whole.replace(/^0+(?=\d)/, '');
+		if (wholeDigits.length > 8) return { ok: false, message: `must not exceed ${MAX_AMOUNT}` };
+		cents = Number(wholeDigits) * 100 + Number((frac + '00').slice(0, 2));
+	} else {
+		return { ok: false, message: 'must be a number' };
+	}
+	if (cents <= 0) return { ok: false, message: 'must be greater than 0' };
+	if (cents > MAX_CENTS) return { ok: false, message: `must not exceed ${MAX_AMOUNT}` };
+	return { ok: true, value: fromCents(cents), cents };
+}
+
+/**
+ * Reads a decimal the service sent (a JSON number, or a string such as "0.12000000") as a number.
+ * Returns undefined for anything that is not a plain decimal.
+ */
+export function decimalToNumber(value: unknown): number | undefined {
+	if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
+	if (typeof value !== 'string') return undefined;
+	const text = value.trim();
+	if (!/^-?\d+(\.\d+)?$/.test(text)) return undefined;
+	return Number(text);
+}
+
+/**
+ * Normalises an amount of a response without loss: a decimal string becomes a number when the
+ * number holds the same value (every amount within decimal(10,2), every balance the service
+ * sends with trailing zeros); otherwise the original value is kept.
+ */
+export function normalizeResponseAmount(value: unknown): unknown {
+	const n = decimalToNumber(value);
+	if (n === undefined || typeof value !== 'string') return value;
+	const [, frac = ''] = value.trim().split('.');
+	const significant = frac.replace(/0+$/, '');
+	return n.toFixed(significant.length) === stripTrailingZeros(value.trim()) ? n : value;
+}
+
+function stripTrailingZeros(text: string): string {
+	if (!text.includes('.')) return text;
+	return text.replace(/0+$/, '').replace(/\.$/, '');
+}

@@ -1,0 +1,38 @@
+import { createHash, timingSafeEqual } from 'crypto';
+
+/**
+ * Signature rules of the service's notifications.
+ *
+ * Payment postback and success/fail redirects: upper-case MD5 of `OutSum:InvId:token`.
+ * Payout postback: upper-case MD5 of `Amount:TrsId:token`.
+ * The values are hashed exactly as received (the string "18.50", never a re-formatted number).
+ */
+
+export function md5Upper(input: string): string {
+	return createHash('md5').update(input, 'utf8').digest('hex').toUpperCase();
+}
+
+export function signPayment(outSum: string, invId: string, token: string): string {
+	return md5Upper(`${outSum}:${invId}:${token}`);
+}
+
+export function signPayout(amount: string, trsId: string, token: string): string {
+	return md5Upper(`${amount}:${trsId}:${token}`);
+}
+
+const MD5_HEX = /^[0-9a-fA-F]{32}$/;
+
+export function isWellFormedSignature(value: unknown): value is string {
+	return typeof value === 'string' && MD5_HEX.test(value);
+}
+
+/**
+ * Compares an expected signature with a received one: case-insensitive and in constant time
+ * for well-formed input (both are 32 hex characters once the shape is checked).
+ */
+export function signaturesMatch(expected: string, received: string): boolean {
+	if (!isWellFormedSignature(expected) || !isWellFormedSignature(received)) return false;
+	const a = Buffer.from(expected.toUpperCase(), 'ascii');
+	const b = Buffer.from(received.toUpperCase(), 'ascii');
+	return timingSafeEqual(a, b);
+}

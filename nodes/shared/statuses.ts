@@ -1,0 +1,33 @@
+/** Status values of the service, as the interface document lists them. */
+
+export const BILL_STATUSES = ['NEW', 'PROCESS', 'UNDERPAID', 'SUCCESS', 'OVERPAID', 'FAIL'] as const;
+export const PAYMENT_STATUSES = BILL_STATUSES;
+export const PAYOUT_STATUSES = [
+	'NEW',
+	'MODERATING',
+	'PROCESS',
+	'SUCCESS',
+	'FAIL',
+	'ERROR',
+	'DECLINED',
+] as const;
+
+/** Statuses the payment postback (Result URL) carries. */
+export const PAYMENT_POSTBACK_STATUSES = ['SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL'] as const;
+/** Statuses the payout postback (payout webhook) carries. */
+export const PAYOUT_POSTBACK_STATUSES = ['SUCCESS', 'DECLINED', 'FAIL'] as const;
+
+export type BillStatus = (typeof BILL_STATUSES)[number];
+export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
+
+/** OVERPAID counts as paid; UNDERPAID does not. */
+export const PAID_STATUSES: readonly string[] = ['SUCCESS', 'OVERPAID'];
+
+export function isPaidStatus(status: unknown): boolean {
+	return typeof status === 'string' && PAID_STATUSES.includes(status.toUpperCase());
+}
+
+export const CURRENCIES_IN = ['RUB', 'USD', 'EUR'] as const;
+export const BILL_TYPES = ['normal', 'multi'] as const;
+export const PAYMENT_METHODS = ['BANK_CARD', 'SBP'] as const;
+export const PAYOUT_ACCOUNT_TYPES = ['credit_card', 'sbp'] as const;

@@ -1,0 +1,143 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import {
+	describeApiError,
+	enrichPostback,
+	normalizeAmount,
+	normalizeBaseUrl,
+	normalizeResponseAmount,
+	parsePostbackBody,
+	postbackKey,
+	signPayment,
+	signPayout,
+	toYmd,
+	verifyPostback,
+} from '../../dist/nodes/shared/index.js';
+
+// Independent oracle: the rule written out by hand, not through the module under test.
+const md5 = (s: string) => createHash('md5').update(s).digest('hex').toUpperCase();
+const TOKEN = '72|oBCB7Z3SmUm1gvkpEdRcSR2q1ERHpG4vD3DNBmuT';
+
+describe('signature rules', () => {
+	it('signs payments as MD5(OutSum:InvId:token) upper-case and payouts as MD5(Amount:TrsId:token)', () => {
+		expect(signPayment('18.54', 'order-7', TOKEN)).toBe(md5(`18.54:order-7:${TOKEN}`));
+		expect(signPayout('1000.00', 'P-1', TOKEN)).toBe(md5(`1000.00:P-1:${TOKEN}`));
+	});
+
+	const fields = (sig: string, outSum = '18.50') => ({ OutSum: outSum, InvId: 'o1', TrsId: 'T1', Status: 'SUCCESS', SignatureValue: sig });
+
+	it('accepts the signature in either case', () => {
+		const sig = md5(`18.50:o1:${TOKEN}`);
+		expect(verifyPostback('payment', fields(sig), TOKEN)).toEqual({ ok: true, tokenIndex: 0 });
+		expect(verifyPostback('payment', fields(sig.toLowerCase()), TOKEN).ok).toBe(true);
+	});
+
+	it('hashes the amount string exactly as received: a re-formatted amount fails', () => {
+		const sig = md5(`18.50:o1:${TOKEN}`);
+		expect(verifyPostback('payment', fields(sig, '18.5'), TOKEN)).toEqual({ ok: false, reason: 'bad_signature' });
+	});
+
+	it('rejects a wrong token, a malformed signature and a missing field', () => {
+		expect(verifyPostback('payment', fields(md5(`18.50:o1:other`)), TOKEN)).toEqual({ ok: false, reason: 'bad_signature' });
+		expect(verifyPostback('payment', fields('not-a-signature'), TOKEN)).toEqual({ ok: false, reason: 'malformed_signature' });
+		const { TrsId: _omit, ...noTrs } = fields(md5(`18.50:o1:${TOKEN}`));
+		expect(verifyPostback('payment', noTrs, TOKEN)).toEqual({ ok: false, reason: 'missing_field', field: 'TrsId' });
+		expect(verifyPostback('payment', fields(md5(`18.50:o1:${TOKEN}`)), [])).toEqual({ ok: false, reason: 'no_token' });
+	});
+
+	it('accepts any of several tokens (rotation) and says which matched', () => {
+		const sig = md5(`18.50:o1:new-token`);
+		expect(verifyPostback('payment', fields(sig), ['old-token', 'new-token'])).toEqual({ ok: true, tokenIndex: 1 });
+	});
+
+	it('verifies payout postbacks over Amount and TrsId', () => {
+		const f = { Amount: '500.00', TrsId: 'P-9', Status: 'DECLINED', SignatureValue: md5(`500.00:P-9:${TOKEN}`) };
+		expect(verifyPostback('payout', f, TOKEN).ok).toBe(true);
+		expect(verifyPostback('payment', f, TOKEN).ok).toBe(false);
+	});
+});
+
+describe('postback bodies', () => {
+	it('reads form bodies keeping values as received', () => {
+		const r = parsePostbackBody('OutSum=18.50&InvId=a+b&custom=x%26y', 'application/x-www-form-urlencoded');
+		expect(r).toEqual({ ok: true, fields: { OutSum: '18.50', InvId: 'a b', custom: 'x&y' } });
+	});
+	it('reads JSON bodies; numbers and booleans become text', () => {
+		expect(parsePostbackBody('{"Amount":"10.00","IsAuto":false,"N":5}', 'application/json')).toEqual({
+			ok: true,
+			fields: { Amount: '10.00', IsAuto: 'false', N: '5' },
+		});
+	});
+	it('refuses garbage', () => {
+		expect(parsePostbackBody('', '').ok).toBe(false);
+		expect(parsePostbackBody('{broken', 'application/json')).toMatchObject({ ok: false, reason: 'bad_json' });
+		expect(parsePostbackBody('a=1&a=2', 'application/x-www-form-urlencoded')).toMatchObject({ ok: false, reason: 'repeated_field' });
+		expect(parsePostbackBody({ a: { b: 1 } })).toMatchObject({ ok: false, reason: 'nested_value' });
+		expect(parsePostbackBody('[1,2]', 'application/json')).toMatchObject({ ok: false, reason: 'not_an_object' });
+	});
+	it('keys postbacks by TrsId and Status, never redirects', () => {
+		expect(postbackKey('payment', { TrsId: 'T', Status: 'SUCCESS' })).toBe('payment:T:SUCCESS');
+		expect(postbackKey('success', { InvId: 'x' })).toBeUndefined();
+	});
+	it('enriches with event, verified, paid and numeric amounts', () => {
+		const out = enrichPostback('payment', { OutSum: '18.50', Status: 'OVERPAID', InvId: '1', TrsId: 'T', custom: 'c' });
+		expect(out).toMatchObject({ OutSum: '18.50', OutSumNumber: 18.5, paid: true, verified: true, event: 'payment', custom: 'c' });
+		expect(enrichPostback('payment', { OutSum: '1', Status: 'UNDERPAID' }).paid).toBe(false);
+		expect(enrichPostback('payment', { OutSum: '1', Status: 'CANCELLED' }).paid).toBe(false);
+	});
+});
+
+describe('money', () => {
+	it.each([
+		[100, '100.00'],
+		['100', '100.00'],
+		['99.9', '99.90'],
+		['0,5', '0.50'],
+		[0.1 + 0.2, '0.30'],
+		['99999999.99', '99999999.99'],
+		['10.500', '10.50'],
+	])('%s becomes %s', (input, expected) => {
+		expect(normalizeAmount(input)).toMatchObject({ ok: true, value: expected });
+	});
+	it.each([[0], [-5], ['abc'], ['1.234'], [1.234], ['100000000'], [Number.NaN], [''], [null], ['1e5']])('%s is refused', (input) => {
+		expect(normalizeAmount(input).ok).toBe(false);
+	});
+	it('reads service amounts without loss', () => {
+		expect(normalizeResponseAmount('0.12000000')).toBe(0.12);
+		expect(normalizeResponseAmount(35400)).toBe(35400);
+		expect(normalizeResponseAmount('n/a')).toBe('n/a');
+	});
+});
+
+describe('dates and URLs', () => {
+	it('reads dates as Y-m-d', () => {
+		expect(toYmd('2024-02-29')).toEqual({ ok: true, value: '2024-02-29' });
+		expect(toYmd('2024-03-01T00:00:00')).toEqual({ ok: true, value: '2024-03-01' });
+		expect(toYmd({ toISODate: () => '2024-01-31' })).toEqual({ ok: true, value: '2024-01-31' });
+		expect(toYmd('2023-02-29').ok).toBe(false);
+		expect(toYmd('01.02.2024').ok).toBe(false);
+	});
+	it('normalises the base URL', () => {
+		expect(normalizeBaseUrl('https://pal24.pro/')).toBe('https://pal24.pro');
+		expect(normalizeBaseUrl('http://127.0.0.1:8787/api/v1/')).toBe('http://127.0.0.1:8787');
+		expect(normalizeBaseUrl('')).toBe('https://pal24.pro');
+	});
+});
+
+describe('error catalogue', () => {
+	it('explains service keys in merchant words', () => {
+		const e = describeApiError(400, { success: false, message: 'api:error.balance_not_enough' });
+		expect(e.key).toBe('api:error.balance_not_enough');
+		expect(e.message).toBe('api:error.balance_not_enough: The available balance is below the payout amount');
+	});
+	it('recognises the 401 and unauthorized answers', () => {
+		expect(describeApiError(401, { message: 'Unauthenticated.' }).message).toContain('The API token was rejected');
+		expect(describeApiError(403, { message: 'This action is unauthorized.' }).description).toContain('Ask support to enable direct payouts');
+	});
+	it('keeps Laravel field errors', () => {
+		const e = describeApiError(422, { message: 'The amount field is required.', errors: { amount: ['The amount field is required.'] } });
+		expect(e.key).toBe('invalid_request_data');
+		expect(e.fieldErrors).toEqual({ amount: ['The amount field is required.'] });
+		expect(e.description).toContain('amount: The amount field is required.');
+	});
+});
