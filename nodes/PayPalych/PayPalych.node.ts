@@ -1,0 +1,54 @@
+import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
+import { NodeConnectionTypes } from 'n8n-workflow';
+
+import * as balance from './actions/balance';
+import * as bill from './actions/bill';
+import * as payment from './actions/payment';
+import * as payout from './actions/payout';
+import { router } from './actions/router';
+import * as sbpBank from './actions/sbpBank';
+import { listSearch } from './methods';
+
+export class PayPalych implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'PayPalych',
+		name: 'payPalych',
+		icon: { light: 'file:paypalych.svg', dark: 'file:paypalych.dark.svg' },
+		group: ['transform'],
+		version: 1,
+		subtitle: '={{$parameter["operation"] + ": " + $parameter["resource"]}}',
+		description: 'Create bills (payment links), read payments and balances, and send payouts with PayPalych',
+		defaults: { name: 'PayPalych' },
+		usableAsTool: true,
+		inputs: [NodeConnectionTypes.Main],
+		outputs: [NodeConnectionTypes.Main],
+		credentials: [{ name: 'payPalychApi', required: true }],
+		properties: [
+			{
+				displayName: 'Resource',
+				name: 'resource',
+				type: 'options',
+				noDataExpression: true,
+				options: [
+					{ name: 'Balance', value: 'balance', description: 'Balances of the merchant account per currency' },
+					{ name: 'Bill', value: 'bill', description: 'A payment link the customer pays on' },
+					{ name: 'Payment', value: 'payment', description: 'A payment made on a bill' },
+					{ name: 'Payout', value: 'payout', description: 'A withdrawal from the balance to an account, a card or SBP' },
+					{ name: 'SBP Bank', value: 'sbpBank', description: 'Banks reachable through the Faster Payments System' },
+				],
+				default: 'bill',
+			},
+			...bill.description,
+			...payment.description,
+			...balance.description,
+			...payout.description,
+			...sbpBank.description,
+		],
+};
+
+	methods = { listSearch };
+
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		return await router.call(this);
+	}
+}

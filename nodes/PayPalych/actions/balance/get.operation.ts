@@ -1,0 +1,25 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+
+import { ENDPOINTS } from '../../../shared';
+import { normalizeResponse } from '../../helpers/normalize';
+import { apiRequest } from '../../transport';
+
+export const description: INodeProperties[] = [
+	{
+		displayName: 'Split Into Items',
+		name: 'splitIntoItems',
+		type: 'boolean',
+		default: false,
+		description:
+			'Whether to output one item per currency (currency, balance_available, balance_locked, balance_hold) instead of one item holding the balances array',
+		displayOptions: { show: { resource: ['balance'], operation: ['get'] } },
+	},
+];
+
+export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
+	const split = this.getNodeParameter('splitIntoItems', itemIndex, false) as boolean;
+	const answer = normalizeResponse(await apiRequest.call(this, 'GET', ENDPOINTS.merchantBalance.path, { itemIndex }));
+	if (!split) return [answer];
+	const balances = Array.isArray(answer.balances) ? (answer.balances as IDataObject[]) : [];
+	return balances;
+}

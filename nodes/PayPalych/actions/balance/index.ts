@@ -1,0 +1,25 @@
+import type { INodeProperties } from 'n8n-workflow';
+
+import * as get from './get.operation';
+
+export { get };
+
+export const description: INodeProperties[] = [
+	{
+		displayName: 'Operation',
+		name: 'operation',
+		type: 'options',
+		noDataExpression: true,
+		displayOptions: { show: { resource: ['balance'] } },
+		options: [
+			{
+				name: 'Get',
+				value: 'get',
+				description: 'Get the available, locked and held balance in each currency',
+				action: 'Get the balance',
+			},
+		],
+		default: 'get',
+	},
+	...get.description,
+];

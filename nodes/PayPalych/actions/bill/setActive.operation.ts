@@ -1,0 +1,44 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+
+import { ENDPOINTS } from '../../../shared';
+import { normalizeResponse, toBoolean } from '../../helpers/normalize';
+import { checkRequired } from '../../helpers/validation';
+import { apiRequest } from '../../transport';
+
+const displayOptions = { show: { resource: ['bill'], operation: ['setActive'] } };
+
+export const description: INodeProperties[] = [
+	{
+		displayName: 'Bill ID',
+		name: 'billId',
+		type: 'string',
+		required: true,
+		default: '',
+		description: 'The bill_id returned by Bill > Create',
+		displayOptions,
+	},
+	{
+		displayName: 'Active',
+		name: 'active',
+		type: 'boolean',
+		default: true,
+		description: 'Whether the bill accepts payments. A normal bill that is already paid cannot be switched.',
+		displayOptions,
+	},
+];
+
+/** Switches a bill on or off. The answer's activity flag comes as `active` or `activity`: output always has boolean `active`. */
+export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
+	const id = checkRequired(this.getNode(), this.getNodeParameter('billId', itemIndex), itemIndex, 'Bill ID');
+	const active = this.getNodeParameter('active', itemIndex, true) as boolean;
+	const answer = normalizeResponse(
+		await apiRequest.call(this, 'POST', ENDPOINTS.billToggleActivity.path, {
+			body: { id, active: active ? '1' : '0' },
+			itemIndex,
+		}),
+	);
+	if (answer.active === undefined && answer.activity !== undefined) {
+		answer.active = toBoolean(answer.activity) as IDataObject[string];
+	}
+	return [answer];
+}

@@ -1,0 +1,24 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+
+import { ENDPOINTS } from '../../../shared';
+import { normalizeResponse } from '../../helpers/normalize';
+import { checkRequired } from '../../helpers/validation';
+import { apiRequest } from '../../transport';
+
+export const description: INodeProperties[] = [
+	{
+		displayName: 'Payment ID',
+		name: 'paymentId',
+		type: 'string',
+		required: true,
+		default: '',
+		description: 'ID of the payment (the TrsId of the payment postback, or an ID from Bill > Get Payments)',
+		displayOptions: { show: { resource: ['payment'], operation: ['get'] } },
+	},
+];
+
+export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
+	const id = checkRequired(this.getNode(), this.getNodeParameter('paymentId', itemIndex), itemIndex, 'Payment ID');
+	const answer = await apiRequest.call(this, 'GET', ENDPOINTS.paymentStatus.path, { qs: { id }, itemIndex });
+	return [normalizeResponse(answer)];
+}

@@ -1,0 +1,39 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+
+import { ENDPOINTS } from '../../../shared';
+import { createPayoutOnce, payoutOptions } from '../../helpers/payout';
+import { checkAmount, checkRequired } from '../../helpers/validation';
+import { payoutAmountDescription } from '../common.descriptions';
+
+const displayOptions = { show: { resource: ['payout'], operation: ['createPersonal'] } };
+
+export const description: INodeProperties[] = [
+	{
+		displayName: 'Payout Account ID',
+		name: 'payoutAccountId',
+		type: 'string',
+		required: true,
+		default: '',
+		description: 'ID of a payout account saved in your merchant account',
+		displayOptions,
+	},
+	{
+		displayName: 'Amount',
+		name: 'amount',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: '1000.00',
+		description: payoutAmountDescription,
+		displayOptions,
+	},
+	payoutOptions('createPersonal'),
+];
+
+export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
+	const node = this.getNode();
+	const payoutAccountId = checkRequired(node, this.getNodeParameter('payoutAccountId', itemIndex), itemIndex, 'Payout Account ID');
+	const amount = checkAmount(node, this.getNodeParameter('amount', itemIndex), itemIndex);
+	const params = { amount, payout_account_id: payoutAccountId };
+	return await createPayoutOnce.call(this, itemIndex, ENDPOINTS.payoutPersonalCreate.path, params, params);
+}

@@ -1,0 +1,111 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+
+import { ENDPOINTS } from '../../../shared';
+import { createPayoutOnce, payoutOptions } from '../../helpers/payout';
+import { checkAmount, checkBank, checkCardHolder, checkCardNumber, checkPhone, inputError } from '../../helpers/validation';
+import { payoutAmountDescription } from '../common.descriptions';
+
+const displayOptions = { show: { resource: ['payout'], operation: ['createRegular'] } };
+const forCard = { show: { ...displayOptions.show, accountType: ['credit_card'] } };
+const forSbp = { show: { ...displayOptions.show, accountType: ['sbp'] } };
+
+export const description: INodeProperties[] = [
+	{
+		displayName: 'Pay To',
+		name: 'accountType',
+		type: 'options',
+		default: 'credit_card',
+		options: [
+			{ name: 'Card', value: 'credit_card', description: 'A bank card, by card number and holder name' },
+			{ name: 'SBP', value: 'sbp', description: 'An account reached by phone number through the Faster Payments System' },
+		],
+		description: 'Where the money goes. Direct payouts must be enabled for your account by PayPalych support.',
+		displayOptions,
+	},
+	{
+		displayName: 'Amount',
+		name: 'amount',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: '1000.00',
+		description: payoutAmountDescription,
+		displayOptions,
+	},
+	{
+		displayName: 'Card Number',
+		name: 'cardNumber',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: '4276 1000 1234 5678',
+		description: 'Card number, 12 to 19 digits; spaces and dashes are removed, the checksum (Luhn) is checked',
+		displayOptions: forCard,
+	},
+	{
+		displayName: 'Card Holder',
+		name: 'cardHolder',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: 'IVAN PETROV',
+		description: 'Cardholder name as written on the card',
+		displayOptions: forCard,
+	},
+	{
+		displayName: 'Phone',
+		name: 'phone',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: '+7 900 123-45-67',
+		description: 'Recipient phone number; +7, 8, spaces, dashes and parentheses are accepted and sent as 7XXXXXXXXXX',
+		displayOptions: forSbp,
+	},
+	{
+		displayName: 'Bank',
+		name: 'bank',
+		type: 'resourceLocator',
+		required: true,
+		default: { mode: 'list', value: '' },
+		description: "Recipient's bank, from the service's SBP bank list (its member_id)",
+		displayOptions: forSbp,
+		modes: [
+			{
+				displayName: 'From List',
+				name: 'list',
+				type: 'list',
+				typeOptions: { searchListMethod: 'searchSbpBanks', searchable: true },
+			},
+			{
+				displayName: 'By Member ID',
+				name: 'id',
+				type: 'string',
+				placeholder: 'e.g. 100000000111',
+				validation: [
+					{ type: 'regex', properties: { regex: '^\\d+$', errorMessage: 'The member ID is a number' } },
+				],
+			},
+		],
+	},
+	payoutOptions('createRegular'),
+];
+
+export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
+	const node = this.getNode();
+	const accountType = this.getNodeParameter('accountType', itemIndex) as string;
+	const amount = checkAmount(node, this.getNodeParameter('amount', itemIndex), itemIndex);
+	let params: Record<string, string>;
+	if (accountType === 'credit_card') {
+		const cardNumber = checkCardNumber(node, this.getNodeParameter('cardNumber', itemIndex, ''), itemIndex);
+		const cardHolder = checkCardHolder(node, this.getNodeParameter('cardHolder', itemIndex, ''), itemIndex);
+		params = { amount, currency: 'RUB', account_type: 'credit_card', account_identifier: cardNumber, card_holder: cardHolder };
+	} else if (accountType === 'sbp') {
+		const phone = checkPhone(node, this.getNodeParameter('phone', itemIndex, ''), itemIndex);
+		const bank = checkBank(node, this.getNodeParameter('bank', itemIndex, '', { extractValue: true }), itemIndex);
+		params = { amount, currency: 'RUB', account_type: 'sbp', account_identifier: phone, account_bank: bank };
+	} else {
+		throw inputError(node, 'Pay To', `must be Card or SBP (got ${JSON.stringify(accountType)})`, itemIndex);
+	}
+	return await createPayoutOnce.call(this, itemIndex, ENDPOINTS.payoutRegularCreate.path, params, params);
+}

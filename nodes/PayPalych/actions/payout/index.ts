@@ -1,0 +1,51 @@
+import type { INodeProperties } from 'n8n-workflow';
+
+import * as createPersonal from './createPersonal.operation';
+import * as createRegular from './createRegular.operation';
+import * as get from './get.operation';
+import * as search from './search.operation';
+
+export { createPersonal, createRegular, get, search };
+
+export const description: INodeProperties[] = [
+	{
+		displayName: 'Operation',
+		name: 'operation',
+		type: 'options',
+		noDataExpression: true,
+		displayOptions: { show: { resource: ['payout'] } },
+		options: [
+			{
+				name: 'Create to Card or SBP',
+				value: 'createRegular',
+				description:
+					'Pay out from the balance directly to a bank card or to a phone number through SBP. Never pays the same input twice (see Order ID).',
+				action: 'Create a payout to a card or SBP',
+			},
+			{
+				name: 'Create to Saved Account',
+				value: 'createPersonal',
+				description:
+					'Pay out from the balance to a payout account saved in your merchant account. Never pays the same input twice (see Order ID).',
+				action: 'Create a payout to a saved account',
+			},
+			{
+				name: 'Get',
+				value: 'get',
+				description: 'Get the status of a payout by its ID or by its order ID',
+				action: 'Get a payout',
+			},
+			{
+				name: 'Search',
+				value: 'search',
+				description: 'List the payouts created between two dates',
+				action: 'Search payouts',
+			},
+		],
+		default: 'createPersonal',
+	},
+	...createPersonal.description,
+	...createRegular.description,
+	...get.description,
+	...search.description,
+];

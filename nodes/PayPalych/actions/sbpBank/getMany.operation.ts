@@ -1,0 +1,36 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+
+import { ENDPOINTS } from '../../../shared';
+import { normalizeResponse } from '../../helpers/normalize';
+import { apiRequest } from '../../transport';
+
+const displayOptions = { show: { resource: ['sbpBank'], operation: ['getMany'] } };
+
+export const description: INodeProperties[] = [
+	{
+		displayName: 'Return All',
+		name: 'returnAll',
+		type: 'boolean',
+		default: false,
+		description: 'Whether to return all results or only up to a given limit',
+		displayOptions,
+	},
+	{
+		displayName: 'Limit',
+		name: 'limit',
+		type: 'number',
+		typeOptions: { minValue: 1 },
+		default: 50,
+		description: 'Max number of results to return',
+		displayOptions: { show: { ...displayOptions.show, returnAll: [false] } },
+	},
+];
+
+/** One item per active SBP bank: member_id (the Bank of an SBP payout), name, name_en, bic. */
+export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
+	const returnAll = this.getNodeParameter('returnAll', itemIndex, false) as boolean;
+	const answer = await apiRequest.call(this, 'GET', ENDPOINTS.sbpBanks.path, { itemIndex });
+	const banks = (Array.isArray(answer.data) ? (answer.data as IDataObject[]) : []).map((bank) => normalizeResponse(bank));
+	if (returnAll) return banks;
+	return banks.slice(0, this.getNodeParameter('limit', itemIndex, 50) as number);
+}

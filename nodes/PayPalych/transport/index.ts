@@ -1,0 +1,138 @@
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	IHttpRequestMethods,
+	IHttpRequestOptions,
+	ILoadOptionsFunctions,
+	JsonObject,
+} from 'n8n-workflow';
+import { NodeApiError } from 'n8n-workflow';
+
+import { describeApiError, normalizeBaseUrl } from '../../shared';
+
+export const CREDENTIAL_NAME = 'payPalychApi';
+
+export type PayPalychContext = IExecuteFunctions | ILoadOptionsFunctions;
+
+export interface ApiRequestOptions {
+	/** POST parameters: sent as form fields. */
+	body?: Record<string, string | undefined>;
+	/** GET parameters: sent in the query string. */
+	qs?: Record<string, string | number | undefined>;
+	itemIndex?: number;
+}
+
+/** A failed answer of the service, before it is turned into a NodeApiError. */
+export interface ApiFailure {
+	key: string;
+	httpCode?: number;
+	body: unknown;
+}
+
+const EXTRA_HINTS: Record<string, string> = {
+	http_429: 'The service is rate-limiting this account. Wait a little, or turn on Retry On Fail in the node settings.',
+	network_error: 'Check the Base URL of the PayPalych credential and that the service is reachable from n8n.',
+};
+
+function withoutEmpty<T>(values: Record<string, T | undefined> | undefined): Record<string, T> {
+	const out: Record<string, T> = {};
+	for (const [name, value] of Object.entries(values ?? {})) {
+		if (value !== undefined && value !== '') out[name] = value;
+	}
+	return out;
+}
+
+function parseBody(body: unknown): unknown {
+	if (typeof body === 'string' && body.trim() !== '') {
+		try {
+			return JSON.parse(body);
+		} catch {
+			return body;
+		}
+	}
+	if (body instanceof Uint8Array) return parseBody(Buffer.from(body).toString('utf8'));
+	return body;
+}
+
+/** Builds the NodeApiError a merchant reads: "<key>: <sentence>", hint and details, HTTP code. */
+export function toNodeApiError(
+	this: PayPalychContext,
+	httpCode: number | undefined,
+	body: unknown,
+	itemIndex?: number,
+	cause?: string,
+): NodeApiError {
+	const described = describeApiError(httpCode, body);
+	const parts = [EXTRA_HINTS[described.key], described.description, cause].filter(
+		(part): part is string => typeof part === 'string' && part !== '',
+	);
+	const response: JsonObject =
+		typeof body === 'object' && body !== null && !Array.isArray(body)
+			? (body as JsonObject)
+			: { body: typeof body === 'string' ? body : null };
+	const error = new NodeApiError(this.getNode(), response, {
+		message: described.message,
+		description: parts.join(' '),
+		httpCode: httpCode !== undefined ? String(httpCode) : undefined,
+		itemIndex,
+	});
+	// setDescriptiveErrorMessage may rewrite the message for some codes: keep ours.
+	error.message = described.message;
+	error.context.errorKey = described.key;
+	if (described.fieldErrors) error.context.fieldErrors = described.fieldErrors as unknown as IDataObject;
+	return error;
+}
+
+/**
+ * Calls the service through n8n's authenticated request helper. POST parameters go as an
+ * `application/x-www-form-urlencoded` body, GET parameters in the query string. Any answer other
+ * than 2xx becomes a NodeApiError carrying the error key, the HTTP code and a merchant sentence.
+ */
+export async function apiRequest(
+	this: PayPalychContext,
+	method: IHttpRequestMethods,
+	endpoint: string,
+	options: ApiRequestOptions = {},
+): Promise<IDataObject> {
+	const credentials = await this.getCredentials(CREDENTIAL_NAME);
+	const request: IHttpRequestOptions = {
+		method,
+		url: `${normalizeBaseUrl(credentials.baseUrl)}${endpoint}`,
+		headers: { Accept: 'application/json' },
+		returnFullResponse: true,
+		ignoreHttpStatusErrors: true,
+		json: false,
+	};
+	const qs = withoutEmpty(options.qs);
+	if (Object.keys(qs).length > 0) request.qs = qs;
+	if (method !== 'GET') {
+		const form = new URLSearchParams(withoutEmpty(options.body)).toString();
+		request.body = form;
+		request.headers = { ...request.headers, 'Content-Type': 'application/x-www-form-urlencoded' };
+	}
+
+	let response: { statusCode?: number; body?: unknown };
+	try {
+		response = (await this.helpers.httpRequestWithAuthentication.call(this, CREDENTIAL_NAME, request)) as {
+			statusCode?: number;
+			body?: unknown;
+		};
+	} catch (error) {
+		const httpCode = typeof error?.httpCode === 'string' && /^\d+$/.test(error.httpCode) ? Number(error.httpCode) : undefined;
+		throw toNodeApiError.call(this, httpCode, error?.context?.data, options.itemIndex, error?.message);
+	}
+
+	const statusCode = response.statusCode ?? 200;
+	const body = parseBody(response.body);
+	if (statusCode < 200 || statusCode >= 300) {
+		throw toNodeApiError.call(this, statusCode, body, options.itemIndex);
+	}
+	if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+		throw toNodeApiError.call(this, statusCode, { message: 'The service answered with something other than a JSON object' }, options.itemIndex);
+	}
+	const record = body as IDataObject;
+	if (record.success === false || record.success === 'false') {
+		throw toNodeApiError.call(this, statusCode, body, options.itemIndex);
+	}
+	return record;
+}
