@@ -1,0 +1,114 @@
+import Fastify from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
+import type { DestinationStream, Logger } from 'pino';
+import type { Dispatcher } from 'undici';
+import type { RelayConfig } from './config.ts';
+import type { RelayContext } from './context.ts';
+import { Forwarder } from './forwarder.ts';
+import { Metrics } from './metrics.ts';
+import { adminRoutes } from './routes/admin.ts';
+import { healthRoutes } from './routes/health.ts';
+import { metricsRoutes } from './routes/metrics.ts';
+import { postbackRoutes } from './routes/postbacks.ts';
+import { SqliteStore } from './store/sqlite.ts';
+import type { Store } from './store/types.ts';
+
+export interface AppDeps {
+	/** Defaults to a SqliteStore on `config.database`, closed with the app. */
+	store?: Store;
+	metrics?: Metrics;
+	/** A ready logger; otherwise pino JSON at `config.logLevel` written to `logStream` (stdout). */
+	logger?: Logger;
+	logStream?: DestinationStream;
+	/** false: no forwarder (the events are only stored). */
+	forwarder?: boolean;
+	dispatcher?: Dispatcher;
+	random?: () => number;
+}
+
+export interface RelayRuntime {
+	config: RelayConfig;
+	store: Store;
+	metrics: Metrics;
+	forwarder: Forwarder | undefined;
+}
+
+declare module 'fastify' {
+	interface FastifyInstance {
+		relay: RelayRuntime;
+	}
+}
+
+/** Log redaction: no token, no signature, no authorization header ever reaches the log. */
+export const REDACT_PATHS = [
+	'req.headers.authorization',
+	'headers.authorization',
+	'authorization',
+	'SignatureValue',
+	'*.SignatureValue',
+	'token',
+	'*.token',
+	'apiTokens',
+	'adminToken',
+	'*.apiTokens',
+	'*.adminToken',
+];
+
+export function createLogger(level: string, stream?: DestinationStream): Logger {
+	const options = { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
+	return stream ? pino(options, stream) : pino(options);
+}
+
+/**
+ * The relay as a Fastify instance, not listening: encapsulated route plugins for postbacks,
+ * health, metrics and the admin API, sharing one store, one metrics registry and one forwarder.
+ * The forwarder starts when the app is ready and stops (finishing or releasing in-flight
+ * deliveries) when it closes.
+ */
+export function buildApp(config: RelayConfig, deps: AppDeps = {}): FastifyInstance {
+	const logger = deps.logger ?? createLogger(config.logLevel, deps.logStream);
+	const ownStore = deps.store === undefined;
+	const store = deps.store ?? new SqliteStore(config.database);
+	const metrics = deps.metrics ?? new Metrics();
+	const forwarder =
+		deps.forwarder === false
+			? undefined
+			: new Forwarder({
+					store,
+					metrics,
+					logger: logger.child({ component: 'forwarder' }),
+					concurrency: config.concurrency,
+					leaseMs: config.leaseMs,
+					deliveryTimeoutMs: config.deliveryTimeoutMs,
+					retryBudgetMs: config.retryBudgetMs,
+					baseDelayMs: config.baseDelayMs,
+					maxDelayMs: config.maxDelayMs,
+					pollIntervalMs: config.pollIntervalMs,
+					dispatcher: deps.dispatcher,
+					random: deps.random,
+				});
+
+	const app = Fastify({
+		loggerInstance: logger,
+		bodyLimit: config.bodyLimit,
+		trustProxy: config.trustProxy,
+	}) as unknown as FastifyInstance;
+
+	const ctx: RelayContext = { config, store, metrics, kick: () => forwarder?.kick() };
+	app.decorate('relay', { config, store, metrics, forwarder });
+
+	app.register(postbackRoutes, { ctx });
+	app.register(healthRoutes, { ctx });
+	app.register(metricsRoutes, { ctx });
+	app.register(adminRoutes, { ctx, prefix: '/admin' });
+
+	app.addHook('onReady', async () => {
+		forwarder?.start();
+	});
+	app.addHook('onClose', async () => {
+		await forwarder?.stop(config.shutdownGraceMs);
+		if (ownStore) await store.close();
+	});
+	return app;
+}

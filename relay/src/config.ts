@@ -1,0 +1,184 @@
+import { z } from 'zod';
+
+/** Everything the relay needs, read from environment variables (see relay/README.md). */
+export interface RelayConfig {
+	host: string;
+	port: number;
+	/** Accepted API tokens, newest last or first: any of them verifies a call (rotation). */
+	apiTokens: string[];
+	targets: { payment: string[]; payout: string[]; redirect: string[] };
+	successUrl: string | undefined;
+	failUrl: string | undefined;
+	/** A file path for the embedded SQLite store. */
+	database: string;
+	adminToken: string;
+	bodyLimit: number;
+	retryBudgetMs: number;
+	baseDelayMs: number;
+	maxDelayMs: number;
+	deliveryTimeoutMs: number;
+	leaseMs: number;
+	concurrency: number;
+	pollIntervalMs: number;
+	shutdownGraceMs: number;
+	trustProxy: boolean;
+	logLevel: string;
+}
+
+const HOUR = 3_600_000;
+
+const int = (min: number, fallback: number) =>
+	z
+		.string()
+		.trim()
+		.regex(/^\d+$/, 'must be a whole number')
+		.transform(Number)
+		.pipe(z.number().int().min(min, `must be at least ${min}`))
+		.optional()
+		.transform((v) => v ?? fallback);
+
+const httpUrl = (value: string) => {
+	try {
+		const u = new URL(value);
+		return u.protocol === 'http:' || u.protocol === 'https:';
+	} catch {
+		return false;
+	}
+};
+
+const urlList = z
+	.string()
+	.optional()
+	.transform((v) =>
+		(v ?? '')
+			.split(',')
+			.map((s) => s.trim())
+			.filter((s) => s !== ''),
+	)
+	.refine((list) => list.every(httpUrl), 'must be a comma-separated list of http(s) URLs');
+
+const optionalUrl = z
+	.string()
+	.trim()
+	.optional()
+	.transform((v) => (v === undefined || v === '' ? undefined : v))
+	.refine((v) => v === undefined || httpUrl(v), 'must be an http(s) URL');
+
+const schema = z
+	.object({
+		HOST: z.string().trim().min(1).optional().transform((v) => v ?? '127.0.0.1'),
+		PORT: int(0, 8080).refine((p) => p <= 65535, 'must be a port number (0-65535)'),
+		PAYPALYCH_API_TOKEN: z
+			.string({ error: 'is required (the API token; comma-separated old,new during rotation)' })
+			.transform((v) =>
+				v
+					.split(',')
+					.map((s) => s.trim())
+					.filter((s) => s !== ''),
+			)
+			.refine((list) => list.length > 0, 'must hold at least one token'),
+		RELAY_PAYMENT_TARGETS: urlList,
+		RELAY_PAYOUT_TARGETS: urlList,
+		RELAY_REDIRECT_TARGETS: urlList,
+		RELAY_SUCCESS_URL: optionalUrl,
+		RELAY_FAIL_URL: optionalUrl,
+		RELAY_DATABASE: z
+			.string()
+			.trim()
+			.optional()
+			.transform((v) => (v === undefined || v === '' ? '.relay-data/relay.sqlite' : v))
+			.refine(
+				(v) => !/^postgres(ql)?:\/\//i.test(v),
+				'PostgreSQL is not supported yet; give a file path for the embedded SQLite store',
+			),
+		RELAY_ADMIN_TOKEN: z
+			.string({ error: 'is required (bearer token of the admin API, at least 16 characters)' })
+			.trim()
+			.min(16, 'must be at least 16 characters'),
+		RELAY_BODY_LIMIT: int(256, 64 * 1024),
+		RELAY_RETRY_BUDGET_MS: int(0, 24 * HOUR),
+		RELAY_BASE_DELAY_MS: int(1, 5_000),
+		RELAY_MAX_DELAY_MS: int(1, HOUR),
+		RELAY_DELIVERY_TIMEOUT_MS: int(100, 10_000),
+		RELAY_LEASE_MS: int(200, 60_000),
+		RELAY_CONCURRENCY: int(1, 16),
+		RELAY_POLL_INTERVAL_MS: int(10, 1_000),
+		RELAY_SHUTDOWN_GRACE_MS: int(0, 10_000),
+		RELAY_TRUST_PROXY: z
+			.enum(['true', 'false', '1', '0', ''])
+			.optional()
+			.transform((v) => v === 'true' || v === '1'),
+		LOG_LEVEL: z
+			.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent', ''])
+			.optional()
+			.transform((v) => (v === undefined || v === '' ? 'info' : v)),
+	})
+	.superRefine((c, ctx) => {
+		if (c.RELAY_PAYMENT_TARGETS.length + c.RELAY_PAYOUT_TARGETS.length + c.RELAY_REDIRECT_TARGETS.length === 0) {
+			ctx.addIssue({
+				code: 'custom',
+				path: ['RELAY_PAYMENT_TARGETS'],
+				message: 'no target at all: set RELAY_PAYMENT_TARGETS, RELAY_PAYOUT_TARGETS or RELAY_REDIRECT_TARGETS',
+			});
+		}
+		if (c.RELAY_LEASE_MS <= c.RELAY_DELIVERY_TIMEOUT_MS) {
+			ctx.addIssue({
+				code: 'custom',
+				path: ['RELAY_LEASE_MS'],
+				message: 'must be longer than RELAY_DELIVERY_TIMEOUT_MS',
+			});
+		}
+		if (c.RELAY_MAX_DELAY_MS < c.RELAY_BASE_DELAY_MS) {
+			ctx.addIssue({
+				code: 'custom',
+				path: ['RELAY_MAX_DELAY_MS'],
+				message: 'must not be below RELAY_BASE_DELAY_MS',
+			});
+		}
+	});
+
+/** Error thrown for an unusable environment; the message names every bad variable, never a value. */
+export class ConfigError extends Error {
+	readonly variables: string[];
+	constructor(variables: string[], lines: string[]) {
+		super(`Invalid relay configuration:\n${lines.map((l) => `  ${l}`).join('\n')}`);
+		this.name = 'ConfigError';
+		this.variables = variables;
+	}
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): RelayConfig {
+	const result = schema.safeParse(env);
+	if (!result.success) {
+		const variables: string[] = [];
+		const lines: string[] = [];
+		for (const issue of result.error.issues) {
+			const name = String(issue.path[0] ?? 'environment');
+			if (!variables.includes(name)) variables.push(name);
+			lines.push(`${name}: ${issue.message}`);
+		}
+		throw new ConfigError(variables, lines);
+	}
+	const c = result.data;
+	return {
+		host: c.HOST,
+		port: c.PORT,
+		apiTokens: c.PAYPALYCH_API_TOKEN,
+		targets: { payment: c.RELAY_PAYMENT_TARGETS, payout: c.RELAY_PAYOUT_TARGETS, redirect: c.RELAY_REDIRECT_TARGETS },
+		successUrl: c.RELAY_SUCCESS_URL,
+		failUrl: c.RELAY_FAIL_URL,
+		database: c.RELAY_DATABASE,
+		adminToken: c.RELAY_ADMIN_TOKEN,
+		bodyLimit: c.RELAY_BODY_LIMIT,
+		retryBudgetMs: c.RELAY_RETRY_BUDGET_MS,
+		baseDelayMs: c.RELAY_BASE_DELAY_MS,
+		maxDelayMs: c.RELAY_MAX_DELAY_MS,
+		deliveryTimeoutMs: c.RELAY_DELIVERY_TIMEOUT_MS,
+		leaseMs: c.RELAY_LEASE_MS,
+		concurrency: c.RELAY_CONCURRENCY,
+		pollIntervalMs: c.RELAY_POLL_INTERVAL_MS,
+		shutdownGraceMs: c.RELAY_SHUTDOWN_GRACE_MS,
+		trustProxy: c.RELAY_TRUST_PROXY,
+		logLevel: c.LOG_LEVEL,
+	};
+}

@@ -1,0 +1,255 @@
+import { randomUUID } from 'node:crypto';
+import { request } from 'undici';
+import type { Dispatcher } from 'undici';
+import type { Logger } from 'pino';
+import type { PostbackEvent } from '../../dist/nodes/shared/index.js';
+import type { Metrics } from './metrics.ts';
+import type { ClaimedDelivery, Store } from './store/types.ts';
+
+export interface ForwarderOptions {
+	store: Store;
+	metrics: Metrics;
+	logger: Logger;
+	concurrency: number;
+	leaseMs: number;
+	deliveryTimeoutMs: number;
+	retryBudgetMs: number;
+	baseDelayMs: number;
+	maxDelayMs: number;
+	pollIntervalMs: number;
+	dispatcher?: Dispatcher;
+	/** Source of jitter, [0, 1). */
+	random?: () => number;
+}
+
+export type Outcome = 'success' | 'retry' | 'permanent';
+
+/**
+ * 2xx is success. Timeouts and connection errors (status undefined), 404 (an inactive n8n
+ * workflow), 408, 429 and 5xx are retried. Redirect events accept 3xx too: the trigger answers a
+ * browser redirect with a redirect. Anything else (400, 401, 403, 410, 413, ...) is a permanent
+ * refusal: the delivery goes dead at once and waits for an operator (admin requeue).
+ */
+export function classify(status: number | undefined, kind: PostbackEvent): Outcome {
+	if (status === undefined) return 'retry';
+	if (status >= 200 && status < 300) return 'success';
+	if (status >= 300 && status < 400 && (kind === 'success' || kind === 'fail')) return 'success';
+	if (status === 404 || status === 408 || status === 429 || status >= 500) return 'retry';
+	return 'permanent';
+}
+
+/** Exponential backoff with equal jitter: half of min(max, base * 2^(attempt-1)) plus a random half. */
+export function backoffDelay(attempt: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
+	const exp = Math.min(maxMs, baseMs * 2 ** Math.max(0, Math.min(attempt - 1, 52)));
+	return Math.round(exp / 2 + random() * (exp / 2));
+}
+
+/** Retry-After as delay-seconds or an HTTP date; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | string[] | undefined, now: number): number | undefined {
+	const v = Array.isArray(value) ? value[0] : value;
+	if (v === undefined || v.trim() === '') return undefined;
+	if (/^\s*\d+\s*$/.test(v)) return Number(v.trim()) * 1000;
+	const at = Date.parse(v);
+	if (Number.isNaN(at)) return undefined;
+	return Math.max(0, at - now);
+}
+
+interface InFlight {
+	abort: AbortController;
+	done: Promise<void>;
+}
+
+/**
+ * Delivers stored events to their targets: claims due deliveries with a lease (a crashed relay's
+ * claims expire and are claimed again), sends the original body and content type, and records
+ * success, a scheduled retry, or death. At-least-once: a target may see an event twice, and
+ * gets the same X-PayPalych-Event-Id / Idempotency-Key each time.
+ */
+export class Forwarder {
+	readonly owner = randomUUID();
+	#o: ForwarderOptions;
+	#random: () => number;
+	#running = false;
+	#stopping = false;
+	#loopDone: Promise<void> = Promise.resolve();
+	#inflight = new Map<number, InFlight>();
+	#wake: (() => void) | undefined;
+	#kicked = false;
+
+	constructor(options: ForwarderOptions) {
+		this.#o = options;
+		this.#random = options.random ?? Math.random;
+	}
+
+	get inFlight(): number {
+		return this.#inflight.size;
+	}
+
+	start(): void {
+		if (this.#running) return;
+		this.#running = true;
+		this.#stopping = false;
+		this.#loopDone = this.#loop();
+	}
+
+	/** Something new may be due: look now instead of at the next poll. */
+	kick(): void {
+		this.#kicked = true;
+		const wake = this.#wake;
+		this.#wake = undefined;
+		wake?.();
+	}
+
+	/**
+	 * Stops claiming, lets in-flight deliveries finish for up to `graceMs`, then aborts the rest and
+	 * gives their leases back (no attempt counted) so the next start sends them at once.
+	 */
+	async stop(graceMs = 10_000): Promise<void> {
+		if (!this.#running) return;
+		this.#running = false;
+		this.kick();
+		await this.#loopDone;
+		const pending = [...this.#inflight.values()];
+		if (pending.length > 0) {
+			let timer: NodeJS.Timeout | undefined;
+			const grace = new Promise<void>((resolve) => {
+				timer = setTimeout(resolve, graceMs);
+			});
+			await Promise.race([Promise.all(pending.map((p) => p.done)), grace]);
+			clearTimeout(timer);
+			this.#stopping = true;
+			for (const p of this.#inflight.values()) p.abort.abort();
+			await Promise.all([...this.#inflight.values()].map((p) => p.done));
+		}
+	}
+
+	async #sleep(ms: number): Promise<void> {
+		if (this.#kicked) {
+			this.#kicked = false;
+			return;
+		}
+		await new Promise<void>((resolve) => {
+			const timer = setTimeout(() => {
+				this.#wake = undefined;
+				resolve();
+			}, ms);
+			this.#wake = () => {
+				clearTimeout(timer);
+				resolve();
+			};
+		});
+		this.#kicked = false;
+	}
+
+	async #loop(): Promise<void> {
+		const { concurrency } = this.#o;
+		while (this.#running) {
+			const free = concurrency - this.#inflight.size;
+			// Claim in batches: wait until a quarter of the slots is free unless nothing is in flight.
+			if (free > 0 && (this.#inflight.size === 0 || free >= Math.max(1, Math.floor(concurrency / 4)))) {
+				let claimed: ClaimedDelivery[] = [];
+				try {
+					claimed = await this.#o.store.claimDue(Date.now(), free, this.#o.leaseMs, this.owner);
+				} catch (error) {
+					this.#o.logger.error({ err: error }, 'claiming deliveries failed');
+				}
+				if (!this.#running) {
+					// stop() arrived while claiming: give the claims back at once.
+					await Promise.all(claimed.map((d) => this.#o.store.releaseLease(d.id, this.owner, Date.now()).catch(() => {})));
+					break;
+				}
+				for (const d of claimed) this.#launch(d);
+				if (claimed.length === free) continue;
+			}
+			await this.#sleep(this.#o.pollIntervalMs);
+		}
+	}
+
+	#launch(d: ClaimedDelivery): void {
+		const abort = new AbortController();
+		const done = this.#deliver(d, abort.signal)
+			.catch((error: unknown) => {
+				this.#o.logger.error({ err: error, deliveryId: d.id }, 'recording a delivery result failed');
+			})
+			.finally(() => {
+				this.#inflight.delete(d.id);
+				this.kick();
+			});
+		this.#inflight.set(d.id, { abort, done });
+	}
+
+	async #deliver(d: ClaimedDelivery, stop: AbortSignal): Promise<void> {
+		const { store, metrics, logger } = this.#o;
+		let status: number | undefined;
+		let retryAfter: string | string[] | undefined;
+		let error = '';
+		try {
+			const res = await request(d.target, {
+				method: 'POST',
+				headers: {
+					'content-type': d.contentType || 'application/x-www-form-urlencoded',
+					'user-agent': 'paypalych-relay',
+					'x-paypalych-event': d.kind,
+					'x-paypalych-event-id': d.eventId,
+					'idempotency-key': d.eventId,
+					'x-paypalych-delivery-attempt': String(d.attempts),
+				},
+				body: d.body,
+				signal: AbortSignal.any([stop, AbortSignal.timeout(this.#o.deliveryTimeoutMs)]),
+				headersTimeout: this.#o.deliveryTimeoutMs,
+				bodyTimeout: this.#o.deliveryTimeoutMs,
+				dispatcher: this.#o.dispatcher,
+			});
+			status = res.statusCode;
+			retryAfter = res.headers['retry-after'];
+			await res.body.dump({ limit: 64 * 1024 });
+		} catch (err) {
+			if (stop.aborted && this.#stopping) {
+				await store.releaseLease(d.id, this.owner, Date.now());
+				logger.info({ deliveryId: d.id, eventId: d.eventId }, 'delivery released at shutdown');
+				return;
+			}
+			if (status === undefined) error = describeError(err);
+		}
+		const now = Date.now();
+		const outcome = classify(status, d.kind);
+		const log = { deliveryId: d.id, eventId: d.eventId, kind: d.kind, target: d.target, attempt: d.attempts, status };
+		if (outcome === 'success') {
+			await store.markDelivered(d.id, now, status ?? 0);
+			metrics.delivered.inc({ kind: d.kind });
+			metrics.latency.observe(Math.max(0, now - d.receivedAt) / 1000);
+			logger.debug(log, 'delivered');
+			return;
+		}
+		const reason = error || `HTTP ${status}`;
+		if (outcome === 'permanent') {
+			await store.markDead(d.id, this.owner, status ?? null, reason);
+			metrics.dead.inc({ kind: d.kind });
+			logger.error({ ...log, error: reason }, 'delivery refused by the target; dead (requeue through the admin API)');
+			return;
+		}
+		const fromHeader = status === 429 || status === 503 ? parseRetryAfter(retryAfter, now) : undefined;
+		const delay = fromHeader ?? backoffDelay(d.attempts, this.#o.baseDelayMs, this.#o.maxDelayMs, this.#random);
+		const next = now + delay;
+		if (next > d.budgetStart + this.#o.retryBudgetMs) {
+			await store.markDead(d.id, this.owner, status ?? null, reason);
+			metrics.dead.inc({ kind: d.kind });
+			logger.error({ ...log, error: reason }, 'retry budget spent; delivery dead (requeue through the admin API)');
+			return;
+		}
+		await store.markRetry(d.id, this.owner, next, status ?? null, reason);
+		metrics.retries.inc({ kind: d.kind });
+		logger.warn({ ...log, error: reason, retryInMs: delay }, 'delivery failed; will retry');
+	}
+}
+
+function describeError(err: unknown): string {
+	if (err && typeof err === 'object') {
+		const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string } };
+		if (e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT') return 'timeout';
+		const code = e.code ?? e.cause?.code;
+		if (code) return code;
+		if (e.message) return e.message.slice(0, 200);
+	}
+	return String(err).slice(0, 200);
+}

@@ -1,0 +1,118 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { z } from 'zod';
+import { POSTBACK_EVENTS } from '../../../dist/nodes/shared/index.js';
+import type { PostbackEvent } from '../../../dist/nodes/shared/index.js';
+import { targetsFor } from '../context.ts';
+import type { ContextOptions } from '../context.ts';
+import { DELIVERY_STATUSES } from '../store/types.ts';
+
+/** A time as epoch milliseconds or an ISO 8601 string. */
+const time = z.union([z.number(), z.string()]).transform((v, ctx) => {
+	const n = typeof v === 'number' ? v : /^\d+$/.test(v) ? Number(v) : Date.parse(v);
+	if (!Number.isFinite(n)) {
+		ctx.addIssue({ code: 'custom', message: 'must be epoch milliseconds or an ISO 8601 date-time' });
+		return z.NEVER;
+	}
+	return n;
+});
+const kind = z.enum(POSTBACK_EVENTS as [PostbackEvent, ...PostbackEvent[]]);
+const limit = z.coerce.number().int().min(1).max(1000).default(100);
+
+const eventQuery = z.object({ kind: kind.optional(), from: time.optional(), to: time.optional(), before: time.optional(), limit });
+const deliveryQuery = z.object({
+	status: z.enum(DELIVERY_STATUSES as ['pending', 'delivering', 'delivered', 'dead']).optional(),
+	target: z.string().optional(),
+	eventId: z.string().optional(),
+	from: time.optional(),
+	to: time.optional(),
+	beforeId: z.coerce.number().int().optional(),
+	limit,
+});
+const rangeBody = z.object({ from: time, to: time, kind: kind.optional() }).refine((r) => r.from < r.to, 'from must be before to');
+const requeueBody = z.object({ ids: z.array(z.number().int()).optional() }).optional();
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+function badRequest(reply: FastifyReply, error: z.ZodError) {
+	return reply.code(400).send({
+		error: 'Bad Request',
+		issues: error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+	});
+}
+
+/** Token-protected operations: list events and deliveries, replay, dead letters. */
+export async function adminRoutes(app: FastifyInstance, { ctx }: ContextOptions): Promise<void> {
+	const expected = digest(ctx.config.adminToken);
+
+	app.addHook('onRequest', async (request, reply) => {
+		const header = request.headers.authorization ?? '';
+		const match = /^Bearer\s+(.+)$/i.exec(header);
+		if (!match || !timingSafeEqual(digest(match[1].trim()), expected)) {
+			return reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'Unauthorized' });
+		}
+		return undefined;
+	});
+
+	app.get('/events', async (request, reply) => {
+		const q = eventQuery.safeParse(request.query);
+		if (!q.success) return badRequest(reply, q.error);
+		return { data: await ctx.store.listEvents(q.data) };
+	});
+
+	app.get<{ Params: { id: string } }>('/events/:id', async (request, reply) => {
+		const event = await ctx.store.getEvent(request.params.id);
+		if (!event) return reply.code(404).send({ error: 'Not Found' });
+		const deliveries = await ctx.store.listDeliveries({ eventId: event.id, limit: 1000 });
+		return { event, deliveries };
+	});
+
+	app.post<{ Params: { id: string } }>('/events/:id/replay', async (request, reply) => {
+		const event = await ctx.store.getEvent(request.params.id);
+		if (!event) return reply.code(404).send({ error: 'Not Found' });
+		const deliveries = await ctx.store.replayEvents([event.id], (k) => targetsFor(ctx.config, k), Date.now());
+		ctx.kick();
+		request.log.info({ eventId: event.id, deliveries }, 'event replayed');
+		return { eventId: event.id, deliveries };
+	});
+
+	app.post('/replay', async (request, reply) => {
+		const body = rangeBody.safeParse(request.body);
+		if (!body.success) return badRequest(reply, body.error);
+		const ids = await ctx.store.eventIdsInRange(body.data.from, body.data.to, body.data.kind);
+		const deliveries = await ctx.store.replayEvents(ids, (k) => targetsFor(ctx.config, k), Date.now());
+		ctx.kick();
+		request.log.info({ events: ids.length, deliveries }, 'range replayed');
+		return { events: ids.length, deliveries };
+	});
+
+	app.get('/deliveries', async (request, reply) => {
+		const q = deliveryQuery.safeParse(request.query);
+		if (!q.success) return badRequest(reply, q.error);
+		return { data: await ctx.store.listDeliveries(q.data) };
+	});
+
+	app.get('/dead', async (request, reply) => {
+		const q = deliveryQuery.safeParse(request.query);
+		if (!q.success) return badRequest(reply, q.error);
+		return { data: await ctx.store.listDeliveries({ ...q.data, status: 'dead' }) };
+	});
+
+	app.post('/dead/requeue', async (request, reply) => {
+		const body = requeueBody.safeParse(request.body ?? undefined);
+		if (!body.success) return badRequest(reply, body.error);
+		const requeued = await ctx.store.requeueDead(body.data?.ids, Date.now());
+		ctx.kick();
+		request.log.info({ requeued }, 'dead deliveries requeued');
+		return { requeued };
+	});
+
+	app.post<{ Params: { id: string } }>('/deliveries/:id/requeue', async (request, reply) => {
+		const id = Number(request.params.id);
+		if (!Number.isInteger(id)) return reply.code(400).send({ error: 'Bad Request' });
+		const requeued = await ctx.store.requeueDead([id], Date.now());
+		if (requeued === 0) return reply.code(409).send({ error: 'Not a dead delivery' });
+		ctx.kick();
+		return { requeued };
+	});
+}

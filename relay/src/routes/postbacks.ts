@@ -1,0 +1,121 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { describeRejection, parsePostbackBody, postbackKey, verifyPostback } from '../../../dist/nodes/shared/index.js';
+import type { PostbackEvent, PostbackFields } from '../../../dist/nodes/shared/index.js';
+import { targetsFor } from '../context.ts';
+import type { ContextOptions, RelayContext } from '../context.ts';
+
+type Verdict =
+	| { ok: true; fields: PostbackFields }
+	| { ok: false; code: 400 | 401; reason: string; detail: string };
+
+/** Parse, then verify with every configured token. Nothing is stored before this passes. */
+function check(ctx: RelayContext, kind: PostbackEvent, request: FastifyRequest): Verdict {
+	const contentType = request.headers['content-type'] ?? '';
+	const raw = typeof request.body === 'string' ? request.body : undefined;
+	const parsed = parsePostbackBody(raw, contentType);
+	if (!parsed.ok) return { ok: false, code: 400, reason: parsed.reason, detail: describeRejection(parsed) };
+	const verified = verifyPostback(kind, parsed.fields, ctx.config.apiTokens);
+	if (!verified.ok) {
+		// An unsigned call is treated like a forged one; a call missing a data field is garbage.
+		const garbage = verified.reason === 'missing_field' && verified.field !== 'SignatureValue';
+		return { ok: false, code: garbage ? 400 : 401, reason: verified.reason, detail: describeRejection(verified) };
+	}
+	return { ok: true, fields: parsed.fields };
+}
+
+/** Stores a verified call with one delivery per target; resolves after the commit. */
+async function persist(ctx: RelayContext, kind: PostbackEvent, request: FastifyRequest, fields: PostbackFields) {
+	const stored: Record<string, string> = { ...fields };
+	delete stored.SignatureValue;
+	const result = await ctx.store.insertEvent({
+		kind,
+		dedupeKey: postbackKey(kind, fields) ?? null,
+		contentType: request.headers['content-type'] ?? 'application/x-www-form-urlencoded',
+		body: request.body as string,
+		fields: stored,
+		receivedAt: Date.now(),
+		targets: targetsFor(ctx.config, kind),
+	});
+	ctx.metrics.received.inc({ kind });
+	if (result.duplicate) ctx.metrics.duplicates.inc({ kind });
+	else if (result.deliveries > 0) ctx.kick();
+	request.log.info(
+		{ kind, eventId: result.eventId, duplicate: result.duplicate, deliveries: result.deliveries },
+		result.duplicate ? 'duplicate postback acknowledged' : 'postback stored',
+	);
+	return result;
+}
+
+const page = (title: string, text: string) =>
+	`<!doctype html><html><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1><p>${text}</p></body></html>`;
+
+/**
+ * The service's postbacks (payment Result URL, payout webhook) and the customer's success/fail
+ * redirects. The bodies are kept as the raw string (form-encoded or JSON) so that the targets get
+ * them unchanged and can verify the signature themselves.
+ */
+export async function postbackRoutes(app: FastifyInstance, { ctx }: ContextOptions): Promise<void> {
+	app.removeAllContentTypeParsers();
+	app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+
+	const reject = (kind: PostbackEvent, request: FastifyRequest, verdict: Extract<Verdict, { ok: false }>) => {
+		ctx.metrics.rejected.inc({ kind, reason: verdict.reason });
+		request.log.warn({ kind, reason: verdict.reason, detail: verdict.detail }, 'call rejected');
+	};
+
+	for (const kind of ['payment', 'payout'] as const) {
+		app.post(`/postback/${kind}`, async (request: FastifyRequest, reply: FastifyReply) => {
+			const verdict = check(ctx, kind, request);
+			if (!verdict.ok) {
+				reject(kind, request, verdict);
+				return reply
+					.code(verdict.code)
+					.type('text/plain; charset=utf-8')
+					.send(verdict.code === 401 ? 'Unauthorized' : 'Bad Request');
+			}
+			try {
+				await persist(ctx, kind, request, verdict.fields);
+			} catch (error) {
+				request.log.error({ err: error, kind }, 'storing the postback failed; the service will retry');
+				return reply.code(503).type('text/plain; charset=utf-8').send('Service Unavailable');
+			}
+			return reply.code(200).type('text/plain; charset=utf-8').send('OK');
+		});
+	}
+
+	for (const kind of ['success', 'fail'] as const) {
+		app.post(`/redirect/${kind}`, async (request: FastifyRequest, reply: FastifyReply) => {
+			const verdict = check(ctx, kind, request);
+			if (!verdict.ok) {
+				reject(kind, request, verdict);
+				return reply
+					.code(verdict.code)
+					.type('text/html; charset=utf-8')
+					.send(
+						verdict.code === 401
+							? page('Payment result not confirmed', 'This payment result could not be verified.')
+							: page('Bad request', 'This payment result is incomplete.'),
+					);
+			}
+			try {
+				await persist(ctx, kind, request, verdict.fields);
+			} catch (error) {
+				request.log.error({ err: error, kind }, 'storing the redirect failed');
+				return reply
+					.code(503)
+					.type('text/html; charset=utf-8')
+					.send(page('Please try again', 'The payment result could not be recorded right now. Please reload this page.'));
+			}
+			const location = kind === 'success' ? ctx.config.successUrl : ctx.config.failUrl;
+			if (location) return reply.code(303).header('location', location).send();
+			return reply
+				.code(200)
+				.type('text/html; charset=utf-8')
+				.send(
+					kind === 'success'
+						? page('Thank you', 'Your payment was received. You can close this page.')
+						: page('Payment failed', 'Your payment did not go through. You can close this page.'),
+				);
+		});
+	}
+}

@@ -1,0 +1,160 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { IncomingHttpHeaders, Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const TOKEN = '72|oBCB7Z3SmUm1gvkpEdRcSR2q1ERHpG4vD3DNBmuT';
+export const OLD_TOKEN = '71|oldTokenBeforeRotation0000000000000000';
+export const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
+
+// Independent oracle for the signature rule (not the module under test).
+export const md5 = (s: string) => createHash('md5').update(s).digest('hex').toUpperCase();
+
+export function paymentFields(trsId: string, opts: { status?: string; outSum?: string; invId?: string; token?: string } = {}) {
+	const outSum = opts.outSum ?? '18.50';
+	const invId = opts.invId ?? `order-${trsId}`;
+	return {
+		InvId: invId,
+		OutSum: outSum,
+		Commission: '0.50',
+		Currency: 'RUB',
+		CurrencyIn: 'RUB',
+		TrsId: trsId,
+		Status: opts.status ?? 'SUCCESS',
+		custom: 'c-1',
+		SignatureValue: md5(`${outSum}:${invId}:${opts.token ?? TOKEN}`),
+	};
+}
+
+export function payoutFields(trsId: string, opts: { status?: string; amount?: string; token?: string } = {}) {
+	const amount = opts.amount ?? '1000.00';
+	return {
+		TrsId: trsId,
+		Amount: amount,
+		IsAuto: 'false',
+		Status: opts.status ?? 'SUCCESS',
+		Currency: 'RUB',
+		Commission: '10.00',
+		AccountType: 'BANK_CARD',
+		AccountNumber: '220000******0000',
+		SignatureValue: md5(`${amount}:${trsId}:${opts.token ?? TOKEN}`),
+	};
+}
+
+export function redirectFields(invId: string, opts: { outSum?: string; token?: string } = {}) {
+	const outSum = opts.outSum ?? '18.50';
+	return { InvId: invId, OutSum: outSum, CurrencyIn: 'RUB', custom: 'c-1', SignatureValue: md5(`${outSum}:${invId}:${opts.token ?? TOKEN}`) };
+}
+
+export const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
+
+export function tempDir(): { dir: string; cleanup: () => void } {
+	const dir = mkdtempSync(join(tmpdir(), 'relay-test-'));
+	return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export function baseEnv(dir: string, targets: { payment?: string[]; payout?: string[]; redirect?: string[] }, extra: Record<string, string> = {}) {
+	return {
+		PORT: '0',
+		HOST: '127.0.0.1',
+		PAYPALYCH_API_TOKEN: `${OLD_TOKEN},${TOKEN}`,
+		RELAY_PAYMENT_TARGETS: (targets.payment ?? []).join(','),
+		RELAY_PAYOUT_TARGETS: (targets.payout ?? []).join(','),
+		RELAY_REDIRECT_TARGETS: (targets.redirect ?? []).join(','),
+		RELAY_DATABASE: join(dir, 'relay.sqlite'),
+		RELAY_ADMIN_TOKEN: ADMIN_TOKEN,
+		RELAY_BASE_DELAY_MS: '20',
+		RELAY_MAX_DELAY_MS: '200',
+		RELAY_DELIVERY_TIMEOUT_MS: '1000',
+		RELAY_LEASE_MS: '2000',
+		RELAY_POLL_INTERVAL_MS: '20',
+		LOG_LEVEL: 'info',
+		...extra,
+	} as Record<string, string>;
+}
+
+export interface Received {
+	path: string;
+	body: string;
+	headers: IncomingHttpHeaders;
+	at: number;
+}
+
+export type Responder = (req: Received, nth: number) => { status: number; headers?: Record<string, string>; hangMs?: number };
+
+/** A local HTTP target (stands in for an n8n trigger webhook) recording every request. */
+export class Target {
+	received: Received[] = [];
+	responder: Responder = () => ({ status: 200 });
+	server: Server;
+	port = 0;
+
+	constructor() {
+		this.server = createServer((req, res) => {
+			const chunks: Buffer[] = [];
+			req.on('data', (c: Buffer) => chunks.push(c));
+			req.on('end', () => {
+				const rec: Received = { path: req.url ?? '', body: Buffer.concat(chunks).toString('utf8'), headers: req.headers, at: Date.now() };
+				this.received.push(rec);
+				const answer = this.responder(rec, this.received.length);
+				const send = () => {
+					if (res.destroyed) return;
+					res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers });
+					res.end(String(answer.status));
+				};
+				if (answer.hangMs) setTimeout(send, answer.hangMs);
+				else send();
+			});
+		});
+	}
+
+	async listen(port = 0): Promise<this> {
+		await new Promise<void>((resolve, reject) => {
+			this.server.once('error', reject);
+			this.server.listen(port, '127.0.0.1', () => resolve());
+		});
+		this.port = (this.server.address() as AddressInfo).port;
+		return this;
+	}
+
+	url(path = '/webhook/pay'): string {
+		return `http://127.0.0.1:${this.port}${path}`;
+	}
+
+	async close(): Promise<void> {
+		this.server.closeAllConnections();
+		await new Promise<void>((resolve) => this.server.close(() => resolve()));
+	}
+}
+
+/** A port that was free a moment ago (nothing listens on it). */
+export async function freePort(): Promise<number> {
+	const t = await new Target().listen();
+	const port = t.port;
+	await t.close();
+	return port;
+}
+
+export async function waitFor<T>(fn: () => T | Promise<T>, what: string, timeoutMs = 20_000, everyMs = 25): Promise<NonNullable<T>> {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const v = await fn();
+		if (v) return v as NonNullable<T>;
+		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+		await new Promise((r) => setTimeout(r, everyMs));
+	}
+}
+
+/** Collects pino's JSON lines. */
+export class LogSink {
+	lines: string[] = [];
+	write(chunk: string): void {
+		this.lines.push(chunk);
+	}
+	get text(): string {
+		return this.lines.join('');
+	}
+}

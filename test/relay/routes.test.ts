@@ -1,0 +1,217 @@
+import { DatabaseSync } from 'node:sqlite';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { start } from '../../relay/src/server.ts';
+import type { RunningRelay } from '../../relay/src/server.ts';
+import {
+	ADMIN_TOKEN,
+	LogSink,
+	OLD_TOKEN,
+	TOKEN,
+	Target,
+	baseEnv,
+	form,
+	md5,
+	paymentFields,
+	payoutFields,
+	redirectFields,
+	tempDir,
+	waitFor,
+} from './helpers.ts';
+
+const FORM = 'application/x-www-form-urlencoded';
+
+describe('relay routes over real sockets with a real SQLite file', () => {
+	const tmp = tempDir();
+	const sink = new LogSink();
+	const targetA = new Target();
+	const targetB = new Target();
+	let relay: RunningRelay;
+	let db: DatabaseSync;
+	const signatures: string[] = [];
+
+	const post = (path: string, body: string, contentType = FORM) =>
+		fetch(`${relay.url}${path}`, { method: 'POST', body, headers: { 'content-type': contentType }, redirect: 'manual' });
+	const eventsWith = (trsId: string) =>
+		db.prepare(`SELECT * FROM events WHERE json_extract(fields_json, '$.TrsId') = ?`).all(trsId) as Array<Record<string, unknown>>;
+	const deliveriesOf = (eventId: unknown) =>
+		db.prepare('SELECT * FROM deliveries WHERE event_id = ?').all(eventId as string) as Array<Record<string, unknown>>;
+	const countEvents = () => Number((db.prepare('SELECT COUNT(*) AS n FROM events').get() as { n: number }).n);
+
+	beforeAll(async () => {
+		await targetA.listen();
+		await targetB.listen();
+		const env = baseEnv(
+			tmp.dir,
+			{ payment: [targetA.url('/a/pay'), targetB.url('/b/pay')], payout: [targetA.url('/a/payout')], redirect: [targetB.url('/b/redirect')] },
+			{ RELAY_BODY_LIMIT: '2048', RELAY_SUCCESS_URL: 'https://shop.example/thanks', LOG_LEVEL: 'debug' },
+		);
+		relay = await start(env, { deps: { logStream: sink } });
+		db = new DatabaseSync(join(tmp.dir, 'relay.sqlite'), { readOnly: true });
+	});
+
+	afterAll(async () => {
+		db?.close();
+		await relay?.close();
+		await targetA.close();
+		await targetB.close();
+		tmp.cleanup();
+	});
+
+	it('stores a valid form-encoded payment postback before answering 200 OK, with one delivery per target', async () => {
+		const fields = paymentFields('T-valid-1');
+		signatures.push(fields.SignatureValue);
+		const res = await post('/postback/payment', form(fields));
+		expect(res.status).toBe(200);
+		expect(await res.text()).toBe('OK');
+		// Already committed when the answer arrived: a separate connection sees it.
+		const rows = eventsWith('T-valid-1');
+		expect(rows).toHaveLength(1);
+		expect(rows[0].kind).toBe('payment');
+		expect(rows[0].body).toBe(form(fields));
+		expect(JSON.parse(String(rows[0].fields_json))).not.toHaveProperty('SignatureValue');
+		expect(deliveriesOf(rows[0].id).map((d) => d.target).sort()).toEqual([targetA.url('/a/pay'), targetB.url('/b/pay')].sort());
+		await waitFor(() => targetA.received.some((r) => r.body === form(fields)) && targetB.received.some((r) => r.body === form(fields)), 'fan-out');
+	});
+
+	it('accepts JSON bodies and forwards them unchanged with their content type', async () => {
+		const fields = paymentFields('T-json-1');
+		signatures.push(fields.SignatureValue);
+		const body = JSON.stringify(fields);
+		const res = await post('/postback/payment', body, 'application/json');
+		expect(res.status).toBe(200);
+		const got = await waitFor(() => targetA.received.find((r) => r.body === body), 'json delivery');
+		expect(got.headers['content-type']).toBe('application/json');
+		expect(got.headers['x-paypalych-event-id']).toBe(String(eventsWith('T-json-1')[0].id));
+		expect(got.headers['idempotency-key']).toBe(got.headers['x-paypalych-event-id']);
+		expect(got.headers['x-paypalych-delivery-attempt']).toBe('1');
+	});
+
+	it('accepts the old token during rotation', async () => {
+		const fields = paymentFields('T-old-token', { token: OLD_TOKEN });
+		signatures.push(fields.SignatureValue);
+		expect((await post('/postback/payment', form(fields))).status).toBe(200);
+		expect(eventsWith('T-old-token')).toHaveLength(1);
+	});
+
+	it('answers a duplicate (same TrsId and Status) 200 without a new event or delivery', async () => {
+		const fields = paymentFields('T-dup-1');
+		signatures.push(fields.SignatureValue);
+		expect((await post('/postback/payment', form(fields))).status).toBe(200);
+		const second = await post('/postback/payment', form(fields));
+		expect(second.status).toBe(200);
+		expect(await second.text()).toBe('OK');
+		const rows = eventsWith('T-dup-1');
+		expect(rows).toHaveLength(1);
+		expect(deliveriesOf(rows[0].id)).toHaveLength(2);
+		// A new status for the same transaction is a new postback.
+		const failed = paymentFields('T-dup-1', { status: 'FAIL' });
+		expect((await post('/postback/payment', form(failed))).status).toBe(200);
+		expect(eventsWith('T-dup-1')).toHaveLength(2);
+	});
+
+	it('rejects forged, unsigned, garbage and oversized calls without storing them', async () => {
+		const before = countEvents();
+		const forged = { ...paymentFields('T-forged'), SignatureValue: md5('18.50:order-T-forged:wrong-token') };
+		expect((await post('/postback/payment', form(forged))).status).toBe(401);
+		const tampered = { ...paymentFields('T-tampered'), OutSum: '999.00' };
+		expect((await post('/postback/payment', form(tampered))).status).toBe(401);
+		const unsigned: Record<string, string> = { ...paymentFields('T-unsigned') };
+		delete unsigned.SignatureValue;
+		expect((await post('/postback/payment', form(unsigned))).status).toBe(401);
+		expect((await post('/postback/payment', '{not json', 'application/json')).status).toBe(400);
+		expect((await post('/postback/payment', '')).status).toBe(400);
+		expect((await post('/postback/payment', 'a=1&a=2')).status).toBe(400);
+		const noTrs: Record<string, string> = { ...paymentFields('T-x') };
+		delete noTrs.TrsId;
+		expect((await post('/postback/payment', form(noTrs))).status).toBe(400);
+		const big = { ...paymentFields('T-big'), PayerComment: 'x'.repeat(4000) };
+		expect((await post('/postback/payment', form(big))).status).toBe(413);
+		expect((await post('/postback/payout', form({ ...payoutFields('P-forged'), SignatureValue: md5('x') }))).status).toBe(401);
+		expect((await post('/postback/payout', 'garbage')).status).toBe(400);
+		expect(countEvents()).toBe(before);
+		const metrics = await (await fetch(`${relay.url}/metrics`)).text();
+		expect(metrics).toMatch(/paypalych_relay_rejected_total\{kind="payment",reason="bad_signature"\} 2/);
+		expect(metrics).toMatch(/paypalych_relay_rejected_total\{kind="payment",reason="missing_field"\} 2/);
+	});
+
+	it('stores payout postbacks and forwards them to the payout targets', async () => {
+		const fields = payoutFields('P-1');
+		signatures.push(fields.SignatureValue);
+		expect((await post('/postback/payout', form(fields))).status).toBe(200);
+		expect(eventsWith('P-1')[0].kind).toBe('payout');
+		const got = await waitFor(() => targetA.received.find((r) => r.path === '/a/payout' && r.body === form(fields)), 'payout delivery');
+		expect(got.headers['x-paypalych-event']).toBe('payout');
+		expect(targetB.received.some((r) => r.body === form(fields))).toBe(false);
+	});
+
+	it('redirects a verified success to the merchant page with 303 and forwards it; a forged one gets 401', async () => {
+		const fields = redirectFields('order-r1');
+		signatures.push(fields.SignatureValue);
+		const res = await post('/redirect/success', form(fields));
+		expect(res.status).toBe(303);
+		expect(res.headers.get('location')).toBe('https://shop.example/thanks');
+		await waitFor(() => targetB.received.some((r) => r.path === '/b/redirect' && r.body === form(fields)), 'redirect delivery');
+		const storedBefore = countEvents();
+		const forged = await post('/redirect/fail', form({ ...redirectFields('order-r2'), SignatureValue: md5('nope') }));
+		expect(forged.status).toBe(401);
+		expect(forged.headers.get('content-type')).toMatch(/text\/html/);
+		expect(countEvents()).toBe(storedBefore);
+		// No fail page configured: a plain page instead of a redirect; redirects are never deduplicated.
+		const failFields = redirectFields('order-r3');
+		signatures.push(failFields.SignatureValue);
+		const fail1 = await post('/redirect/fail', form(failFields));
+		expect(fail1.status).toBe(200);
+		expect(await fail1.text()).toMatch(/did not go through/);
+		expect((await post('/redirect/fail', form(failFields))).status).toBe(200);
+		expect(countEvents()).toBe(storedBefore + 2);
+		expect((await post('/redirect/success', 'x'.repeat(3000))).status).toBe(413);
+	});
+
+	it('serves health, readiness and Prometheus metrics', async () => {
+		const health = await fetch(`${relay.url}/healthz`);
+		expect(health.status).toBe(200);
+		expect(await health.json()).toEqual({ status: 'ok' });
+		const ready = await fetch(`${relay.url}/readyz`);
+		expect(ready.status).toBe(200);
+		await waitFor(async () => {
+			const text = await (await fetch(`${relay.url}/metrics`)).text();
+			return /paypalych_relay_deliveries\{status="pending"\} 0/.test(text) && /paypalych_relay_deliveries\{status="delivering"\} 0/.test(text);
+		}, 'all deliveries done');
+		const res = await fetch(`${relay.url}/metrics`);
+		expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0.0.4/);
+		const text = await res.text();
+		expect(text).toMatch(/paypalych_relay_received_total\{kind="payment"\} 6/);
+		expect(text).toMatch(/paypalych_relay_duplicates_total\{kind="payment"\} 1/);
+		const delivered = Number(/paypalych_relay_deliveries\{status="delivered"\} (\d+)/.exec(text)?.[1]);
+		const rows = Number((db.prepare(`SELECT COUNT(*) AS n FROM deliveries WHERE status = 'delivered'`).get() as { n: number }).n);
+		expect(delivered).toBe(rows);
+		expect(text).toMatch(/paypalych_relay_delivered_total\{kind="payment"\} \d+/);
+		const count = Number(/paypalych_relay_delivery_latency_seconds_count (\d+)/.exec(text)?.[1]);
+		expect(count).toBe(rows);
+	});
+
+	it('protects the admin API with its bearer token', async () => {
+		expect((await fetch(`${relay.url}/admin/events`)).status).toBe(401);
+		expect((await fetch(`${relay.url}/admin/events`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(401);
+		const ok = await fetch(`${relay.url}/admin/events?kind=payout`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+		expect(ok.status).toBe(200);
+		const { data } = (await ok.json()) as { data: Array<{ kind: string; fields: Record<string, string> }> };
+		expect(data.length).toBe(1);
+		expect(data[0].fields.TrsId).toBe('P-1');
+		expect(data[0].fields).not.toHaveProperty('SignatureValue');
+		const bad = await fetch(`${relay.url}/admin/deliveries?status=lost`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+		expect(bad.status).toBe(400);
+	});
+
+	it('never writes a token or a signature to the log', async () => {
+		expect(sink.lines.length).toBeGreaterThan(10);
+		expect(sink.text).toContain('postback stored');
+		expect(sink.text).toContain('call rejected');
+		for (const secret of [TOKEN, OLD_TOKEN, ADMIN_TOKEN, ...signatures]) {
+			expect(sink.text).not.toContain(secret);
+			expect(sink.text.toLowerCase()).not.toContain(secret.toLowerCase());
+		}
+		for (const line of sink.lines) expect(() => JSON.parse(line)).not.toThrow();
+	});
+});
