@@ -1,0 +1,117 @@
+import type { FastifyRequest } from 'fastify';
+import type { SandboxContext } from '../context.ts';
+import { parseYmd, DAY_MS } from '../dates.ts';
+import { keyError, unauthenticated, type Endpoint } from '../errors.ts';
+import { parseAmount } from '../money.ts';
+import type { Merchant } from '../state.ts';
+import { fieldError, rules, toInput, validate, type Input } from '../validate.ts';
+import { z } from 'zod';
+
+/**
+ * Authentication and merchant checks, in this order: token → merchant exists → banned →
+ * subscription (where the endpoint checks it) → verified (payout creation).
+ */
+export function merchantFor(
+	ctx: SandboxContext,
+	request: FastifyRequest,
+	endpoint: Endpoint,
+	checks: { subscription?: boolean; verified?: boolean } = {},
+): Merchant {
+	const header = request.headers.authorization;
+	const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header.trim()) : null;
+	const merchant = match?.[1] ? ctx.state.merchantByToken(match[1]) : undefined;
+	if (!merchant) throw unauthenticated();
+	if (!merchant.exists) throw keyError(endpoint, 'merchant_not_found');
+	if (merchant.banned) throw keyError(endpoint, 'merchant_banned');
+	if (checks.subscription) {
+		if (merchant.subscription === 'none') throw keyError(endpoint, 'merchant_subscription_not_found');
+		if (merchant.subscription === 'inactive') throw keyError(endpoint, 'merchant_subscription_inactive');
+	}
+	if (checks.verified && !merchant.verified) throw keyError(endpoint, 'merchant_not_verified');
+	return merchant;
+}
+
+/** POST input: query fields merged under the body fields (as Laravel's input does). */
+export function postInput(request: FastifyRequest): Input {
+	const body = toInput(request.body);
+	return { ...toInput(request.query), ...body };
+}
+
+export function getInput(request: FastifyRequest): Input {
+	return toInput(request.query);
+}
+
+/** Positive cents within decimal(10,2), or the endpoint's invalid_amount error. */
+export function amountOrFail(endpoint: Endpoint, text: string): number {
+	const parsed = parseAmount(text);
+	if (!parsed.ok) throw keyError(endpoint, 'invalid_amount');
+	return parsed.cents;
+}
+
+const searchSchema = z.object({
+	start_date: rules.date(),
+	finish_date: rules.date(),
+	per_page: rules.integer().optional(),
+	cursor: rules.string(1000).optional(),
+});
+
+interface Cursor {
+	o: number;
+}
+
+function encodeCursor(offset: number): string {
+	return Buffer.from(JSON.stringify({ o: offset } satisfies Cursor)).toString('base64url');
+}
+
+function decodeCursor(text: string): number | null {
+	try {
+		const value: unknown = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+		const offset = (value as Cursor | null)?.o;
+		return typeof offset === 'number' && Number.isSafeInteger(offset) && offset >= 0 ? offset : null;
+	} catch {
+		return null;
+	}
+}
+
+/**
+ * The search endpoints: `start_date` / `finish_date` (Y-m-d, inclusive, UTC days, on
+ * created_at); pagination only when `per_page` or `cursor` is given.
+ */
+export function search<T extends { createdAt: number }>(
+	ctx: SandboxContext,
+	request: FastifyRequest,
+	items: T[],
+	view: (item: T) => Record<string, unknown>,
+): Record<string, unknown> {
+	const input = getInput(request);
+	const data = validate(searchSchema, input);
+	const start = parseYmd(data.start_date);
+	if (start === null) throw fieldError('start_date', 'The :attribute field must be a valid date.');
+	const finish = parseYmd(data.finish_date);
+	if (finish === null) throw fieldError('finish_date', 'The :attribute field must be a valid date.');
+	if (finish < start) throw fieldError('finish_date', 'The :attribute field must be a date after or equal to start date.');
+	const found = items.filter((item) => item.createdAt >= start && item.createdAt < finish + DAY_MS);
+	if (data.per_page === undefined && data.cursor === undefined) {
+		return { success: true, data: found.map(view) };
+	}
+	const perPage = data.per_page ?? 15;
+	if (perPage < 1 || perPage > 1000) throw fieldError('per_page', 'The :attribute field must be between 1 and 1000.');
+	const offset = data.cursor === undefined ? 0 : decodeCursor(data.cursor);
+	if (offset === null) throw fieldError('cursor', 'The :attribute is invalid.');
+	const page = found.slice(offset, offset + perPage);
+	const nextCursor = offset + perPage < found.length ? encodeCursor(offset + perPage) : null;
+	const prevCursor = offset > 0 ? encodeCursor(Math.max(0, offset - perPage)) : null;
+	const link = (cursor: string | null) => {
+		if (cursor === null) return null;
+		const url = new URL(request.url, ctx.baseUrl(request));
+		url.searchParams.set('cursor', cursor);
+		url.searchParams.set('per_page', String(perPage));
+		return `${ctx.baseUrl(request)}${url.pathname}${url.search}`;
+	};
+	return {
+		success: true,
+		data: page.map(view),
+		links: { next: link(nextCursor), prev: link(prevCursor) },
+		meta: { per_page: perPage, next_cursor: nextCursor, prev_cursor: prevCursor },
+	};
+}

@@ -1,0 +1,94 @@
+/** The app factory: one Fastify instance with the API, the pages and the control API. */
+import formbody from '@fastify/formbody';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { billRoutes } from './api/bill.ts';
+import { payoutRoutes } from './api/payout.ts';
+import { SandboxContext, type Fault, type SandboxOptions } from './context.ts';
+import { controlRoutes } from './control.ts';
+import { ApiError, endpointOf, keyError } from './errors.ts';
+import { pageRoutes } from './pages.ts';
+
+function takeFault(ctx: SandboxContext, path: string): Fault | undefined {
+	const fault = ctx.faults.find((candidate) => candidate.path === null || path.startsWith(candidate.path));
+	if (!fault) return undefined;
+	fault.remaining -= 1;
+	if (fault.remaining <= 0) ctx.faults = ctx.faults.filter((candidate) => candidate !== fault);
+	return fault;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+async function applyFault(ctx: SandboxContext, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+	const path = request.url.split('?')[0] ?? request.url;
+	const fault = takeFault(ctx, path);
+	if (!fault) return undefined;
+	switch (fault.kind) {
+		case '500':
+			return reply.code(500).send({ success: false, message: 'api:error.general_error' });
+		case '429':
+			return reply.code(429).header('retry-after', '1').send({ message: 'Too Many Attempts.' });
+		case 'delay':
+			await sleep(fault.delayMs);
+			return undefined;
+		case 'drop':
+			reply.hijack();
+			request.raw.socket.destroy();
+			return reply;
+		case 'error': {
+			const endpoint = endpointOf(path);
+			const error = endpoint ? keyError(endpoint, fault.key ?? 'general_error') : new ApiError(400, { success: false, message: `api:error.${fault.key}` });
+			return reply.code(error.status).send(error.body);
+		}
+	}
+}
+
+/** Errors of the API: its own shapes; framework errors (body too large, bad JSON, bad media type) keep their 4xx. */
+function apiErrorHandler(error: FastifyError | ApiError, _request: FastifyRequest, reply: FastifyReply): void {
+	if (error instanceof ApiError) {
+		void reply.code(error.status).headers(error.headers).send(error.body);
+		return;
+	}
+	const status = typeof error.statusCode === 'number' ? error.statusCode : 500;
+	if (status >= 400 && status < 500) {
+		void reply.code(status).send({ success: false, message: error.message });
+		return;
+	}
+	void reply.code(500).send({ success: false, message: 'api:error.general_error' });
+}
+
+export function createSandbox(options: SandboxOptions = {}): { app: FastifyInstance; ctx: SandboxContext } {
+	const ctx = new SandboxContext(options);
+	const app = Fastify({ bodyLimit: ctx.options.bodyLimit, logger: false, forceCloseConnections: true });
+	void app.register(formbody, { bodyLimit: ctx.options.bodyLimit });
+
+	app.addHook('onRequest', async (request, reply) => {
+		if (!request.url.startsWith('/api/')) return undefined;
+		return applyFault(ctx, request, reply);
+	});
+	app.addHook('onClose', async () => {
+		ctx.close();
+	});
+
+	void app.register(
+		async (api) => {
+			api.setErrorHandler(apiErrorHandler);
+			await api.register(billRoutes(ctx));
+			await api.register(payoutRoutes(ctx));
+		},
+		{ prefix: '/api/v1' },
+	);
+	void app.register(controlRoutes(ctx), { prefix: '/_sandbox' });
+	void app.register(pageRoutes(ctx));
+
+	app.setNotFoundHandler((request, reply) => {
+		void reply.code(404).send({ success: false, message: `Not found: ${request.method} ${request.url.split('?')[0]}` });
+	});
+	app.setErrorHandler(apiErrorHandler);
+	app.decorate('sandbox', ctx);
+	return { app, ctx };
+}
+
+/** The Fastify instance, not listening (for `inject`). */
+export function buildSandbox(options: SandboxOptions = {}): FastifyInstance {
+	return createSandbox(options).app;
+}

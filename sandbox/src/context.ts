@@ -1,0 +1,111 @@
+/** What every route plugin shares: the state, the postback deliverer, faults and options. */
+import { Deliverer } from './postbacks.ts';
+import { State } from './state.ts';
+
+export interface SandboxOptions {
+	/** Port for startSandbox (0 picks a free one; the bin defaults to 8787). */
+	port?: number;
+	host?: string;
+	/** Fixes the demo merchant's token. */
+	token?: string;
+	/** Multiplies postback retry delays and payout timers (default 1; tests use 0.001). */
+	timeFactor?: number;
+	/** The address written into link_url / link_page_url (default: the listening address). */
+	publicUrl?: string;
+	/** Payouts move MODERATING → PROCESS → SUCCESS by themselves, one step per this many ms
+	 * (times the time factor). 0 (default) = only the control API moves them. */
+	autoAdvanceMs?: number;
+	/** How long a postback attempt waits for an answer (default 5000 ms, not scaled). */
+	postbackTimeoutMs?: number;
+	/** Largest accepted request body (default 64 KiB). */
+	bodyLimit?: number;
+}
+
+export interface ResolvedOptions {
+	token: string | undefined;
+	timeFactor: number;
+	publicUrl: string | null;
+	autoAdvanceMs: number;
+	postbackTimeoutMs: number;
+	bodyLimit: number;
+}
+
+export interface Demo {
+	merchantId: string;
+	token: string;
+	shopId: string;
+	payoutAccountId: string;
+}
+
+export type FaultKind = '500' | '429' | 'delay' | 'drop' | 'error';
+
+export interface Fault {
+	id: number;
+	kind: FaultKind;
+	remaining: number;
+	delayMs: number;
+	path: string | null;
+	/** For kind "error": the error key, answered with the status the endpoint gives it. */
+	key: string | null;
+}
+
+export class SandboxContext {
+	readonly options: ResolvedOptions;
+	readonly deliverer: Deliverer;
+	state: State;
+	demo: Demo;
+	faults: Fault[] = [];
+	faultSeq = 0;
+	/** Set once the server listens (when no publicUrl option was given). */
+	listenUrl: string | null = null;
+
+	constructor(options: SandboxOptions) {
+		this.options = {
+			token: options.token,
+			timeFactor: options.timeFactor ?? 1,
+			publicUrl: options.publicUrl ? options.publicUrl.replace(/\/+$/, '') : null,
+			autoAdvanceMs: options.autoAdvanceMs ?? 0,
+			postbackTimeoutMs: options.postbackTimeoutMs ?? 5000,
+			bodyLimit: options.bodyLimit ?? 64 * 1024,
+		};
+		if (!(this.options.timeFactor > 0) || !Number.isFinite(this.options.timeFactor)) {
+			throw new Error('timeFactor must be a positive number');
+		}
+		this.deliverer = new Deliverer({ timeFactor: this.options.timeFactor, timeoutMs: this.options.postbackTimeoutMs });
+		this.state = this.newState();
+		const merchant = this.state.createMerchant({ token: this.options.token });
+		const shop = this.state.createShop(merchant.id);
+		const account = this.state.createAccount(merchant.id);
+		this.demo = { merchantId: merchant.id, token: merchant.token, shopId: shop.id, payoutAccountId: account.id };
+	}
+
+	private newState(): State {
+		return new State({
+			deliver: (kind, url, fields, trsId) => {
+				this.deliverer.send(kind, url, fields, trsId);
+			},
+			autoAdvanceMs: this.options.autoAdvanceMs * this.options.timeFactor,
+		});
+	}
+
+	/** Back to the single demo merchant with the same id, token, shop and payout account. */
+	reset(): void {
+		this.state.dispose();
+		this.deliverer.cancelAll(true);
+		this.faults = [];
+		this.state = this.newState();
+		const merchant = this.state.createMerchant({ id: this.demo.merchantId, token: this.demo.token });
+		this.state.createShop(merchant.id, { id: this.demo.shopId });
+		this.state.createAccount(merchant.id, { id: this.demo.payoutAccountId });
+	}
+
+	/** The base address for links: publicUrl, else the listening address, else the request's Host. */
+	baseUrl(request: { protocol: string; host: string }): string {
+		return this.options.publicUrl ?? this.listenUrl ?? `${request.protocol}://${request.host}`;
+	}
+
+	close(): void {
+		this.state.dispose();
+		this.deliverer.cancelAll(false);
+	}
+}
