@@ -1,0 +1,121 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { INodeParameters } from 'n8n-workflow';
+
+import { runNode, workflowLib } from '../helpers/n8n-context.ts';
+import { startRecordingServer, type RecordingServer } from '../helpers/recording-server.ts';
+
+// Every bad input must be refused before any request: the credential points at a local server
+// that counts the requests it gets.
+let server: RecordingServer;
+beforeAll(async () => {
+	server = await startRecordingServer();
+});
+afterAll(async () => {
+	await server.close();
+});
+
+const credential = () => ({ apiToken: 'test|token', baseUrl: server.url });
+
+const billCreate = (over: INodeParameters): INodeParameters => ({ resource: 'bill', operation: 'create', shopId: 'shop-1', amount: '100', ...over });
+const personal = (over: INodeParameters): INodeParameters => ({ resource: 'payout', operation: 'createPersonal', payoutAccountId: 'acc-1', amount: '100', ...over });
+const card = (over: INodeParameters): INodeParameters => ({
+	resource: 'payout',
+	operation: 'createRegular',
+	accountType: 'credit_card',
+	amount: '100',
+	cardNumber: '4111 1111 1111 1111',
+	cardHolder: 'IVAN PETROV',
+	...over,
+});
+const sbp = (over: INodeParameters): INodeParameters => ({
+	resource: 'payout',
+	operation: 'createRegular',
+	accountType: 'sbp',
+	amount: '100',
+	phone: '+7 900 123-45-67',
+	bank: { __rl: true, mode: 'list', value: '100000000111' },
+	...over,
+});
+const search = (resource: string, startDate: string, finishDate: string): INodeParameters => ({ resource, operation: 'search', startDate, finishDate, returnAll: true });
+
+const cases: Array<[string, INodeParameters, RegExp]> = [
+	['empty amount', billCreate({ amount: '' }), /^Amount is required/],
+	['zero amount', billCreate({ amount: '0' }), /^Amount must be greater than 0/],
+	['negative amount', billCreate({ amount: '-5' }), /^Amount must be a positive decimal number/],
+	['text amount', billCreate({ amount: 'ten' }), /^Amount must be a positive decimal number/],
+	['three decimals', billCreate({ amount: '1.005' }), /^Amount must have at most 2 decimals/],
+	['float artefact given as text', billCreate({ amount: '0.30000000000000004' }), /^Amount must have at most 2 decimals/],
+	['number with three decimals', billCreate({ amount: '={{ 1.234 }}' }), /^Amount must have at most 2 decimals/],
+	['beyond decimal(10,2)', billCreate({ amount: '100000000' }), /^Amount must not exceed 99999999\.99/],
+	['missing shop ID', billCreate({ shopId: '  ' }), /^Shop ID is required/],
+	['unknown currency from an expression', billCreate({ additionalFields: { currencyIn: '={{ "GBP" }}' } }), /^Currency must be one of RUB, USD, EUR/],
+	['unknown bill type from an expression', billCreate({ additionalFields: { type: '={{ "single" }}' } }), /^Type must be one of normal, multi/],
+	['missing bill ID (get)', { resource: 'bill', operation: 'get', billId: '' }, /^Bill ID is required/],
+	['missing bill ID (payments)', { resource: 'bill', operation: 'getPayments', billId: '' }, /^Bill ID is required/],
+	['missing bill ID (set active)', { resource: 'bill', operation: 'setActive', billId: '', active: false }, /^Bill ID is required/],
+	['missing payment ID', { resource: 'payment', operation: 'get', paymentId: '' }, /^Payment ID is required/],
+	['missing payout ID', { resource: 'payout', operation: 'get', findBy: 'id', payoutId: '' }, /^Payout ID is required/],
+	['missing payout order ID', { resource: 'payout', operation: 'get', findBy: 'orderId', orderId: '' }, /^Order ID is required/],
+	['bill search: start not a date', search('bill', 'yesterday', '2024-03-01'), /^Start Date must be a date in the form YYYY-MM-DD/],
+	['bill search: finish not a calendar date', search('bill', '2024-02-01', '2024-02-30'), /^Finish Date must be a real date/],
+	['bill search: start after finish', search('bill', '2024-03-02', '2024-03-01'), /^Start Date \(2024-03-02\) must not be after Finish Date \(2024-03-01\)/],
+	['bill search: empty start', search('bill', '', '2024-03-01'), /^Start Date is required/],
+	['payout search: start after finish', search('payout', '2024-03-02T00:00:00', '2024-03-01T23:59:59'), /^Start Date \(2024-03-02\) must not be after Finish Date/],
+	['payout search: month 13', search('payout', '2024-13-01', '2024-12-01'), /^Start Date must be a real date/],
+	['personal payout: no account', personal({ payoutAccountId: '' }), /^Payout Account ID is required/],
+	['personal payout: bad amount', personal({ amount: '12.345' }), /^Amount must have at most 2 decimals/],
+	['card payout: Luhn fails', card({ cardNumber: '4111 1111 1111 1112' }), /^Card Number fails the card checksum/],
+	['card payout: letters', card({ cardNumber: '4111-abcd-1111-1111' }), /^Card Number must contain digits only/],
+	['card payout: too short', card({ cardNumber: '42424' }), /^Card Number must have 12 to 19 digits/],
+	['card payout: no number', card({ cardNumber: '' }), /^Card Number is required/],
+	['card payout: no holder', card({ cardHolder: ' ' }), /^Card Holder is required for card payouts/],
+	['card payout: zero amount', card({ amount: '0.00' }), /^Amount must be greater than 0/],
+	['SBP payout: no phone', sbp({ phone: '' }), /^Phone is required for SBP payouts/],
+	['SBP payout: short phone', sbp({ phone: '12345' }), /^Phone must be a Russian phone number/],
+	['SBP payout: foreign phone', sbp({ phone: '+44 20 7946 0958' }), /^Phone must be a Russian phone number/],
+	['SBP payout: no bank', sbp({ bank: { __rl: true, mode: 'list', value: '' } }), /^Bank is required for SBP payouts/],
+	['SBP payout: bank not a member ID', sbp({ bank: { __rl: true, mode: 'id', value: 'Sberbank' } }), /^Bank must be a bank member ID/],
+];
+
+describe('bad input is refused by name, before any request', () => {
+	it.each(cases)('%s', async (_name, parameters, message) => {
+		const before = server.requests.length;
+		const error = await runNode({ credential: credential(), parameters }).then(
+			() => undefined,
+			(e: unknown) => e,
+		);
+		expect(error).toBeInstanceOf(workflowLib.NodeOperationError);
+		expect((error as Error).message).toMatch(message);
+		expect((error as { context: { itemIndex?: number } }).context.itemIndex).toBe(0);
+		expect(server.requests.length).toBe(before);
+	});
+
+	it('names the failing item and, with continueOnFail, outputs an error item paired to it and goes on', async () => {
+		server.requests.length = 0;
+		server.fallback = { status: 200, body: { success: 'true', id: 'B1', status: 'NEW', amount: 10 } };
+		const out = await runNode({
+			credential: credential(),
+			parameters: { resource: 'bill', operation: 'get', billId: '={{ $json.id }}' },
+			items: [{ id: 'B1' }, { id: '' }, { id: 'B3' }],
+			continueOnFail: true,
+		});
+		expect(out.map((item) => item.pairedItem)).toEqual([{ item: 0 }, { item: 1 }, { item: 2 }]);
+		expect(out[0].json).toMatchObject({ id: 'B1', success: true });
+		expect(out[1].json.error).toMatch(/^Bill ID is required/);
+		expect(out[2].json.id).toBe('B1');
+		// Two requests: items 0 and 2; none for the bad item.
+		expect(server.requests.map((r) => r.query.id)).toEqual(['B1', 'B3']);
+
+		server.requests.length = 0;
+		const error = await runNode({
+			credential: credential(),
+			parameters: { resource: 'bill', operation: 'get', billId: '={{ $json.id }}' },
+			items: [{ id: 'B1' }, { id: '' }],
+		}).then(
+			() => undefined,
+			(e: unknown) => e,
+		);
+		expect((error as Error).message).toMatch(/^Bill ID is required/);
+		expect((error as { context: { itemIndex?: number } }).context.itemIndex).toBe(1);
+	});
+});
