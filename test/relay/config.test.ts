@@ -1,0 +1,88 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../relay/src/config.ts';
+import { ADMIN_TOKEN, TOKEN } from './helpers.ts';
+
+const minimal = {
+	PAYPALYCH_API_TOKEN: TOKEN,
+	RELAY_ADMIN_TOKEN: ADMIN_TOKEN,
+	RELAY_PAYMENT_TARGETS: 'http://n8n.local:5678/webhook/a/paypalych',
+};
+
+function errorOf(env: Record<string, string>): ConfigError {
+	try {
+		loadConfig(env);
+	} catch (error) {
+		if (error instanceof ConfigError) return error;
+		throw error;
+	}
+	throw new Error('loadConfig accepted the environment');
+}
+
+describe('relay configuration', () => {
+	it('applies defaults to a minimal environment', () => {
+		const c = loadConfig(minimal);
+		expect(c.host).toBe('127.0.0.1');
+		expect(c.port).toBe(8080);
+		expect(c.apiTokens).toEqual([TOKEN]);
+		expect(c.targets).toEqual({ payment: ['http://n8n.local:5678/webhook/a/paypalych'], payout: [], redirect: [] });
+		expect(c.retryBudgetMs).toBe(24 * 3_600_000);
+		expect(c.database).toBe('.relay-data/relay.sqlite');
+		expect(c.successUrl).toBeUndefined();
+	});
+
+	it('splits comma-separated tokens and targets', () => {
+		const c = loadConfig({
+			...minimal,
+			PAYPALYCH_API_TOKEN: ` old|1 , ${TOKEN} `,
+			RELAY_PAYOUT_TARGETS: 'https://a.example/w1, https://b.example/w2',
+			PORT: '9001',
+			RELAY_RETRY_BUDGET_MS: '60000',
+		});
+		expect(c.apiTokens).toEqual(['old|1', TOKEN]);
+		expect(c.targets.payout).toEqual(['https://a.example/w1', 'https://b.example/w2']);
+		expect(c.port).toBe(9001);
+		expect(c.retryBudgetMs).toBe(60000);
+	});
+
+	it('names every missing or invalid variable and never echoes a value', () => {
+		const e = errorOf({
+			PORT: 'eighty',
+			RELAY_PAYMENT_TARGETS: 'ftp://x, not a url',
+			RELAY_ADMIN_TOKEN: 'short',
+			RELAY_SUCCESS_URL: 'javascript:alert(1)',
+			RELAY_CONCURRENCY: '0',
+		});
+		expect(e.variables.sort()).toEqual(
+			['PAYPALYCH_API_TOKEN', 'PORT', 'RELAY_ADMIN_TOKEN', 'RELAY_CONCURRENCY', 'RELAY_PAYMENT_TARGETS', 'RELAY_SUCCESS_URL'].sort(),
+		);
+		for (const name of e.variables) expect(e.message).toContain(name);
+		expect(e.message).not.toContain('short');
+		expect(e.message).not.toContain('eighty');
+	});
+
+	it('refuses a PostgreSQL URL until that store exists, and a relay without targets', () => {
+		expect(errorOf({ ...minimal, RELAY_DATABASE: 'postgres://u:p@db/relay' }).variables).toEqual(['RELAY_DATABASE']);
+		expect(errorOf({ ...minimal, RELAY_PAYMENT_TARGETS: '' }).variables).toEqual(['RELAY_PAYMENT_TARGETS']);
+		expect(errorOf({ ...minimal, PAYPALYCH_API_TOKEN: ' , ' }).variables).toEqual(['PAYPALYCH_API_TOKEN']);
+		// Checks across variables run once each variable is valid on its own.
+		expect(errorOf({ ...minimal, RELAY_LEASE_MS: '500', RELAY_DELIVERY_TIMEOUT_MS: '1000' }).variables).toEqual(['RELAY_LEASE_MS']);
+		expect(errorOf({ ...minimal, RELAY_BASE_DELAY_MS: '5000', RELAY_MAX_DELAY_MS: '10' }).variables).toEqual(['RELAY_MAX_DELAY_MS']);
+	});
+
+	it('stops the real binary at start-up with a message naming the variable', () => {
+		const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+		const node = existsSync(join(root, 'node_modules/.bin/node')) ? join(root, 'node_modules/.bin/node') : process.execPath;
+		const run = spawnSync(node, [join(root, 'relay/src/bin.ts')], {
+			env: { PATH: process.env.PATH ?? '', RELAY_ADMIN_TOKEN: ADMIN_TOKEN, RELAY_PAYMENT_TARGETS: 'http://127.0.0.1:1/x' },
+			encoding: 'utf8',
+			timeout: 15_000,
+		});
+		expect(run.status).toBe(2);
+		expect(run.stderr).toContain('PAYPALYCH_API_TOKEN');
+		expect(run.stderr).not.toContain(ADMIN_TOKEN);
+	});
+});

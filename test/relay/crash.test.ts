@@ -1,0 +1,131 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Target, baseEnv, form, paymentFields, tempDir, waitFor } from './helpers.ts';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const NODE = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
+const BIN = join(ROOT, 'relay/src/bin.ts');
+
+interface Child {
+	proc: ChildProcess;
+	url: string;
+	exited: Promise<number | null>;
+}
+
+/** Starts `node relay/src/bin.ts` and waits for its "relay listening" log line. */
+async function spawnRelay(env: Record<string, string>): Promise<Child> {
+	const proc = spawn(NODE, [BIN], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+	const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+	let stderr = '';
+	proc.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+	const url = await new Promise<string>((resolve, reject) => {
+		let buffered = '';
+		const onData = (chunk: Buffer) => {
+			buffered += chunk.toString();
+			let nl: number;
+			while ((nl = buffered.indexOf('\n')) >= 0) {
+				const line = buffered.slice(0, nl);
+				buffered = buffered.slice(nl + 1);
+				try {
+					const entry = JSON.parse(line) as { msg?: string; url?: string };
+					if (entry.msg === 'relay listening' && entry.url) resolve(entry.url);
+				} catch {
+					// not a log line
+				}
+			}
+		};
+		proc.stdout!.on('data', onData);
+		exited.then((code) => reject(new Error(`relay exited with ${code} before listening: ${stderr}`)));
+		setTimeout(() => reject(new Error(`relay did not start: ${stderr}`)), 15_000);
+	});
+	proc.stdout!.resume();
+	return { proc, url, exited };
+}
+
+describe('crash safety', () => {
+	const tmp = tempDir();
+	const target = new Target();
+	const children: Child[] = [];
+
+	afterAll(async () => {
+		for (const c of children) {
+			if (c.proc.exitCode === null && c.proc.signalCode === null) {
+				c.proc.kill('SIGTERM');
+				await c.exited;
+			}
+		}
+		await target.close();
+		tmp.cleanup();
+	});
+
+	it('delivers every postback that got a 200 although the relay was SIGKILLed mid-burst', async () => {
+		await target.listen();
+		// A slow-ish target keeps deliveries in flight when the kill lands.
+		target.responder = () => ({ status: 200, hangMs: 15 });
+		const env = baseEnv(
+			tmp.dir,
+			{ payment: [target.url('/pay')] },
+			{ LOG_LEVEL: 'info', RELAY_LEASE_MS: '1500', RELAY_DELIVERY_TIMEOUT_MS: '1000', RELAY_CONCURRENCY: '8' },
+		);
+		const first = await spawnRelay(env);
+		children.push(first);
+
+		const total = 600;
+		const killAfterAcks = 200;
+		const acked = new Set<string>();
+		let failed = 0;
+		let killed = false;
+		let next = 0;
+		const worker = async () => {
+			while (next < total) {
+				const trsId = `T-crash-${next++}`;
+				try {
+					const res = await fetch(`${first.url}/postback/payment`, {
+						method: 'POST',
+						headers: { 'content-type': 'application/x-www-form-urlencoded' },
+						body: form(paymentFields(trsId)),
+					});
+					await res.text();
+					if (res.status === 200) acked.add(trsId);
+					else failed += 1;
+				} catch {
+					failed += 1;
+				}
+				if (!killed && acked.size >= killAfterAcks) {
+					killed = true;
+					first.proc.kill('SIGKILL');
+				}
+			}
+		};
+		await Promise.all(Array.from({ length: 24 }, worker));
+		expect(killed).toBe(true);
+		await first.exited;
+		expect(first.proc.signalCode).toBe('SIGKILL');
+		const deliveredBeforeRestart = new Set(target.received.map((r) => new URLSearchParams(r.body).get('TrsId'))).size;
+
+		const second = await spawnRelay(env);
+		children.push(second);
+		const receivedIds = () => new Set(target.received.map((r) => new URLSearchParams(r.body).get('TrsId') ?? ''));
+		await waitFor(() => [...acked].every((id) => receivedIds().has(id)), 'every acknowledged postback at the target', 30_000, 100);
+
+		const got = receivedIds();
+		const missing = [...acked].filter((id) => !got.has(id));
+		const unackedDelivered = [...got].filter((id) => !acked.has(id)).length;
+		const duplicates = target.received.length - got.size;
+		console.log(
+			`crash test: sent=${total} acked=${acked.size} failed/unanswered=${failed} ` +
+				`delivered-before-kill=${deliveredBeforeRestart} delivered-unique=${got.size} ` +
+				`delivered-but-not-acked=${unackedDelivered} duplicate-deliveries=${duplicates} missing=${missing.length}`,
+		);
+		expect(missing).toEqual([]);
+		expect(acked.size).toBeGreaterThanOrEqual(killAfterAcks);
+		expect(acked.size).toBeLessThan(total);
+
+		second.proc.kill('SIGTERM');
+		expect(await second.exited).toBe(0);
+	});
+});

@@ -1,0 +1,285 @@
+import { DatabaseSync } from 'node:sqlite';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backoffDelay, classify, parseRetryAfter } from '../../relay/src/forwarder.ts';
+import { start } from '../../relay/src/server.ts';
+import type { RunningRelay } from '../../relay/src/server.ts';
+import { ADMIN_TOKEN, LogSink, Target, baseEnv, form, freePort, paymentFields, payoutFields, tempDir, waitFor } from './helpers.ts';
+
+type Row = Record<string, unknown>;
+
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+const admin = (relay: RunningRelay, path: string, init: RequestInit = {}) =>
+	fetch(`${relay.url}/admin${path}`, {
+		...init,
+		headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(init.body ? { 'content-type': 'application/json' } : {}), ...init.headers },
+	});
+const postPayment = async (relay: RunningRelay, fields: Record<string, string>) => {
+	const res = await fetch(`${relay.url}/postback/payment`, { method: 'POST', headers: FORM, body: form(fields) });
+	return res.status;
+};
+
+function openDb(dir: string) {
+	const db = new DatabaseSync(join(dir, 'relay.sqlite'), { readOnly: true });
+	return {
+		db,
+		deliveriesFor: (trsId: string) =>
+			db
+				.prepare(
+					`SELECT d.* FROM deliveries d JOIN events e ON e.id = d.event_id
+					 WHERE json_extract(e.fields_json, '$.TrsId') = ? ORDER BY d.id`,
+				)
+				.all(trsId) as Row[],
+	};
+}
+
+describe('delivery rules (pure)', () => {
+	it('backs off exponentially with equal jitter, capped', () => {
+		expect(backoffDelay(1, 100, 10_000, () => 0)).toBe(50);
+		expect(backoffDelay(1, 100, 10_000, () => 0.999999)).toBe(100);
+		expect(backoffDelay(4, 100, 10_000, () => 0)).toBe(400);
+		expect(backoffDelay(4, 100, 10_000, () => 0.5)).toBe(600);
+		expect(backoffDelay(30, 100, 10_000, () => 0)).toBe(5_000);
+		expect(backoffDelay(30, 100, 10_000, () => 0.999999)).toBe(10_000);
+	});
+
+	it('reads Retry-After as seconds or an HTTP date', () => {
+		const now = Date.parse('2026-01-01T00:00:00Z');
+		expect(parseRetryAfter('7', now)).toBe(7_000);
+		expect(parseRetryAfter(['3'], now)).toBe(3_000);
+		expect(parseRetryAfter('Thu, 01 Jan 2026 00:00:30 GMT', now)).toBe(30_000);
+		expect(parseRetryAfter('Wed, 31 Dec 2025 00:00:00 GMT', now)).toBe(0);
+		expect(parseRetryAfter('soon', now)).toBeUndefined();
+		expect(parseRetryAfter(undefined, now)).toBeUndefined();
+	});
+
+	it('classifies answers: 2xx success; errors, 404, 408, 429, 5xx retried; other refusals permanent', () => {
+		expect(classify(200, 'payment')).toBe('success');
+		expect(classify(204, 'payout')).toBe('success');
+		for (const s of [undefined, 404, 408, 429, 500, 502, 503, 504]) expect(classify(s, 'payment')).toBe('retry');
+		for (const s of [400, 401, 403, 410, 413, 422, 301]) expect(classify(s, 'payment')).toBe('permanent');
+		expect(classify(303, 'success')).toBe('success');
+	});
+});
+
+describe('forwarder against real targets (long budget)', () => {
+	const tmp = tempDir();
+	const sink = new LogSink();
+	const target = new Target();
+	let downPort = 0;
+	let late: Target | undefined;
+	let relay: RunningRelay;
+	let store: ReturnType<typeof openDb>;
+
+	beforeAll(async () => {
+		await target.listen();
+		downPort = await freePort();
+		relay = await start(
+			baseEnv(tmp.dir, {
+				payment: [target.url('/pay')],
+				payout: [`http://127.0.0.1:${downPort}/payout`],
+			}),
+			{ deps: { logStream: sink } },
+		);
+		store = openDb(tmp.dir);
+	});
+
+	afterAll(async () => {
+		store?.db.close();
+		await relay?.close();
+		await target.close();
+		await late?.close();
+		tmp.cleanup();
+	});
+
+	it('keeps retrying while a target is down and delivers every acknowledged postback once it is up', async () => {
+		const ids = Array.from({ length: 25 }, (_, i) => `P-down-${i}`);
+		const statuses = await Promise.all(
+			ids.map((id) =>
+				fetch(`${relay.url}/postback/payout`, { method: 'POST', headers: FORM, body: form(payoutFields(id)) }).then((r) => r.status),
+			),
+		);
+		expect(statuses.every((s) => s === 200)).toBe(true);
+		// Every delivery has failed at least once against the closed port.
+		await waitFor(() => ids.every((id) => store.deliveriesFor(id).some((d) => Number(d.attempts) >= 2 && d.last_error)), 'failed attempts');
+		expect(store.deliveriesFor(ids[0])[0].status).not.toBe('dead');
+		late = await new Target().listen(downPort);
+		await waitFor(() => ids.every((id) => late!.received.some((r) => r.body.includes(`TrsId=${id}&`))), 'all payouts after recovery');
+		await waitFor(() => ids.every((id) => store.deliveriesFor(id)[0].status === 'delivered'), 'delivered state');
+		const metrics = await (await fetch(`${relay.url}/metrics`)).text();
+		expect(Number(/paypalych_relay_delivery_retries_total\{kind="payout"\} (\d+)/.exec(metrics)?.[1])).toBeGreaterThanOrEqual(25);
+	});
+
+	it('honours Retry-After on 429', async () => {
+		const fields = paymentFields('T-429');
+		target.responder = (req, _n) =>
+			req.body.includes('TrsId=T-429&') && target.received.filter((r) => r.body.includes('TrsId=T-429&')).length === 1
+				? { status: 429, headers: { 'retry-after': '1' } }
+				: { status: 200 };
+		expect(await postPayment(relay, fields)).toBe(200);
+		await waitFor(() => store.deliveriesFor('T-429')[0]?.status === 'delivered', 'delivered after 429');
+		const hits = target.received.filter((r) => r.body.includes('TrsId=T-429&'));
+		expect(hits).toHaveLength(2);
+		// Backoff alone would retry within 200 ms (RELAY_MAX_DELAY_MS); Retry-After says one second.
+		expect(hits[1].at - hits[0].at).toBeGreaterThanOrEqual(950);
+		expect(store.deliveriesFor('T-429')[0].attempts).toBe(2);
+	});
+
+	it('retries 404 (inactive workflow) and delivers the same body, content type and event id', async () => {
+		const fields = paymentFields('T-404');
+		target.responder = (req) =>
+			req.body.includes('TrsId=T-404&') && target.received.filter((r) => r.body.includes('TrsId=T-404&')).length <= 2
+				? { status: 404 }
+				: { status: 200 };
+		expect(await postPayment(relay, fields)).toBe(200);
+		await waitFor(() => store.deliveriesFor('T-404')[0]?.status === 'delivered', 'delivered after 404s');
+		const hits = target.received.filter((r) => r.body.includes('TrsId=T-404&'));
+		expect(hits.map((h) => h.headers['x-paypalych-delivery-attempt'])).toEqual(['1', '2', '3']);
+		expect(new Set(hits.map((h) => h.headers['x-paypalych-event-id'])).size).toBe(1);
+		expect(new Set(hits.map((h) => h.headers['idempotency-key'])).size).toBe(1);
+		for (const h of hits) {
+			expect(h.body).toBe(form(fields));
+			expect(h.headers['content-type']).toBe('application/x-www-form-urlencoded');
+		}
+		const d = store.deliveriesFor('T-404')[0];
+		expect(d.attempts).toBe(3);
+		expect(d.last_status).toBe(200);
+	});
+
+	it('gives up at once on a permanent refusal (400) and lists it as dead', async () => {
+		target.responder = (req) => (req.body.includes('TrsId=T-400&') ? { status: 400 } : { status: 200 });
+		expect(await postPayment(relay, paymentFields('T-400'))).toBe(200);
+		await waitFor(() => store.deliveriesFor('T-400')[0]?.status === 'dead', 'dead after 400');
+		expect(store.deliveriesFor('T-400')[0].attempts).toBe(1);
+		const dead = (await (await admin(relay, '/dead')).json()) as { data: Array<{ id: number; lastStatus: number }> };
+		expect(dead.data.map((d) => d.id)).toContain(Number(store.deliveriesFor('T-400')[0].id));
+		target.responder = () => ({ status: 200 });
+		const requeue = await admin(relay, `/deliveries/${store.deliveriesFor('T-400')[0].id}/requeue`, { method: 'POST' });
+		expect(requeue.status).toBe(200);
+		await waitFor(() => store.deliveriesFor('T-400')[0]?.status === 'delivered', 'delivered after requeue');
+	});
+
+	it('replays one event and a time range to the current targets', async () => {
+		target.responder = () => ({ status: 200 });
+		const t0 = Date.now();
+		expect(await postPayment(relay, paymentFields('T-replay-1'))).toBe(200);
+		expect(await postPayment(relay, paymentFields('T-replay-2'))).toBe(200);
+		const t1 = Date.now() + 1;
+		await waitFor(() => ['T-replay-1', 'T-replay-2'].every((id) => store.deliveriesFor(id)[0]?.status === 'delivered'), 'first delivery');
+		const countOf = (id: string) => target.received.filter((r) => r.body.includes(`TrsId=${id}&`)).length;
+		const eventId = String(store.deliveriesFor('T-replay-1')[0].event_id);
+
+		const one = await admin(relay, `/events/${eventId}/replay`, { method: 'POST' });
+		expect(await one.json()).toEqual({ eventId, deliveries: 1 });
+		await waitFor(() => countOf('T-replay-1') === 2, 'single replay');
+		const replayed = target.received.filter((r) => r.body.includes('TrsId=T-replay-1&'));
+		expect(replayed[1].headers['x-paypalych-event-id']).toBe(eventId);
+
+		const range = await admin(relay, '/replay', { method: 'POST', body: JSON.stringify({ from: t0, to: new Date(t1).toISOString(), kind: 'payment' }) });
+		expect(await range.json()).toEqual({ events: 2, deliveries: 2 });
+		await waitFor(() => countOf('T-replay-1') === 3 && countOf('T-replay-2') === 2, 'range replay');
+		expect((await admin(relay, '/replay', { method: 'POST', body: JSON.stringify({ from: t1, to: t0 }) })).status).toBe(400);
+		expect((await admin(relay, '/events/no-such-event/replay', { method: 'POST' })).status).toBe(404);
+
+		const detail = (await (await admin(relay, `/events/${eventId}`)).json()) as { deliveries: unknown[] };
+		expect(detail.deliveries).toHaveLength(3);
+		const list = (await (await admin(relay, `/deliveries?status=delivered&eventId=${eventId}`)).json()) as { data: unknown[] };
+		expect(list.data).toHaveLength(3);
+	});
+});
+
+describe('forwarder with a short retry budget', () => {
+	const tmp = tempDir();
+	const target = new Target();
+	let relay: RunningRelay;
+	let store: ReturnType<typeof openDb>;
+
+	beforeAll(async () => {
+		await target.listen();
+		relay = await start(baseEnv(tmp.dir, { payment: [target.url('/pay')] }, { RELAY_RETRY_BUDGET_MS: '400', LOG_LEVEL: 'silent' }));
+		store = openDb(tmp.dir);
+	});
+
+	afterAll(async () => {
+		store?.db.close();
+		await relay?.close();
+		await target.close();
+		tmp.cleanup();
+	});
+
+	it('marks a delivery dead after the budget and requeues dead ones on request', async () => {
+		target.responder = () => ({ status: 503 });
+		expect(await postPayment(relay, paymentFields('T-dead-1'))).toBe(200);
+		expect(await postPayment(relay, paymentFields('T-dead-2'))).toBe(200);
+		await waitFor(() => ['T-dead-1', 'T-dead-2'].every((id) => store.deliveriesFor(id)[0]?.status === 'dead'), 'dead');
+		const d = store.deliveriesFor('T-dead-1')[0];
+		expect(Number(d.attempts)).toBeGreaterThanOrEqual(2);
+		expect(d.last_status).toBe(503);
+		const metrics = await (await fetch(`${relay.url}/metrics`)).text();
+		expect(metrics).toMatch(/paypalych_relay_dead_total\{kind="payment"\} 2/);
+		expect(metrics).toMatch(/paypalych_relay_deliveries\{status="dead"\} 2/);
+		const attemptsBefore = target.received.length;
+		await new Promise((r) => setTimeout(r, 300));
+		expect(target.received.length).toBe(attemptsBefore); // dead means no more attempts
+
+		target.responder = () => ({ status: 200 });
+		const res = await admin(relay, '/dead/requeue', { method: 'POST', body: '{}' });
+		expect(await res.json()).toEqual({ requeued: 2 });
+		await waitFor(() => ['T-dead-1', 'T-dead-2'].every((id) => store.deliveriesFor(id)[0]?.status === 'delivered'), 'delivered after requeue');
+		expect(store.deliveriesFor('T-dead-1')[0].attempts).toBe(1);
+	});
+});
+
+describe('graceful shutdown', () => {
+	it('releases a delivery still in flight after the grace period, and the next start sends it', async () => {
+		const tmp = tempDir();
+		const slow = await new Target().listen();
+		slow.responder = () => ({ status: 200, hangMs: 5_000 });
+		const env = baseEnv(tmp.dir, { payment: [slow.url('/pay')] }, { RELAY_SHUTDOWN_GRACE_MS: '100', RELAY_DELIVERY_TIMEOUT_MS: '8000', RELAY_LEASE_MS: '60000', LOG_LEVEL: 'silent' });
+		try {
+			let relay = await start(env);
+			expect(await postPayment(relay, paymentFields('T-shutdown'))).toBe(200);
+			await waitFor(() => slow.received.length === 1, 'in flight');
+			await relay.close();
+			const store = openDb(tmp.dir);
+			const d = store.deliveriesFor('T-shutdown')[0];
+			store.db.close();
+			expect(d.status).toBe('pending');
+			expect(d.attempts).toBe(0);
+			expect(d.lease_until).toBeNull();
+
+			slow.responder = () => ({ status: 200 });
+			relay = await start(env);
+			try {
+				await waitFor(() => slow.received.length === 2, 'sent after restart');
+				const again = openDb(tmp.dir);
+				await waitFor(() => again.deliveriesFor('T-shutdown')[0].status === 'delivered', 'delivered');
+				again.db.close();
+			} finally {
+				await relay.close();
+			}
+		} finally {
+			await slow.close();
+			tmp.cleanup();
+		}
+	});
+
+	it('lets an in-flight delivery finish within the grace period', async () => {
+		const tmp = tempDir();
+		const slow = await new Target().listen();
+		slow.responder = () => ({ status: 200, hangMs: 300 });
+		const env = baseEnv(tmp.dir, { payment: [slow.url('/pay')] }, { RELAY_SHUTDOWN_GRACE_MS: '5000', LOG_LEVEL: 'silent' });
+		try {
+			const relay = await start(env);
+			expect(await postPayment(relay, paymentFields('T-finish'))).toBe(200);
+			await waitFor(() => slow.received.length === 1, 'in flight');
+			await relay.close();
+			const store = openDb(tmp.dir);
+			expect(store.deliveriesFor('T-finish')[0].status).toBe('delivered');
+			store.db.close();
+		} finally {
+			await slow.close();
+			tmp.cleanup();
+		}
+	});
+});
