@@ -1,0 +1,202 @@
+import {
+	NodeConnectionTypes,
+	NodeOperationError,
+	type IDataObject,
+	type IHookFunctions,
+	type INodeType,
+	type INodeTypeDescription,
+	type IWebhookFunctions,
+	type IWebhookResponseData,
+} from 'n8n-workflow';
+import {
+	POSTBACK_RULES,
+	describeRejection,
+	enrichPostback,
+	isPostbackEvent,
+	postbackKey,
+	verifyPostback,
+	type PostbackEvent,
+} from '../shared';
+import { PASTE_TARGET, properties, triggerPanel } from './description';
+import {
+	MAX_BODY_BYTES,
+	SeenPostbacks,
+	customerPage,
+	readPostbackBody,
+	safeRedirectUrl,
+	statusSelected,
+} from './receive';
+
+/** The parts of n8n's request the trigger reads: headers and the raw body its body reader keeps. */
+interface N8nRequest {
+	headers: Record<string, string | string[] | undefined>;
+	rawBody?: unknown;
+	readRawBody?: () => Promise<void>;
+}
+
+/** The Node.js response methods the trigger uses (n8n's express response has them all). */
+interface PlainResponse {
+	statusCode: number;
+	setHeader(name: string, value: string): unknown;
+	end(body?: string): unknown;
+}
+
+/** Answers the caller directly; only Node.js response methods, so it works on any server. */
+function answer(res: PlainResponse, status: number, body: string, contentType = 'text/plain; charset=utf-8'): void {
+	res.statusCode = status;
+	res.setHeader('Content-Type', contentType);
+	res.setHeader('Cache-Control', 'no-store');
+	res.end(body);
+}
+
+async function rawBodyOf(req: N8nRequest): Promise<Buffer | undefined> {
+	if (!Buffer.isBuffer(req.rawBody) && typeof req.readRawBody === 'function') {
+		// n8n leaves bodies of unknown content types unread; read them the way it does.
+		await req.readRawBody();
+	}
+	return Buffer.isBuffer(req.rawBody) ? req.rawBody : undefined;
+}
+
+/** Redirect events answer the customer's browser: 303 to the merchant's page, or a plain page. */
+function answerRedirect(
+	context: IWebhookFunctions,
+	event: Extract<PostbackEvent, 'success' | 'fail'>,
+	fields: Record<string, string>,
+	item: IDataObject,
+	res: PlainResponse,
+): IWebhookResponseData {
+	const target = safeRedirectUrl(context.getNodeParameter('redirectUrl', ''));
+	if (target) {
+		res.statusCode = 303;
+		res.setHeader('Location', target);
+		res.setHeader('Cache-Control', 'no-store');
+		res.end();
+	} else {
+		answer(res, 200, customerPage(event, fields), 'text/html; charset=utf-8');
+	}
+	return { noWebhookResponse: true, workflowData: [[{ json: item }]] };
+}
+
+export class PayPalychTrigger implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'PayPalych Trigger',
+		name: 'payPalychTrigger',
+		icon: { light: 'file:paypalych.svg', dark: 'file:paypalych.dark.svg' },
+		group: ['trigger'],
+		version: 1,
+		subtitle: '={{ {"payment": "Payment postback", "payout": "Payout postback", "success": "Success redirect", "fail": "Fail redirect"}[$parameter["event"]] }}',
+		description: 'Starts the workflow when PayPalych reports a payment or a payout, or a customer returns after paying',
+		defaults: { name: 'PayPalych Trigger' },
+		inputs: [],
+		outputs: [NodeConnectionTypes.Main],
+		credentials: [{ name: 'payPalychApi', required: true }],
+		webhooks: [
+			{
+				name: 'default',
+				httpMethod: 'POST',
+				responseMode: 'onReceived',
+				path: '={{$parameter["event"]}}',
+			},
+		],
+		triggerPanel,
+		properties,
+	};
+
+	webhookMethods = {
+		default: {
+			// The service has no API to register or remove notification URLs: the merchant pastes the
+			// URL into the merchant account. These methods therefore succeed without calling out.
+			async checkExists(this: IHookFunctions): Promise<boolean> {
+				return false;
+			},
+			async create(this: IHookFunctions): Promise<boolean> {
+				const event = this.getNodeParameter('event', 'payment') as string;
+				const target = isPostbackEvent(event) ? PASTE_TARGET[event] : 'PayPalych merchant account';
+				const url = this.getNodeWebhookUrl('default') ?? 'the URL shown in the node';
+				this.logger.info(
+					`PayPalych Trigger: the service cannot register URLs through its API, so nothing was registered. Paste ${url} as the ${target}.`,
+				);
+				return true;
+			},
+			async delete(this: IHookFunctions): Promise<boolean> {
+				this.logger.info(
+					'PayPalych Trigger: nothing to remove at PayPalych (URLs are set in the merchant account); clear the URL there if you no longer want the calls.',
+				);
+				return true;
+			},
+		},
+	};
+
+	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+		const event = this.getNodeParameter('event', 'payment') as string;
+		if (!isPostbackEvent(event)) {
+			throw new NodeOperationError(this.getNode(), `Unknown event "${event}"`);
+		}
+		const req = this.getRequestObject() as unknown as N8nRequest;
+		const res = this.getResponseObject() as unknown as PlainResponse;
+		const workflowId = this.getWorkflow().id;
+
+		const refuse = (status: number, reason: string): IWebhookResponseData => {
+			// The reason names a field or a rule, never the token or the received signature.
+			this.logger.warn(`PayPalych Trigger refused a ${event} call (HTTP ${status}): ${reason}`, { workflowId });
+			answer(res, status, reason);
+			return { noWebhookResponse: true };
+		};
+
+		let raw: Buffer | undefined;
+		try {
+			raw = await rawBodyOf(req);
+		} catch {
+			return refuse(400, 'The body could not be read');
+		}
+		const contentType = String(req.headers['content-type'] ?? '');
+		const parsed = readPostbackBody(raw, raw === undefined ? this.getBodyData() : undefined, contentType);
+		if (!parsed.ok) {
+			return refuse(
+				400,
+				parsed.reason === 'too_large' ? `The body is larger than ${MAX_BODY_BYTES} bytes` : describeRejection(parsed),
+			);
+		}
+		const fields = parsed.fields;
+
+		const credentials = await this.getCredentials('payPalychApi');
+		const token = typeof credentials.apiToken === 'string' ? credentials.apiToken : '';
+		const tokens = token.trim() === token ? [token] : [token, token.trim()];
+		const verified = verifyPostback(event, fields, tokens);
+		if (!verified.ok) {
+			if (verified.reason === 'no_token') {
+				return refuse(500, 'The trigger has no API token to verify calls: set it in the PayPalych credential');
+			}
+			return refuse(401, describeRejection(verified));
+		}
+
+		const item = { ...enrichPostback(event, fields), receivedAt: new Date().toISOString() } as IDataObject;
+
+		if (event === 'success' || event === 'fail') {
+			return answerRedirect(this, event, fields, item, res);
+		}
+
+		const selected = this.getNodeParameter(event === 'payment' ? 'paymentStatuses' : 'payoutStatuses', []) as string[];
+		if (!statusSelected(fields.Status, selected, POSTBACK_RULES[event].statuses)) {
+			this.logger.debug(`PayPalych Trigger: ${event} postback with status ${fields.Status} is not selected`, { workflowId });
+			answer(res, 200, 'OK');
+			return { noWebhookResponse: true };
+		}
+
+		const key = postbackKey(event, fields);
+		const seen = new SeenPostbacks(this.getWorkflowStaticData('node'));
+		if (key !== undefined && seen.has(key)) {
+			this.logger.info(`PayPalych Trigger: ${event} postback ${fields.TrsId} ${fields.Status} was already received`, {
+				workflowId,
+			});
+			answer(res, 200, 'OK');
+			return { noWebhookResponse: true };
+		}
+		if (key !== undefined) seen.remember(key);
+
+		// n8n answers with webhookResponse once the execution is registered (responseMode onReceived);
+		// the content type keeps it a plain "OK".
+		res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+		return { workflowData: [[{ json: item }]], webhookResponse: 'OK' };
+	}
+}

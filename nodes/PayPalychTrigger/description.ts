@@ -1,0 +1,149 @@
+import type { INodeProperties, TriggerPanelDefinition } from 'n8n-workflow';
+import { OTHER_STATUSES } from './receive';
+
+/** Where the merchant pastes the URL of each event, used by the panel and by the lifecycle log. */
+export const PASTE_TARGET = {
+	payment: 'Result URL in the shop settings of your PayPalych merchant account',
+	payout: 'payout webhook URL under Webhooks in your PayPalych merchant account',
+	success: 'Success URL in the shop settings of your PayPalych merchant account',
+	fail: 'Fail URL in the shop settings of your PayPalych merchant account',
+} as const;
+
+const TEST_VS_PRODUCTION =
+	'Use the Test URL only while "Listen for test event" is running (one call, shown in the editor). ' +
+	'For real traffic publish (activate) the workflow and paste the Production URL instead: the service keeps calling the URL you pasted, so replace the Test URL before going live.';
+
+export const triggerPanel: TriggerPanelDefinition = {
+	header: 'PayPalych has no API to register notification URLs: copy the URL above and paste it into your merchant account',
+	executionsHelp: {
+		inactive:
+			'<b>While building</b>: click "Listen for test event", paste the <b>Test URL</b> where this event is set (Result URL, payout webhook, Success URL or Fail URL), then pay a bill or finish a payout. The call shows up here.<br /><br />' +
+			'<b>In production</b>: publish the workflow and paste the <b>Production URL</b> there instead. Every verified call then starts the workflow once and shows up in the executions list.',
+		active:
+			'<b>While building</b>: click "Listen for test event", paste the <b>Test URL</b> where this event is set, then trigger the event. The call shows up here.<br /><br />' +
+			'<b>The workflow is published</b>: make sure the <b>Production URL</b> is the one pasted in your merchant account. Every verified call starts the workflow once and shows up in the executions list.',
+	},
+	activationHint:
+		'Once the workflow works, publish it and paste the Production URL into your PayPalych merchant account instead of the Test URL.',
+};
+
+const statusOption = (value: string, description: string) => ({ name: value, value, description });
+
+export const properties: INodeProperties[] = [
+	{
+		displayName: 'Event',
+		name: 'event',
+		type: 'options',
+		noDataExpression: true,
+		default: 'payment',
+		options: [
+			{
+				name: 'Payment Postback (Result URL)',
+				value: 'payment',
+				description: 'The service reports a finished payment of a bill',
+			},
+			{
+				name: 'Payout Postback (Payout Webhook)',
+				value: 'payout',
+				description: 'The service reports a payout that succeeded, failed or was declined',
+			},
+			{
+				name: 'Success Redirect (Success URL)',
+				value: 'success',
+				description: "The customer's browser comes back after a successful payment",
+			},
+			{
+				name: 'Fail Redirect (Fail URL)',
+				value: 'fail',
+				description: "The customer's browser comes back after a failed payment",
+			},
+		],
+		description: 'Which call of the service starts the workflow. Use one trigger node per event: each gets its own URL.',
+	},
+	{
+		displayName:
+			'Paste this node\'s Production URL as the <b>Result URL</b> in the shop settings of your PayPalych merchant account. The service then posts every finished payment (SUCCESS, UNDERPAID, OVERPAID, FAIL) here. ' +
+			TEST_VS_PRODUCTION,
+		name: 'paymentNotice',
+		type: 'notice',
+		default: '',
+		displayOptions: { show: { event: ['payment'] } },
+	},
+	{
+		displayName:
+			'Paste this node\'s Production URL as the <b>payout webhook URL</b> under <b>Webhooks</b> in your PayPalych merchant account. The service then posts every finished payout (SUCCESS, DECLINED, FAIL) here. ' +
+			TEST_VS_PRODUCTION,
+		name: 'payoutNotice',
+		type: 'notice',
+		default: '',
+		displayOptions: { show: { event: ['payout'] } },
+	},
+	{
+		displayName:
+			'Paste this node\'s Production URL as the <b>Success URL</b> in the shop settings of your PayPalych merchant account. After a successful payment the customer\'s browser comes here; the workflow starts and the customer is sent on to the page below. ' +
+			'Decide on the order from the Payment Postback, not from this redirect: a customer may close the page before it loads. ' +
+			TEST_VS_PRODUCTION,
+		name: 'successNotice',
+		type: 'notice',
+		default: '',
+		displayOptions: { show: { event: ['success'] } },
+	},
+	{
+		displayName:
+			'Paste this node\'s Production URL as the <b>Fail URL</b> in the shop settings of your PayPalych merchant account. After a failed payment the customer\'s browser comes here; the workflow starts and the customer is sent on to the page below. ' +
+			TEST_VS_PRODUCTION,
+		name: 'failNotice',
+		type: 'notice',
+		default: '',
+		displayOptions: { show: { event: ['fail'] } },
+	},
+	{
+		displayName: 'Statuses',
+		name: 'paymentStatuses',
+		type: 'multiOptions',
+		default: ['SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL', OTHER_STATUSES],
+		options: [
+			statusOption('SUCCESS', 'Paid in full'),
+			statusOption('OVERPAID', 'Paid more than the bill (counts as paid)'),
+			statusOption('UNDERPAID', 'Paid less than the bill (not paid)'),
+			statusOption('FAIL', 'The payment failed'),
+			{
+				name: 'Any Other Status',
+				value: OTHER_STATUSES,
+				description: 'A status the service does not document (for example CANCELLED)',
+			},
+		],
+		description:
+			'Which payment statuses start the workflow. Other verified postbacks are answered OK and start nothing. Nothing selected means every status.',
+		displayOptions: { show: { event: ['payment'] } },
+	},
+	{
+		displayName: 'Statuses',
+		name: 'payoutStatuses',
+		type: 'multiOptions',
+		default: ['SUCCESS', 'DECLINED', 'FAIL', OTHER_STATUSES],
+		options: [
+			statusOption('SUCCESS', 'The payout was paid out'),
+			statusOption('DECLINED', 'The payout was declined in moderation'),
+			statusOption('FAIL', 'The payout failed'),
+			{
+				name: 'Any Other Status',
+				value: OTHER_STATUSES,
+				description: 'A status the service does not document',
+			},
+		],
+		description:
+			'Which payout statuses start the workflow. Other verified postbacks are answered OK and start nothing. Nothing selected means every status.',
+		displayOptions: { show: { event: ['payout'] } },
+	},
+	{
+		displayName: 'Send Customer To',
+		name: 'redirectUrl',
+		type: 'string',
+		default: '',
+		placeholder: 'https://shop.example.com/thank-you',
+		description:
+			'Page of your site the customer\'s browser is sent to (HTTP 303). Leave empty to show a plain page saying whether the payment succeeded.',
+		displayOptions: { show: { event: ['success', 'fail'] } },
+	},
+];

@@ -1,0 +1,145 @@
+import type { IDataObject } from 'n8n-workflow';
+import { parsePostbackBody, type ParseResult, type PostbackFields } from '../shared';
+
+/**
+ * The pieces of the trigger that need no n8n context: reading the body, the status filter, the
+ * memory of seen postbacks and the customer page of the redirect events.
+ */
+
+/** Bodies above this size are refused (400) before anything is parsed or verified. */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+/** How many recent postback keys (TrsId + Status) each trigger node remembers. */
+export const SEEN_KEYS_LIMIT = 3000;
+
+/** Where the memory lives inside the node's workflow static data. */
+export const SEEN_KEYS_FIELD = 'seenPostbacks';
+
+/** The value of the Statuses parameter that lets statuses the service does not document through. */
+export const OTHER_STATUSES = '__other';
+
+export type ReadBodyResult = ParseResult | { ok: false; reason: 'too_large' };
+
+function looksLikeJson(contentType: string, text: string): boolean {
+	return /json/i.test(contentType) || (!/urlencoded/i.test(contentType) && text.trim().startsWith('{'));
+}
+
+/**
+ * JSON.parse that keeps every number as the exact text it was sent as ("18.50" stays "18.50",
+ * not 18.5), so a JSON postback is verified over the values as received. It uses the source text
+ * the reviver receives on current Node versions; where that is missing, numbers keep their value.
+ */
+function parseJsonKeepingNumbers(text: string): unknown {
+	return JSON.parse(text, (_key: string, value: unknown, context?: { source?: string }) =>
+		typeof value === 'number' && typeof context?.source === 'string' ? context.source : value,
+	);
+}
+
+/**
+ * Turns the received body into postback fields. The raw bytes are preferred (n8n keeps them as
+ * `rawBody`); an already parsed body is the fallback. Values are never re-formatted.
+ */
+export function readPostbackBody(raw: Buffer | undefined, parsedBody: unknown, contentType: string): ReadBodyResult {
+	if (raw !== undefined) {
+		if (raw.length > MAX_BODY_BYTES) return { ok: false, reason: 'too_large' };
+		const text = raw.toString('utf8');
+		if (text.trim() !== '' && looksLikeJson(contentType, text)) {
+			let parsed: unknown;
+			try {
+				parsed = parseJsonKeepingNumbers(text);
+			} catch {
+				return { ok: false, reason: 'bad_json' };
+			}
+			return parsePostbackBody(parsed);
+		}
+		return parsePostbackBody(raw, contentType);
+	}
+	if (typeof parsedBody === 'string' && Buffer.byteLength(parsedBody, 'utf8') > MAX_BODY_BYTES) {
+		return { ok: false, reason: 'too_large' };
+	}
+	if (typeof parsedBody === 'object' && parsedBody !== null) {
+		let size = 0;
+		try {
+			size = Buffer.byteLength(JSON.stringify(parsedBody), 'utf8');
+		} catch {
+			return { ok: false, reason: 'not_an_object' };
+		}
+		if (size > MAX_BODY_BYTES) return { ok: false, reason: 'too_large' };
+	}
+	return parsePostbackBody(parsedBody, contentType);
+}
+
+/** Whether a status passes the Statuses parameter (an empty selection lets every status through). */
+export function statusSelected(status: string | undefined, selected: readonly string[], known: readonly string[]): boolean {
+	if (selected.length === 0) return true;
+	const value = (status ?? '').trim().toUpperCase();
+	if (known.includes(value)) return selected.includes(value);
+	return selected.includes(OTHER_STATUSES);
+}
+
+/**
+ * The bounded memory of postbacks that already started an execution, kept in the node's workflow
+ * static data (n8n stores it with the workflow, so it survives restarts). Oldest keys go first.
+ */
+export class SeenPostbacks {
+	constructor(
+		private readonly staticData: IDataObject,
+		private readonly limit = SEEN_KEYS_LIMIT,
+	) {}
+
+	private keys(): string[] {
+		const stored = this.staticData[SEEN_KEYS_FIELD];
+		return Array.isArray(stored) ? stored.filter((k): k is string => typeof k === 'string') : [];
+	}
+
+	has(key: string): boolean {
+		return this.keys().includes(key);
+	}
+
+	/** Adds a key; assigning a new array marks the static data as changed so n8n saves it. */
+	remember(key: string): void {
+		const keys = this.keys().filter((k) => k !== key);
+		keys.push(key);
+		this.staticData[SEEN_KEYS_FIELD] = keys.slice(-this.limit);
+	}
+}
+
+/** An absolute http(s) URL the customer may be sent to, or undefined. */
+export function safeRedirectUrl(value: unknown): string | undefined {
+	if (typeof value !== 'string' || value.trim() === '') return undefined;
+	let url: URL;
+	try {
+		url = new URL(value.trim());
+	} catch {
+		return undefined;
+	}
+	if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
+	return url.toString();
+}
+
+function escapeHtml(text: string): string {
+	return text
+		.replace(/&/g, '&amp;')
+		.replace(/</g, '&lt;')
+		.replace(/>/g, '&gt;')
+		.replace(/"/g, '&quot;')
+		.replace(/'/g, '&#39;');
+}
+
+/** The plain page a customer's browser gets after a redirect when no page URL is set. */
+export function customerPage(event: 'success' | 'fail', fields: PostbackFields): string {
+	const title = event === 'success' ? 'Payment successful' : 'Payment failed';
+	const message =
+		event === 'success'
+			? 'Thank you, your payment was received.'
+			: 'The payment did not go through. No money was taken; you can try again.';
+	const order = fields.InvId ? `<p>Order: ${escapeHtml(fields.InvId)}</p>` : '';
+	const amount = fields.OutSum
+		? `<p>Amount: ${escapeHtml(fields.OutSum)}${fields.CurrencyIn ? ' ' + escapeHtml(fields.CurrencyIn) : ''}</p>`
+		: '';
+	return (
+		'<!doctype html><html lang="en"><head><meta charset="utf-8">' +
+		'<meta name="viewport" content="width=device-width, initial-scale=1">' +
+		`<title>${title}</title></head><body><h1>${title}</h1><p>${message}</p>${order}${amount}</body></html>`
+	);
+}

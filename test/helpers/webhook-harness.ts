@@ -1,0 +1,362 @@
+/**
+ * Drives a trigger node's `webhook()` the way n8n does, over real HTTP.
+ *
+ * Real parts: a node:http server on port 0, n8n-workflow's `Workflow` (with its observable static
+ * data), n8n-core's `WebhookContext` (parameters, credentials, static data, request and response
+ * objects all reached through it), and the node class from `dist/`.
+ *
+ * What stands in for n8n's server (packages/cli), kept to the behaviour the trigger depends on:
+ * - body: n8n's raw body reader and `parseBody` (middlewares/body-parser.ts): the whole body is kept
+ *   as `req.rawBody` (a Buffer), `application/json` is parsed into `req.body`, form bodies with
+ *   `querystring.parse`; other content types stay unparsed, and `req.readRawBody()` reads them.
+ *   A body n8n cannot parse (broken JSON) is answered 422 before the node runs, as n8n does.
+ * - response (webhooks/webhook-helpers.ts `executeWebhook`, responseMode `onReceived`): when the node
+ *   returned `noWebhookResponse` it has answered itself; otherwise, with `workflowData`, the
+ *   execution starts and the caller gets `webhookResponse` with status 200 (a string is sent as is,
+ *   with the content type the node set, else text/html like express); without `workflowData`
+ *   nothing starts and the caller gets `webhookResponse`. A thrown error is a 500.
+ * - static data: like LiveWebhooks, each request loads the workflow's static data from storage
+ *   (here a JSON string) and stores it back when it changed, so a new harness given the same
+ *   storage is an n8n restart.
+ * - credentials: the credentials helper hands out the decrypted data given to the harness.
+ * An execution "started" exactly when `webhook()` returned `workflowData`: that is when n8n calls
+ * `WorkflowRunner.run`. Each one is recorded in `executions`.
+ */
+import { mkdtempSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse as parseQueryString } from 'node:querystring';
+import type {
+	ICredentialDataDecryptedObject,
+	INode,
+	INodeExecutionData,
+	INodeParameters,
+	INodeType,
+	INodeTypes,
+	IWebhookData,
+	IWebhookResponseData,
+	IWorkflowExecuteAdditionalData,
+	WorkflowExecuteMode,
+} from 'n8n-workflow';
+
+export interface LogEntry {
+	level: 'error' | 'warn' | 'info' | 'debug';
+	message: string;
+	metadata?: unknown;
+}
+
+export interface HarnessOptions {
+	/** The node class instance under test. */
+	nodeType: INodeType;
+	/** The n8n type name, e.g. n8n-nodes-paypalych.payPalychTrigger. */
+	typeName: string;
+	parameters: INodeParameters;
+	credentialType: string;
+	credentials: ICredentialDataDecryptedObject;
+	/** Stored static data (JSON), as n8n keeps it in the workflow row. Shared to emulate restarts. */
+	storage?: { staticData: string };
+	mode?: WorkflowExecuteMode;
+	nodeName?: string;
+}
+
+export interface CallRecord {
+	status: number;
+	/** Whether webhook() returned workflowData, i.e. n8n would have started an execution. */
+	started: boolean;
+	result?: IWebhookResponseData;
+	error?: unknown;
+}
+
+export interface WebhookHarness {
+	url: string;
+	executions: INodeExecutionData[][][];
+	calls: CallRecord[];
+	logs: LogEntry[];
+	storage: { staticData: string };
+	close(): Promise<void>;
+}
+
+let n8nReady: Promise<{
+	WebhookContext: typeof import('n8n-core').WebhookContext;
+	HookContext: typeof import('n8n-core').HookContext;
+	Workflow: typeof import('n8n-workflow').Workflow;
+	logs: LogEntry[];
+}> | undefined;
+
+/** Loads n8n-core once, with its instance folder in a temporary directory and a capturing logger. */
+function loadN8n() {
+	n8nReady ??= (async () => {
+		process.env.N8N_USER_FOLDER ??= mkdtempSync(join(tmpdir(), 'paypalych-trigger-n8n-'));
+		process.env.N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS ??= 'false';
+		// The compiled node requires n8n-workflow's CommonJS build: load the same copies with require.
+		const load = createRequire(__filename);
+		const core = load('n8n-core') as typeof import('n8n-core');
+		const workflow = load('n8n-workflow') as typeof import('n8n-workflow');
+		// n8n-core may bring its own copies of these packages: take the ones it uses.
+		const fromCore = createRequire(load.resolve('n8n-core'));
+		const { Container } = fromCore('@n8n/di') as typeof import('@n8n/di');
+		const { Logger } = fromCore('@n8n/backend-common') as typeof import('@n8n/backend-common');
+		const logs: LogEntry[] = [];
+		const capture = (level: LogEntry['level']) => (message: string, metadata?: unknown) => {
+			logs.push({ level, message, metadata });
+		};
+		const logger = {
+			error: capture('error'),
+			warn: capture('warn'),
+			info: capture('info'),
+			debug: capture('debug'),
+			scoped() {
+				return logger;
+			},
+		};
+		Container.set(Logger, logger as unknown as InstanceType<typeof Logger>);
+		return { WebhookContext: core.WebhookContext, HookContext: core.HookContext, Workflow: workflow.Workflow, logs };
+	})();
+	return n8nReady;
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
+	const chunks: Buffer[] = [];
+	for await (const chunk of req) chunks.push(chunk as Buffer);
+	return Buffer.concat(chunks);
+}
+
+/** n8n's parseIncomingMessage + parseBody, reduced to the content types a postback can have. */
+function prepareRequest(req: IncomingMessage, raw: Buffer): 'ok' | 'unparsable' {
+	const header = String(req.headers['content-type'] ?? '');
+	const contentType = header.split(';')[0].trim().toLowerCase();
+	const charset = /charset=([^;]+)/i.exec(header)?.[1]?.trim() ?? 'utf-8';
+	const encoding = (Buffer.isEncoding(charset) ? charset : 'utf-8') as BufferEncoding;
+	const target = req as IncomingMessage & {
+		rawBody?: Buffer;
+		body?: unknown;
+		readRawBody?: () => Promise<void>;
+		contentType?: string;
+		query?: unknown;
+		params?: unknown;
+	};
+	target.contentType = contentType;
+	target.query = Object.fromEntries(new URL(req.url ?? '/', 'http://x').searchParams);
+	target.params = {};
+	const parsable =
+		contentType === 'application/json' || contentType === 'application/x-www-form-urlencoded' || contentType === 'text/plain';
+	target.readRawBody = async () => {
+		target.rawBody ??= raw;
+	};
+	if (!parsable) return 'ok';
+	target.rawBody = raw;
+	if (raw.length === 0) return 'ok';
+	try {
+		if (contentType === 'application/json') target.body = JSON.parse(raw.toString(encoding));
+		else if (contentType === 'application/x-www-form-urlencoded')
+			target.body = parseQueryString(raw.toString(encoding), undefined, undefined, { maxKeys: 1000 });
+		else target.body = raw.toString(encoding);
+	} catch {
+		return 'unparsable';
+	}
+	return 'ok';
+}
+
+export async function startWebhookHarness(options: HarnessOptions): Promise<WebhookHarness> {
+	const { WebhookContext, Workflow, logs } = await loadN8n();
+	const storage = options.storage ?? { staticData: '{}' };
+	const executions: INodeExecutionData[][][] = [];
+	const calls: CallRecord[] = [];
+	const nodeName = options.nodeName ?? 'PayPalych Trigger';
+
+	const nodeTypes: INodeTypes = {
+		getByName: () => options.nodeType,
+		getByNameAndVersion: () => options.nodeType,
+		getKnownTypes: () => ({}),
+	} as unknown as INodeTypes;
+
+	const node: INode = {
+		id: '8f1c2d3e-0000-4000-8000-000000000001',
+		name: nodeName,
+		type: options.typeName,
+		typeVersion: 1,
+		position: [0, 0],
+		parameters: options.parameters,
+		credentials: { [options.credentialType]: { id: 'cred-1', name: 'PayPalych test' } },
+		webhookId: '5b0e5a4c-1111-4222-8333-444455556666',
+	};
+
+	const handle = async (req: IncomingMessage, res: ServerResponse) => {
+		const record: CallRecord = { status: 0, started: false };
+		calls.push(record);
+		res.on('finish', () => {
+			record.status = res.statusCode;
+		});
+		const raw = await readBody(req);
+		if (prepareRequest(req, raw) === 'unparsable') {
+			res.statusCode = 422;
+			res.setHeader('Content-Type', 'application/json');
+			res.end(JSON.stringify({ code: 422, message: 'Failed to parse request body' }));
+			return;
+		}
+
+		const workflow = new Workflow({
+			id: 'wf-paypalych-trigger',
+			name: 'PayPalych trigger test',
+			nodes: [node],
+			connections: {},
+			active: true,
+			nodeTypes,
+			staticData: JSON.parse(storage.staticData),
+			settings: {},
+		});
+		const additionalData = {
+			httpRequest: req,
+			httpResponse: res,
+			webhookBaseUrl: 'http://n8n.test/webhook',
+			webhookTestBaseUrl: 'http://n8n.test/webhook-test',
+			webhookWaitingBaseUrl: 'http://n8n.test/webhook-waiting',
+			formWaitingBaseUrl: 'http://n8n.test/form-waiting',
+			variables: {},
+			credentialsHelper: {
+				getDecrypted: async () => ({ ...options.credentials }),
+				isCredentialUsableByNode: () => true,
+				getCredentialsProperties: () => [],
+			},
+		} as unknown as IWorkflowExecuteAdditionalData;
+		const webhookData = {
+			httpMethod: 'POST',
+			node: nodeName,
+			path: String(options.parameters.event ?? ''),
+			webhookDescription: options.nodeType.description.webhooks![0],
+			workflowId: workflow.id,
+			isTest: options.mode === 'manual',
+		} as unknown as IWebhookData;
+		const context = new WebhookContext(workflow, node, additionalData, options.mode ?? 'webhook', webhookData, [], null);
+
+		let result: IWebhookResponseData;
+		try {
+			result = await options.nodeType.webhook!.call(context);
+		} catch (error) {
+			record.error = error;
+			if (!res.headersSent) {
+				res.statusCode = 500;
+				res.setHeader('Content-Type', 'application/json');
+				res.end(JSON.stringify({ code: 0, message: 'Workflow Webhook Error: Workflow could not be started!' }));
+			}
+			return;
+		}
+		record.result = result;
+
+		// Like LiveWebhooks: save the static data when it changed.
+		const staticData = workflow.staticData as { __dataChanged?: boolean };
+		if (staticData.__dataChanged === true) storage.staticData = JSON.stringify(workflow.staticData);
+
+		if (result.workflowData !== undefined) {
+			record.started = true;
+			executions.push(result.workflowData);
+		}
+		if (result.noWebhookResponse === true) {
+			if (!res.writableEnded) {
+				record.error = new Error('noWebhookResponse returned but the node did not end the response');
+				res.statusCode = 500;
+				res.end();
+			}
+			return;
+		}
+		const body =
+			result.webhookResponse !== undefined
+				? result.webhookResponse
+				: result.workflowData !== undefined
+					? { message: 'Workflow was started' }
+					: { message: 'Webhook call received' };
+		res.statusCode = 200;
+		if (typeof body === 'string') {
+			if (!res.getHeader('content-type')) res.setHeader('Content-Type', 'text/html; charset=utf-8');
+			res.end(body);
+		} else {
+			res.setHeader('Content-Type', 'application/json; charset=utf-8');
+			res.end(JSON.stringify(body));
+		}
+	};
+
+	const server: Server = createServer((req, res) => {
+		handle(req, res).catch((error: unknown) => {
+			calls.push({ status: 500, started: false, error });
+			if (!res.headersSent) res.statusCode = 500;
+			res.end();
+		});
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	const { port } = server.address() as AddressInfo;
+	return {
+		url: `http://127.0.0.1:${port}/webhook/${node.webhookId}/${String(options.parameters.event ?? '')}`,
+		executions,
+		calls,
+		logs,
+		storage,
+		close: () =>
+			new Promise<void>((resolve, reject) => {
+				server.closeAllConnections();
+				server.close((error) => (error ? reject(error) : resolve()));
+			}),
+	};
+}
+
+/**
+ * Runs one webhook lifecycle method (checkExists, create, delete) through n8n-core's HookContext,
+ * as n8n does when a workflow is published (mode "trigger", activation "activate").
+ */
+export async function callWebhookMethod(
+	options: Pick<HarnessOptions, 'nodeType' | 'typeName' | 'parameters' | 'credentialType' | 'credentials'>,
+	method: 'checkExists' | 'create' | 'delete',
+): Promise<{ result: boolean; logs: LogEntry[]; productionUrl: string }> {
+	const { HookContext, Workflow, logs } = await loadN8n();
+	const node: INode = {
+		id: '8f1c2d3e-0000-4000-8000-000000000002',
+		name: 'PayPalych Trigger',
+		type: options.typeName,
+		typeVersion: 1,
+		position: [0, 0],
+		parameters: options.parameters,
+		credentials: { [options.credentialType]: { id: 'cred-1', name: 'PayPalych test' } },
+		webhookId: '0c6f7a1e-aaaa-4bbb-8ccc-dddd00001111',
+	};
+	const nodeTypes = {
+		getByName: () => options.nodeType,
+		getByNameAndVersion: () => options.nodeType,
+		getKnownTypes: () => ({}),
+	} as unknown as INodeTypes;
+	const workflow = new Workflow({
+		id: 'wf-lifecycle',
+		nodes: [node],
+		connections: {},
+		active: true,
+		nodeTypes,
+		staticData: {},
+		settings: {},
+	});
+	const additionalData = {
+		webhookBaseUrl: 'http://n8n.test/webhook',
+		webhookTestBaseUrl: 'http://n8n.test/webhook-test',
+		variables: {},
+		credentialsHelper: {
+			getDecrypted: async () => ({ ...options.credentials }),
+			isCredentialUsableByNode: () => true,
+			getCredentialsProperties: () => [],
+		},
+	} as unknown as IWorkflowExecuteAdditionalData;
+	const webhookData = {
+		httpMethod: 'POST',
+		node: node.name,
+		path: String(options.parameters.event ?? ''),
+		webhookDescription: options.nodeType.description.webhooks![0],
+		workflowId: workflow.id,
+	} as unknown as IWebhookData;
+	const context = new HookContext(workflow, node, additionalData, 'trigger', 'activate', webhookData);
+	const before = logs.length;
+	const result = await options.nodeType.webhookMethods!.default![method].call(context);
+	return {
+		result,
+		logs: logs.slice(before),
+		productionUrl: `http://n8n.test/webhook/${node.webhookId}/${String(options.parameters.event ?? '')}`,
+	};
+}
