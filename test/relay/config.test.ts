@@ -1,7 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../relay/src/config.ts';
 import { ADMIN_TOKEN, TOKEN } from './helpers.ts';
@@ -74,7 +73,7 @@ describe('relay configuration', () => {
 	});
 
 	it('stops the real binary at start-up with a message naming the variable', () => {
-		const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+		const root = join(__dirname, '..', '..');
 		const node = existsSync(join(root, 'node_modules/.bin/node')) ? join(root, 'node_modules/.bin/node') : process.execPath;
 		const run = spawnSync(node, [join(root, 'relay/src/bin.ts')], {
 			env: { PATH: process.env.PATH ?? '', RELAY_ADMIN_TOKEN: ADMIN_TOKEN, RELAY_PAYMENT_TARGETS: 'http://127.0.0.1:1/x' },
