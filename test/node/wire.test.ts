@@ -185,4 +185,55 @@ describe('requests on the wire', () => {
 		expect(second?.message).toBe('http_502: The service answered HTTP 502');
 		expect(second?.httpCode).toBe('502');
 	});
+
+	it('looks a payout order ID up before creating, and creates nothing when it exists', async () => {
+		server.answers.push({ status: 200, body: { success: true, id: 'PO5', amount: '70.00', order_id: 'given-1', created_at: '2024-03-01 10:00:00' } });
+		const out = await runNode({
+			credential: { apiToken: TOKEN, baseUrl: server.url },
+			parameters: { resource: 'payout', operation: 'createPersonal', payoutAccountId: 'acc', amount: '70', options: { orderId: 'given-1' } },
+		});
+		expect(out).toEqual([{ json: { id: 'PO5', amount: 70, order_id: 'given-1', created_at: '2024-03-01 10:00:00', already_existed: true }, pairedItem: { item: 0 } }]);
+		// The status look-up, then a search of that day for further parts of a split payout; never a create.
+		expect(server.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /api/v1/payout/status', 'GET /api/v1/payout/search']);
+		expect(server.requests[0].query).toEqual({ order_id: 'given-1' });
+		expect(server.requests[1].query).toMatchObject({ start_date: '2024-03-01', finish_date: '2024-03-01' });
+	});
+
+	it('returns the existing payout when the create call finds the order ID taken meanwhile', async () => {
+		server.answers.push(
+			{ status: 422, body: { success: false, message: 'api:error.payout_not_found' } },
+			{ status: 422, body: { message: 'The order id has already been taken.', errors: { order_id: ['The order id has already been taken.'] } } },
+			{ status: 200, body: { success: 'true', id: 'PO6', amount: 70 } },
+		);
+		const out = await runNode({
+			credential: { apiToken: TOKEN, baseUrl: server.url },
+			parameters: { resource: 'payout', operation: 'createPersonal', payoutAccountId: 'acc', amount: '70' },
+			items: [{ run: 1 }],
+		});
+		expect(out).toHaveLength(1);
+		expect(out[0].json).toMatchObject({ id: 'PO6', already_existed: true });
+		expect(out[0].json.order_id).toMatch(/^n8n-[0-9a-f]{24}$/);
+		expect(server.requests.map((r) => r.method)).toEqual(['GET', 'POST', 'GET']);
+		const sent = new URLSearchParams(server.requests[1].body).get('order_id');
+		expect(sent).toBe(out[0].json.order_id);
+		expect(server.requests[2].query.order_id).toBe(sent);
+	});
+
+	it('does not take a 422 on another field for a taken order ID', async () => {
+		server.answers.push(
+			{ status: 422, body: { success: false, message: 'api:error.payout_not_found' } },
+			{ status: 422, body: { message: 'The amount field is invalid.', errors: { amount: ['The amount field is invalid.'] } } },
+		);
+		const error = await runNode({
+			credential: { apiToken: TOKEN, baseUrl: server.url },
+			parameters: { resource: 'payout', operation: 'createPersonal', payoutAccountId: 'acc', amount: '70' },
+		}).then(
+			() => undefined,
+			(e: Error & { httpCode?: string; description?: string }) => e,
+		);
+		expect(error?.message).toBe('invalid_request_data: The service rejected the request data');
+		expect(error?.description).toContain('amount: The amount field is invalid.');
+		expect(error?.httpCode).toBe('422');
+		expect(server.requests).toHaveLength(2);
+	});
 });

@@ -4,6 +4,7 @@ import { NodeApiError } from 'n8n-workflow';
 import { ENDPOINTS } from '../../shared';
 import { apiRequest } from '../transport';
 import { normalizeResponse } from './normalize';
+import { listAll } from './pagination';
 import { deriveOrderId, randomOrderId } from './orderId';
 
 export const ORDER_ID_RULE =
@@ -63,9 +64,34 @@ export async function findPayoutByOrderId(
 	}
 }
 
-function existingItem(payout: IDataObject, orderId: string): IDataObject {
-	const out = normalizeResponse(payout);
-	return { ...out, order_id: out.order_id ?? orderId, already_existed: true };
+/**
+ * All payouts already made under this order ID. payout/status answers the first one; a split
+ * payout has more parts, found by searching the day it was created. Without a usable search the
+ * first one is all there is to return.
+ */
+async function existingPayouts(
+	this: IExecuteFunctions,
+	first: IDataObject,
+	orderId: string,
+	itemIndex: number,
+): Promise<IDataObject[]> {
+	const marked = (payout: IDataObject) => {
+		const out = normalizeResponse(payout);
+		delete out.success;
+		return { ...out, order_id: out.order_id ?? orderId, already_existed: true };
+	};
+	const day = typeof first.created_at === 'string' ? first.created_at.slice(0, 10) : '';
+	if (/^\d{4}-\d{2}-\d{2}$/.test(day)) {
+		let parts: IDataObject[] = [];
+		try {
+			const sameDay = await listAll.call(this, ENDPOINTS.payoutSearch.path, { start_date: day, finish_date: day }, undefined, itemIndex);
+			parts = sameDay.filter((payout) => payout.order_id === orderId);
+		} catch {
+			parts = [];
+		}
+		if (parts.length > 1 && parts.some((payout) => payout.id === first.id)) return parts.map(marked);
+	}
+	return [marked(first)];
 }
 
 /**
@@ -102,7 +128,7 @@ export async function createPayoutOnce(
 
 	if (lookUp) {
 		const existing = await findPayoutByOrderId.call(this, orderId, itemIndex);
-		if (existing) return [existingItem(existing, orderId)];
+		if (existing) return await existingPayouts.call(this, existing, orderId, itemIndex);
 	}
 
 	let answer: IDataObject;
@@ -111,7 +137,7 @@ export async function createPayoutOnce(
 	} catch (error) {
 		if (orderIdTaken(error)) {
 			const existing = await findPayoutByOrderId.call(this, orderId, itemIndex);
-			if (existing) return [existingItem(existing, orderId)];
+			if (existing) return await existingPayouts.call(this, existing, orderId, itemIndex);
 		}
 		throw new NodeApiError(this.getNode(), error as JsonObject, { itemIndex });
 	}

@@ -1,0 +1,41 @@
+import { startSandbox } from '../../sandbox/src/index.ts';
+
+export type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
+
+export async function start(): Promise<Sandbox> {
+	return await startSandbox({ port: 0, timeFactor: 0.001 });
+}
+
+/** Calls the sandbox's control API (`/_sandbox/...`) and returns its JSON answer. */
+export async function control<T = Record<string, any>>(sandbox: Sandbox, method: string, path: string, body?: unknown): Promise<T> {
+	const response = await fetch(`${sandbox.url}/_sandbox${path}`, {
+		method,
+		headers: body === undefined ? {} : { 'content-type': 'application/json' },
+		body: body === undefined ? undefined : JSON.stringify(body),
+	});
+	const text = await response.text();
+	if (!response.ok) throw new Error(`control ${method} ${path}: ${response.status} ${text}`);
+	return JSON.parse(text) as T;
+}
+
+export interface TestMerchant {
+	merchantId: string;
+	token: string;
+	shopId: string;
+	payoutAccountId: string;
+	credential: { apiToken: string; baseUrl: string };
+}
+
+/** A fresh merchant (verified, subscribed, RUB balance, direct payouts on) with its own state. */
+export async function newMerchant(sandbox: Sandbox, fields: Record<string, unknown> = {}): Promise<TestMerchant> {
+	const created = await control<Omit<TestMerchant, 'credential'>>(sandbox, 'POST', '/merchants', fields);
+	return { ...created, credential: { apiToken: created.token, baseUrl: sandbox.url } };
+}
+
+export async function patchMerchant(sandbox: Sandbox, merchantId: string, fields: Record<string, unknown>): Promise<void> {
+	await control(sandbox, 'PATCH', `/merchants/${merchantId}`, fields);
+}
+
+export async function payoutsOf(sandbox: Sandbox, merchantId: string): Promise<Array<Record<string, any>>> {
+	return (await control<{ data: Array<Record<string, any>> }>(sandbox, 'GET', `/payouts?merchantId=${merchantId}`)).data;
+}
