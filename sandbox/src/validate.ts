@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { validationError } from './errors.ts';
+import { parseYmd } from './dates.ts';
 import { isNumeric } from './money.ts';
 
 export type Input = Record<string, unknown>;
@@ -57,21 +58,35 @@ export const rules = {
 	date: () =>
 		z
 			.string({ error: 'The :attribute field must be a valid date.' })
-			.regex(/^\d{4}-\d{2}-\d{2}$/, { error: 'The :attribute field must match the format Y-m-d.' }),
+			.regex(/^\d{4}-\d{2}-\d{2}$/, { error: 'The :attribute field must match the format Y-m-d.' })
+			.refine((value) => parseYmd(value) !== null, { error: 'The :attribute field must be a valid date.' }),
 };
 
-/** Parses the input or throws the 422 answer. */
-export function validate<S extends z.ZodType>(schema: S, input: Input): z.output<S> {
+/**
+ * Parses the input or throws the 422 answer. `extra` adds rules that depend on other fields
+ * (required_if and the like); it sees the raw input and runs even when other fields fail, as
+ * Laravel evaluates every rule.
+ */
+export function validate<S extends z.ZodType>(
+	schema: S,
+	input: Input,
+	extra?: (input: Input) => Record<string, string>,
+): z.output<S> {
 	const result = schema.safeParse(input);
-	if (result.success) return result.data;
-	const errors: Record<string, string[]> = {};
-	for (const issue of result.error.issues) {
+	const more = extra ? extra(input) : {};
+	if (result.success && Object.keys(more).length === 0) return result.data;
+	const found: Record<string, string> = {};
+	for (const issue of result.success ? [] : result.error.issues) {
 		const field = String(issue.path[0] ?? 'input');
-		if (errors[field]) continue;
+		if (found[field] !== undefined) continue;
 		const missing = input[field] === undefined && issue.code === 'invalid_type';
-		const template = missing ? 'The :attribute field is required.' : issue.message;
-		errors[field] = [template.replace(/:attribute/g, attribute(field))];
+		found[field] = missing ? 'The :attribute field is required.' : issue.message;
 	}
+	for (const [field, message] of Object.entries(more)) found[field] ??= message;
+	const order = Object.keys((schema as unknown as { shape?: Record<string, unknown> }).shape ?? {});
+	const fields = [...order.filter((field) => field in found), ...Object.keys(found).filter((field) => !order.includes(field))];
+	const errors: Record<string, string[]> = {};
+	for (const field of fields) errors[field] = [(found[field] as string).replace(/:attribute/g, attribute(field))];
 	throw validationError(errors);
 }
 

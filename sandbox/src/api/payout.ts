@@ -5,7 +5,7 @@ import type { SandboxContext } from '../context.ts';
 import { keyError, unauthorizedAction, validationError, type Endpoint } from '../errors.ts';
 import { format8 } from '../money.ts';
 import { CURRENCIES, maskCard, payoutView, State, type Merchant } from '../state.ts';
-import { fieldError, rules, validate } from '../validate.ts';
+import { fieldError, rules, validate, type Input } from '../validate.ts';
 import { amountOrFail, getInput, merchantFor, postInput, search } from './common.ts';
 
 const personalSchema = z.object({
@@ -14,33 +14,33 @@ const personalSchema = z.object({
 	order_id: rules.string().optional(),
 });
 
-const regularSchema = z
-	.object({
-		amount: rules.numeric(),
-		currency: rules.oneOf(['RUB'] as const),
-		account_type: rules.oneOf(['credit_card', 'sbp'] as const),
-		account_identifier: rules.string(64),
-		account_bank: rules.integer().optional(),
-		card_holder: rules.string().optional(),
-		order_id: rules.string().optional(),
-	})
-	.superRefine((data, issues) => {
-		if (data.account_type === 'credit_card') {
-			if (!/^\d{13,19}$/.test(data.account_identifier.replace(/[\s-]/g, ''))) {
-				issues.addIssue({ code: 'custom', path: ['account_identifier'], message: 'The :attribute field must be a valid card number.' });
-			}
-			if (data.card_holder === undefined) {
-				issues.addIssue({ code: 'custom', path: ['card_holder'], message: 'The :attribute field is required when account type is credit_card.' });
-			}
-		} else {
-			if (!/^\+?\d{10,15}$/.test(data.account_identifier.replace(/[\s()-]/g, ''))) {
-				issues.addIssue({ code: 'custom', path: ['account_identifier'], message: 'The :attribute field must be a valid phone number.' });
-			}
-			if (data.account_bank === undefined) {
-				issues.addIssue({ code: 'custom', path: ['account_bank'], message: 'The :attribute field is required when account type is sbp.' });
-			}
+const regularSchema = z.object({
+	amount: rules.numeric(),
+	currency: rules.oneOf(['RUB'] as const),
+	account_type: rules.oneOf(['credit_card', 'sbp'] as const),
+	account_identifier: rules.string(64),
+	account_bank: rules.integer().optional(),
+	card_holder: rules.string().optional(),
+	order_id: rules.string().optional(),
+});
+
+/** Rules that depend on account_type: card number and holder for cards, phone and bank for SBP. */
+function regularConditional(input: Input): Record<string, string> {
+	const errors: Record<string, string> = {};
+	const identifier = typeof input['account_identifier'] === 'string' ? input['account_identifier'] : null;
+	if (input['account_type'] === 'credit_card') {
+		if (identifier !== null && !/^\d{13,19}$/.test(identifier.replace(/[\s-]/g, ''))) {
+			errors['account_identifier'] = 'The :attribute field must be a valid card number.';
 		}
-	});
+		if (input['card_holder'] === undefined) errors['card_holder'] = 'The :attribute field is required when account type is credit_card.';
+	} else if (input['account_type'] === 'sbp') {
+		if (identifier !== null && !/^\+?\d{10,15}$/.test(identifier.replace(/[\s()-]/g, ''))) {
+			errors['account_identifier'] = 'The :attribute field must be a valid phone number.';
+		}
+		if (input['account_bank'] === undefined) errors['account_bank'] = 'The :attribute field is required when account type is sbp.';
+	}
+	return errors;
+}
 
 const statusSchema = z.object({ id: rules.string().optional(), order_id: rules.string().optional() });
 
@@ -99,7 +99,7 @@ export function payoutRoutes(ctx: SandboxContext) {
 			const endpoint = 'payout/regular/create';
 			const merchant = merchantFor(ctx, request, endpoint, { subscription: true, verified: true });
 			if (!merchant.regularPayoutsEnabled) throw unauthorizedAction();
-			const data = validate(regularSchema, postInput(request));
+			const data = validate(regularSchema, postInput(request), regularConditional);
 			if (data.order_id !== undefined && ctx.state.orderIdTaken(merchant.id, data.order_id)) orderIdTaken();
 			if (data.account_type === 'sbp' && !findBank(data.account_bank as number)) {
 				throw fieldError('account_bank', 'The selected :attribute is invalid.');
