@@ -44,7 +44,7 @@ ${inputs}
 }
 
 const payForm = z.object({
-	outcome: z.enum(['full', 'under', 'over', 'fail']).default('full'),
+	outcome: z.enum(['full', 'under', 'over', 'fail']),
 	method: z.enum(['BANK_CARD', 'SBP']).optional(),
 });
 
