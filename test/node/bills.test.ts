@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { INodeParameters } from 'n8n-workflow';
 
 import { runListSearch, runNode } from '../helpers/n8n-context.ts';
 import { control, newMerchant, start, type Sandbox, type TestMerchant } from '../helpers/sandbox.ts';
@@ -15,7 +16,7 @@ afterAll(async () => {
 
 const day = (offsetDays: number) => new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
 
-async function createBill(merchant: TestMerchant, amount: string, extra: Record<string, unknown> = {}) {
+async function createBill(merchant: TestMerchant, amount: string, extra: INodeParameters = {}) {
 	const [item] = await runNode({
 		credential: merchant.credential,
 		parameters: { resource: 'bill', operation: 'create', shopId: merchant.shopId, amount, additionalFields: extra },

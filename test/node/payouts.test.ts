@@ -15,7 +15,7 @@ afterAll(async () => {
 });
 
 const day = (offsetDays: number) => new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
-const personal = (merchant: TestMerchant, amount: string, options: Record<string, unknown> = {}): INodeParameters => ({
+const personal = (merchant: TestMerchant, amount: string, options: INodeParameters = {}): INodeParameters => ({
 	resource: 'payout',
 	operation: 'createPersonal',
 	payoutAccountId: merchant.payoutAccountId,
