@@ -200,3 +200,14 @@ export async function runListSearch(
 }
 
 export { workflowLib };
+
+/**
+ * Resolves an expression of the credential (its `test` request, its `authenticate` block) with
+ * `$credentials` set, through n8n-workflow's real expression engine, as n8n does.
+ */
+export function resolveCredentialExpression(expression: string, credentials: Credential): unknown {
+	const { node, workflow } = build({ credential: credentials, parameters: {} });
+	return workflow.expression.getSimpleParameterValue(node, expression, 'internal', { $credentials: credentials }, undefined, '');
+}
+
+export { PayPalych, PayPalychApi };
