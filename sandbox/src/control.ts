@@ -63,7 +63,7 @@ const merchantCreate = merchantPatch.extend({
 const owner = z.object({ merchantId: z.string().optional() });
 
 const paySchema = z.object({
-	outcome: z.enum(['full', 'under', 'over', 'fail']).optional(),
+	outcome: z.enum(['full', 'under', 'over', 'fail', 'process']).optional(),
 	method: z.enum(['BANK_CARD', 'SBP']).optional(),
 	amount: positiveAmount.optional(),
 });
@@ -148,6 +148,7 @@ export function merchantView(ctx: SandboxContext, merchant: Merchant): Record<st
 		tooManyPaymentsThreshold: merchant.tooManyPaymentsThreshold,
 		shops: [...ctx.state.shops.values()].filter((shop) => shop.merchantId === merchant.id).map(shopView),
 		payoutAccounts: [...ctx.state.accounts.values()].filter((account) => account.merchantId === merchant.id).map(accountView),
+		payouts: [...ctx.state.payouts.values()].filter((payout) => payout.merchantId === merchant.id).map(payoutControlView),
 	};
 }
 

@@ -11,7 +11,7 @@ export type BillStatus = 'NEW' | 'PROCESS' | 'UNDERPAID' | 'SUCCESS' | 'OVERPAID
 export type PayoutStatus = 'NEW' | 'MODERATING' | 'PROCESS' | 'SUCCESS' | 'FAIL' | 'ERROR' | 'DECLINED';
 export type Subscription = 'active' | 'inactive' | 'none';
 export type PaymentMethod = 'BANK_CARD' | 'SBP';
-export type Outcome = 'full' | 'under' | 'over' | 'fail';
+export type Outcome = 'full' | 'under' | 'over' | 'fail' | 'process';
 export type RegularDirection = 'credit_card' | 'sbp';
 
 /** Incoming payments: 3 % of the amount paid towards the bill. */
@@ -309,7 +309,8 @@ export class State {
 	/**
 	 * One payment on a bill. `amount` (cents paid towards the bill, before a payer commission)
 	 * decides the status when given; otherwise the outcome does: full = the bill amount,
-	 * under = half of it, over = one and a half times it, fail = the bill amount, not charged.
+	 * under = half of it, over = one and a half times it, fail = the bill amount, not charged;
+	 * process = a payment still in PROCESS (no credit, no postback, no redirect).
 	 */
 	pay(bill: Bill, request: { outcome?: Outcome; method?: PaymentMethod; amount?: number }): PayResult {
 		const refusal = this.payRefusal(bill);
@@ -320,7 +321,10 @@ export class State {
 		const method: PaymentMethod = bill.paymentMethod ?? request.method ?? 'BANK_CARD';
 		let base: number;
 		let status: BillStatus;
-		if (request.amount !== undefined) {
+		if (outcome === 'process') {
+			base = request.amount ?? bill.amount;
+			status = 'PROCESS';
+		} else if (request.amount !== undefined) {
 			base = request.amount;
 			status =
 				outcome === 'fail' ? 'FAIL' : base < bill.amount ? 'UNDERPAID' : base > bill.amount ? 'OVERPAID' : 'SUCCESS';
@@ -336,7 +340,7 @@ export class State {
 		}
 		const fee = share(base, INCOMING_COMMISSION_BP);
 		const outSum = bill.payerPaysCommission ? base + fee : base;
-		const failed = status === 'FAIL';
+		const failed = status === 'FAIL' || status === 'PROCESS';
 		const commission = failed ? 0 : fee;
 		const received = failed ? 0 : bill.payerPaysCommission ? base : base - fee;
 		const payment: Payment = {
@@ -363,7 +367,7 @@ export class State {
 		const outSumText = format2(outSum);
 		const signature = md5Upper(`${outSumText}:${invId}:${merchant.token}`);
 		let postback: Fields | null = null;
-		if (shop.resultUrl) {
+		if (shop.resultUrl && status !== 'PROCESS') {
 			postback = {
 				InvId: invId,
 				OutSum: outSumText,
@@ -382,7 +386,7 @@ export class State {
 			this.options.deliver('payment', shop.resultUrl, postback, payment.id);
 		}
 		const redirect: Redirect = {
-			url: isPaidStatus(status) ? shop.successUrl : shop.failUrl,
+			url: status === 'PROCESS' ? null : isPaidStatus(status) ? shop.successUrl : shop.failUrl,
 			fields: { InvId: invId, OutSum: outSumText, CurrencyIn: bill.currency, custom: bill.custom ?? '', SignatureValue: signature },
 		};
 		return { payment, postback, redirect };

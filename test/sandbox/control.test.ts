@@ -29,6 +29,11 @@ describe('control API', () => {
 		expect(view.body.shops.map((s: { id: string }) => s.id)).toEqual([m.shopId]);
 		expect(view.body.shops[0].defaultCurrency).toBe('USD');
 		expect(view.body.payoutAccounts.map((a: { id: string }) => a.id)).toEqual([m.payoutAccountId]);
+		expect(view.body.payouts).toEqual([]);
+		await h.control('PATCH', `merchants/${m.merchantId}`, { verified: true });
+		const payout = await h.api('POST', 'payout/personal/create', { amount: '1', payout_account_id: m.payoutAccountId }, m.token);
+		const after = await h.control('GET', `merchants/${m.merchantId}`);
+		expect(after.body.payouts.map((p: { id: string }) => p.id)).toEqual([payout.body.data[0].id]);
 	});
 
 	it('fixes a token on request and refuses a token in use', async () => {

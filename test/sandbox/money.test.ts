@@ -58,6 +58,20 @@ describe('payments move money', () => {
 		expect((await h.api('GET', 'bill/payments', { id }, m.token)).body.data).toHaveLength(5);
 	});
 
+	it('outcome process leaves a payment in PROCESS: bill PROCESS, no credit, no postback', async () => {
+		const m = await h.merchant({ balances: { RUB: '0' } });
+		await h.control('PATCH', `shops/${m.shopId}`, { resultUrl: 'http://127.0.0.1:9/unused', successUrl: 'http://127.0.0.1:9/ok' });
+		const bill = await h.api('POST', 'bill/create', { amount: '10', shop_id: m.shopId }, m.token);
+		const pay = await h.control('POST', `bills/${bill.body.bill_id}/pay`, { outcome: 'process' });
+		expect(pay.body.payment).toMatchObject({ status: 'PROCESS', amount_received: 0 });
+		expect(pay.body.postback).toBeNull();
+		expect(pay.body.redirect.url).toBeNull();
+		expect((await h.api('GET', 'bill/status', { id: bill.body.bill_id }, m.token)).body.status).toBe('PROCESS');
+		expect(await rub(m.token)).toEqual({ available: 0, locked: 0 });
+		expect((await h.control('GET', `deliveries?trsId=${pay.body.payment.id}`)).body.data).toEqual([]);
+		expect((await h.control('POST', `bills/${bill.body.bill_id}/pay`, { outcome: 'full' })).status).toBe(200);
+	});
+
 	it('credits the balance of the bill currency', async () => {
 		const m = await h.merchant();
 		const bill = await h.api('POST', 'bill/create', { amount: '10', shop_id: m.shopId, currency_in: 'USD' }, m.token);
