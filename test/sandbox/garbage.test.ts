@@ -26,7 +26,7 @@ async function snapshot() {
 	};
 }
 
-async function raw(path: string, body: BodyInit, contentType: string, method = 'POST') {
+async function raw(path: string, body: string | Uint8Array, contentType: string, method = 'POST') {
 	return read(
 		await fetch(`${h.sb.url}${path}`, {
 			method,
