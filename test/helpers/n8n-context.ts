@@ -8,7 +8,7 @@
  * hands out the credential data and applies the credential class's generic `authenticate`
  * block, resolving its expressions with n8n-workflow's real expression engine, as n8n does.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
@@ -34,7 +34,11 @@ import type {
 } from 'n8n-workflow';
 
 // n8n-core reads its settings folder when its services start: keep it out of the home directory.
-process.env.N8N_USER_FOLDER ??= mkdtempSync(join(tmpdir(), 'paypalych-n8n-'));
+// One fixed folder, so test runs do not pile up temporary directories.
+if (process.env.N8N_USER_FOLDER === undefined) {
+	process.env.N8N_USER_FOLDER = join(tmpdir(), 'paypalych-n8n-test');
+	mkdirSync(process.env.N8N_USER_FOLDER, { recursive: true });
+}
 process.env.N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS ??= 'false';
 
 // Both the compiled node and this harness must share n8n-workflow's CommonJS build (one copy of
