@@ -1,0 +1,87 @@
+/**
+ * The example workflows in examples/: loading them and filling in the placeholders a merchant
+ * would edit by hand (shop ID, payout account ID, the shop backend's address).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO_ROOT, type WorkflowJson } from './n8n.ts';
+
+export const EXAMPLES_DIR = join(REPO_ROOT, 'examples');
+
+/** The credential every example refers to; the scripts import it under this id. */
+export const CREDENTIAL_ID = 'paypalychSandbox';
+export const CREDENTIAL_NAME = 'PayPalych account';
+
+export const EXAMPLE_IDS = {
+	paymentPaid: 'ppExPaymentPaid01',
+	payoutSweep: 'ppExPayoutSweep02',
+	reconciliation: 'ppExReconcile03',
+	paymentLink: 'ppExPaymentLink04',
+} as const;
+
+/** Placeholders as they appear in the example files. */
+export const PLACEHOLDERS = {
+	shopId: 'YOUR_SHOP_ID',
+	payoutAccountId: 'YOUR_PAYOUT_ACCOUNT_ID',
+	shopBackend: 'https://shop.example.com',
+} as const;
+
+export interface ExampleSettings {
+	shopId: string;
+	payoutAccountId: string;
+	/** Base URL of the shop's backend the workflows call (no trailing slash). */
+	shopBackend: string;
+}
+
+export function loadExamples(): Array<{ file: string; workflow: WorkflowJson }> {
+	return readdirSync(EXAMPLES_DIR)
+		.filter((f) => f.endsWith('.json'))
+		.sort()
+		.map((file) => ({ file, workflow: JSON.parse(readFileSync(join(EXAMPLES_DIR, file), 'utf8')) as WorkflowJson }));
+}
+
+function replaceDeep(value: unknown, replace: (text: string) => string): unknown {
+	if (typeof value === 'string') return replace(value);
+	if (Array.isArray(value)) return value.map((v) => replaceDeep(v, replace));
+	if (value !== null && typeof value === 'object') {
+		return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, replaceDeep(v, replace)]));
+	}
+	return value;
+}
+
+/** A copy of the workflow with the placeholders in node parameters replaced. */
+export function configureWorkflow(workflow: WorkflowJson, settings: ExampleSettings): WorkflowJson {
+	const backend = settings.shopBackend.replace(/\/+$/, '');
+	const replace = (text: string) =>
+		text
+			.split(PLACEHOLDERS.shopId)
+			.join(settings.shopId)
+			.split(PLACEHOLDERS.payoutAccountId)
+			.join(settings.payoutAccountId)
+			.split(PLACEHOLDERS.shopBackend)
+			.join(backend);
+	return {
+		...workflow,
+		nodes: workflow.nodes.map((node) => ({ ...node, parameters: replaceDeep(node.parameters, replace) as Record<string, unknown> })),
+	};
+}
+
+/** The production path n8n serves a PayPalych Trigger on: `<webhookId>/<event>`. */
+export function triggerWebhookPath(node: { webhookId?: string; parameters: Record<string, unknown> }): string {
+	if (!node.webhookId) throw new Error('a PayPalych Trigger in an example needs a fixed webhookId');
+	const event = typeof node.parameters.event === 'string' ? node.parameters.event : 'payment';
+	return `${node.webhookId}/${event}`;
+}
+
+/** Trigger nodes of the given workflows, with the event each listens for. */
+export function triggersOf(workflows: WorkflowJson[]): Array<{ workflowId: string; node: string; event: string; path: string }> {
+	const out: Array<{ workflowId: string; node: string; event: string; path: string }> = [];
+	for (const workflow of workflows) {
+		for (const node of workflow.nodes) {
+			if (!node.type.endsWith('.payPalychTrigger')) continue;
+			const event = typeof node.parameters.event === 'string' ? node.parameters.event : 'payment';
+			out.push({ workflowId: workflow.id, node: node.name, event, path: triggerWebhookPath(node) });
+		}
+	}
+	return out;
+}
