@@ -194,9 +194,10 @@ export class PayPalychTrigger implements INodeType {
 		}
 		if (key !== undefined) seen.remember(key);
 
-		// n8n answers with webhookResponse once the execution is registered (responseMode onReceived);
-		// the content type keeps it a plain "OK".
-		res.setHeader('Content-Type', 'text/plain; charset=utf-8');
-		return { workflowData: [[{ json: item }]], webhookResponse: 'OK' };
+		// Answered here, before n8n starts the execution: n8n saves the static data (the memory above)
+		// when the node answers, whereas its own deferred "onReceived" answer comes after the run has
+		// taken over the static data, and the new key could then be lost (seen with n8n 2.41.1).
+		answer(res, 200, 'OK');
+		return { noWebhookResponse: true, workflowData: [[{ json: item }]] };
 	}
 }

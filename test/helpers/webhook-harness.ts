@@ -10,14 +10,15 @@
  *   as `req.rawBody` (a Buffer), `application/json` is parsed into `req.body`, form bodies with
  *   `querystring.parse`; other content types stay unparsed, and `req.readRawBody()` reads them.
  *   A body n8n cannot parse (broken JSON) is answered 422 before the node runs, as n8n does.
- * - response (webhooks/webhook-helpers.ts `executeWebhook`, responseMode `onReceived`): when the node
- *   returned `noWebhookResponse` it has answered itself; otherwise, with `workflowData`, the
- *   execution starts and the caller gets `webhookResponse` with status 200 (a string is sent as is,
- *   with the content type the node set, else text/html like express); without `workflowData`
+ * - response (webhooks/webhook-helpers.ts `executeWebhook` of n8n 2.41.1, responseMode `onReceived`):
+ *   when the node returned `noWebhookResponse` it has answered itself; otherwise, with
+ *   `workflowData`, the execution starts and the caller then gets the description's `responseData`
+ *   (n8n's default 'firstEntryJson' when unset), else `webhookResponse`; without `workflowData`
  *   nothing starts and the caller gets `webhookResponse`. A thrown error is a 500.
- * - static data: like LiveWebhooks, each request loads the workflow's static data from storage
- *   (here a JSON string) and stores it back when it changed, so a new harness given the same
- *   storage is an n8n restart.
+ * - static data (webhooks/live-webhooks.ts): each request loads the workflow's static data from
+ *   storage (here a JSON string) and saves it in the response callback when its change flag is set.
+ *   The run's own Workflow, built over the same object before a deferred answer, resets that flag,
+ *   as in n8n. A new harness given the same storage is an n8n restart.
  * - credentials: the credentials helper hands out the decrypted data given to the harness.
  * An execution "started" exactly when `webhook()` returned `workflowData`: that is when n8n calls
  * `WorkflowRunner.run`. Each one is recorded in `executions`.
@@ -31,6 +32,7 @@ import { join } from 'node:path';
 import { parse as parseQueryString } from 'node:querystring';
 import type {
 	ICredentialDataDecryptedObject,
+	IDataObject,
 	INode,
 	INodeExecutionData,
 	INodeParameters,
@@ -198,6 +200,7 @@ export async function startWebhookHarness(options: HarnessOptions): Promise<Webh
 			return;
 		}
 
+		const loaded = JSON.parse(storage.staticData) as IDataObject;
 		const workflow = new Workflow({
 			id: 'wf-paypalych-trigger',
 			name: 'PayPalych trigger test',
@@ -205,7 +208,7 @@ export async function startWebhookHarness(options: HarnessOptions): Promise<Webh
 			connections: {},
 			active: true,
 			nodeTypes,
-			staticData: JSON.parse(storage.staticData),
+			staticData: loaded,
 			settings: {},
 		});
 		const additionalData = {
@@ -246,36 +249,61 @@ export async function startWebhookHarness(options: HarnessOptions): Promise<Webh
 		}
 		record.result = result;
 
-		// Like LiveWebhooks: save the static data when it changed.
-		const staticData = workflow.staticData as { __dataChanged?: boolean };
-		if (staticData.__dataChanged === true) storage.staticData = JSON.stringify(workflow.staticData);
-
-		if (result.workflowData !== undefined) {
-			record.started = true;
-			executions.push(result.workflowData);
-		}
+		// As LiveWebhooks: the static data is saved in the response callback, when it changed.
+		const save = () => {
+			const flag = workflow.staticData as { __dataChanged?: boolean };
+			if (flag.__dataChanged === true) {
+				storage.staticData = JSON.stringify(workflow.staticData);
+				flag.__dataChanged = false;
+			}
+		};
 		if (result.noWebhookResponse === true) {
 			if (!res.writableEnded) {
 				record.error = new Error('noWebhookResponse returned but the node did not end the response');
 				res.statusCode = 500;
 				res.end();
 			}
-			return;
+			save();
 		}
-		const body =
-			result.webhookResponse !== undefined
-				? result.webhookResponse
-				: result.workflowData !== undefined
-					? { message: 'Workflow was started' }
-					: { message: 'Webhook call received' };
+		if (result.workflowData !== undefined) {
+			// WorkflowRunner.run builds its own Workflow over the same static data object, which
+			// resets the change flag; n8n's deferred onReceived answer (and its save) comes after.
+			new Workflow({
+				id: workflow.id,
+				nodes: [node],
+				connections: {},
+				active: true,
+				nodeTypes,
+				staticData: loaded,
+				settings: {},
+			});
+			record.started = true;
+			executions.push(result.workflowData);
+		}
+		if (result.noWebhookResponse === true) return;
+
+		// executeWebhook: without workflowData the answer is webhookResponse (or a default message);
+		// with it (onReceived), the answer is the description's responseData, which n8n evaluates
+		// with the default 'firstEntryJson', then webhookResponse.
+		let body: unknown;
+		if (result.workflowData === undefined) {
+			body = result.webhookResponse !== undefined ? result.webhookResponse : { message: 'Webhook call received' };
+		} else {
+			const responseData = (options.nodeType.description.webhooks![0].responseData as string | undefined) ?? 'firstEntryJson';
+			body =
+				responseData === 'noData'
+					? undefined
+					: responseData || (result.webhookResponse !== undefined ? result.webhookResponse : { message: 'Workflow was started' });
+		}
 		res.statusCode = 200;
 		if (typeof body === 'string') {
 			if (!res.getHeader('content-type')) res.setHeader('Content-Type', 'text/html; charset=utf-8');
 			res.end(body);
 		} else {
 			res.setHeader('Content-Type', 'application/json; charset=utf-8');
-			res.end(JSON.stringify(body));
+			res.end(body === undefined ? '' : JSON.stringify(body));
 		}
+		save();
 	};
 
 	const server: Server = createServer((req, res) => {
