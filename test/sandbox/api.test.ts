@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildSandbox } from '../../sandbox/src/index.ts';
 import { harness, today, type Harness } from './helpers.ts';
 
 const DATETIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
@@ -236,5 +237,32 @@ describe('balance, payouts, banks', () => {
 			expect(Number.isInteger(bank.bic)).toBe(true);
 		}
 		expect(answer.body.data).toContainEqual(expect.objectContaining({ member_id: 100000000111, name_en: 'Sberbank' }));
+	});
+});
+
+describe('buildSandbox', () => {
+	it('builds the app without listening; links follow the Host header, or publicUrl when given', async () => {
+		const app = buildSandbox({ token: '3|injectinjectinjectinjectinjectinjectinje' });
+		const shopId = (await app.inject({ method: 'GET', url: '/_sandbox/demo' })).json().shopId;
+		const created = await app.inject({
+			method: 'POST',
+			url: '/api/v1/bill/create',
+			headers: { authorization: 'Bearer 3|injectinjectinjectinjectinjectinjectinje', host: 'pay.example.test' },
+			payload: { amount: '10', shop_id: shopId },
+		});
+		expect(created.statusCode).toBe(200);
+		expect(created.json().link_page_url).toBe(`http://pay.example.test/pay/${created.json().bill_id}`);
+		await app.close();
+
+		const pinned = buildSandbox({ token: '4|pinnedpinnedpinnedpinnedpinnedpinnedpinn', publicUrl: 'https://sandbox.example.test/' });
+		const pinnedShop = (await pinned.inject({ method: 'GET', url: '/_sandbox/demo' })).json().shopId;
+		const bill = await pinned.inject({
+			method: 'POST',
+			url: '/api/v1/bill/create',
+			headers: { authorization: 'Bearer 4|pinnedpinnedpinnedpinnedpinnedpinnedpinn' },
+			payload: { amount: '10', shop_id: pinnedShop },
+		});
+		expect(bill.json().link_url).toBe(`https://sandbox.example.test/link/${bill.json().bill_id}`);
+		await pinned.close();
 	});
 });
