@@ -32,6 +32,7 @@ interface N8nRequest {
 	headers: Record<string, string | string[] | undefined>;
 	rawBody?: unknown;
 	readRawBody?: () => Promise<void>;
+	readableEnded?: boolean;
 }
 
 /** The Node.js response methods the trigger uses (n8n's express response has them all). */
@@ -49,9 +50,15 @@ function answer(res: PlainResponse, status: number, body: string, contentType = 
 	res.end(body);
 }
 
-async function rawBodyOf(req: N8nRequest): Promise<Buffer | undefined> {
-	if (!Buffer.isBuffer(req.rawBody) && typeof req.readRawBody === 'function') {
-		// n8n leaves bodies of unknown content types unread; read them the way it does.
+async function rawBodyOf(req: N8nRequest, contentType: string): Promise<Buffer | undefined> {
+	if (
+		!Buffer.isBuffer(req.rawBody) &&
+		typeof req.readRawBody === 'function' &&
+		!/multipart/i.test(contentType) &&
+		req.readableEnded !== true
+	) {
+		// A body n8n left unread (a content type it does not parse): read it the way n8n does.
+		// Multipart bodies are parsed by n8n itself and come through getBodyData().
 		await req.readRawBody();
 	}
 	return Buffer.isBuffer(req.rawBody) ? req.rawBody : undefined;
@@ -143,13 +150,13 @@ export class PayPalychTrigger implements INodeType {
 			return { noWebhookResponse: true };
 		};
 
+		const contentType = String(req.headers['content-type'] ?? '');
 		let raw: Buffer | undefined;
 		try {
-			raw = await rawBodyOf(req);
+			raw = await rawBodyOf(req, contentType);
 		} catch {
 			return refuse(400, 'The body could not be read');
 		}
-		const contentType = String(req.headers['content-type'] ?? '');
 		const parsed = readPostbackBody(raw, raw === undefined ? this.getBodyData() : undefined, contentType);
 		if (!parsed.ok) {
 			return refuse(

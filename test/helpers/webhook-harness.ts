@@ -6,9 +6,10 @@
  * objects all reached through it), and the node class from `dist/`.
  *
  * What stands in for n8n's server (packages/cli), kept to the behaviour the trigger depends on:
- * - body: n8n's raw body reader and `parseBody` (middlewares/body-parser.ts): the whole body is kept
- *   as `req.rawBody` (a Buffer), `application/json` is parsed into `req.body`, form bodies with
- *   `querystring.parse`; other content types stay unparsed, and `req.readRawBody()` reads them.
+ * - body: n8n's raw body reader and `parseBody` (middlewares/body-parser.ts), which n8n runs for a
+ *   typeVersion 1 node whatever the content type (webhook-helpers.ts `parseRequestBody`): the whole
+ *   body is kept as `req.rawBody` (a Buffer), `application/json` is parsed into `req.body`, form
+ *   bodies with `querystring.parse`, text/plain as a string; other types stay unparsed.
  *   A body n8n cannot parse (broken JSON) is answered 422 before the node runs, as n8n does.
  * - response (webhooks/webhook-helpers.ts `executeWebhook` of n8n 2.41.1, responseMode `onReceived`):
  *   when the node returned `noWebhookResponse` it has answered itself; otherwise, with
@@ -143,14 +144,16 @@ function prepareRequest(req: IncomingMessage, raw: Buffer): 'ok' | 'unparsable' 
 	target.contentType = contentType;
 	target.query = Object.fromEntries(new URL(req.url ?? '/', 'http://x').searchParams);
 	target.params = {};
-	const parsable =
-		contentType === 'application/json' || contentType === 'application/x-www-form-urlencoded' || contentType === 'text/plain';
 	target.readRawBody = async () => {
 		target.rawBody ??= raw;
 	};
-	if (!parsable) return 'ok';
+	// For a node of typeVersion 1, n8n runs parseBody whatever the content type (multipart aside).
+	if (contentType.startsWith('multipart/')) return 'ok';
 	target.rawBody = raw;
 	if (raw.length === 0) return 'ok';
+	const parsable =
+		contentType === 'application/json' || contentType === 'application/x-www-form-urlencoded' || contentType === 'text/plain';
+	if (!parsable) return 'ok';
 	try {
 		if (contentType === 'application/json') target.body = JSON.parse(raw.toString(encoding));
 		else if (contentType === 'application/x-www-form-urlencoded')
