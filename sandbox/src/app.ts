@@ -8,6 +8,8 @@ import { controlRoutes } from './control.ts';
 import { ApiError, endpointOf, keyError } from './errors.ts';
 import { pageRoutes } from './pages.ts';
 
+const POST_ENDPOINTS = new Set(['bill/create', 'bill/toggle_activity', 'payout/personal/create', 'payout/regular/create']);
+
 function takeFault(ctx: SandboxContext, path: string): Fault | undefined {
 	const fault = ctx.faults.find((candidate) => candidate.path === null || path.startsWith(candidate.path));
 	if (!fault) return undefined;
@@ -81,6 +83,16 @@ export function createSandbox(options: SandboxOptions = {}): { app: FastifyInsta
 	void app.register(pageRoutes(ctx));
 
 	app.setNotFoundHandler((request, reply) => {
+		const path = request.url.split('?')[0] ?? '';
+		const endpoint = endpointOf(path);
+		if (endpoint && path.startsWith('/api/v1/')) {
+			const allowed = POST_ENDPOINTS.has(endpoint) ? 'POST' : 'GET, HEAD';
+			void reply
+				.code(405)
+				.header('allow', allowed)
+				.send({ message: `The ${request.method} method is not supported for route api/v1/${endpoint}. Supported methods: ${allowed}.` });
+			return;
+		}
 		void reply.code(404).send({ success: false, message: `Not found: ${request.method} ${request.url.split('?')[0]}` });
 	});
 	app.setErrorHandler(apiErrorHandler);

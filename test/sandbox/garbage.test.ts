@@ -153,9 +153,16 @@ describe('garbage in, 4xx out, nothing changes', () => {
 		expect(pay.status).toBe(400);
 	});
 
-	it('unknown API paths answer 404', async () => {
+	it('unknown API paths answer 404, a wrong method 405 (as Laravel), creating nothing', async () => {
+		const before = await snapshot();
 		const answer = await h.api('GET', 'bill/unknown');
 		expect(answer.status).toBe(404);
 		expect(answer.body.success).toBe(false);
+		const wrong = await h.api('GET', 'bill/create', { amount: '10', shop_id: m.shopId }, m.token);
+		expect(wrong.status).toBe(405);
+		expect(wrong.headers.get('allow')).toBe('POST');
+		expect(wrong.body.message).toContain('The GET method is not supported');
+		expect((await h.api('POST', 'bill/status', { id: billId }, m.token)).status).toBe(405);
+		expect(await snapshot()).toEqual(before);
 	});
 });
