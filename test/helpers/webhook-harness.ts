@@ -63,6 +63,11 @@ export interface HarnessOptions {
 	storage?: { staticData: string };
 	mode?: WorkflowExecuteMode;
 	nodeName?: string;
+	/**
+	 * Leave no raw body, only the parsed `req.body`, as n8n does for multipart/form-data (its form
+	 * parser consumes the stream): the node must fall back to getBodyData().
+	 */
+	parsedBodyOnly?: boolean;
 }
 
 export interface CallRecord {
@@ -196,7 +201,10 @@ export async function startWebhookHarness(options: HarnessOptions): Promise<Webh
 			record.status = res.statusCode;
 		});
 		const raw = await readBody(req);
-		if (prepareRequest(req, raw) === 'unparsable') {
+		if (options.parsedBodyOnly === true) {
+			const target = req as IncomingMessage & { body?: unknown };
+			target.body = parseQueryString(raw.toString('utf8'));
+		} else if (prepareRequest(req, raw) === 'unparsable') {
 			res.statusCode = 422;
 			res.setHeader('Content-Type', 'application/json');
 			res.end(JSON.stringify({ code: 422, message: 'Failed to parse request body' }));

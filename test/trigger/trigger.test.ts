@@ -198,6 +198,15 @@ describe('payment postback', () => {
 		expect(h.executions[0][0][0].json.TrsId).toBe('NO-CT');
 	});
 
+	it('falls back to the parsed body when n8n kept no raw body (as for multipart forms)', async () => {
+		const h = await harness({ event: 'payment' }, { parsedBodyOnly: true });
+		expect((await post(h.url, form(payment({ TrsId: 'PARSED' })))).status).toBe(200);
+		expect(h.executions[0][0][0].json).toMatchObject({ TrsId: 'PARSED', OutSum: '18.50', custom: 'x&y z', verified: true });
+		expect((await post(h.url, form(payment({ TrsId: 'PARSED-2' }, 'forger'))))).toMatchObject({ status: 401 });
+		expect((await post(h.url, form(payment({ TrsId: 'BIG', PayerComment: 'x'.repeat(MAX_BODY_BYTES) }))))).toMatchObject({ status: 400 });
+		expect(h.executions).toHaveLength(1);
+	});
+
 	it('refuses an oversized body with 400 before verifying, even when the signature is valid', async () => {
 		const h = await harness({ event: 'payment' });
 		const big = form(payment({ PayerComment: 'x'.repeat(MAX_BODY_BYTES) }));
