@@ -143,8 +143,10 @@ export class PayPalychTrigger implements INodeType {
 		const res = this.getResponseObject() as unknown as PlainResponse;
 		const workflowId = this.getWorkflow().id;
 
-		const refuse = (status: number, reason: string): IWebhookResponseData => {
-			// The reason names a field or a rule, never the token or the received signature.
+		const refuse = (status: number, why: string): IWebhookResponseData => {
+			// The reason names a field or a rule, never the token or the received signature. A field name
+			// comes from the caller: control characters are replaced and the length is capped.
+			const reason = why.replace(/[\u0000-\u001f\u007f]/g, '?').slice(0, 200);
 			this.logger.warn(`PayPalych Trigger refused a ${event} call (HTTP ${status}): ${reason}`, { workflowId });
 			answer(res, status, reason);
 			return { noWebhookResponse: true };

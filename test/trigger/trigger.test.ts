@@ -229,6 +229,12 @@ describe('payment postback', () => {
 		expect((await post(h.url, JSON.stringify([fields]), 'application/json')).status).toBe(400);
 		expect((await post(h.url, '{"OutSum": "18.50",', 'text/plain')).status).toBe(400);
 		expect((await post(h.url, JSON.stringify({ ...fields, OutSum: { v: 1 } }), 'application/json')).status).toBe(400);
+		// A caller-chosen field name is echoed without control characters and never at length.
+		const odd = await post(h.url, `x%0Aforged%20line${'y'.repeat(500)}=1&x%0Aforged%20line${'y'.repeat(500)}=2`);
+		expect(odd.status).toBe(400);
+		expect(odd.text).not.toContain('\n');
+		expect(odd.text.length).toBeLessThanOrEqual(200);
+		expect(JSON.stringify(h.logs)).not.toContain('\\nforged');
 		expect(h.executions).toHaveLength(0);
 		expect(h.calls.every((c) => !c.started)).toBe(true);
 	});
