@@ -146,7 +146,7 @@ export class PayPalychTrigger implements INodeType {
 		const refuse = (status: number, why: string): IWebhookResponseData => {
 			// The reason names a field or a rule, never the token or the received signature. A field name
 			// comes from the caller: control characters are replaced and the length is capped.
-			const reason = why.replace(/[\u0000-\u001f\u007f]/g, '?').slice(0, 200);
+			const reason = Array.from(why.slice(0, 200), (c) => (c.charCodeAt(0) < 32 || c.charCodeAt(0) === 127 ? '?' : c)).join('');
 			this.logger.warn(`PayPalych Trigger refused a ${event} call (HTTP ${status}): ${reason}`, { workflowId });
 			answer(res, status, reason);
 			return { noWebhookResponse: true };
