@@ -24,7 +24,7 @@
  * An execution "started" exactly when `webhook()` returned `workflowData`: that is when n8n calls
  * `WorkflowRunner.run`. Each one is recorded in `executions`.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -97,7 +97,11 @@ let n8nReady: Promise<{
 /** Loads n8n-core once, with its instance folder in a temporary directory and a capturing logger. */
 function loadN8n() {
 	n8nReady ??= (async () => {
-		process.env.N8N_USER_FOLDER ??= mkdtempSync(join(tmpdir(), 'paypalych-trigger-n8n-'));
+		// One fixed folder for n8n-core's settings, so test runs do not pile up temporary directories.
+		if (process.env.N8N_USER_FOLDER === undefined) {
+			process.env.N8N_USER_FOLDER = join(tmpdir(), 'paypalych-trigger-n8n-test');
+			mkdirSync(process.env.N8N_USER_FOLDER, { recursive: true });
+		}
 		process.env.N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS ??= 'false';
 		// The compiled node requires n8n-workflow's CommonJS build: load the same copies with require.
 		const load = createRequire(__filename);
