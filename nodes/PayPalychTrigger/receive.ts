@@ -20,21 +20,6 @@ export const OTHER_STATUSES = '__other';
 
 export type ReadBodyResult = ParseResult | { ok: false; reason: 'too_large' };
 
-function looksLikeJson(contentType: string, text: string): boolean {
-	return /json/i.test(contentType) || (!/urlencoded/i.test(contentType) && text.trim().startsWith('{'));
-}
-
-/**
- * JSON.parse that keeps every number as the exact text it was sent as ("18.50" stays "18.50",
- * not 18.5), so a JSON postback is verified over the values as received. It uses the source text
- * the reviver receives on current Node versions; where that is missing, numbers keep their value.
- */
-function parseJsonKeepingNumbers(text: string): unknown {
-	return JSON.parse(text, (_key: string, value: unknown, context?: { source?: string }) =>
-		typeof value === 'number' && typeof context?.source === 'string' ? context.source : value,
-	);
-}
-
 /**
  * Turns the received body into postback fields. The raw bytes are preferred (n8n keeps them as
  * `rawBody`); an already parsed body is the fallback. Values are never re-formatted.
@@ -42,16 +27,6 @@ function parseJsonKeepingNumbers(text: string): unknown {
 export function readPostbackBody(raw: Buffer | undefined, parsedBody: unknown, contentType: string): ReadBodyResult {
 	if (raw !== undefined) {
 		if (raw.length > MAX_BODY_BYTES) return { ok: false, reason: 'too_large' };
-		const text = raw.toString('utf8');
-		if (text.trim() !== '' && looksLikeJson(contentType, text)) {
-			let parsed: unknown;
-			try {
-				parsed = parseJsonKeepingNumbers(text);
-			} catch {
-				return { ok: false, reason: 'bad_json' };
-			}
-			return parsePostbackBody(parsed);
-		}
 		return parsePostbackBody(raw, contentType);
 	}
 	if (typeof parsedBody === 'string' && Buffer.byteLength(parsedBody, 'utf8') > MAX_BODY_BYTES) {

@@ -73,7 +73,7 @@ export type ParseResult =
  *   content type says so (or it starts with `{`);
  * - an object (a body a framework already parsed) is taken field by field.
  * Values stay as received: form values are never re-formatted; JSON numbers and booleans become
- * their JSON text. A field given twice, or a nested value, makes the body unusable.
+ * their JSON text exactly as sent (`18.50` gives "18.50"). A field given twice, or a nested value, makes the body unusable.
  */
 export function parsePostbackBody(body: unknown, contentType = ''): ParseResult {
 	if (body === undefined || body === null) return { ok: false, reason: 'empty_body' };
@@ -84,7 +84,7 @@ export function parsePostbackBody(body: unknown, contentType = ''): ParseResult 
 		if (looksJson) {
 			let parsed: unknown;
 			try {
-				parsed = JSON.parse(text);
+				parsed = parseJsonKeepingNumberText(text);
 			} catch {
 				return { ok: false, reason: 'bad_json' };
 			}
@@ -93,6 +93,17 @@ export function parsePostbackBody(body: unknown, contentType = ''): ParseResult 
 		return fieldsFromForm(text);
 	}
 	return fieldsFromObject(body);
+}
+
+/**
+ * JSON.parse that keeps every number as the exact text it was sent as (`18.50` stays "18.50",
+ * not 18.5), so a JSON postback is verified over the values as received. It uses the source text
+ * the reviver receives on Node 22 and later; where that is missing, numbers keep their value.
+ */
+function parseJsonKeepingNumberText(text: string): unknown {
+	return JSON.parse(text, (_key: string, value: unknown, context?: { source?: string }) =>
+		typeof value === 'number' && typeof context?.source === 'string' ? context.source : value,
+	);
 }
 
 function fieldsFromForm(text: string): ParseResult {

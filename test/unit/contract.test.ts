@@ -68,6 +68,12 @@ describe('postback bodies', () => {
 			fields: { Amount: '10.00', IsAuto: 'false', N: '5' },
 		});
 	});
+	it('keeps the text of JSON numbers, so 18.50 is verified as sent', () => {
+		const sig = md5(`18.50:o1:${TOKEN}`);
+		const r = parsePostbackBody(`{"OutSum":18.50,"InvId":"o1","TrsId":"T","Status":"SUCCESS","SignatureValue":"${sig}"}`, 'application/json');
+		expect(r).toMatchObject({ ok: true, fields: { OutSum: '18.50' } });
+		if (r.ok) expect(verifyPostback('payment', r.fields, TOKEN).ok).toBe(true);
+	});
 	it('refuses garbage', () => {
 		expect(parsePostbackBody('', '').ok).toBe(false);
 		expect(parsePostbackBody('{broken', 'application/json')).toMatchObject({ ok: false, reason: 'bad_json' });
