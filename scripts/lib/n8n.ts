@@ -5,12 +5,12 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath } from 'node:url';
-import { freePort, run, startService, waitForHttp, type RunResult, type Service } from './proc.ts';
+import { freePort, run, sleep, startService, waitForHttp, type RunResult, type Service } from './proc.ts';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const PACKAGE_NAME = 'n8n-nodes-paypalych';
@@ -66,6 +66,68 @@ export async function ensureN8nInstalled(print: (line: string) => void = (l) => 
 	}
 }
 
+/** Files the built package must contain (the `n8n` section of package.json). */
+function packageEntryFiles(): string[] {
+	const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { n8n: { nodes: string[]; credentials: string[] } };
+	return [...manifest.n8n.nodes, ...manifest.n8n.credentials];
+}
+
+/**
+ * Installs the built package into `<dataFolder>/nodes/node_modules/n8n-nodes-paypalych` exactly as
+ * n8n's community-package installer does: the `npm pack` tarball (only what package.json's
+ * `files` ships), unpacked, with dev/peer/optional dependencies removed from its package.json,
+ * and recorded in `<dataFolder>/nodes/package.json`. A copy, not a link: a rebuild of dist/ in
+ * the working tree does not change a running n8n.
+ */
+export async function installPackage(dataFolder: string): Promise<string> {
+	const npmCli = process.env.npm_execpath && process.env.npm_execpath.endsWith('.js') ? process.env.npm_execpath : undefined;
+	const nodesDir = join(dataFolder, 'nodes');
+	const target = join(nodesDir, 'node_modules', PACKAGE_NAME);
+	const entries = packageEntryFiles();
+	let lastProblem = '';
+	for (let attempt = 1; attempt <= 20; attempt++) {
+		const missing = entries.filter((f) => !existsSync(join(REPO_ROOT, f)));
+		if (missing.length > 0) {
+			lastProblem = `dist/ lacks ${missing.join(', ')} (run npm run build)`;
+			await sleep(1_500);
+			continue;
+		}
+		const packDir = mkdtempSync(join(tmpdir(), 'paypalych-pack-'));
+		try {
+			const packArgs = ['pack', '--json', '--ignore-scripts', '--pack-destination', packDir];
+			const packed = npmCli
+				? await run(nodeBinary(), [npmCli, ...packArgs], { cwd: REPO_ROOT, timeoutMs: 120_000 })
+				: await run('npm', packArgs, { cwd: REPO_ROOT, timeoutMs: 120_000 });
+			if (packed.code !== 0) throw new Error(`npm pack failed: ${packed.stderr.slice(-2000)}`);
+			const info = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as Array<{ filename: string; version: string }>;
+			rmSync(target, { recursive: true, force: true });
+			mkdirSync(target, { recursive: true });
+			const untar = await run('tar', ['-xzf', join(packDir, info[0].filename), '-C', target, '--strip-components=1']);
+			if (untar.code !== 0) throw new Error(`unpacking the package failed: ${untar.stderr}`);
+			const stillMissing = entries.filter((f) => !existsSync(join(target, f)));
+			if (stillMissing.length > 0) {
+				// dist/ was being rebuilt while npm packed it: try again.
+				lastProblem = `the packed package lacks ${stillMissing.join(', ')}`;
+				await sleep(1_500);
+				continue;
+			}
+			const manifestFile = join(target, 'package.json');
+			const { devDependencies: _dev, peerDependencies: _peer, optionalDependencies: _optional, ...manifest } = JSON.parse(
+				readFileSync(manifestFile, 'utf8'),
+			) as Record<string, unknown>;
+			writeFileSync(manifestFile, JSON.stringify(manifest, null, 2));
+			writeFileSync(
+				join(nodesDir, 'package.json'),
+				JSON.stringify({ name: 'installed-nodes', private: true, dependencies: { [PACKAGE_NAME]: info[0].version } }, null, 2) + '\n',
+			);
+			return target;
+		} finally {
+			rmSync(packDir, { recursive: true, force: true });
+		}
+	}
+	throw new Error(`could not install the package into n8n: ${lastProblem}`);
+}
+
 export interface WorkflowJson {
 	id: string;
 	name: string;
@@ -115,6 +177,7 @@ export class N8n {
 	private brokerPort = 0;
 	private readonly extraEnv: Record<string, string>;
 	private server: Service | undefined;
+	private packageInstalled = false;
 	private cookie: string | undefined;
 	private readonly browserId = randomUUID();
 
@@ -137,32 +200,13 @@ export class N8n {
 		return this.server !== undefined;
 	}
 
-	/** Picks ports and installs the package (a symlink to the built repository) as a community package. */
+	/** Picks ports and installs the package the way n8n installs a community package. */
 	async prepare(): Promise<void> {
-		if (!existsSync(join(REPO_ROOT, 'dist', 'nodes', 'PayPalych', 'PayPalych.node.js'))) {
-			throw new Error('the package is not built (dist/ is missing): run npm run build first');
-		}
 		if (this.port === 0) this.port = await freePort();
 		if (this.brokerPort === 0) this.brokerPort = await freePort();
-		const modules = join(this.dataFolder, 'nodes', 'node_modules');
-		mkdirSync(modules, { recursive: true });
-		const nodesPackage = join(this.dataFolder, 'nodes', 'package.json');
-		if (!existsSync(nodesPackage)) {
-			writeFileSync(
-				nodesPackage,
-				JSON.stringify({ name: 'installed-nodes', private: true, dependencies: { [PACKAGE_NAME]: `file:${REPO_ROOT}` } }, null, 2) + '\n',
-			);
-		}
-		const link = join(modules, PACKAGE_NAME);
-		let current: string | undefined;
-		try {
-			current = lstatSync(link).isSymbolicLink() ? readlinkSync(link) : 'not-a-link';
-		} catch {
-			current = undefined;
-		}
-		if (current !== REPO_ROOT) {
-			if (current !== undefined) rmSync(link, { recursive: true, force: true });
-			symlinkSync(REPO_ROOT, link, 'dir');
+		if (!this.packageInstalled) {
+			await installPackage(this.dataFolder);
+			this.packageInstalled = true;
 		}
 	}
 
@@ -195,10 +239,11 @@ export class N8n {
 	}
 
 	/** Runs an n8n CLI command (`import:workflow`, `publish:workflow`, `execute`, ...). */
-	async cli(args: string[], options: { allowFailure?: boolean; timeoutMs?: number } = {}): Promise<RunResult> {
+	async cli(args: string[], options: { allowFailure?: boolean; timeoutMs?: number; logLevel?: string } = {}): Promise<RunResult> {
+		// Its own task-runner broker port: the CLI may run beside `n8n start`.
 		const result = await run(nodeBinary(), [n8nBinScript(), ...args], {
 			cwd: this.userFolder,
-			env: { ...this.env(), N8N_LOG_LEVEL: 'warn' },
+			env: { ...this.env(), N8N_LOG_LEVEL: options.logLevel ?? 'warn', N8N_RUNNERS_BROKER_PORT: String(await freePort()) },
 			timeoutMs: options.timeoutMs ?? 180_000,
 		});
 		if (result.code !== 0 && !options.allowFailure) {
@@ -236,17 +281,33 @@ export class N8n {
 	}
 
 	/**
-	 * Runs a workflow that has a Manual Trigger once, in a separate n8n process, and returns the
-	 * run (`n8n execute --rawOutput`). A failed run throws with n8n's error output.
+	 * Runs a workflow that has a Manual Trigger once, in a separate n8n process
+	 * (`n8n execute --rawOutput`), and returns the run. A failed run throws with the error of the
+	 * node that failed.
 	 */
 	async execute(id: string): Promise<ExecutionRun> {
-		const result = await this.cli(['execute', `--id=${id}`, '--rawOutput'], { allowFailure: true });
+		const result = await this.cli(['execute', `--id=${id}`, '--rawOutput'], { allowFailure: true, logLevel: 'info' });
 		const text = result.stdout;
 		const start = text.search(/^\{/m);
-		if (result.code !== 0 || start < 0) {
-			throw new Error(`n8n execute --id=${id} failed (exit ${result.code}):\n${(result.stdout + result.stderr).slice(-4000)}`);
+		const end = text.search(/^\}/m);
+		let runData: ExecutionRun | undefined;
+		if (start >= 0 && end > start) {
+			try {
+				runData = JSON.parse(text.slice(start, end + 1)) as ExecutionRun;
+			} catch {
+				runData = undefined;
+			}
 		}
-		return JSON.parse(text.slice(start)) as ExecutionRun;
+		if (result.code !== 0 || !runData || runData.data.resultData.error) {
+			const error = runData?.data.resultData.error;
+			const where = runData?.data.resultData.lastNodeExecuted;
+			throw new Error(
+				`n8n execute --id=${id} failed (exit ${result.code})` +
+					(error ? ` in node "${where}": ${error.message ?? JSON.stringify(error)}` : '') +
+					`\n${(result.stderr + (runData ? '' : result.stdout)).slice(-3000)}`,
+			);
+		}
+		return runData;
 	}
 
 	/** Starts `n8n start` and waits until it serves (`/healthz`) and has loaded the active workflows. */

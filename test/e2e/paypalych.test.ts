@@ -1,0 +1,334 @@
+/**
+ * End-to-end: a real n8n with this package installed as a community package, the relay (SQLite)
+ * and the sandbox as the payment service, all as separate processes talking real HTTP. The
+ * example workflows from examples/ are imported and published exactly as `npm start` does; a
+ * local "shop backend" records what the workflows do.
+ */
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EXAMPLE_IDS, CREDENTIAL_ID, loadExamples } from '../../scripts/lib/examples.ts';
+import { NODE_TYPE, TRIGGER_TYPE, nodeOutput, type ExecutionSummary } from '../../scripts/lib/n8n.ts';
+import { Phases, waitFor } from '../../scripts/lib/proc.ts';
+import { startSink, type Sink } from '../../scripts/lib/sink.ts';
+import { startStack, type Stack } from '../../scripts/lib/stack.ts';
+
+// Oracle for the signature rule, written out here rather than taken from the code under test.
+const md5Upper = (text: string) => createHash('md5').update(text).digest('hex').toUpperCase();
+
+const phases = new Phases('e2e');
+let stack: Stack;
+let sink: Sink;
+let stateDir: string;
+
+type Json = Record<string, any>;
+
+function utcDay(offsetDays = 0): string {
+	return new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
+}
+
+async function relayAdmin<T = Json>(path: string, method = 'GET'): Promise<T> {
+	const res = await fetch(`${stack.relay.url}/admin${path}`, {
+		method,
+		headers: { authorization: `Bearer ${stack.relay.adminToken}` },
+	});
+	const text = await res.text();
+	if (!res.ok) throw new Error(`relay admin ${method} ${path}: HTTP ${res.status} ${text}`);
+	return JSON.parse(text) as T;
+}
+
+/** Asks the "payment link on request" workflow for a bill, as a shop would. */
+async function requestPaymentLink(body: Json): Promise<{ status: number; answer: Json }> {
+	const res = await fetch(`${stack.n8n.url}/webhook/paypalych/payment-link`, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json' },
+		body: JSON.stringify(body),
+	});
+	return { status: res.status, answer: (await res.json()) as Json };
+}
+
+/** Creates a bill directly on the sandbox API, as the merchant. */
+async function createBill(amount: string, orderId: string): Promise<string> {
+	const bill = await stack.api<Json>('POST', '/api/v1/bill/create', { amount, shop_id: stack.sandbox.shopId, order_id: orderId });
+	expect(bill.bill_id).toEqual(expect.any(String));
+	return bill.bill_id as string;
+}
+
+/** Pays a bill on the sandbox; the sandbox then sends the signed postback to the shop's Result URL. */
+async function pay(billId: string, outcome: 'full' | 'fail' | 'under' | 'over' = 'full'): Promise<Json> {
+	const result = await stack.control<{ payment: Json; postback: Json }>('POST', `/bills/${billId}/pay`, { outcome, method: 'BANK_CARD' });
+	return result.payment;
+}
+
+/** The sandbox's record of its postback for a payment, once the relay has answered it. */
+async function deliveredToRelay(trsId: string): Promise<Json> {
+	return await waitFor(`the sandbox to post payment ${trsId}`, async () => {
+		const { data } = await stack.control<{ data: Json[] }>('GET', `/deliveries?kind=payment&trsId=${encodeURIComponent(trsId)}`);
+		return data.find((d) => d.status !== undefined && d.status !== null);
+	});
+}
+
+async function executionsOf(workflowId: string): Promise<ExecutionSummary[]> {
+	return await stack.n8n.executions(workflowId);
+}
+
+/** Waits until the workflow has `count` finished executions; returns them. */
+async function waitForExecutions(workflowId: string, count: number): Promise<ExecutionSummary[]> {
+	return await waitFor(
+		`${count} finished executions of ${workflowId}`,
+		async () => {
+			const list = (await executionsOf(workflowId)).filter((e) => e.status !== 'running' && e.status !== 'new');
+			return list.length >= count ? list : undefined;
+		},
+		60_000,
+		250,
+	);
+}
+
+const paidCalls = (orderId: string) => sink.on('/api/orders/paid').filter((r) => (r.body as Json).orderId === orderId);
+
+beforeAll(async () => {
+	stateDir = mkdtempSync(join(tmpdir(), 'paypalych-e2e-'));
+	sink = await startSink();
+	stack = await startStack({
+		stateDir,
+		shopBackend: sink.url,
+		owner: { email: 'e2e-owner@example.com', password: 'E2e-Passw0rd', firstName: 'E2E', lastName: 'Owner' },
+		timeFactor: 0.01,
+		relayEnv: { RELAY_BASE_DELAY_MS: '200', RELAY_MAX_DELAY_MS: '1000', RELAY_POLL_INTERVAL_MS: '100', LOG_LEVEL: 'warn' },
+		phases,
+	});
+});
+
+afterAll(async () => {
+	await stack?.stop();
+	await sink?.close();
+	phases.mark('stopped');
+	phases.total();
+	if (stateDir && !process.env.PAYPALYCH_E2E_KEEP) rmSync(stateDir, { recursive: true, force: true });
+});
+
+describe('PayPalych in a real n8n', () => {
+	it('loads the package as an installed community package and publishes every example', async () => {
+		const examples = loadExamples();
+		expect(examples.map((e) => e.workflow.id).sort()).toEqual(Object.values(EXAMPLE_IDS).sort());
+		for (const { file, workflow } of examples) {
+			const ours = workflow.nodes.filter((n) => n.type === NODE_TYPE || n.type === TRIGGER_TYPE);
+			expect(ours.length, `${file} uses the package's nodes`).toBeGreaterThan(0);
+			for (const node of ours) expect((node.credentials as Json).payPalychApi.id, `${file}: ${node.name}`).toBe(CREDENTIAL_ID);
+			expect(await stack.n8n.isActive(workflow.id), `${file} is published`).toBe(true);
+		}
+		// The editor's node list comes from the installed package: both types are known to n8n.
+		const types = await stack.n8n.rest<Json[]>('POST', '/node-types', {
+			nodeInfos: [
+				{ name: NODE_TYPE, version: 1 },
+				{ name: TRIGGER_TYPE, version: 1 },
+			],
+		});
+		// Asked by their package-prefixed type names, n8n describes both nodes.
+		expect(types.map((t) => t.name).sort()).toEqual(['payPalych', 'payPalychTrigger']);
+		phases.mark('examples published, node types loaded');
+	});
+
+	it('a bill created in n8n and paid on the sandbox runs the payment workflow once via the relay', async () => {
+		const before = (await executionsOf(EXAMPLE_IDS.paymentPaid)).length;
+		const orderId = `e2e-order-${Date.now()}`;
+		const { status, answer } = await requestPaymentLink({ amount: '1234.50', orderId, custom: 'cart-42' });
+		expect(status).toBe(201);
+		expect(answer.paymentPage).toBe(`${stack.sandbox.url}/pay/${answer.billId}`);
+		const bill = await stack.control<Json>('GET', `/bills/${answer.billId}`);
+		expect(bill).toMatchObject({ orderId, amount: '1234.50', shopId: stack.sandbox.shopId, status: 'NEW', custom: 'cart-42' });
+
+		const payment = await pay(answer.billId);
+		const delivery = await deliveredToRelay(payment.id);
+		expect(delivery.url).toBe(`${stack.relay.url}/postback/payment`);
+		expect(delivery.status).toBe(200);
+
+		await waitFor(`the shop call for ${orderId}`, () => (paidCalls(orderId).length >= 1 ? true : undefined), 60_000);
+		expect(paidCalls(orderId)).toHaveLength(1);
+		expect(paidCalls(orderId)[0].body).toMatchObject({
+			orderId,
+			paymentId: payment.id,
+			billId: answer.billId,
+			status: 'SUCCESS',
+			amount: '1234.50',
+			custom: 'cart-42',
+		});
+
+		const executions = await waitForExecutions(EXAMPLE_IDS.paymentPaid, before + 1);
+		expect(executions).toHaveLength(before + 1);
+		const newest = executions[0];
+		expect(newest.status).toBe('success');
+		expect(newest.mode).toBe('webhook');
+		const run = await stack.n8n.execution(newest.id);
+		expect(nodeOutput(run, 'Payment postback')[0]).toMatchObject({ TrsId: payment.id, InvId: orderId, Status: 'SUCCESS', verified: true });
+		expect(nodeOutput(run, 'Check payment status')[0]).toMatchObject({ id: payment.id, bill_id: answer.billId, status: 'SUCCESS' });
+		phases.mark('bill -> pay -> postback -> relay -> trigger -> node -> shop backend');
+	});
+
+	it('a forged postback starts no execution', async () => {
+		const before = (await executionsOf(EXAMPLE_IDS.paymentPaid)).length;
+		const forgedOrder = `e2e-forged-${Date.now()}`;
+		await createBill('500.00', forgedOrder);
+		const fields = { InvId: forgedOrder, OutSum: '500.00', Commission: '0.00', CurrencyIn: 'RUB', TrsId: `forged-${Date.now()}`, Status: 'SUCCESS' };
+		const forge = (token: string) => new URLSearchParams({ ...fields, SignatureValue: md5Upper(`${fields.OutSum}:${fields.InvId}:${token}`) }).toString();
+		const post = async (url: string, body: string) =>
+			(await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body })).status;
+
+		// Through the relay (what the Result URL points at) and straight at n8n's trigger URL.
+		expect(await post(`${stack.relay.url}/postback/payment`, forge('not-the-token'))).toBe(401);
+		expect(await post(stack.triggerUrls[EXAMPLE_IDS.paymentPaid], forge('not-the-token'))).toBe(401);
+		expect(await post(stack.triggerUrls[EXAMPLE_IDS.paymentPaid], new URLSearchParams(fields).toString())).toBeGreaterThanOrEqual(400);
+		// Signed over a different amount than the one sent.
+		const tampered = new URLSearchParams({ ...fields, OutSum: '5000.00', SignatureValue: md5Upper(`500.00:${forgedOrder}:${stack.sandbox.token}`) });
+		expect(await post(stack.triggerUrls[EXAMPLE_IDS.paymentPaid], tampered.toString())).toBe(401);
+
+		// A genuine payment afterwards goes through: the pipeline was live the whole time.
+		const realOrder = `e2e-after-forged-${Date.now()}`;
+		const payment = await pay(await createBill('75.00', realOrder));
+		await waitFor(`the shop call for ${realOrder}`, () => (paidCalls(realOrder).length === 1 ? true : undefined), 60_000);
+		const executions = await waitForExecutions(EXAMPLE_IDS.paymentPaid, before + 1);
+		expect(executions).toHaveLength(before + 1);
+		const run = await stack.n8n.execution(executions[0].id);
+		expect(nodeOutput(run, 'Payment postback')[0]).toMatchObject({ TrsId: payment.id, InvId: realOrder });
+		expect(paidCalls(forgedOrder)).toHaveLength(0);
+		const events = await relayAdmin<{ data: Json[] }>('/events?kind=payment&limit=1000');
+		expect(events.data.some((e) => e.fields.TrsId === fields.TrsId)).toBe(false);
+		phases.mark('forged postbacks refused');
+	});
+
+	it('postbacks sent while n8n is stopped each reach the workflow once after it starts again', async () => {
+		const before = (await executionsOf(EXAMPLE_IDS.paymentPaid)).length;
+		await stack.n8n.stop();
+		phases.mark('n8n stopped');
+
+		const stamp = Date.now();
+		const orders = [1, 2, 3].map((i) => `e2e-offline-${stamp}-${i}`);
+		const payments: Json[] = [];
+		for (const [i, orderId] of orders.entries()) payments.push(await pay(await createBill(`${100 + i}.00`, orderId)));
+		for (const payment of payments) {
+			const delivery = await deliveredToRelay(payment.id);
+			expect(delivery.status, 'the relay acknowledges while n8n is down').toBe(200);
+		}
+		// The relay has tried n8n and failed: every delivery is pending with at least one attempt.
+		const events = await waitFor('the relay to store the three postbacks', async () => {
+			const { data } = await relayAdmin<{ data: Json[] }>('/events?kind=payment&limit=1000');
+			const ours = data.filter((e) => payments.some((p) => p.id === e.fields.TrsId));
+			return ours.length === payments.length ? ours : undefined;
+		});
+		await waitFor('failed delivery attempts while n8n is down', async () => {
+			for (const event of events) {
+				const { deliveries } = await relayAdmin<{ deliveries: Json[] }>(`/events/${event.id}`);
+				if (!(deliveries.length === 1 && deliveries[0].status === 'pending' && deliveries[0].attempts >= 1)) return undefined;
+			}
+			return true;
+		});
+		// The service sends one of them again (a retry): the relay must not hand it over twice.
+		const [first] = (await stack.control<{ data: Json[] }>('GET', `/deliveries?kind=payment&trsId=${payments[0].id}`)).data;
+		const again = await fetch(`${stack.relay.url}/postback/payment`, {
+			method: 'POST',
+			headers: { 'content-type': 'application/x-www-form-urlencoded' },
+			body: new URLSearchParams(first.body as Record<string, string>).toString(),
+		});
+		expect(again.status).toBe(200);
+		expect(orders.every((o) => paidCalls(o).length === 0)).toBe(true);
+		phases.mark('3 postbacks queued in the relay');
+
+		await stack.n8n.start();
+		await stack.n8n.ensureOwner(stack.owner);
+		phases.mark('n8n started again');
+		for (const orderId of orders) {
+			await waitFor(`the shop call for ${orderId}`, () => (paidCalls(orderId).length >= 1 ? true : undefined), 90_000);
+		}
+		// Every delivery is done; replaying one on purpose must not run the workflow again either.
+		await waitFor('the relay to finish its deliveries', async () => {
+			for (const event of events) {
+				const { deliveries } = await relayAdmin<{ deliveries: Json[] }>(`/events/${event.id}`);
+				if (deliveries.some((d) => d.status !== 'delivered')) return undefined;
+			}
+			return true;
+		});
+		await relayAdmin(`/events/${events[0].id}/replay`, 'POST');
+		await waitFor('the replayed delivery', async () => {
+			const { deliveries } = await relayAdmin<{ deliveries: Json[] }>(`/events/${events[0].id}`);
+			return deliveries.length >= 1 && deliveries.every((d) => d.status === 'delivered') && deliveries.some((d) => d.attempts >= 1) ? true : undefined;
+		});
+		const executions = await waitForExecutions(EXAMPLE_IDS.paymentPaid, before + orders.length);
+		expect(executions.filter((e) => e.status === 'success')).toHaveLength(before + orders.length);
+		for (const orderId of orders) expect(paidCalls(orderId), orderId).toHaveLength(1);
+		phases.mark('each queued postback ran its workflow once');
+	});
+
+	it('the payout sweep run twice on the same day pays once', async () => {
+		const merchantPath = `/merchants/${stack.sandbox.merchantId}`;
+		const payoutsOf = async (orderId: string) =>
+			(await stack.control<{ data: Json[] }>('GET', `/payouts?merchantId=${stack.sandbox.merchantId}`)).data.filter(
+				(p) => p.order_id === orderId,
+			);
+		await stack.control('PATCH', merchantPath, { balances: { RUB: '5000.00' } });
+		const dayBefore = utcDay();
+		const first = await stack.n8n.execute(EXAMPLE_IDS.payoutSweep);
+		const [paid] = nodeOutput(first, 'Pay out the surplus');
+		expect(paid).toMatchObject({ already_existed: false, amount: 4000 });
+		expect([`sweep-${dayBefore}`, `sweep-${utcDay()}`]).toContain(paid.order_id);
+		expect(await payoutsOf(paid.order_id as string)).toHaveLength(1);
+		phases.mark('sweep run 1 (n8n execute)');
+
+		// More money arrives the same day; the sweep runs again (a retry, or someone clicks again).
+		await stack.control('PATCH', merchantPath, { balances: { RUB: '7000.00' } });
+		const second = await stack.n8n.execute(EXAMPLE_IDS.payoutSweep);
+		const again = nodeOutput(second, 'Pay out the surplus');
+		expect(again).toHaveLength(1);
+		expect(again[0]).toMatchObject({ id: paid.id, order_id: paid.order_id, already_existed: true });
+		const payouts = await payoutsOf(paid.order_id as string);
+		expect(payouts).toHaveLength(1);
+		const merchant = await stack.control<Json>('GET', merchantPath);
+		expect(merchant.balances.RUB.available).toBe('7000.00');
+		const told = sink.on('/api/payouts/sweep').map((r) => r.body as Json);
+		expect(told.map((b) => b.alreadyExisted)).toEqual([false, true]);
+		phases.mark('sweep run 2 paid nothing');
+	});
+
+	it('the nightly reconciliation summarises yesterday’s bills and their payments', async () => {
+		await stack.control('POST', '/clock', { offsetMs: -86_400_000 });
+		const yesterday = utcDay(-1);
+		let ids: string[];
+		let paid: Json;
+		try {
+			ids = [await createBill('100.00', 'recon-paid'), await createBill('200.00', 'recon-failed'), await createBill('300.50', 'recon-open')];
+			paid = await pay(ids[0], 'full');
+			await pay(ids[1], 'fail');
+		} finally {
+			await stack.control('POST', '/clock', { now: null });
+		}
+		await createBill('999.00', 'recon-today'); // today: not part of yesterday's report
+		const run = await stack.n8n.execute(EXAMPLE_IDS.reconciliation);
+		const [summary] = nodeOutput(run, 'Summarise');
+		const reports = sink.on('/api/reports/reconciliation');
+		expect(reports).toHaveLength(1);
+		expect(reports[0].body).toEqual(summary);
+		expect(summary).toMatchObject({
+			date: yesterday,
+			bills: 3,
+			paidBills: 1,
+			payments: 2,
+			paymentsByStatus: { SUCCESS: 1, FAIL: 1 },
+			// Received is what reached the balance: the paid payment's amount_received (after the fee).
+			totals: { RUB: { billed: '600.50', received: Number(paid.amount_received).toFixed(2) } },
+		});
+		expect(Number(paid.amount_received)).toBeGreaterThan(0);
+		expect((summary.unpaidBills as Json[]).map((b) => b.id).sort()).toEqual([ids[1], ids[2]].sort());
+		phases.mark('reconciliation (n8n execute)');
+	});
+
+	it('every example workflow has run successfully', async () => {
+		for (const id of Object.values(EXAMPLE_IDS)) {
+			const executions = await executionsOf(id);
+			expect(executions.some((e) => e.status === 'success'), `${id} has a successful execution`).toBe(true);
+			expect(executions.filter((e) => e.status === 'error'), `${id} has no failed execution`).toHaveLength(0);
+		}
+		phases.mark('executions checked');
+	});
+});
