@@ -22,3 +22,8 @@ export function targetsFor(config: RelayConfig, kind: PostbackEvent): readonly s
 	if (kind === 'payout') return config.targets.payout;
 	return config.targets.redirect;
 }
+
+/** Targets of every kind, for the store's replay. */
+export function targetsByKind(config: RelayConfig): Record<PostbackEvent, readonly string[]> {
+	return { payment: config.targets.payment, payout: config.targets.payout, success: config.targets.redirect, fail: config.targets.redirect };
+}

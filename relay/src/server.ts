@@ -19,7 +19,7 @@ export async function start(
 	options: { handleSignals?: boolean; deps?: AppDeps } = {},
 ): Promise<RunningRelay> {
 	const config = loadConfig(env);
-	const app = buildApp(config, options.deps);
+	const app = await buildApp(config, options.deps);
 	await app.listen({ port: config.port, host: config.host });
 	const address = app.server.address();
 	const port = typeof address === 'object' && address ? address.port : config.port;

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { POSTBACK_EVENTS } from '../../../dist/nodes/shared/index.js';
 import type { PostbackEvent } from '../../../dist/nodes/shared/index.js';
-import { targetsFor } from '../context.ts';
+import { targetsByKind } from '../context.ts';
 import type { ContextOptions } from '../context.ts';
 import { DELIVERY_STATUSES } from '../store/types.ts';
 
@@ -70,7 +70,7 @@ export async function adminRoutes(app: FastifyInstance, { ctx }: ContextOptions)
 	app.post<{ Params: { id: string } }>('/events/:id/replay', async (request, reply) => {
 		const event = await ctx.store.getEvent(request.params.id);
 		if (!event) return reply.code(404).send({ error: 'Not Found' });
-		const deliveries = await ctx.store.replayEvents([event.id], (k) => targetsFor(ctx.config, k), Date.now());
+		const deliveries = await ctx.store.replayEvents([event.id], targetsByKind(ctx.config), Date.now());
 		ctx.kick();
 		request.log.info({ eventId: event.id, deliveries }, 'event replayed');
 		return { eventId: event.id, deliveries };
@@ -80,7 +80,7 @@ export async function adminRoutes(app: FastifyInstance, { ctx }: ContextOptions)
 		const body = rangeBody.safeParse(request.body);
 		if (!body.success) return badRequest(reply, body.error);
 		const ids = await ctx.store.eventIdsInRange(body.data.from, body.data.to, body.data.kind);
-		const deliveries = await ctx.store.replayEvents(ids, (k) => targetsFor(ctx.config, k), Date.now());
+		const deliveries = await ctx.store.replayEvents(ids, targetsByKind(ctx.config), Date.now());
 		ctx.kick();
 		request.log.info({ events: ids.length, deliveries }, 'range replayed');
 		return { events: ids.length, deliveries };

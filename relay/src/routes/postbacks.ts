@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { describeRejection, parsePostbackBody, postbackKey, verifyPostback } from '../../../dist/nodes/shared/index.js';
 import type { PostbackEvent, PostbackFields } from '../../../dist/nodes/shared/index.js';
 import { targetsFor } from '../context.ts';
+import { noteRequest } from '../log-context.ts';
 import type { ContextOptions, RelayContext } from '../context.ts';
 
 type Verdict =
@@ -39,10 +40,13 @@ async function persist(ctx: RelayContext, kind: PostbackEvent, request: FastifyR
 	ctx.metrics.received.inc({ kind });
 	if (result.duplicate) ctx.metrics.duplicates.inc({ kind });
 	else if (result.deliveries > 0) ctx.kick();
-	request.log.info(
-		{ kind, eventId: result.eventId, duplicate: result.duplicate, deliveries: result.deliveries },
-		result.duplicate ? 'duplicate postback acknowledged' : 'postback stored',
-	);
+	noteRequest(request, {
+		msg: result.duplicate ? 'duplicate acknowledged' : 'stored',
+		kind,
+		eventId: result.eventId,
+		duplicate: result.duplicate,
+		deliveries: result.deliveries,
+	});
 	return result;
 }
 
@@ -60,7 +64,7 @@ export async function postbackRoutes(app: FastifyInstance, { ctx }: ContextOptio
 
 	const reject = (kind: PostbackEvent, request: FastifyRequest, verdict: Extract<Verdict, { ok: false }>) => {
 		ctx.metrics.rejected.inc({ kind, reason: verdict.reason });
-		request.log.warn({ kind, reason: verdict.reason, detail: verdict.detail }, 'call rejected');
+		noteRequest(request, { msg: 'rejected', level: 'warn', kind, reason: verdict.reason, detail: verdict.detail });
 	};
 
 	for (const kind of ['payment', 'payout'] as const) {

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -13,8 +13,8 @@ import type {
 	EventFilter,
 	InsertResult,
 	NewEvent,
-	Store,
 	StoredEvent,
+	TargetsByKind,
 } from './types.ts';
 
 const SCHEMA = `
@@ -48,41 +48,69 @@ CREATE INDEX IF NOT EXISTS deliveries_event ON deliveries (event_id);
 CREATE INDEX IF NOT EXISTS deliveries_status ON deliveries (status, created_at);
 `;
 
-interface QueuedWrite {
-	run: () => unknown;
-	resolve: (value: unknown) => void;
-	reject: (error: unknown) => void;
-}
-
 type Row = Record<string, unknown>;
 
-export interface SqliteStoreOptions {
-	/**
-	 * Writes arriving within this window share one transaction (group commit). 0 batches what
-	 * arrived in the same turn of the event loop. Every write still resolves only after COMMIT.
-	 */
-	batchWindowMs?: number;
+/**
+ * A time-ordered UUID (version 7: 48-bit milliseconds, then random bits). New events land at the
+ * right edge of the primary-key index, so a commit touches few pages (a random v4 id would dirty a
+ * different index page for every event).
+ */
+export function uuidV7(ms: number = Date.now()): string {
+	const b = randomBytes(16);
+	b.writeUIntBE(ms, 0, 6);
+	b[6] = (b[6] & 0x0f) | 0x70;
+	b[8] = (b[8] & 0x3f) | 0x80;
+	const h = b.toString('hex');
+	return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+/** The operations a batch can carry: every Store method except close. */
+export type EngineOp =
+	| 'insertEvent'
+	| 'claimDue'
+	| 'markDelivered'
+	| 'markRetry'
+	| 'markDead'
+	| 'releaseLease'
+	| 'listEvents'
+	| 'getEvent'
+	| 'listDeliveries'
+	| 'replayEvents'
+	| 'eventIdsInRange'
+	| 'requeueDead'
+	| 'counts'
+	| 'ping'
+	| 'stats';
+
+export interface EngineCall {
+	op: EngineOp;
+	args: unknown[];
 }
 
 /**
- * The embedded store: one SQLite file through node:sqlite, WAL journal, synchronous=FULL (the
- * WAL is fsynced at every commit, so a committed event survives power loss). Writes are queued
- * and committed together (group commit): one fsync serves every request waiting in the batch.
+ * Calls whose commit must reach the disk before they resolve: what the relay acknowledges to the
+ * service or to an operator. The forwarder's bookkeeping (claims, leases, results) may be lost
+ * on power loss without breaking at-least-once (the delivery is only sent again), so a batch of
+ * nothing but bookkeeping commits without an fsync; the next durable commit syncs the WAL with
+ * everything before it (WAL frames are appended in order, so consistency never depends on it).
  */
-export class SqliteStore implements Store {
-	readonly path: string;
-	#db: DatabaseSync;
-	#queue: QueuedWrite[] = [];
-	#scheduled = false;
-	#closed = false;
-	#batchWindowMs: number;
-	#stmts: Record<string, StatementSync> = {};
-	/** Number of COMMITs and of writes they carried (for the benchmark's figures). */
-	readonly commitStats = { commits: 0, writes: 0 };
+export const DURABLE_OPS: ReadonlySet<EngineOp> = new Set<EngineOp>(['insertEvent', 'replayEvents', 'requeueDead']);
 
-	constructor(path: string, options: SqliteStoreOptions = {}) {
-		this.path = path;
-		this.#batchWindowMs = options.batchWindowMs ?? 0;
+export type EngineResult = { ok: true; value: unknown } | { ok: false; error: string };
+
+/**
+ * The synchronous SQLite engine behind SqliteStore: one file through node:sqlite, WAL journal,
+ * synchronous=FULL (the WAL is fsynced at every commit, so a committed event survives power loss).
+ * `runBatch` carries many calls in one transaction: one COMMIT, one fsync for all of them (group
+ * commit). It runs in the store's writer thread so that the fsync never blocks the HTTP loop.
+ */
+export class SqliteEngine {
+	#db: DatabaseSync;
+	#stmts: Record<string, StatementSync> = {};
+	#stats = { commits: 0, calls: 0, syncedCommits: 0 };
+	#synchronous: 'FULL' | 'NORMAL' = 'FULL';
+
+	constructor(path: string) {
 		if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
 		this.#db = new DatabaseSync(path);
 		this.#db.exec('PRAGMA journal_mode = WAL');
@@ -101,70 +129,59 @@ export class SqliteStore implements Store {
 		return s;
 	}
 
-	/** Queues a write; it resolves after the COMMIT of the batch that carried it. */
-	#write<T>(run: () => T): Promise<T> {
-		if (this.#closed) return Promise.reject(new Error('store is closed'));
-		return new Promise<T>((resolve, reject) => {
-			this.#queue.push({ run, resolve: resolve as (v: unknown) => void, reject });
-			if (!this.#scheduled) {
-				this.#scheduled = true;
-				if (this.#batchWindowMs > 0) setTimeout(() => this.#flush(), this.#batchWindowMs);
-				else setImmediate(() => this.#flush());
-			}
-		});
+	#call(c: EngineCall): unknown {
+		const fn = (this as unknown as Record<string, (...args: unknown[]) => unknown>)[c.op];
+		if (typeof fn !== 'function') throw new Error(`unknown store operation ${c.op}`);
+		return fn.apply(this, c.args);
 	}
 
-	#flush(): void {
-		this.#scheduled = false;
-		const batch = this.#queue;
-		this.#queue = [];
-		if (batch.length === 0) return;
-		const results: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+	/**
+	 * Runs the calls in one transaction and commits once. If a call throws, the batch is rolled
+	 * back and every call runs again in a transaction of its own, so one bad call fails alone.
+	 */
+	runBatch(calls: readonly EngineCall[]): EngineResult[] {
+		const durable = calls.some((c) => DURABLE_OPS.has(c.op));
+		const mode = durable ? 'FULL' : 'NORMAL';
+		if (mode !== this.#synchronous) {
+			this.#db.exec(`PRAGMA synchronous = ${mode}`);
+			this.#synchronous = mode;
+		}
+		if (durable) this.#stats.syncedCommits += 1;
 		try {
 			this.#db.exec('BEGIN IMMEDIATE');
-		} catch (error) {
-			for (const w of batch) w.reject(error);
-			return;
-		}
-		for (const w of batch) {
-			try {
-				this.#db.exec('SAVEPOINT w');
-				const value = w.run();
-				this.#db.exec('RELEASE w');
-				results.push({ ok: true, value });
-			} catch (error) {
-				try {
-					this.#db.exec('ROLLBACK TO w');
-					this.#db.exec('RELEASE w');
-				} catch {
-					// the transaction is gone; COMMIT below fails and rejects everything
-				}
-				results.push({ ok: false, error });
-			}
-		}
-		try {
+			const values = calls.map((c) => this.#call(c));
 			this.#db.exec('COMMIT');
-		} catch (error) {
-			try {
-				this.#db.exec('ROLLBACK');
-			} catch {
-				// nothing left to roll back
-			}
-			for (const w of batch) w.reject(error);
-			return;
+			this.#stats.commits += 1;
+			this.#stats.calls += calls.length;
+			return values.map((value) => ({ ok: true, value }));
+		} catch {
+			if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
 		}
-		this.commitStats.commits += 1;
-		this.commitStats.writes += batch.length;
-		batch.forEach((w, i) => {
-			const r = results[i];
-			if (r.ok) w.resolve(r.value);
-			else w.reject(r.error);
+		return calls.map((c) => {
+			try {
+				this.#db.exec('BEGIN IMMEDIATE');
+				const value = this.#call(c);
+				this.#db.exec('COMMIT');
+				this.#stats.commits += 1;
+				this.#stats.calls += 1;
+				return { ok: true, value };
+			} catch (error) {
+				if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
+				return { ok: false, error: error instanceof Error ? error.message : String(error) };
+			}
 		});
 	}
 
-	insertEvent(event: NewEvent): Promise<InsertResult> {
-		return this.#write(() => {
-			const id = randomUUID();
+	close(): void {
+		this.#db.close();
+	}
+
+	stats(): { commits: number; calls: number; syncedCommits: number } {
+		return { ...this.#stats };
+	}
+
+	insertEvent(event: NewEvent): InsertResult {
+			const id = uuidV7(event.receivedAt);
 			const inserted = this.#stmt(
 				`INSERT INTO events (id, kind, dedupe_key, content_type, body, fields_json, received_at)
 				 VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dedupe_key) DO NOTHING`,
@@ -175,7 +192,6 @@ export class SqliteStore implements Store {
 			}
 			for (const target of event.targets) this.#insertDelivery(id, target, event.receivedAt);
 			return { eventId: id, duplicate: false, deliveries: event.targets.length };
-		});
 	}
 
 	#insertDelivery(eventId: string, target: string, now: number): void {
@@ -185,8 +201,7 @@ export class SqliteStore implements Store {
 		).run(eventId, target, now, now, now);
 	}
 
-	claimDue(now: number, limit: number, leaseMs: number, owner: string): Promise<ClaimedDelivery[]> {
-		return this.#write(() => {
+	claimDue(now: number, limit: number, leaseMs: number, owner: string): ClaimedDelivery[] {
 			const until = now + leaseMs;
 			const rows = this.#stmt(
 				`UPDATE deliveries SET status = 'delivering', attempts = attempts + 1, lease_until = ?, lease_owner = ?,
@@ -206,49 +221,40 @@ export class SqliteStore implements Store {
 					receivedAt: Number(ev.received_at),
 				};
 			});
-		});
 	}
 
-	markDelivered(id: number, now: number, httpStatus: number): Promise<void> {
-		return this.#write(() => {
+	markDelivered(id: number, now: number, httpStatus: number): void {
 			this.#stmt(
 				`UPDATE deliveries SET status = 'delivered', delivered_at = ?, last_status = ?, last_error = NULL,
 				   lease_until = NULL, lease_owner = NULL
 				 WHERE id = ? AND status <> 'delivered'`,
 			).run(now, httpStatus, id);
-		});
 	}
 
-	markRetry(id: number, owner: string, nextAttemptAt: number, httpStatus: number | null, error: string): Promise<void> {
-		return this.#write(() => {
+	markRetry(id: number, owner: string, nextAttemptAt: number, httpStatus: number | null, error: string): void {
 			this.#stmt(
 				`UPDATE deliveries SET status = 'pending', next_attempt_at = ?, last_status = ?, last_error = ?,
 				   lease_until = NULL, lease_owner = NULL
 				 WHERE id = ? AND status = 'delivering' AND lease_owner = ?`,
 			).run(nextAttemptAt, httpStatus, error, id, owner);
-		});
 	}
 
-	markDead(id: number, owner: string, httpStatus: number | null, error: string): Promise<void> {
-		return this.#write(() => {
+	markDead(id: number, owner: string, httpStatus: number | null, error: string): void {
 			this.#stmt(
 				`UPDATE deliveries SET status = 'dead', last_status = ?, last_error = ?, lease_until = NULL, lease_owner = NULL
 				 WHERE id = ? AND status = 'delivering' AND lease_owner = ?`,
 			).run(httpStatus, error, id, owner);
-		});
 	}
 
-	releaseLease(id: number, owner: string, now: number): Promise<void> {
-		return this.#write(() => {
+	releaseLease(id: number, owner: string, now: number): void {
 			this.#stmt(
 				`UPDATE deliveries SET status = 'pending', attempts = MAX(attempts - 1, 0), next_attempt_at = ?,
 				   lease_until = NULL, lease_owner = NULL
 				 WHERE id = ? AND status = 'delivering' AND lease_owner = ?`,
 			).run(now, id, owner);
-		});
 	}
 
-	async listEvents(filter: EventFilter): Promise<StoredEvent[]> {
+	listEvents(filter: EventFilter): StoredEvent[] {
 		const where: string[] = [];
 		const params: Array<string | number> = [];
 		if (filter.kind) {
@@ -272,14 +278,14 @@ export class SqliteStore implements Store {
 		return (this.#db.prepare(sql).all(...params, filter.limit) as Row[]).map(toEvent);
 	}
 
-	async getEvent(id: string): Promise<StoredEvent | undefined> {
+	getEvent(id: string): StoredEvent | undefined {
 		const row = this.#stmt(
 			'SELECT id, kind, dedupe_key, content_type, fields_json, received_at FROM events WHERE id = ?',
 		).get(id) as Row | undefined;
 		return row ? toEvent(row) : undefined;
 	}
 
-	async listDeliveries(filter: DeliveryFilter): Promise<Delivery[]> {
+	listDeliveries(filter: DeliveryFilter): Delivery[] {
 		const where: string[] = [];
 		const params: Array<string | number> = [];
 		const add = (sql: string, value: string | number | undefined) => {
@@ -297,23 +303,21 @@ export class SqliteStore implements Store {
 		return (this.#db.prepare(sql).all(...params, filter.limit) as Row[]).map(toDelivery);
 	}
 
-	replayEvents(eventIds: readonly string[], targetsFor: (kind: PostbackEvent) => readonly string[], now: number): Promise<number> {
-		return this.#write(() => {
+	replayEvents(eventIds: readonly string[], targets: TargetsByKind, now: number): number {
 			let created = 0;
 			const kindStmt = this.#stmt('SELECT kind FROM events WHERE id = ?');
 			for (const id of eventIds) {
 				const row = kindStmt.get(id) as Row | undefined;
 				if (!row) continue;
-				for (const target of targetsFor(row.kind as PostbackEvent)) {
+				for (const target of targets[row.kind as PostbackEvent] ?? []) {
 					this.#insertDelivery(id, target, now);
 					created += 1;
 				}
 			}
 			return created;
-		});
 	}
 
-	async eventIdsInRange(from: number, to: number, kind?: PostbackEvent): Promise<string[]> {
+	eventIdsInRange(from: number, to: number, kind?: PostbackEvent): string[] {
 		const rows = (
 			kind
 				? this.#stmt('SELECT id FROM events WHERE received_at >= ? AND received_at < ? AND kind = ? ORDER BY received_at').all(from, to, kind)
@@ -322,8 +326,7 @@ export class SqliteStore implements Store {
 		return rows.map((r) => String(r.id));
 	}
 
-	requeueDead(ids: readonly number[] | undefined, now: number): Promise<number> {
-		return this.#write(() => {
+	requeueDead(ids: readonly number[] | undefined, now: number): number {
 			const sql = `UPDATE deliveries SET status = 'pending', attempts = 0, budget_start = ?, next_attempt_at = ?,
 				last_error = NULL WHERE status = 'dead'`;
 			if (ids === undefined) return Number(this.#stmt(sql).run(now, now).changes);
@@ -331,10 +334,9 @@ export class SqliteStore implements Store {
 			const one = this.#stmt(`${sql} AND id = ?`);
 			for (const id of ids) n += Number(one.run(now, now, id).changes);
 			return n;
-		});
 	}
 
-	async counts(): Promise<DeliveryCounts> {
+	counts(): DeliveryCounts {
 		const rows = this.#stmt(
 			`SELECT status, attempts > 0 AS retried, COUNT(*) AS n FROM deliveries GROUP BY status, attempts > 0`,
 		).all() as Row[];
@@ -348,16 +350,8 @@ export class SqliteStore implements Store {
 		return c;
 	}
 
-	async ping(): Promise<void> {
-		if (this.#closed) throw new Error('store is closed');
+	ping(): void {
 		this.#stmt('SELECT 1').get();
-	}
-
-	async close(): Promise<void> {
-		if (this.#closed) return;
-		this.#flush();
-		this.#closed = true;
-		this.#db.close();
 	}
 }
 

@@ -89,6 +89,8 @@ export interface DeliveryCounts {
 	dead: number;
 }
 
+export type TargetsByKind = Partial<Record<PostbackEvent, readonly string[]>>;
+
 export interface Store {
 	insertEvent(event: NewEvent): Promise<InsertResult>;
 	/** Claims up to `limit` due deliveries (pending and due, or delivering with an expired lease). */
@@ -103,7 +105,7 @@ export interface Store {
 	getEvent(id: string): Promise<StoredEvent | undefined>;
 	listDeliveries(filter: DeliveryFilter): Promise<Delivery[]>;
 	/** New delivery rows for the given events, one per target of each event's kind. */
-	replayEvents(eventIds: readonly string[], targetsFor: (kind: PostbackEvent) => readonly string[], now: number): Promise<number>;
+	replayEvents(eventIds: readonly string[], targets: TargetsByKind, now: number): Promise<number>;
 	eventIdsInRange(from: number, to: number, kind?: PostbackEvent): Promise<string[]>;
 	/** Dead deliveries back to pending with a fresh budget; all dead ones when `ids` is undefined. */
 	requeueDead(ids: readonly number[] | undefined, now: number): Promise<number>;

@@ -1,0 +1,235 @@
+// Benchmark of the relay (prints figures, asserts nothing). `npm run bench:relay`.
+//
+// 1. autocannon against the relay's payment route with signed postbacks, each with a new TrsId
+//    (so every request is a durable commit, never a duplicate short-cut), then against a bare
+//    Fastify route answering 200, same connections and duration. Both servers run as child
+//    processes; the forwarder runs during the load and delivers into a local target.
+// 2. the time to drain a 10,000-delivery backlog into a fast local target.
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SqliteStore } from '../src/store/sqlite.ts';
+
+interface Histogram {
+	average: number;
+	p50: number;
+	p99: number;
+}
+interface AutocannonResult {
+	requests: Histogram & { total: number };
+	latency: Histogram;
+	non2xx: number;
+	errors: number;
+	timeouts: number;
+}
+interface AutocannonRequest {
+	method: string;
+	path: string;
+	headers: Record<string, string>;
+	body?: string;
+	setupRequest?: (req: AutocannonRequest) => AutocannonRequest;
+}
+type Autocannon = (opts: {
+	url: string;
+	connections: number;
+	duration: number;
+	requests: AutocannonRequest[];
+}) => Promise<AutocannonResult>;
+
+const require = createRequire(import.meta.url);
+const autocannon = require('autocannon') as Autocannon;
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const NODE = process.execPath;
+const TOKEN = 'bench|token-0123456789abcdefghijklmnopqrstuvwxyz';
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 10_000);
+
+const md5 = (s: string) => createHash('md5').update(s).digest('hex').toUpperCase();
+const signedBody = (trsId: string) => {
+	const invId = `order-${trsId}`;
+	return new URLSearchParams({
+		InvId: invId,
+		OutSum: '100.00',
+		Commission: '3.00',
+		CurrencyIn: 'RUB',
+		TrsId: trsId,
+		Status: 'SUCCESS',
+		SignatureValue: md5(`100.00:${invId}:${TOKEN}`),
+	}).toString();
+};
+
+/** A fast local target counting what arrives. */
+async function fastTarget() {
+	let received = 0;
+	let onCount: (() => void) | undefined;
+	const server = createServer((req, res) => {
+		req.resume();
+		req.on('end', () => {
+			received += 1;
+			res.writeHead(200, { 'content-type': 'text/plain' }).end('OK');
+			onCount?.();
+		});
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	const port = (server.address() as AddressInfo).port;
+	return {
+		url: `http://127.0.0.1:${port}/webhook/paypalych`,
+		get received() {
+			return received;
+		},
+		reset() {
+			received = 0;
+		},
+		until(n: number) {
+			return new Promise<void>((resolve) => {
+				if (received >= n) return resolve();
+				onCount = () => {
+					if (received >= n) {
+						onCount = undefined;
+						resolve();
+					}
+				};
+			});
+		},
+		close: () => {
+			server.closeAllConnections();
+			return new Promise<void>((resolve) => server.close(() => resolve()));
+		},
+	};
+}
+
+async function freePort(): Promise<number> {
+	const server = createServer();
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	const port = (server.address() as AddressInfo).port;
+	await new Promise<void>((resolve) => server.close(() => resolve()));
+	return port;
+}
+
+/** Starts a server script as a child on a free port and waits until it answers /healthz. */
+async function spawnServer(script: string, env: Record<string, string>): Promise<{ proc: ChildProcess; url: string }> {
+	const port = await freePort();
+	const url = `http://127.0.0.1:${port}`;
+	const proc = spawn(NODE, [script], {
+		cwd: ROOT,
+		env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) },
+		stdio: ['ignore', 'ignore', 'inherit'],
+	});
+	let exited = false;
+	proc.once('exit', () => (exited = true));
+	for (;;) {
+		if (exited) throw new Error(`${script} exited before listening`);
+		try {
+			const res = await fetch(`${url}/healthz`);
+			await res.arrayBuffer();
+			if (res.ok) return { proc, url };
+		} catch {
+			// not listening yet
+		}
+		await new Promise((r) => setTimeout(r, 50));
+	}
+}
+
+async function stopServer(proc: ChildProcess): Promise<void> {
+	if (proc.exitCode !== null) return;
+	const exited = new Promise((resolve) => proc.once('exit', resolve));
+	proc.kill('SIGTERM');
+	await exited;
+}
+
+function relayEnv(dir: string, target: string, extra: Record<string, string> = {}): Record<string, string> {
+	return {
+		HOST: '127.0.0.1',
+		PAYPALYCH_API_TOKEN: TOKEN,
+		RELAY_PAYMENT_TARGETS: target,
+		RELAY_DATABASE: join(dir, 'relay.sqlite'),
+		RELAY_ADMIN_TOKEN: 'bench-admin-token-0123456789',
+		LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+		...extra,
+	};
+}
+
+async function load(url: string, unique: boolean): Promise<AutocannonResult> {
+	let n = 0;
+	const run = `${process.pid}-${Date.now()}`;
+	const request: AutocannonRequest = {
+		method: 'POST',
+		path: '/postback/payment',
+		headers: { 'content-type': 'application/x-www-form-urlencoded' },
+		body: signedBody(`B-${run}-0`),
+	};
+	if (unique) request.setupRequest = (req) => ({ ...req, body: signedBody(`B-${run}-${n++}`) });
+	return autocannon({ url, connections: CONNECTIONS, duration: DURATION, requests: [request] });
+}
+
+const fmt = (x: number, digits = 1) => x.toFixed(digits);
+
+async function main(): Promise<void> {
+	const dir = mkdtempSync(join(tmpdir(), 'relay-bench-'));
+	const target = await fastTarget();
+	try {
+		console.log(`relay benchmark: ${CONNECTIONS} connections x ${DURATION} s each, node ${process.version}, SQLite WAL synchronous=FULL`);
+
+		const relay = await spawnServer(join(ROOT, 'relay/src/bin.ts'), relayEnv(dir, target.url));
+		const relayResult = await load(relay.url, true);
+		await stopServer(relay.proc);
+
+		const bare = await spawnServer(join(ROOT, 'relay/bench/bare-server.ts'), {});
+		const bareResult = await load(bare.url, false);
+		await stopServer(bare.proc);
+
+		const line = (name: string, r: AutocannonResult) =>
+			`${name.padEnd(34)} ${fmt(r.requests.average, 0).padStart(7)} req/s   p50 ${fmt(r.latency.p50)} ms   p99 ${fmt(r.latency.p99)} ms   ` +
+			`(${r.requests.total} requests, non-2xx ${r.non2xx}, errors ${r.errors})`;
+		console.log(line('relay POST /postback/payment', relayResult));
+		console.log(line('bare Fastify POST (answers 200)', bareResult));
+		console.log(`ratio relay/bare: ${fmt(relayResult.requests.average / bareResult.requests.average, 2)}`);
+		console.log(`delivered to the target during the load: ${target.received}`);
+
+		// Backlog: 10,000 deliveries committed while no relay runs, then a relay drains them.
+		const drainDir = join(dir, 'drain');
+		const store = await SqliteStore.open(join(drainDir, 'relay.sqlite'));
+		const fill = Date.now();
+		await Promise.all(
+			Array.from({ length: BACKLOG }, (_, i) => {
+				const body = signedBody(`D-${i}`);
+				return store.insertEvent({
+					kind: 'payment',
+					dedupeKey: `payment:D-${i}:SUCCESS`,
+					contentType: 'application/x-www-form-urlencoded',
+					body,
+					fields: Object.fromEntries(new URLSearchParams(body)),
+					receivedAt: fill,
+					targets: [target.url],
+				});
+			}),
+		);
+		await store.close();
+		target.reset();
+		const started = Date.now();
+		const drainer = await spawnServer(join(ROOT, 'relay/src/bin.ts'), relayEnv(drainDir, target.url));
+		const listening = Date.now();
+		await target.until(BACKLOG);
+		const drained = Date.now();
+		await stopServer(drainer.proc);
+		const secs = (drained - listening) / 1000;
+		console.log(
+			`drain: ${BACKLOG} deliveries in ${fmt(secs, 2)} s after listening (${fmt(BACKLOG / secs, 0)} deliveries/s; ` +
+				`${fmt((drained - started) / 1000, 2)} s including start-up; concurrency ${process.env.RELAY_CONCURRENCY ?? 16} default)`,
+		);
+	} finally {
+		await target.close();
+		rmSync(dir, { recursive: true, force: true });
+	}
+}
+
+await main();

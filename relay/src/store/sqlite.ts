@@ -1,0 +1,211 @@
+import { Worker } from 'node:worker_threads';
+import type { PostbackEvent } from '../../../dist/nodes/shared/index.js';
+import { SqliteEngine } from './sqlite-engine.ts';
+import type { EngineCall, EngineOp, EngineResult } from './sqlite-engine.ts';
+import type {
+	ClaimedDelivery,
+	Delivery,
+	DeliveryCounts,
+	DeliveryFilter,
+	EventFilter,
+	InsertResult,
+	NewEvent,
+	Store,
+	StoredEvent,
+	TargetsByKind,
+} from './types.ts';
+
+export interface SqliteStoreOptions {
+	/**
+	 * 'thread' (default): the connection lives in a worker thread; the HTTP loop never waits for an
+	 * fsync. 'inline': same engine on the calling thread (small tools, the benchmark's filler).
+	 */
+	mode?: 'thread' | 'inline';
+}
+
+type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void };
+
+/**
+ * The embedded store: an SQLite file (WAL, synchronous=FULL). Calls are queued and committed
+ * together (group commit); each promise settles only after the COMMIT that carried its call, so
+ * an acknowledged postback is on disk.
+ */
+export class SqliteStore implements Store {
+	readonly path: string;
+	#mode: 'thread' | 'inline';
+	#worker: Worker | undefined;
+	#engine: SqliteEngine | undefined;
+	#ready: Promise<void>;
+	#nextId = 1;
+	#pending = new Map<number, Pending>();
+	#inlineQueue: Array<EngineCall & Pending> = [];
+	#outbox: Array<EngineCall & { id: number }> = [];
+	#scheduled = false;
+	#closed = false;
+	#failure: Error | undefined;
+
+	private constructor(path: string, mode: 'thread' | 'inline') {
+		this.path = path;
+		this.#mode = mode;
+		if (mode === 'inline') {
+			this.#engine = new SqliteEngine(path);
+			this.#ready = Promise.resolve();
+			return;
+		}
+		const worker = new Worker(new URL('./sqlite-worker.ts', import.meta.url), { workerData: { path } });
+		this.#worker = worker;
+		this.#ready = new Promise<void>((resolve, reject) => {
+			const onFirst = (message: { ready?: boolean; error?: string }) => {
+				if (message.ready) resolve();
+				else reject(new Error(`cannot open the SQLite store: ${message.error ?? 'unknown error'}`));
+			};
+			worker.once('message', onFirst);
+			worker.once('error', reject);
+		});
+		worker.on('message', (message: unknown) => {
+			if (!Array.isArray(message)) return;
+			for (const r of message as Array<EngineResult & { id: number }>) {
+				const p = this.#pending.get(r.id);
+				if (!p) continue;
+				this.#pending.delete(r.id);
+				if (r.ok) p.resolve(r.value);
+				else p.reject(new Error(r.error));
+			}
+		});
+		const fail = (error: Error) => {
+			this.#failure = error;
+			for (const p of this.#pending.values()) p.reject(error);
+			this.#pending.clear();
+		};
+		worker.on('error', (error) => fail(error));
+		worker.on('exit', (code) => {
+			if (!this.#closed) fail(new Error(`the SQLite writer thread stopped (exit code ${code})`));
+		});
+	}
+
+	/** Opens (creating if needed) the store file; resolves once the schema is in place. */
+	static async open(path: string, options: SqliteStoreOptions = {}): Promise<SqliteStore> {
+		const store = new SqliteStore(path, options.mode ?? 'thread');
+		try {
+			await store.#ready;
+		} catch (error) {
+			await store.#worker?.terminate();
+			throw error;
+		}
+		return store;
+	}
+
+	#call<T>(op: EngineOp, ...args: unknown[]): Promise<T> {
+		if (this.#closed) return Promise.reject(new Error('store is closed'));
+		if (this.#failure) return Promise.reject(this.#failure);
+		return new Promise<T>((resolve, reject) => {
+			const settle = { resolve: resolve as (v: unknown) => void, reject };
+			if (this.#mode === 'inline') {
+				this.#inlineQueue.push({ op, args, ...settle });
+				if (!this.#scheduled) {
+					this.#scheduled = true;
+					setImmediate(() => this.#flushInline());
+				}
+				return;
+			}
+			const id = this.#nextId++;
+			this.#pending.set(id, settle);
+			// One message per turn of the loop carries every call made in it (postMessage is costly).
+			this.#outbox.push({ id, op, args });
+			if (this.#outbox.length === 1) setImmediate(() => this.#post());
+		});
+	}
+
+	#post(): void {
+		const calls = this.#outbox;
+		this.#outbox = [];
+		if (calls.length > 0) this.#worker!.postMessage(calls);
+	}
+
+	#flushInline(): void {
+		this.#scheduled = false;
+		const batch = this.#inlineQueue;
+		this.#inlineQueue = [];
+		if (batch.length === 0 || !this.#engine) return;
+		const results = this.#engine.runBatch(batch.map(({ op, args }) => ({ op, args })));
+		batch.forEach((c, i) => {
+			const r = results[i];
+			if (r.ok) c.resolve(r.value);
+			else c.reject(new Error(r.error));
+		});
+	}
+
+	insertEvent(event: NewEvent): Promise<InsertResult> {
+		return this.#call('insertEvent', { ...event, targets: [...event.targets] });
+	}
+	claimDue(now: number, limit: number, leaseMs: number, owner: string): Promise<ClaimedDelivery[]> {
+		return this.#call('claimDue', now, limit, leaseMs, owner);
+	}
+	markDelivered(id: number, now: number, httpStatus: number): Promise<void> {
+		return this.#call('markDelivered', id, now, httpStatus);
+	}
+	markRetry(id: number, owner: string, nextAttemptAt: number, httpStatus: number | null, error: string): Promise<void> {
+		return this.#call('markRetry', id, owner, nextAttemptAt, httpStatus, error);
+	}
+	markDead(id: number, owner: string, httpStatus: number | null, error: string): Promise<void> {
+		return this.#call('markDead', id, owner, httpStatus, error);
+	}
+	releaseLease(id: number, owner: string, now: number): Promise<void> {
+		return this.#call('releaseLease', id, owner, now);
+	}
+	listEvents(filter: EventFilter): Promise<StoredEvent[]> {
+		return this.#call('listEvents', filter);
+	}
+	getEvent(id: string): Promise<StoredEvent | undefined> {
+		return this.#call('getEvent', id);
+	}
+	listDeliveries(filter: DeliveryFilter): Promise<Delivery[]> {
+		return this.#call('listDeliveries', filter);
+	}
+	replayEvents(eventIds: readonly string[], targets: TargetsByKind, now: number): Promise<number> {
+		return this.#call('replayEvents', [...eventIds], targets, now);
+	}
+	eventIdsInRange(from: number, to: number, kind?: PostbackEvent): Promise<string[]> {
+		return this.#call('eventIdsInRange', from, to, kind);
+	}
+	requeueDead(ids: readonly number[] | undefined, now: number): Promise<number> {
+		return this.#call('requeueDead', ids ? [...ids] : undefined, now);
+	}
+	counts(): Promise<DeliveryCounts> {
+		return this.#call('counts');
+	}
+	ping(): Promise<void> {
+		return this.#call('ping');
+	}
+	/** Commits and calls carried so far (the benchmark prints the batch size). */
+	stats(): Promise<{ commits: number; calls: number; syncedCommits: number }> {
+		return this.#call('stats');
+	}
+
+	async close(): Promise<void> {
+		if (this.#closed) return;
+		if (this.#mode === 'inline') {
+			this.#flushInline();
+			this.#closed = true;
+			this.#engine?.close();
+			return;
+		}
+		const worker = this.#worker!;
+		// Calls already posted are answered before the close message is handled (one FIFO port).
+		const closed = new Promise<void>((resolve) => {
+			const onMessage = (m: unknown) => {
+				if (m && typeof m === 'object' && 'closed' in m) {
+					worker.off('message', onMessage);
+					resolve();
+				}
+			};
+			worker.on('message', onMessage);
+			worker.once('exit', () => resolve());
+		});
+		this.#post();
+		worker.postMessage({ close: true });
+		await closed;
+		this.#closed = true;
+		await worker.terminate();
+	}
+}
