@@ -1,7 +1,10 @@
 import { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../relay/src/app.ts';
+import { loadConfig } from '../../relay/src/config.ts';
 import { start } from '../../relay/src/server.ts';
+import { SqliteStore } from '../../relay/src/store/sqlite.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
 import {
 	ADMIN_TOKEN,
@@ -129,6 +132,10 @@ describe('relay routes over real sockets with a real SQLite file', () => {
 		expect((await post('/postback/payment', form(big))).status).toBe(413);
 		expect((await post('/postback/payout', form({ ...payoutFields('P-forged'), SignatureValue: md5('x') }))).status).toBe(401);
 		expect((await post('/postback/payout', 'garbage')).status).toBe(400);
+		expect((await post('/postback/payout', form({ ...payoutFields('P-big'), AccountNumber: 'x'.repeat(4000) }))).status).toBe(413);
+		const redirectGarbage = await post('/redirect/success', 'InvId=only');
+		expect(redirectGarbage.status).toBe(400);
+		expect(redirectGarbage.headers.get('content-type')).toMatch(/text\/html/);
 		expect(countEvents()).toBe(before);
 		const metrics = await (await fetch(`${relay.url}/metrics`)).text();
 		expect(metrics).toMatch(/paypalych_relay_rejected_total\{kind="payment",reason="bad_signature"\} 2/);
@@ -140,6 +147,10 @@ describe('relay routes over real sockets with a real SQLite file', () => {
 		signatures.push(fields.SignatureValue);
 		expect((await post('/postback/payout', form(fields))).status).toBe(200);
 		expect(eventsWith('P-1')[0].kind).toBe('payout');
+		const duplicate = await post('/postback/payout', JSON.stringify(fields), 'application/json');
+		expect(duplicate.status).toBe(200);
+		expect(eventsWith('P-1')).toHaveLength(1);
+		expect(deliveriesOf(eventsWith('P-1')[0].id)).toHaveLength(1);
 		const got = await waitFor(() => targetA.received.find((r) => r.path === '/a/payout' && r.body === form(fields)), 'payout delivery');
 		expect(got.headers['x-paypalych-event']).toBe('payout');
 		expect(targetB.received.some((r) => r.body === form(fields))).toBe(false);
@@ -183,6 +194,7 @@ describe('relay routes over real sockets with a real SQLite file', () => {
 		const text = await res.text();
 		expect(text).toMatch(/paypalych_relay_received_total\{kind="payment"\} 6/);
 		expect(text).toMatch(/paypalych_relay_duplicates_total\{kind="payment"\} 1/);
+		expect(text).toMatch(/paypalych_relay_duplicates_total\{kind="payout"\} 1/);
 		const delivered = Number(/paypalych_relay_deliveries\{status="delivered"\} (\d+)/.exec(text)?.[1]);
 		const rows = Number((db.prepare(`SELECT COUNT(*) AS n FROM deliveries WHERE status = 'delivered'`).get() as { n: number }).n);
 		expect(delivered).toBe(rows);
@@ -213,5 +225,27 @@ describe('relay routes over real sockets with a real SQLite file', () => {
 			expect(sink.text.toLowerCase()).not.toContain(secret.toLowerCase());
 		}
 		for (const line of sink.lines) expect(() => JSON.parse(line)).not.toThrow();
+	});
+});
+
+describe('readiness', () => {
+	it('answers 503 when the store does not answer', async () => {
+		const tmp = tempDir();
+		try {
+			const config = loadConfig(baseEnv(tmp.dir, { payment: ['http://127.0.0.1:9/x'] }, { LOG_LEVEL: 'silent' }));
+			const store = await SqliteStore.open(config.database);
+			const app = await buildApp(config, { store, forwarder: false });
+			expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+			await store.close();
+			const res = await app.inject({ method: 'GET', url: '/readyz' });
+			expect(res.statusCode).toBe(503);
+			expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+			const fields = paymentFields('T-store-down');
+			const post = await app.inject({ method: 'POST', url: '/postback/payment', headers: { 'content-type': FORM }, payload: form(fields) });
+			expect(post.statusCode).toBe(503);
+			await app.close();
+		} finally {
+			tmp.cleanup();
+		}
 	});
 });
