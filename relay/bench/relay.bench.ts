@@ -2,8 +2,9 @@
 //
 // 1. autocannon against the relay's payment route with signed postbacks, each with a new TrsId
 //    (so every request is a durable commit, never a duplicate short-cut), then against a bare
-//    Fastify route answering 200, same connections and duration. Both servers run as child
-//    processes; the forwarder runs during the load and delivers into a local target.
+//    Fastify route answering 200, same connections and duration. Both servers and the local
+//    target run as child processes; the relay's forwarder delivers during the load as it would
+//    in production, and the relay logs at LOG_LEVEL (default info) like production.
 // 2. the time to drain a 10,000-delivery backlog into a fast local target.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -67,46 +68,6 @@ const signedBody = (trsId: string) => {
 	}).toString();
 };
 
-/** A fast local target counting what arrives. */
-async function fastTarget() {
-	let received = 0;
-	let onCount: (() => void) | undefined;
-	const server = createServer((req, res) => {
-		req.resume();
-		req.on('end', () => {
-			received += 1;
-			res.writeHead(200, { 'content-type': 'text/plain' }).end('OK');
-			onCount?.();
-		});
-	});
-	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-	const port = (server.address() as AddressInfo).port;
-	return {
-		url: `http://127.0.0.1:${port}/webhook/paypalych`,
-		get received() {
-			return received;
-		},
-		reset() {
-			received = 0;
-		},
-		until(n: number) {
-			return new Promise<void>((resolve) => {
-				if (received >= n) return resolve();
-				onCount = () => {
-					if (received >= n) {
-						onCount = undefined;
-						resolve();
-					}
-				};
-			});
-		},
-		close: () => {
-			server.closeAllConnections();
-			return new Promise<void>((resolve) => server.close(() => resolve()));
-		},
-	};
-}
-
 async function freePort(): Promise<number> {
 	const server = createServer();
 	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -129,7 +90,7 @@ async function spawnServer(script: string, env: Record<string, string>): Promise
 	for (;;) {
 		if (exited) throw new Error(`${script} exited before listening`);
 		try {
-			const res = await fetch(`${url}/healthz`);
+			const res = await fetch(`${url}/healthz`, { method: 'GET' });
 			await res.arrayBuffer();
 			if (res.ok) return { proc, url };
 		} catch {
@@ -153,6 +114,7 @@ function relayEnv(dir: string, target: string, extra: Record<string, string> = {
 		RELAY_PAYMENT_TARGETS: target,
 		RELAY_DATABASE: join(dir, 'relay.sqlite'),
 		RELAY_ADMIN_TOKEN: 'bench-admin-token-0123456789',
+		...(process.env.RELAY_CONCURRENCY ? { RELAY_CONCURRENCY: process.env.RELAY_CONCURRENCY } : {}),
 		LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
 		...extra,
 	};
@@ -175,11 +137,13 @@ const fmt = (x: number, digits = 1) => x.toFixed(digits);
 
 async function main(): Promise<void> {
 	const dir = mkdtempSync(join(tmpdir(), 'relay-bench-'));
-	const target = await fastTarget();
+	const target = await spawnServer(join(ROOT, 'relay/bench/fast-target.ts'), {});
+	const targetUrl = `${target.url}/webhook/paypalych`;
+	const received = async () => ((await (await fetch(`${target.url}/count`)).json()) as { received: number }).received;
 	try {
 		console.log(`relay benchmark: ${CONNECTIONS} connections x ${DURATION} s each, node ${process.version}, SQLite WAL synchronous=FULL`);
 
-		const relay = await spawnServer(join(ROOT, 'relay/src/bin.ts'), relayEnv(dir, target.url));
+		const relay = await spawnServer(join(ROOT, 'relay/src/bin.ts'), relayEnv(dir, targetUrl));
 		const relayResult = await load(relay.url, true);
 		await stopServer(relay.proc);
 
@@ -193,7 +157,7 @@ async function main(): Promise<void> {
 		console.log(line('relay POST /postback/payment', relayResult));
 		console.log(line('bare Fastify POST (answers 200)', bareResult));
 		console.log(`ratio relay/bare: ${fmt(relayResult.requests.average / bareResult.requests.average, 2)}`);
-		console.log(`delivered to the target during the load: ${target.received}`);
+		console.log(`delivered to the target during the load: ${await received()} (the rest stays queued and is delivered later)`);
 
 		// Backlog: 10,000 deliveries committed while no relay runs, then a relay drains them.
 		const drainDir = join(dir, 'drain');
@@ -209,25 +173,25 @@ async function main(): Promise<void> {
 					body,
 					fields: Object.fromEntries(new URLSearchParams(body)),
 					receivedAt: fill,
-					targets: [target.url],
+					targets: [targetUrl],
 				});
 			}),
 		);
 		await store.close();
-		target.reset();
+		const base = await received();
 		const started = Date.now();
-		const drainer = await spawnServer(join(ROOT, 'relay/src/bin.ts'), relayEnv(drainDir, target.url));
+		const drainer = await spawnServer(join(ROOT, 'relay/src/bin.ts'), relayEnv(drainDir, targetUrl));
 		const listening = Date.now();
-		await target.until(BACKLOG);
+		while ((await received()) - base < BACKLOG) await new Promise((r) => setTimeout(r, 20));
 		const drained = Date.now();
 		await stopServer(drainer.proc);
 		const secs = (drained - listening) / 1000;
 		console.log(
 			`drain: ${BACKLOG} deliveries in ${fmt(secs, 2)} s after listening (${fmt(BACKLOG / secs, 0)} deliveries/s; ` +
-				`${fmt((drained - started) / 1000, 2)} s including start-up; concurrency ${process.env.RELAY_CONCURRENCY ?? 16} default)`,
+				`${fmt((drained - started) / 1000, 2)} s including start-up; RELAY_CONCURRENCY ${process.env.RELAY_CONCURRENCY ?? '16 (default)'})`,
 		);
 	} finally {
-		await target.close();
+		await stopServer(target.proc);
 		rmSync(dir, { recursive: true, force: true });
 	}
 }
