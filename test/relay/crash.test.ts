@@ -109,7 +109,7 @@ describe('crash safety', () => {
 		const second = await spawnRelay(env);
 		children.push(second);
 		const receivedIds = () => new Set(target.received.map((r) => new URLSearchParams(r.body).get('TrsId') ?? ''));
-		await waitFor(() => [...acked].every((id) => receivedIds().has(id)), 'every acknowledged postback at the target', 30_000, 100);
+		await waitFor(() => [...acked].every((id) => receivedIds().has(id)), 'every acknowledged postback at the target', 60_000, 100);
 
 		const got = receivedIds();
 		const missing = [...acked].filter((id) => !got.has(id));
@@ -126,5 +126,5 @@ describe('crash safety', () => {
 
 		second.proc.kill('SIGTERM');
 		expect(await second.exited).toBe(0);
-	});
+	}, 90_000);
 });
