@@ -41,9 +41,11 @@ declare module 'fastify' {
 	}
 }
 
-/** Log redaction: no token, no signature, no authorization header ever reaches the log. */
-// The relay never logs bodies, fields, headers or its configuration; these paths are a second line
-// of defence (few and without wildcards: redaction runs on every line).
+/**
+ * No token, signature or authorization header may reach the log. The relay never logs bodies,
+ * fields, headers or its configuration; these paths are a second line of defence (few and without
+ * wildcards: redaction runs on every line).
+ */
 export const REDACT_PATHS = ['req.headers.authorization', 'headers.authorization', 'SignatureValue', 'fields.SignatureValue'];
 
 /**
