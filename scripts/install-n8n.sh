@@ -21,6 +21,18 @@ if [ -f "$DIR/.installed" ] && [ -x "$DIR/node_modules/.bin/n8n" ]; then
 fi
 
 mkdir -p "$DIR"
+# One installer at a time per version (npm start and the e2e suite may both ask on a new machine).
+if command -v flock >/dev/null 2>&1; then
+  exec 9>"$CACHE_ROOT/.install-$N8N_VERSION.lock"
+  if ! flock -n 9; then
+    echo "install-n8n: another install of n8n $N8N_VERSION is running; waiting for it"
+    flock 9
+  fi
+  if [ -f "$DIR/.installed" ] && [ -x "$DIR/node_modules/.bin/n8n" ]; then
+    echo "install-n8n: n8n $N8N_VERSION is ready in $DIR"
+    exit 0
+  fi
+fi
 cd "$DIR"
 echo "install-n8n: installing n8n $N8N_VERSION into $DIR (about 3 GB and 4 minutes, once per machine)"
 
