@@ -9,8 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXAMPLE_IDS, CREDENTIAL_ID, loadExamples } from '../../scripts/lib/examples.ts';
-import { NODE_TYPE, TRIGGER_TYPE, nodeOutput, type ExecutionSummary } from '../../scripts/lib/n8n.ts';
+import { EXAMPLE_IDS, CREDENTIAL_ID, configureWorkflow, loadExamples, type ExampleSettings } from '../../scripts/lib/examples.ts';
+import { NODE_TYPE, TRIGGER_TYPE, nodeOutput, type ExecutionSummary, type WorkflowJson } from '../../scripts/lib/n8n.ts';
 import { Phases, waitFor } from '../../scripts/lib/proc.ts';
 import { startSink, type Sink } from '../../scripts/lib/sink.ts';
 import { startStack, type Stack } from '../../scripts/lib/stack.ts';
@@ -106,6 +106,27 @@ async function settledExecutions(workflowId: string): Promise<ExecutionSummary[]
 
 const paidCalls = (orderId: string) => sink.on('/api/orders/paid').filter((r) => (r.body as Json).orderId === orderId);
 
+/**
+ * The examples as `npm start` imports them, except that their schedules fire once a year, 12 hours
+ * from now: published and armed, but never firing in the middle of the suite (the suite runs them
+ * itself through their "Run now" trigger).
+ */
+function examplesForTheSuite(settings: ExampleSettings): WorkflowJson[] {
+	const at = new Date(Date.now() + 12 * 3_600_000);
+	const cron = `${at.getUTCMinutes()} ${at.getUTCHours()} ${at.getUTCDate()} ${at.getUTCMonth() + 1} *`;
+	return loadExamples().map(({ workflow }) => {
+		const configured = configureWorkflow(workflow, settings);
+		return {
+			...configured,
+			nodes: configured.nodes.map((node) =>
+				node.type === 'n8n-nodes-base.scheduleTrigger'
+					? { ...node, parameters: { rule: { interval: [{ field: 'cronExpression', expression: cron }] } } }
+					: node,
+			),
+		};
+	});
+}
+
 beforeAll(async () => {
 	stateDir = mkdtempSync(join(tmpdir(), 'paypalych-e2e-'));
 	sink = await startSink();
@@ -114,6 +135,7 @@ beforeAll(async () => {
 		shopBackend: sink.url,
 		owner: { email: 'e2e-owner@example.com', password: 'E2e-Passw0rd', firstName: 'E2E', lastName: 'Owner' },
 		timeFactor: 0.01,
+		workflows: examplesForTheSuite,
 		relayEnv: { RELAY_BASE_DELAY_MS: '200', RELAY_MAX_DELAY_MS: '1000', RELAY_POLL_INTERVAL_MS: '100', LOG_LEVEL: 'warn' },
 		phases,
 	});
