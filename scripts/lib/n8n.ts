@@ -323,15 +323,18 @@ export class N8n {
 			env: this.env(),
 			logFile: this.logFile,
 			onLine: (line) => {
-				if (/Editor is now accessible|Activation of workflows|Start Active Workflows|Finished building workflow dependency index/i.test(line)) activated = true;
+				// Printed after the published workflows are activated (readiness comes before that).
+				if (/Editor is now accessible/.test(line)) activated = true;
 			},
 		});
 		this.server = server;
 		try {
 			await waitForHttp(`${this.url}/healthz/readiness`, { timeoutMs: 120_000, service: server });
-			// The editor line is printed once the active workflows are registered.
-			const deadline = Date.now() + 30_000;
-			while (!activated && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+			const deadline = Date.now() + 90_000;
+			while (!activated) {
+				if (Date.now() > deadline) throw new Error(`n8n did not finish activating its workflows:\n${server.tail()}`);
+				await sleep(100);
+			}
 		} catch (error) {
 			this.server = undefined;
 			await server.stop(5_000);
