@@ -360,7 +360,14 @@ export class N8n {
 			body: JSON.stringify(owner),
 		});
 		const text = await res.text();
-		if (!res.ok) throw new Error(`owner set-up failed: HTTP ${res.status} ${text.slice(0, 300)}`);
+		if (!res.ok) {
+			const exists = /already set ?up/i.test(text);
+			throw new Error(
+				exists
+					? `the n8n owner in ${this.userFolder} exists with another e-mail or password than ${owner.email}: log in with yours, or delete that folder to start afresh`
+					: `owner set-up failed: HTTP ${res.status} ${text.slice(0, 300)}`,
+			);
+		}
 		this.takeCookie(res);
 		if (!this.cookie) throw new Error('owner set-up answered without a session cookie');
 	}
