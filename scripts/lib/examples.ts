@@ -66,21 +66,14 @@ export function configureWorkflow(workflow: WorkflowJson, settings: ExampleSetti
 	};
 }
 
-/** The production path n8n serves a PayPalych Trigger on: `<webhookId>/<event>`. */
-export function triggerWebhookPath(node: { webhookId?: string; parameters: Record<string, unknown> }): string {
-	if (!node.webhookId) throw new Error('a PayPalych Trigger in an example needs a fixed webhookId');
-	const event = typeof node.parameters.event === 'string' ? node.parameters.event : 'payment';
-	return `${node.webhookId}/${event}`;
-}
-
 /** Trigger nodes of the given workflows, with the event each listens for. */
-export function triggersOf(workflows: WorkflowJson[]): Array<{ workflowId: string; node: string; event: string; path: string }> {
-	const out: Array<{ workflowId: string; node: string; event: string; path: string }> = [];
+export function triggersOf(workflows: WorkflowJson[]): Array<{ workflowId: string; node: string; event: string }> {
+	const out: Array<{ workflowId: string; node: string; event: string }> = [];
 	for (const workflow of workflows) {
 		for (const node of workflow.nodes) {
 			if (!node.type.endsWith('.payPalychTrigger')) continue;
 			const event = typeof node.parameters.event === 'string' ? node.parameters.event : 'payment';
-			out.push({ workflowId: workflow.id, node: node.name, event, path: triggerWebhookPath(node) });
+			out.push({ workflowId: workflow.id, node: node.name, event });
 		}
 	}
 	return out;

@@ -139,19 +139,51 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 		const sandbox: SandboxInfo = { url: sandboxUrl, ...merchant, service: sandboxService };
 		phases.mark(`sandbox up at ${sandboxUrl}, merchant ${merchant.merchantId}`);
 
-		// 2. The workflows (placeholders filled in) and where their triggers will listen.
+		// 2. The workflows, placeholders filled in.
 		const settings: ExampleSettings = { shopId: merchant.shopId, payoutAccountId: merchant.payoutAccountId, shopBackend: options.shopBackend };
 		const workflows = options.workflows ? options.workflows(settings) : loadExamples().map((e) => configureWorkflow(e.workflow, settings));
-		const triggers = triggersOf(workflows);
+
+		// 3. n8n: credential and workflows imported through its CLI (skipped when unchanged), then
+		//    started, the owner set up, and every workflow published.
+		await n8n.prepare();
+		const credentials = [
+			{ id: CREDENTIAL_ID, name: CREDENTIAL_NAME, type: 'payPalychApi', data: { apiToken: merchant.token, baseUrl: sandboxUrl } },
+		];
+		const digest = createHash('sha256').update(JSON.stringify({ credentials, workflows })).digest('hex');
+		const digestFile = join(n8n.userFolder, 'imported.sha256');
+		const unchanged = existsSync(digestFile) && readFileSync(digestFile, 'utf8') === digest && existsSync(join(n8n.dataFolder, 'database.sqlite'));
+		if (!unchanged) {
+			rmSync(digestFile, { force: true });
+			await n8n.importCredentials(credentials);
+			await n8n.importWorkflows(workflows);
+			phases.mark(`imported 1 credential and ${workflows.length} workflows (n8n CLI)`);
+		}
+		await n8n.start();
+		stoppers.push(() => n8n.stop());
+		phases.mark(`n8n up at ${n8n.url}`);
+		await n8n.ensureOwner(options.owner);
+		for (const workflow of workflows) await n8n.activateWorkflow(workflow.id);
+		writeFileSync(digestFile, digest);
+
+		// The production URL of every PayPalych Trigger, as n8n registered it.
+		const registered = n8n.registeredWebhooks();
+		const triggers = triggersOf(workflows).map((t) => {
+			const hit = registered.find((w) => w.workflowId === t.workflowId && w.node === t.node);
+			if (!hit) {
+				throw new Error(`n8n registered no webhook for "${t.node}" of ${t.workflowId}; registered: ${registered.map((w) => w.url).join(', ')}`);
+			}
+			return { ...t, url: hit.url };
+		});
 		const triggerUrls: Record<string, string> = {};
-		for (const t of triggers) triggerUrls[t.workflowId] = `${n8n.url}/webhook/${t.path}`;
+		for (const t of triggers) triggerUrls[t.workflowId] = t.url;
+		phases.mark(`owner ready, ${workflows.length} workflows published`);
+
+		// 4. The relay in front of the triggers: the shop's URLs already point at it.
 		const targets = (event: string) =>
 			triggers
 				.filter((t) => t.event === event)
-				.map((t) => `${n8n.url}/webhook/${t.path}`)
+				.map((t) => t.url)
 				.join(',');
-
-		// 3. The relay in front of the triggers.
 		const database = join(stateDir, 'relay.sqlite');
 		if (!options.keepRelayStore) for (const suffix of ['', '-wal', '-shm']) rmSync(database + suffix, { force: true });
 		const adminToken = randomBytes(16).toString('hex');
@@ -190,37 +222,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 			},
 		};
 		stoppers.push(() => relay.service.stop(15_000));
-		phases.mark(`relay up at ${relayUrl}`);
-
-		// 4. n8n: credential and workflows imported through its CLI (skipped when unchanged).
-		await n8n.prepare();
-		const credentials = [
-			{ id: CREDENTIAL_ID, name: CREDENTIAL_NAME, type: 'payPalychApi', data: { apiToken: merchant.token, baseUrl: sandboxUrl } },
-		];
-		const digest = createHash('sha256').update(JSON.stringify({ credentials, workflows })).digest('hex');
-		const digestFile = join(n8n.userFolder, 'imported.sha256');
-		const unchanged = existsSync(digestFile) && readFileSync(digestFile, 'utf8') === digest && existsSync(join(n8n.dataFolder, 'database.sqlite'));
-		if (!unchanged) {
-			rmSync(digestFile, { force: true });
-			await n8n.importCredentials(credentials);
-			await n8n.importWorkflows(workflows);
-			phases.mark(`imported 1 credential and ${workflows.length} workflows (n8n CLI)`);
-		}
-		await n8n.start();
-		stoppers.push(() => n8n.stop());
-		phases.mark(`n8n up at ${n8n.url}`);
-		await n8n.ensureOwner(options.owner);
-		for (const workflow of workflows) await n8n.activateWorkflow(workflow.id);
-		writeFileSync(digestFile, digest);
-		const registered = n8n.registeredWebhooks();
-		for (const t of triggers) {
-			if (!registered.some((w) => w.url === triggerUrls[t.workflowId])) {
-				throw new Error(
-					`n8n did not register ${triggerUrls[t.workflowId]} for "${t.node}" of ${t.workflowId}; registered: ${registered.map((w) => w.url).join(', ')}`,
-				);
-			}
-		}
-		phases.mark(`owner ready, ${workflows.length} workflows published`);
+		phases.mark(`relay up at ${relayUrl} -> ${triggers.length} trigger(s)`);
 
 		return {
 			sandbox,
