@@ -136,7 +136,8 @@ beforeAll(async () => {
 		owner: { email: 'e2e-owner@example.com', password: 'E2e-Passw0rd', firstName: 'E2E', lastName: 'Owner' },
 		timeFactor: 0.01,
 		workflows: examplesForTheSuite,
-		relayEnv: { RELAY_BASE_DELAY_MS: '200', RELAY_MAX_DELAY_MS: '1000', RELAY_POLL_INTERVAL_MS: '100', LOG_LEVEL: 'warn' },
+		// Fast retries: a queued postback is retried many times while n8n stops and starts again.
+		relayEnv: { RELAY_BASE_DELAY_MS: '50', RELAY_MAX_DELAY_MS: '200', RELAY_POLL_INTERVAL_MS: '20', LOG_LEVEL: 'warn' },
 		phases,
 	});
 });
@@ -305,9 +306,11 @@ describe('PayPalych in a real n8n', () => {
 		await stack.n8n.ensureOwner(stack.owner);
 		phases.mark('n8n started again');
 		try {
-			for (const orderId of orders) {
-				await waitFor(`the shop call for ${orderId}`, () => (paidCalls(orderId).length >= 1 ? true : undefined), 90_000);
-			}
+			await waitFor(
+				`the shop calls for ${orders.join(', ')}`,
+				() => (orders.every((o) => paidCalls(o).length >= 1) ? true : undefined),
+				60_000,
+			);
 		} catch (error) {
 			const deliveries = await Promise.all(events.map((e) => relayAdmin(`/events/${e.id}`)));
 			const executions = await executionsOf(EXAMPLE_IDS.paymentPaid);
