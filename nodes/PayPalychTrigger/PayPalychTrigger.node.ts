@@ -42,11 +42,32 @@ interface PlainResponse {
 	end(body?: string): unknown;
 }
 
+/**
+ * What the trigger did with a call, sent as the `X-PayPalych-Receipt` header of every answer it
+ * writes. A relay counts a 2xx as delivered only with this header: n8n answers 200 to every request
+ * while it is starting up, before any trigger has seen the call.
+ */
+export const RECEIPT_HEADER = 'X-PayPalych-Receipt';
+type Receipt = 'accepted' | 'duplicate' | 'ignored' | 'rejected';
+
+/**
+ * The event a relay forwarded the call as. Success and fail redirects carry the same fields, so a
+ * trigger listening to one event ignores a call forwarded as another.
+ */
+export const EVENT_HEADER = 'x-paypalych-event';
+
 /** Answers the caller directly; only Node.js response methods, so it works on any server. */
-function answer(res: PlainResponse, status: number, body: string, contentType = 'text/plain; charset=utf-8'): void {
+function answer(
+	res: PlainResponse,
+	status: number,
+	body: string,
+	receipt: Receipt,
+	contentType = 'text/plain; charset=utf-8',
+): void {
 	res.statusCode = status;
 	res.setHeader('Content-Type', contentType);
 	res.setHeader('Cache-Control', 'no-store');
+	res.setHeader(RECEIPT_HEADER, receipt);
 	res.end(body);
 }
 
@@ -77,9 +98,10 @@ function answerRedirect(
 		res.statusCode = 303;
 		res.setHeader('Location', target);
 		res.setHeader('Cache-Control', 'no-store');
+		res.setHeader(RECEIPT_HEADER, 'accepted');
 		res.end();
 	} else {
-		answer(res, 200, customerPage(event, fields), 'text/html; charset=utf-8');
+		answer(res, 200, customerPage(event, fields), 'accepted', 'text/html; charset=utf-8');
 	}
 	return { noWebhookResponse: true, workflowData: [[{ json: item }]] };
 }
@@ -148,9 +170,16 @@ export class PayPalychTrigger implements INodeType {
 			// comes from the caller: control characters are replaced and the length is capped.
 			const reason = Array.from(why.slice(0, 200), (c) => (c.charCodeAt(0) < 32 || c.charCodeAt(0) === 127 ? '?' : c)).join('');
 			this.logger.warn(`PayPalych Trigger refused a ${event} call (HTTP ${status}): ${reason}`, { workflowId });
-			answer(res, status, reason);
+			answer(res, status, reason, 'rejected');
 			return { noWebhookResponse: true };
 		};
+
+		const forwardedAs = req.headers[EVENT_HEADER];
+		if (typeof forwardedAs === 'string' && forwardedAs.trim().toLowerCase() !== event) {
+			this.logger.debug(`PayPalych Trigger (${event}) ignored a call forwarded as ${forwardedAs.slice(0, 20)}`, { workflowId });
+			answer(res, 200, 'OK', 'ignored');
+			return { noWebhookResponse: true };
+		}
 
 		const contentType = String(req.headers['content-type'] ?? '');
 		let raw: Buffer | undefined;
@@ -188,17 +217,17 @@ export class PayPalychTrigger implements INodeType {
 		const selected = this.getNodeParameter(event === 'payment' ? 'paymentStatuses' : 'payoutStatuses', []) as string[];
 		if (!statusSelected(fields.Status, selected, POSTBACK_RULES[event].statuses)) {
 			this.logger.debug(`PayPalych Trigger: ${event} postback with status ${fields.Status} is not selected`, { workflowId });
-			answer(res, 200, 'OK');
+			answer(res, 200, 'OK', 'ignored');
 			return { noWebhookResponse: true };
 		}
 
 		const key = postbackKey(event, fields);
-		const seen = new SeenPostbacks(this.getWorkflowStaticData('node'));
+		const seen = new SeenPostbacks(this.getWorkflowStaticData('node'), `${workflowId ?? ''}:${this.getNode().name}`);
 		if (key !== undefined && seen.has(key)) {
 			this.logger.info(`PayPalych Trigger: ${event} postback ${fields.TrsId} ${fields.Status} was already received`, {
 				workflowId,
 			});
-			answer(res, 200, 'OK');
+			answer(res, 200, 'OK', 'duplicate');
 			return { noWebhookResponse: true };
 		}
 		if (key !== undefined) seen.remember(key);
@@ -206,7 +235,7 @@ export class PayPalychTrigger implements INodeType {
 		// Answered here, before n8n starts the execution: n8n saves the static data (the memory above)
 		// when the node answers, whereas its own deferred "onReceived" answer comes after the run has
 		// taken over the static data, and the new key could then be lost (seen with n8n 2.41.1).
-		answer(res, 200, 'OK');
+		answer(res, 200, 'OK', 'accepted');
 		return { noWebhookResponse: true, workflowData: [[{ json: item }]] };
 	}
 }

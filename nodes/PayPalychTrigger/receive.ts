@@ -53,18 +53,37 @@ export function statusSelected(status: string | undefined, selected: readonly st
 }
 
 /**
+ * Keys this n8n process has remembered, per workflow and trigger node. n8n loads a workflow's
+ * static data afresh for each webhook call and writes the whole object back after it, so two
+ * postbacks arriving close together would each save only their own key and a later redelivery of
+ * the other would start a second execution. Every call therefore merges what this process has
+ * seen into what it loaded, and saves the union.
+ */
+const processMemory = new Map<string, string[]>();
+
+/** Forgets what this process has seen: what a restarted n8n starts with (used by the tests). */
+export function resetProcessMemory(): void {
+	processMemory.clear();
+}
+
+/**
  * The bounded memory of postbacks that already started an execution, kept in the node's workflow
- * static data (n8n stores it with the workflow, so it survives restarts). Oldest keys go first.
+ * static data (n8n stores it with the workflow, so it survives restarts) and merged with this
+ * process's memory of the same node. Oldest keys go first.
  */
 export class SeenPostbacks {
 	constructor(
 		private readonly staticData: IDataObject,
+		private readonly scope: string,
 		private readonly limit = SEEN_KEYS_LIMIT,
 	) {}
 
 	private keys(): string[] {
 		const stored = this.staticData[SEEN_KEYS_FIELD];
-		return Array.isArray(stored) ? stored.filter((k): k is string => typeof k === 'string') : [];
+		const kept = Array.isArray(stored) ? stored.filter((k): k is string => typeof k === 'string') : [];
+		const recent = processMemory.get(this.scope) ?? [];
+		const inRecent = new Set(recent);
+		return [...kept.filter((k) => !inRecent.has(k)), ...recent];
 	}
 
 	has(key: string): boolean {
@@ -75,7 +94,9 @@ export class SeenPostbacks {
 	remember(key: string): void {
 		const keys = this.keys().filter((k) => k !== key);
 		keys.push(key);
-		this.staticData[SEEN_KEYS_FIELD] = keys.slice(-this.limit);
+		const bounded = keys.slice(-this.limit);
+		this.staticData[SEEN_KEYS_FIELD] = bounded;
+		processMemory.set(this.scope, bounded);
 	}
 }
 

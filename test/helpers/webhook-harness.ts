@@ -61,6 +61,8 @@ export interface HarnessOptions {
 	credentials: ICredentialDataDecryptedObject;
 	/** Stored static data (JSON), as n8n keeps it in the workflow row. Shared to emulate restarts. */
 	storage?: { staticData: string };
+	/** The workflow's id; each harness gets its own unless given (give the same one for a restart). */
+	workflowId?: string;
 	mode?: WorkflowExecuteMode;
 	nodeName?: string;
 	/**
@@ -174,8 +176,11 @@ function prepareRequest(req: IncomingMessage, raw: Buffer): 'ok' | 'unparsable' 
 	return 'ok';
 }
 
+let harnessCount = 0;
+
 export async function startWebhookHarness(options: HarnessOptions): Promise<WebhookHarness> {
 	const { WebhookContext, Workflow, logs } = await loadN8n();
+	const workflowId = options.workflowId ?? `wf-paypalych-trigger-${++harnessCount}`;
 	const storage = options.storage ?? { staticData: '{}' };
 	const executions: INodeExecutionData[][][] = [];
 	const calls: CallRecord[] = [];
@@ -217,7 +222,7 @@ export async function startWebhookHarness(options: HarnessOptions): Promise<Webh
 
 		const loaded = JSON.parse(storage.staticData) as IDataObject;
 		const workflow = new Workflow({
-			id: 'wf-paypalych-trigger',
+			id: workflowId,
 			name: 'PayPalych trigger test',
 			nodes: [node],
 			connections: {},

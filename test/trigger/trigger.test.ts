@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { IDataObject } from 'n8n-workflow';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { PayPalychTrigger } from '../../dist/nodes/PayPalychTrigger/PayPalychTrigger.node.js';
-import { MAX_BODY_BYTES, SEEN_KEYS_FIELD, SEEN_KEYS_LIMIT, SeenPostbacks } from '../../dist/nodes/PayPalychTrigger/receive.js';
+import { MAX_BODY_BYTES, SEEN_KEYS_FIELD, SEEN_KEYS_LIMIT, SeenPostbacks, resetProcessMemory } from '../../dist/nodes/PayPalychTrigger/receive.js';
 import { callWebhookMethod, startWebhookHarness, type LogEntry, type WebhookHarness } from '../helpers/webhook-harness.ts';
 
 // The signature rule written out by hand (an oracle independent of the module under test).
@@ -261,18 +261,34 @@ describe('payment postback', () => {
 
 	it('remembers postbacks across a restart (new node instance, static data as stored)', async () => {
 		const storage = { staticData: '{}' };
-		const before = await harness({ event: 'payment' }, { storage });
+		const before = await harness({ event: 'payment' }, { storage, workflowId: 'wf-restart' });
 		expect((await post(before.url, form(payment())))).toMatchObject({ status: 200 });
 		expect(before.executions).toHaveLength(1);
 		await before.close();
 		open.splice(open.indexOf(before), 1);
 		expect(JSON.parse(storage.staticData)).toBeTypeOf('object');
 
-		const after = await harness({ event: 'payment' }, { storage });
+		resetProcessMemory(); // a new n8n process remembers only what the static data holds
+		const after = await harness({ event: 'payment' }, { storage, workflowId: 'wf-restart' });
 		expect((await post(after.url, form(payment())))).toMatchObject({ status: 200, text: 'OK' });
 		expect(after.calls.map((c) => c.started)).toEqual([false]);
 		expect((await post(after.url, form(payment({ TrsId: 'PAY-new' }))))).toMatchObject({ status: 200 });
 		expect(after.calls.map((c) => c.started)).toEqual([false, true]);
+	});
+
+	it('keeps keys of calls that overlapped: n8n saves each call\'s whole static data, the process memory fills the gap', async () => {
+		const storage = { staticData: '{}' };
+		const h = await harness({ event: 'payment' }, { storage });
+		const beforeA = storage.staticData;
+		expect((await post(h.url, form(payment({ TrsId: 'A' }))))).toMatchObject({ status: 200 });
+		// B was loaded before A's save landed: n8n writes B's copy over A's.
+		storage.staticData = beforeA;
+		expect((await post(h.url, form(payment({ TrsId: 'B' }))))).toMatchObject({ status: 200 });
+		const stored = JSON.parse(storage.staticData)['node:PayPalych Trigger'][SEEN_KEYS_FIELD] as string[];
+		expect(stored).toEqual(['payment:A:SUCCESS', 'payment:B:SUCCESS']);
+		// A redelivered (the relay replays it, the service retries): nothing starts.
+		expect((await post(h.url, form(payment({ TrsId: 'A' }))))).toMatchObject({ status: 200, text: 'OK' });
+		expect(h.calls.map((c) => c.started)).toEqual([true, true, false]);
 	});
 
 	it('keeps a bounded memory: at the limit the oldest key is forgotten and recent ones are kept', async () => {
@@ -318,6 +334,37 @@ describe('payment postback', () => {
 		const fields = payment({ Amount: '18.50' });
 		expect((await post(h.url, form(fields))).status).toBe(401);
 		expect(h.executions).toHaveLength(0);
+	});
+});
+
+describe('answers a relay can read', () => {
+	const receipt = (r: { headers: Headers }) => r.headers.get('x-paypalych-receipt');
+
+	it('says what it did in X-PayPalych-Receipt on every answer', async () => {
+		const h = await harness({ event: 'payment', paymentStatuses: ['SUCCESS'] });
+		expect(receipt(await post(h.url, form(payment())))).toBe('accepted');
+		expect(receipt(await post(h.url, form(payment())))).toBe('duplicate');
+		expect(receipt(await post(h.url, form(payment({ Status: 'FAIL', TrsId: 'F' }))))).toBe('ignored');
+		const forged = await post(h.url, form(payment({}, 'forger')));
+		expect([forged.status, receipt(forged)]).toEqual([401, 'rejected']);
+		const garbage = await post(h.url, 'a=1&a=2');
+		expect([garbage.status, receipt(garbage)]).toEqual([400, 'rejected']);
+		const r = await harness({ event: 'success', redirectUrl: 'https://shop.example/thanks' });
+		const redirected = await post(r.url, form(redirect()));
+		expect([redirected.status, receipt(redirected)]).toEqual([303, 'accepted']);
+	});
+
+	it('ignores a call a relay forwarded as another event (success and fail redirects look alike)', async () => {
+		const h = await harness({ event: 'success' });
+		const other = await post(h.url, form(redirect()), FORM, { 'X-PayPalych-Event': 'fail' });
+		expect([other.status, other.text, receipt(other)]).toEqual([200, 'OK', 'ignored']);
+		const own = await post(h.url, form(redirect()), FORM, { 'X-PayPalych-Event': 'success' });
+		expect([own.status, receipt(own)]).toEqual([200, 'accepted']);
+		const p = await harness({ event: 'payout' });
+		const payment1 = await post(p.url, form(payment()), FORM, { 'X-PayPalych-Event': 'payment' });
+		expect([payment1.status, receipt(payment1)]).toEqual([200, 'ignored']);
+		expect(h.calls.map((c) => c.started)).toEqual([false, true]);
+		expect(p.calls.map((c) => c.started)).toEqual([false]);
 	});
 });
 
@@ -447,7 +494,7 @@ describe('lifecycle and memory', () => {
 
 	it('the memory keeps the newest keys in order and drops the oldest', () => {
 		const data: IDataObject = {};
-		const seen = new SeenPostbacks(data, 3);
+		const seen = new SeenPostbacks(data, 'wf-unit:Trigger', 3);
 		for (const k of ['a', 'b', 'c', 'd']) seen.remember(k);
 		expect(seen.has('a')).toBe(false);
 		expect(['b', 'c', 'd'].map((k) => seen.has(k))).toEqual([true, true, true]);
