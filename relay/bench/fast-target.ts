@@ -1,4 +1,5 @@
-// The benchmark's stand-in for n8n: answers every POST with 200 at once and counts them
+// The benchmark's stand-in for n8n: answers every POST with 200 at once, with the receipt header
+// of a PayPalych Trigger (X-PayPalych-Receipt: accepted), and counts them
 // (GET /count). Runs as its own process so that it does not share a thread with autocannon.
 import { createServer } from 'node:http';
 
@@ -11,7 +12,7 @@ const server = createServer((req, res) => {
 	req.resume();
 	req.on('end', () => {
 		received += 1;
-		res.writeHead(200, { 'content-type': 'text/plain' }).end('OK');
+		res.writeHead(200, { 'content-type': 'text/plain', 'x-paypalych-receipt': 'accepted' }).end('OK');
 	});
 });
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1');

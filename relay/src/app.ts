@@ -102,6 +102,7 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 					baseDelayMs: config.baseDelayMs,
 					maxDelayMs: config.maxDelayMs,
 					pollIntervalMs: config.pollIntervalMs,
+					requireReceipt: config.requireReceipt,
 					dispatcher: deps.dispatcher,
 					random: deps.random,
 				});

@@ -6,7 +6,17 @@ export interface RelayConfig {
 	port: number;
 	/** Accepted API tokens, newest last or first: any of them verifies a call (rotation). */
 	apiTokens: string[];
-	targets: { payment: string[]; payout: string[]; redirect: string[] };
+	/**
+	 * The lists as configured. `redirect` receives both success and fail redirects, `success` and
+	 * `fail` only their own; `targetsFor` (context.ts) resolves what each kind fans out to.
+	 */
+	targets: { payment: string[]; payout: string[]; redirect: string[]; success: string[]; fail: string[] };
+	/**
+	 * true: a 2xx (or a redirect event's 3xx) counts as delivered only with an X-PayPalych-Receipt
+	 * header, which the PayPalych Trigger sets on every answer it writes; n8n answers 200 to every
+	 * request while it starts up. false: any 2xx is a delivery (targets that are not the trigger).
+	 */
+	requireReceipt: boolean;
 	successUrl: string | undefined;
 	failUrl: string | undefined;
 	/** A file path for the embedded SQLite store. */
@@ -36,6 +46,13 @@ const int = (min: number, fallback: number) =>
 		.pipe(z.number().int().min(min, `must be at least ${min}`))
 		.optional()
 		.transform((v) => v ?? fallback);
+
+/** true/false/1/0; unset or empty gives the default. */
+const flag = (fallback: boolean) =>
+	z
+		.enum(['true', 'false', '1', '0', ''], { error: 'must be true or false' })
+		.optional()
+		.transform((v) => (v === undefined || v === '' ? fallback : v === 'true' || v === '1'));
 
 const httpUrl = (value: string) => {
 	try {
@@ -80,6 +97,8 @@ const schema = z
 		RELAY_PAYMENT_TARGETS: urlList,
 		RELAY_PAYOUT_TARGETS: urlList,
 		RELAY_REDIRECT_TARGETS: urlList,
+		RELAY_SUCCESS_TARGETS: urlList,
+		RELAY_FAIL_TARGETS: urlList,
 		RELAY_SUCCESS_URL: optionalUrl,
 		RELAY_FAIL_URL: optionalUrl,
 		RELAY_DATABASE: z
@@ -104,21 +123,21 @@ const schema = z
 		RELAY_CONCURRENCY: int(1, 16),
 		RELAY_POLL_INTERVAL_MS: int(10, 1_000),
 		RELAY_SHUTDOWN_GRACE_MS: int(0, 10_000),
-		RELAY_TRUST_PROXY: z
-			.enum(['true', 'false', '1', '0', ''])
-			.optional()
-			.transform((v) => v === 'true' || v === '1'),
+		RELAY_TRUST_PROXY: flag(false),
+		RELAY_REQUIRE_RECEIPT: flag(true),
 		LOG_LEVEL: z
 			.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent', ''])
 			.optional()
 			.transform((v) => (v === undefined || v === '' ? 'info' : v)),
 	})
 	.superRefine((c, ctx) => {
-		if (c.RELAY_PAYMENT_TARGETS.length + c.RELAY_PAYOUT_TARGETS.length + c.RELAY_REDIRECT_TARGETS.length === 0) {
+		const lists = [c.RELAY_PAYMENT_TARGETS, c.RELAY_PAYOUT_TARGETS, c.RELAY_REDIRECT_TARGETS, c.RELAY_SUCCESS_TARGETS, c.RELAY_FAIL_TARGETS];
+		if (lists.every((l) => l.length === 0)) {
 			ctx.addIssue({
 				code: 'custom',
 				path: ['RELAY_PAYMENT_TARGETS'],
-				message: 'no target at all: set RELAY_PAYMENT_TARGETS, RELAY_PAYOUT_TARGETS or RELAY_REDIRECT_TARGETS',
+				message:
+					'no target at all: set RELAY_PAYMENT_TARGETS, RELAY_PAYOUT_TARGETS, RELAY_REDIRECT_TARGETS, RELAY_SUCCESS_TARGETS or RELAY_FAIL_TARGETS',
 			});
 		}
 		if (c.RELAY_LEASE_MS <= c.RELAY_DELIVERY_TIMEOUT_MS) {
@@ -164,7 +183,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 		host: c.HOST,
 		port: c.PORT,
 		apiTokens: c.PAYPALYCH_API_TOKEN,
-		targets: { payment: c.RELAY_PAYMENT_TARGETS, payout: c.RELAY_PAYOUT_TARGETS, redirect: c.RELAY_REDIRECT_TARGETS },
+		targets: {
+			payment: c.RELAY_PAYMENT_TARGETS,
+			payout: c.RELAY_PAYOUT_TARGETS,
+			redirect: c.RELAY_REDIRECT_TARGETS,
+			success: c.RELAY_SUCCESS_TARGETS,
+			fail: c.RELAY_FAIL_TARGETS,
+		},
+		requireReceipt: c.RELAY_REQUIRE_RECEIPT,
 		successUrl: c.RELAY_SUCCESS_URL,
 		failUrl: c.RELAY_FAIL_URL,
 		database: c.RELAY_DATABASE,

@@ -16,14 +16,36 @@ export interface ContextOptions {
 	ctx: RelayContext;
 }
 
-/** The targets an event kind fans out to. */
-export function targetsFor(config: RelayConfig, kind: PostbackEvent): readonly string[] {
-	if (kind === 'payment') return config.targets.payment;
-	if (kind === 'payout') return config.targets.payout;
-	return config.targets.redirect;
+/** A list without repeats; two spellings of one URL (case of the host, default port) count once. */
+function unique(...lists: ReadonlyArray<readonly string[]>): string[] {
+	const seen = new Set<string>();
+	const out: string[] = [];
+	for (const url of lists.flat()) {
+		const key = new URL(url).href;
+		if (seen.has(key)) continue;
+		seen.add(key);
+		out.push(url);
+	}
+	return out;
 }
 
-/** Targets of every kind, for the store's replay. */
+/**
+ * The targets an event kind fans out to: success redirects go to RELAY_SUCCESS_TARGETS and
+ * RELAY_REDIRECT_TARGETS, fail redirects to RELAY_FAIL_TARGETS and RELAY_REDIRECT_TARGETS.
+ */
+export function targetsFor(config: RelayConfig, kind: PostbackEvent): readonly string[] {
+	return targetsByKind(config)[kind];
+}
+
+const resolved = new WeakMap<RelayConfig, Record<PostbackEvent, readonly string[]>>();
+
+/** Targets of every kind (resolved once per configuration), also for the store's replay. */
 export function targetsByKind(config: RelayConfig): Record<PostbackEvent, readonly string[]> {
-	return { payment: config.targets.payment, payout: config.targets.payout, success: config.targets.redirect, fail: config.targets.redirect };
+	let r = resolved.get(config);
+	if (!r) {
+		const t = config.targets;
+		r = { payment: unique(t.payment), payout: unique(t.payout), success: unique(t.success, t.redirect), fail: unique(t.fail, t.redirect) };
+		resolved.set(config, r);
+	}
+	return r;
 }

@@ -17,6 +17,8 @@ export interface ForwarderOptions {
 	baseDelayMs: number;
 	maxDelayMs: number;
 	pollIntervalMs: number;
+	/** A success answer counts only with an X-PayPalych-Receipt header (RELAY_REQUIRE_RECEIPT). */
+	requireReceipt: boolean;
 	dispatcher?: Dispatcher;
 	/** Source of jitter, [0, 1). */
 	random?: () => number;
@@ -24,16 +26,27 @@ export interface ForwarderOptions {
 
 export type Outcome = 'success' | 'retry' | 'permanent';
 
+/** The header a PayPalych Trigger sets on every answer it writes itself (accepted, duplicate, ignored, rejected). */
+export const RECEIPT_HEADER = 'x-paypalych-receipt';
+
+export const NO_RECEIPT_ERROR =
+	'2xx without an X-PayPalych-Receipt header: the target is not a PayPalych Trigger answering (n8n starting up?)';
+
 /**
  * 2xx is success. Timeouts and connection errors (status undefined), 404 (an inactive n8n
  * workflow), 408, 429 and 5xx are retried. Redirect events accept 3xx too: the trigger answers a
  * browser redirect with a redirect. Anything else (400, 401, 403, 410, 413, ...) is a permanent
  * refusal: the delivery goes dead at once and waits for an operator (admin requeue).
+ *
+ * With `requireReceipt` (the default), a success answer counts only when it carries the trigger's
+ * X-PayPalych-Receipt header (any value). Without it the answer did not come from the trigger: n8n
+ * answers every request, webhooks included, with 200 "n8n is starting up. Please wait" while it
+ * starts. Such an answer is retried like a 503.
  */
-export function classify(status: number | undefined, kind: PostbackEvent): Outcome {
+export function classify(status: number | undefined, kind: PostbackEvent, receipt?: { required: boolean; present: boolean }): Outcome {
 	if (status === undefined) return 'retry';
-	if (status >= 200 && status < 300) return 'success';
-	if (status >= 300 && status < 400 && (kind === 'success' || kind === 'fail')) return 'success';
+	const ok = (status >= 200 && status < 300) || (status >= 300 && status < 400 && (kind === 'success' || kind === 'fail'));
+	if (ok) return receipt && receipt.required && !receipt.present ? 'retry' : 'success';
 	if (status === 404 || status === 408 || status === 429 || status >= 500) return 'retry';
 	return 'permanent';
 }
@@ -182,6 +195,7 @@ export class Forwarder {
 		const { store, metrics, logger } = this.#o;
 		let status: number | undefined;
 		let retryAfter: string | string[] | undefined;
+		let receipt: string | string[] | undefined;
 		let error = '';
 		try {
 			const res = await request(d.target, {
@@ -202,6 +216,7 @@ export class Forwarder {
 			});
 			status = res.statusCode;
 			retryAfter = res.headers['retry-after'];
+			receipt = res.headers[RECEIPT_HEADER];
 			await res.body.dump({ limit: 64 * 1024 });
 		} catch (err) {
 			if (stop.aborted && this.#stopping) {
@@ -212,16 +227,17 @@ export class Forwarder {
 			if (status === undefined) error = describeError(err);
 		}
 		const now = Date.now();
-		const outcome = classify(status, d.kind);
+		const outcome = classify(status, d.kind, { required: this.#o.requireReceipt, present: receipt !== undefined });
 		const log = { deliveryId: d.id, eventId: d.eventId, kind: d.kind, target: d.target, attempt: d.attempts, status };
 		if (outcome === 'success') {
 			await store.markDelivered(d.id, now, status ?? 0);
 			metrics.delivered.inc({ kind: d.kind });
 			metrics.latency.observe(Math.max(0, now - d.receivedAt) / 1000);
-			logger.debug(log, 'delivered');
+			logger.debug({ ...log, receipt }, 'delivered');
 			return;
 		}
-		const reason = error || `HTTP ${status}`;
+		const noReceipt = outcome === 'retry' && status !== undefined && status < 400;
+		const reason = error || (noReceipt ? `HTTP ${status}: ${NO_RECEIPT_ERROR}` : `HTTP ${status}`);
 		if (outcome === 'permanent') {
 			await store.markDead(d.id, this.owner, status ?? null, reason);
 			metrics.dead.inc({ kind: d.kind });

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import type { AppDeps } from './app.ts';
 import { loadConfig } from './config.ts';
+import { targetsByKind } from './context.ts';
 
 export interface RunningRelay {
 	app: FastifyInstance;
@@ -47,11 +48,8 @@ export async function start(
 		{
 			url,
 			database: config.database,
-			targets: {
-				payment: config.targets.payment.length,
-				payout: config.targets.payout.length,
-				redirect: config.targets.redirect.length,
-			},
+			targets: Object.fromEntries(Object.entries(targetsByKind(config)).map(([kind, list]) => [kind, list.length])),
+			requireReceipt: config.requireReceipt,
 			tokens: config.apiTokens.length,
 		},
 		'relay listening',

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../relay/src/config.ts';
+import { targetsByKind, targetsFor } from '../../relay/src/context.ts';
 import { ADMIN_TOKEN, TOKEN } from './helpers.ts';
 
 const minimal = {
@@ -27,7 +28,8 @@ describe('relay configuration', () => {
 		expect(c.host).toBe('127.0.0.1');
 		expect(c.port).toBe(8080);
 		expect(c.apiTokens).toEqual([TOKEN]);
-		expect(c.targets).toEqual({ payment: ['http://n8n.local:5678/webhook/a/paypalych'], payout: [], redirect: [] });
+		expect(c.targets).toEqual({ payment: ['http://n8n.local:5678/webhook/a/paypalych'], payout: [], redirect: [], success: [], fail: [] });
+		expect(c.requireReceipt).toBe(true);
 		expect(c.retryBudgetMs).toBe(24 * 3_600_000);
 		expect(c.database).toBe('.relay-data/relay.sqlite');
 		expect(c.successUrl).toBeUndefined();
@@ -61,6 +63,35 @@ describe('relay configuration', () => {
 		for (const name of e.variables) expect(e.message).toContain(name);
 		expect(e.message).not.toContain('short');
 		expect(e.message).not.toContain('eighty');
+	});
+
+	it('reads RELAY_REQUIRE_RECEIPT as a boolean and refuses anything else', () => {
+		expect(loadConfig({ ...minimal, RELAY_REQUIRE_RECEIPT: 'false' }).requireReceipt).toBe(false);
+		expect(loadConfig({ ...minimal, RELAY_REQUIRE_RECEIPT: '0' }).requireReceipt).toBe(false);
+		expect(loadConfig({ ...minimal, RELAY_REQUIRE_RECEIPT: 'true' }).requireReceipt).toBe(true);
+		expect(loadConfig({ ...minimal, RELAY_REQUIRE_RECEIPT: '' }).requireReceipt).toBe(true);
+		expect(errorOf({ ...minimal, RELAY_REQUIRE_RECEIPT: 'no' }).variables).toEqual(['RELAY_REQUIRE_RECEIPT']);
+	});
+
+	it('sends success redirects to the success and redirect lists, fail redirects to the fail and redirect lists, each URL once', () => {
+		const c = loadConfig({
+			PAYPALYCH_API_TOKEN: TOKEN,
+			RELAY_ADMIN_TOKEN: ADMIN_TOKEN,
+			RELAY_SUCCESS_TARGETS: 'http://n8n:5678/webhook/ok, http://n8n:5678/webhook/both',
+			RELAY_FAIL_TARGETS: 'http://n8n:5678/webhook/ko',
+			RELAY_REDIRECT_TARGETS: 'http://N8N:5678/webhook/both,http://n8n:5678/webhook/all',
+		});
+		expect(targetsFor(c, 'success')).toEqual(['http://n8n:5678/webhook/ok', 'http://n8n:5678/webhook/both', 'http://n8n:5678/webhook/all']);
+		expect(targetsFor(c, 'fail')).toEqual(['http://n8n:5678/webhook/ko', 'http://N8N:5678/webhook/both', 'http://n8n:5678/webhook/all']);
+		expect(targetsByKind(c)).toEqual({
+			payment: [],
+			payout: [],
+			success: targetsFor(c, 'success'),
+			fail: targetsFor(c, 'fail'),
+		});
+		// Only a fail list is a valid configuration; a bad URL in it is named.
+		expect(loadConfig({ PAYPALYCH_API_TOKEN: TOKEN, RELAY_ADMIN_TOKEN: ADMIN_TOKEN, RELAY_FAIL_TARGETS: 'http://x/y' }).targets.fail).toEqual(['http://x/y']);
+		expect(errorOf({ ...minimal, RELAY_SUCCESS_TARGETS: 'nope' }).variables).toEqual(['RELAY_SUCCESS_TARGETS']);
 	});
 
 	it('refuses a PostgreSQL URL until that store exists, and a relay without targets', () => {

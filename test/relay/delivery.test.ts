@@ -60,6 +60,21 @@ describe('delivery rules (pure)', () => {
 		for (const s of [400, 401, 403, 410, 413, 422, 301]) expect(classify(s, 'payment')).toBe('permanent');
 		expect(classify(303, 'success')).toBe('success');
 	});
+
+	it('with the receipt required, counts a 2xx or a redirect event\'s 3xx only when it carries X-PayPalych-Receipt', () => {
+		const without = { required: true, present: false };
+		const withIt = { required: true, present: true };
+		expect(classify(200, 'payment', without)).toBe('retry');
+		expect(classify(204, 'payout', without)).toBe('retry');
+		expect(classify(303, 'fail', without)).toBe('retry');
+		expect(classify(200, 'payment', withIt)).toBe('success');
+		expect(classify(303, 'success', withIt)).toBe('success');
+		expect(classify(200, 'payment', { required: false, present: false })).toBe('success');
+		// Failures stay what they were: a rejected receipt comes with a 4xx.
+		expect(classify(401, 'payment', withIt)).toBe('permanent');
+		expect(classify(503, 'payment', without)).toBe('retry');
+		expect(classify(301, 'payment', without)).toBe('permanent');
+	});
 });
 
 describe('forwarder against real targets (long budget)', () => {
@@ -146,6 +161,42 @@ describe('forwarder against real targets (long budget)', () => {
 		expect(d.last_status).toBe(200);
 	});
 
+	it('retries a 200 without X-PayPalych-Receipt and counts the next 200 that carries it', async () => {
+		target.responder = (req) =>
+			req.body.includes('TrsId=T-no-receipt&') && target.received.filter((r) => r.body.includes('TrsId=T-no-receipt&')).length === 1
+				? { status: 200, receipt: null }
+				: { status: 200, receipt: 'duplicate' };
+		expect(await postPayment(relay, paymentFields('T-no-receipt'))).toBe(200);
+		await waitFor(() => store.deliveriesFor('T-no-receipt')[0]?.status === 'delivered', 'delivered with a receipt');
+		const hits = target.received.filter((r) => r.body.includes('TrsId=T-no-receipt&'));
+		expect(hits.map((h) => h.headers['x-paypalych-delivery-attempt'])).toEqual(['1', '2']);
+		expect(store.deliveriesFor('T-no-receipt')[0].attempts).toBe(2);
+		const retried = sink.lines
+			.map((l) => JSON.parse(l) as { msg: string; error?: string; status?: number; eventId?: string })
+			.find((l) => l.msg === 'delivery failed; will retry' && l.eventId === hits[0].headers['x-paypalych-event-id']);
+		expect(retried?.status).toBe(200);
+		expect(retried?.error).toContain('2xx without an X-PayPalych-Receipt header');
+	});
+
+	it('keeps a postback pending while n8n answers "n8n is starting up. Please wait", and delivers it once the trigger answers', async () => {
+		let startingUp = true;
+		target.responder = (req) =>
+			startingUp && req.body.includes('TrsId=T-starting&')
+				? { status: 200, receipt: null, headers: { 'content-type': 'text/html; charset=utf-8' }, body: 'n8n is starting up. Please wait' }
+				: { status: 200, receipt: 'accepted' };
+		expect(await postPayment(relay, paymentFields('T-starting'))).toBe(200);
+		await waitFor(() => Number(store.deliveriesFor('T-starting')[0]?.attempts) >= 3, 'attempts during start-up');
+		const during = store.deliveriesFor('T-starting')[0];
+		expect(during.status).not.toBe('delivered');
+		expect(during.last_status).toBe(200);
+		expect(String(during.last_error)).toContain('X-PayPalych-Receipt');
+		startingUp = false;
+		await waitFor(() => store.deliveriesFor('T-starting')[0]?.status === 'delivered', 'delivered after start-up');
+		const d = store.deliveriesFor('T-starting')[0];
+		expect(Number(d.attempts)).toBeGreaterThanOrEqual(4);
+		expect(d.last_error).toBeNull();
+	});
+
 	it('gives up at once on a permanent refusal (400) and lists it as dead', async () => {
 		target.responder = (req) => (req.body.includes('TrsId=T-400&') ? { status: 400 } : { status: 200 });
 		expect(await postPayment(relay, paymentFields('T-400'))).toBe(200);
@@ -227,6 +278,35 @@ describe('forwarder with a short retry budget', () => {
 		expect(await res.json()).toEqual({ requeued: 2 });
 		await waitFor(() => ['T-dead-1', 'T-dead-2'].every((id) => store.deliveriesFor(id)[0]?.status === 'delivered'), 'delivered after requeue');
 		expect(store.deliveriesFor('T-dead-1')[0].attempts).toBe(1);
+	});
+});
+
+describe('forwarder with RELAY_REQUIRE_RECEIPT=false (a target that is not a PayPalych Trigger)', () => {
+	const tmp = tempDir();
+	const target = new Target();
+	let relay: RunningRelay;
+	let store: ReturnType<typeof openDb>;
+
+	beforeAll(async () => {
+		await target.listen();
+		target.responder = () => ({ status: 200, receipt: null });
+		relay = await start(baseEnv(tmp.dir, { payment: [target.url('/generic')] }, { RELAY_REQUIRE_RECEIPT: 'false', LOG_LEVEL: 'silent' }));
+		store = openDb(tmp.dir);
+	});
+
+	afterAll(async () => {
+		store?.db.close();
+		await relay?.close();
+		await target.close();
+		tmp.cleanup();
+	});
+
+	it('counts a plain 2xx as delivered on the first attempt', async () => {
+		expect(await postPayment(relay, paymentFields('T-generic'))).toBe(200);
+		await waitFor(() => store.deliveriesFor('T-generic')[0]?.status === 'delivered', 'delivered without a receipt');
+		expect(store.deliveriesFor('T-generic')[0].attempts).toBe(1);
+		expect(target.received).toHaveLength(1);
+		expect(target.received[0].headers['x-paypalych-event']).toBe('payment');
 	});
 });
 

@@ -56,7 +56,11 @@ export function tempDir(): { dir: string; cleanup: () => void } {
 	return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-export function baseEnv(dir: string, targets: { payment?: string[]; payout?: string[]; redirect?: string[] }, extra: Record<string, string> = {}) {
+export function baseEnv(
+	dir: string,
+	targets: { payment?: string[]; payout?: string[]; redirect?: string[]; success?: string[]; fail?: string[] },
+	extra: Record<string, string> = {},
+) {
 	return {
 		PORT: '0',
 		HOST: '127.0.0.1',
@@ -64,6 +68,8 @@ export function baseEnv(dir: string, targets: { payment?: string[]; payout?: str
 		RELAY_PAYMENT_TARGETS: (targets.payment ?? []).join(','),
 		RELAY_PAYOUT_TARGETS: (targets.payout ?? []).join(','),
 		RELAY_REDIRECT_TARGETS: (targets.redirect ?? []).join(','),
+		RELAY_SUCCESS_TARGETS: (targets.success ?? []).join(','),
+		RELAY_FAIL_TARGETS: (targets.fail ?? []).join(','),
 		RELAY_DATABASE: join(dir, 'relay.sqlite'),
 		RELAY_ADMIN_TOKEN: ADMIN_TOKEN,
 		RELAY_BASE_DELAY_MS: '20',
@@ -83,9 +89,25 @@ export interface Received {
 	at: number;
 }
 
-export type Responder = (req: Received, nth: number) => { status: number; headers?: Record<string, string>; hangMs?: number };
+export interface Answer {
+	status: number;
+	headers?: Record<string, string>;
+	hangMs?: number;
+	/** Response body; the status code as text by default. */
+	body?: string;
+	/**
+	 * X-PayPalych-Receipt of a 2xx/3xx answer: 'accepted' by default, as the PayPalych Trigger
+	 * answers; null sends none (what n8n itself answers while it starts up, or a generic webhook).
+	 */
+	receipt?: string | null;
+}
 
-/** A local HTTP target (stands in for an n8n trigger webhook) recording every request. */
+export type Responder = (req: Received, nth: number) => Answer;
+
+/**
+ * A local HTTP target recording every request. It stands in for a PayPalych Trigger webhook: its
+ * 2xx/3xx answers carry X-PayPalych-Receipt unless the responder says `receipt: null`.
+ */
 export class Target {
 	received: Received[] = [];
 	responder: Responder = () => ({ status: 200 });
@@ -102,8 +124,14 @@ export class Target {
 				const answer = this.responder(rec, this.received.length);
 				const send = () => {
 					if (res.destroyed) return;
-					res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers });
-					res.end(String(answer.status));
+					const receipt = answer.receipt === undefined ? 'accepted' : answer.receipt;
+					const withReceipt = receipt !== null && answer.status >= 200 && answer.status < 400;
+					res.writeHead(answer.status, {
+						'content-type': 'text/plain',
+						...(withReceipt ? { 'x-paypalych-receipt': receipt } : {}),
+						...answer.headers,
+					});
+					res.end(answer.body ?? String(answer.status));
 				};
 				if (answer.hangMs) setTimeout(send, answer.hangMs);
 				else send();

@@ -228,6 +228,67 @@ describe('relay routes over real sockets with a real SQLite file', () => {
 	});
 });
 
+describe('redirect targets and the X-PayPalych-Event header', () => {
+	const tmp = tempDir();
+	const successOnly = new Target();
+	const failOnly = new Target();
+	const both = new Target();
+	const payments = new Target();
+	let relay: RunningRelay;
+
+	beforeAll(async () => {
+		for (const t of [successOnly, failOnly, both, payments]) await t.listen();
+		relay = await start(
+			baseEnv(
+				tmp.dir,
+				{
+					payment: [payments.url('/pay')],
+					success: [successOnly.url('/ok'), both.url('/any')],
+					fail: [failOnly.url('/ko')],
+					redirect: [both.url('/any')],
+				},
+				{ LOG_LEVEL: 'silent' },
+			),
+		);
+	});
+
+	afterAll(async () => {
+		await relay?.close();
+		for (const t of [successOnly, failOnly, both, payments]) await t.close();
+		tmp.cleanup();
+	});
+
+	const post = (path: string, body: string) =>
+		fetch(`${relay.url}${path}`, { method: 'POST', body, headers: { 'content-type': FORM }, redirect: 'manual' });
+
+	it('sends success redirects to RELAY_SUCCESS_TARGETS and fail redirects to RELAY_FAIL_TARGETS, plus RELAY_REDIRECT_TARGETS once each', async () => {
+		const ok = form(redirectFields('order-split-ok'));
+		const ko = form(redirectFields('order-split-ko'));
+		expect((await post('/redirect/success', ok)).status).toBe(200);
+		expect((await post('/redirect/fail', ko)).status).toBe(200);
+		expect((await post('/postback/payment', form(paymentFields('T-split')))).status).toBe(200);
+		await waitFor(
+			() => successOnly.received.length >= 1 && failOnly.received.length >= 1 && both.received.length >= 2 && payments.received.length >= 1,
+			'all deliveries',
+		);
+		// Give a wrong extra delivery the time to show up before counting.
+		await waitFor(async () => {
+			const text = await (await fetch(`${relay.url}/metrics`)).text();
+			return /paypalych_relay_deliveries\{status="pending"\} 0/.test(text) && /paypalych_relay_deliveries\{status="delivering"\} 0/.test(text);
+		}, 'queue empty');
+		expect(successOnly.received.map((r) => [r.body, r.headers['x-paypalych-event']])).toEqual([[ok, 'success']]);
+		expect(failOnly.received.map((r) => [r.body, r.headers['x-paypalych-event']])).toEqual([[ko, 'fail']]);
+		// Listed in both RELAY_SUCCESS_TARGETS and RELAY_REDIRECT_TARGETS: one delivery per event.
+		expect(both.received.map((r) => [r.body, r.headers['x-paypalych-event']]).sort()).toEqual(
+			[
+				[ok, 'success'],
+				[ko, 'fail'],
+			].sort(),
+		);
+		expect(payments.received.map((r) => r.headers['x-paypalych-event'])).toEqual(['payment']);
+	});
+});
+
 describe('readiness', () => {
 	it('answers 503 when the store does not answer', async () => {
 		const tmp = tempDir();
