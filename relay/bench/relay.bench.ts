@@ -2,18 +2,24 @@
 //
 // 1. autocannon against the relay's payment route with signed postbacks, each with a new TrsId
 //    (so every request is a durable commit, never a duplicate short-cut), then against a bare
-//    Fastify route answering 200, same connections and duration. Both servers and the local
+//    Fastify route answering 200, same connections, duration and request generator. Both servers and the local
 //    target run as child processes; the relay's forwarder delivers during the load as it would
-//    in production, and the relay logs at LOG_LEVEL (default info) like production.
-// 2. the time to drain a 10,000-delivery backlog into a fast local target.
+//    in production, and the relay logs at LOG_LEVEL (default info) like production, into a file.
+// 2. the same load on a relay whose delivery is paused (no forwarder; events and deliveries are
+//    stored all the same), a second, clearly labelled figure: ingestion alone, without the
+//    forwarder and the target competing for the two cores. Delivery is measured by step 3.
+// 3. the time to drain a 10,000-delivery backlog into a fast local target.
+//
+// autocannon runs in this process and takes most of one core by itself; on a 2-core machine the
+// relay's HTTP thread, its writer thread, the forwarder and the target share what is left.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SqliteStore } from '../src/store/sqlite.ts';
@@ -77,14 +83,20 @@ async function freePort(): Promise<number> {
 }
 
 /** Starts a server script as a child on a free port and waits until it answers /healthz. */
-async function spawnServer(script: string, env: Record<string, string>): Promise<{ proc: ChildProcess; url: string }> {
+async function spawnServer(
+	script: string,
+	env: Record<string, string>,
+	logFile?: string,
+): Promise<{ proc: ChildProcess; url: string }> {
 	const port = await freePort();
 	const url = `http://127.0.0.1:${port}`;
+	const out = logFile ? openSync(logFile, 'a') : 'ignore';
 	const proc = spawn(NODE, [script], {
 		cwd: ROOT,
 		env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) },
-		stdio: ['ignore', 'ignore', 'inherit'],
+		stdio: ['ignore', out, 'inherit'],
 	});
+	if (typeof out === 'number') closeSync(out);
 	let exited = false;
 	proc.once('exit', () => (exited = true));
 	for (;;) {
@@ -120,7 +132,12 @@ function relayEnv(dir: string, target: string, extra: Record<string, string> = {
 	};
 }
 
-async function load(url: string, unique: boolean): Promise<AutocannonResult> {
+/**
+ * Every request carries a new signed postback (a new TrsId), for the bare route too: the client's
+ * work per request (signing in this process, on the same two cores) is then the same in every run,
+ * and only the servers differ. (A fixed body for the bare route made its client cheaper.)
+ */
+async function load(url: string): Promise<AutocannonResult> {
 	let n = 0;
 	const run = `${process.pid}-${Date.now()}`;
 	const request: AutocannonRequest = {
@@ -128,12 +145,23 @@ async function load(url: string, unique: boolean): Promise<AutocannonResult> {
 		path: '/postback/payment',
 		headers: { 'content-type': 'application/x-www-form-urlencoded' },
 		body: signedBody(`B-${run}-0`),
+		setupRequest: (req) => ({ ...req, body: signedBody(`B-${run}-${n++}`) }),
 	};
-	if (unique) request.setupRequest = (req) => ({ ...req, body: signedBody(`B-${run}-${n++}`) });
 	return autocannon({ url, connections: CONNECTIONS, duration: DURATION, requests: [request] });
 }
 
 const fmt = (x: number, digits = 1) => x.toFixed(digits);
+
+/** The relay's last words ("store closing"): commits, store calls and fsynced commits since start. */
+function groupCommit(logFile: string): string {
+	const line = readFileSync(logFile, 'utf8')
+		.split('\n')
+		.filter((l) => l.includes('"store closing"'))
+		.pop();
+	if (!line) return 'group commit: no "store closing" line in the log';
+	const { commits, calls, syncedCommits } = (JSON.parse(line) as { store: { commits: number; calls: number; syncedCommits: number } }).store;
+	return `group commit: ${calls} store calls in ${commits} commits (${fmt(calls / commits, 1)} per commit), ${syncedCommits} of them fsynced`;
+}
 
 async function main(): Promise<void> {
 	const dir = mkdtempSync(join(tmpdir(), 'relay-bench-'));
@@ -141,23 +169,41 @@ async function main(): Promise<void> {
 	const targetUrl = `${target.url}/webhook/paypalych`;
 	const received = async () => ((await (await fetch(`${target.url}/count`)).json()) as { received: number }).received;
 	try {
-		console.log(`relay benchmark: ${CONNECTIONS} connections x ${DURATION} s each, node ${process.version}, SQLite WAL synchronous=FULL`);
+		console.log(
+			`relay benchmark: ${CONNECTIONS} connections x ${DURATION} s each, node ${process.version}, SQLite WAL synchronous=FULL, ` +
+				`${cpus().length} cores, load average ${loadavg().map((x) => fmt(x, 2)).join(' ')}`,
+		);
 
-		const relay = await spawnServer(join(ROOT, 'relay/src/bin.ts'), relayEnv(dir, targetUrl));
-		const relayResult = await load(relay.url, true);
+		const relay = await spawnServer(join(ROOT, 'relay/src/bin.ts'), relayEnv(dir, targetUrl), join(dir, 'relay.log'));
+		const relayResult = await load(relay.url);
 		await stopServer(relay.proc);
+		const deliveredDuringLoad = await received();
 
 		const bare = await spawnServer(join(ROOT, 'relay/bench/bare-server.ts'), {});
-		const bareResult = await load(bare.url, false);
+		const bareResult = await load(bare.url);
 		await stopServer(bare.proc);
 
+		mkdirSync(join(dir, 'paused'));
+		const paused = await spawnServer(
+			join(ROOT, 'relay/bench/relay-server.ts'),
+			{ ...relayEnv(join(dir, 'paused'), targetUrl), BENCH_DELIVERY: 'paused' },
+			join(dir, 'paused', 'relay.log'),
+		);
+		const pausedResult = await load(paused.url);
+		await stopServer(paused.proc);
+
 		const line = (name: string, r: AutocannonResult) =>
-			`${name.padEnd(34)} ${fmt(r.requests.average, 0).padStart(7)} req/s   p50 ${fmt(r.latency.p50)} ms   p99 ${fmt(r.latency.p99)} ms   ` +
+			`${name.padEnd(44)} ${fmt(r.requests.average, 0).padStart(7)} req/s   p50 ${fmt(r.latency.p50)} ms   p99 ${fmt(r.latency.p99)} ms   ` +
 			`(${r.requests.total} requests, non-2xx ${r.non2xx}, errors ${r.errors})`;
+		const ratio = (r: AutocannonResult) => fmt(r.requests.average / bareResult.requests.average, 2);
 		console.log(line('relay POST /postback/payment', relayResult));
+		console.log(`  ${groupCommit(join(dir, 'relay.log'))}`);
 		console.log(line('bare Fastify POST (answers 200)', bareResult));
-		console.log(`ratio relay/bare: ${fmt(relayResult.requests.average / bareResult.requests.average, 2)}`);
-		console.log(`delivered to the target during the load: ${await received()} (the rest stays queued and is delivered later)`);
+		console.log(`ratio relay/bare: ${ratio(relayResult)} (forwarder delivering during the load, as in production)`);
+		console.log(`delivered to the target during the load: ${deliveredDuringLoad} (the rest stays queued and is delivered later)`);
+		console.log(line('relay, delivery paused (ingestion only)', pausedResult));
+		console.log(`  ${groupCommit(join(dir, 'paused', 'relay.log'))}`);
+		console.log(`ratio relay/bare, delivery paused: ${ratio(pausedResult)} (second figure: no forwarder, no target traffic)`);
 
 		// Backlog: 10,000 deliveries committed while no relay runs, then a relay drains them.
 		const drainDir = join(dir, 'drain');
