@@ -193,6 +193,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 			PAYPALYCH_API_TOKEN: merchant.token,
 			RELAY_PAYMENT_TARGETS: targets('payment'),
 			RELAY_PAYOUT_TARGETS: targets('payout'),
+			RELAY_SUCCESS_TARGETS: targets('success'),
+			RELAY_FAIL_TARGETS: targets('fail'),
 			RELAY_REDIRECT_TARGETS: '',
 			RELAY_DATABASE: database,
 			RELAY_ADMIN_TOKEN: adminToken,
