@@ -180,7 +180,7 @@ export class Forwarder {
 
 	#launch(d: ClaimedDelivery): void {
 		const abort = new AbortController();
-		const done = this.#deliver(d, abort.signal)
+		const done = this.#deliver(d, abort)
 			.catch((error: unknown) => {
 				this.#o.logger.error({ err: error, deliveryId: d.id }, 'recording a delivery result failed');
 			})
@@ -191,8 +191,16 @@ export class Forwarder {
 		this.#inflight.set(d.id, { abort, done });
 	}
 
-	async #deliver(d: ClaimedDelivery, stop: AbortSignal): Promise<void> {
+	/**
+	 * One attempt. `abort` is aborted by stop() (shutdown) or by the attempt's own timer (timeout).
+	 * One controller and one cleared timer per attempt: AbortSignal.timeout's timer cannot be
+	 * cleared and stays armed for the whole timeout after the answer, and AbortSignal.any links
+	 * the signals on every attempt.
+	 */
+	async #deliver(d: ClaimedDelivery, abort: AbortController): Promise<void> {
 		const { store, metrics, logger } = this.#o;
+		const stop = abort.signal;
+		const timer = setTimeout(() => abort.abort(new DOMException('delivery attempt timed out', 'TimeoutError')), this.#o.deliveryTimeoutMs);
 		let status: number | undefined;
 		let retryAfter: string | string[] | undefined;
 		let receipt: string | string[] | undefined;
@@ -209,7 +217,7 @@ export class Forwarder {
 					'x-paypalych-delivery-attempt': String(d.attempts),
 				},
 				body: d.body,
-				signal: AbortSignal.any([stop, AbortSignal.timeout(this.#o.deliveryTimeoutMs)]),
+				signal: stop,
 				headersTimeout: this.#o.deliveryTimeoutMs,
 				bodyTimeout: this.#o.deliveryTimeoutMs,
 				dispatcher: this.#o.dispatcher,
@@ -219,12 +227,15 @@ export class Forwarder {
 			receipt = res.headers[RECEIPT_HEADER];
 			await res.body.dump({ limit: 64 * 1024 });
 		} catch (err) {
-			if (stop.aborted && this.#stopping) {
+			const timedOut = stop.aborted && (stop.reason as { name?: string } | undefined)?.name === 'TimeoutError';
+			if (stop.aborted && !timedOut && this.#stopping) {
 				await store.releaseLease(d.id, this.owner, Date.now());
 				logger.info({ deliveryId: d.id, eventId: d.eventId }, 'delivery released at shutdown');
 				return;
 			}
 			if (status === undefined) error = describeError(err);
+		} finally {
+			clearTimeout(timer);
 		}
 		const now = Date.now();
 		const outcome = classify(status, d.kind, { required: this.#o.requireReceipt, present: receipt !== undefined });

@@ -197,6 +197,23 @@ describe('forwarder against real targets (long budget)', () => {
 		expect(d.last_error).toBeNull();
 	});
 
+	it('abandons an attempt after RELAY_DELIVERY_TIMEOUT_MS and retries it', async () => {
+		// baseEnv: RELAY_DELIVERY_TIMEOUT_MS=1000; the first answer would come after 1.5 s.
+		target.responder = (req) =>
+			req.body.includes('TrsId=T-timeout&') && target.received.filter((r) => r.body.includes('TrsId=T-timeout&')).length === 1
+				? { status: 200, hangMs: 1_500 }
+				: { status: 200 };
+		expect(await postPayment(relay, paymentFields('T-timeout'))).toBe(200);
+		await waitFor(() => store.deliveriesFor('T-timeout')[0]?.status === 'delivered', 'delivered after a timeout');
+		const hits = target.received.filter((r) => r.body.includes('TrsId=T-timeout&'));
+		expect(hits.map((h) => h.headers['x-paypalych-delivery-attempt'])).toEqual(['1', '2']);
+		expect(hits[1].at - hits[0].at).toBeGreaterThanOrEqual(950);
+		const retried = sink.lines
+			.map((l) => JSON.parse(l) as { msg: string; error?: string; eventId?: string })
+			.find((l) => l.msg === 'delivery failed; will retry' && l.eventId === hits[0].headers['x-paypalych-event-id']);
+		expect(retried?.error).toBe('timeout');
+	});
+
 	it('gives up at once on a permanent refusal (400) and lists it as dead', async () => {
 		target.responder = (req) => (req.body.includes('TrsId=T-400&') ? { status: 400 } : { status: 200 });
 		expect(await postPayment(relay, paymentFields('T-400'))).toBe(200);
