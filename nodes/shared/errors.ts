@@ -183,6 +183,24 @@ export function describeApiError(httpCode: number | undefined, body: unknown): D
 	};
 }
 
+/** Both payout-create operations list the same business errors, all with HTTP 400. */
+const PAYOUT_CREATE_ERRORS: ReadonlyArray<readonly [number, string]> = [
+		[401, UNAUTHENTICATED_KEY],
+		[400, 'api:error.invalid_amount'],
+		[400, 'api:error.merchant_banned'],
+		[400, 'api:error.merchant_not_found'],
+		[400, 'api:error.merchant_subscription_inactive'],
+		[400, 'api:error.merchant_subscription_not_found'],
+		[400, 'api:error.payout_account_not_found'],
+		[400, 'api:error.payout_account_banned'],
+		[400, 'api:error.daily_payout_limit_exceeded'],
+		[400, 'api:error.monthly_payout_limit_exceeded'],
+		[400, 'api:error.balance_not_enough'],
+		[400, 'api:error.direction_not_available'],
+		[400, 'api:error.merchant_not_verified'],
+		[422, VALIDATION_KEY],
+];
+
 /**
  * The error keys each endpoint lists, with the HTTP code the interface document gives them
  * (the same key has different codes on different endpoints).
@@ -240,41 +258,8 @@ export const ENDPOINT_ERRORS: Readonly<Record<string, ReadonlyArray<readonly [nu
 		[403, 'api:error.merchant_not_found'],
 		[422, VALIDATION_KEY],
 	],
-	'/api/v1/payout/personal/create': [
-		[401, UNAUTHENTICATED_KEY],
-		[400, 'api:error.invalid_amount'],
-		[400, 'api:error.merchant_banned'],
-		[400, 'api:error.merchant_not_found'],
-		[400, 'api:error.merchant_subscription_inactive'],
-		[400, 'api:error.merchant_subscription_not_found'],
-		[400, 'api:error.payout_account_not_found'],
-		[400, 'api:error.payout_account_banned'],
-		[400, 'api:error.daily_payout_limit_exceeded'],
-		[400, 'api:error.monthly_payout_limit_exceeded'],
-		[400, 'api:error.balance_not_enough'],
-		[400, 'api:error.direction_not_available'],
-		[400, 'api:error.merchant_not_verified'],
-		[422, VALIDATION_KEY],
-		[500, 'api:error.general_error'],
-	],
-	'/api/v1/payout/regular/create': [
-		[401, UNAUTHENTICATED_KEY],
-		[400, 'api:error.invalid_amount'],
-		[400, 'api:error.merchant_banned'],
-		[400, 'api:error.merchant_not_found'],
-		[400, 'api:error.merchant_subscription_inactive'],
-		[400, 'api:error.merchant_subscription_not_found'],
-		[400, 'api:error.payout_account_not_found'],
-		[400, 'api:error.payout_account_banned'],
-		[400, 'api:error.daily_payout_limit_exceeded'],
-		[400, 'api:error.monthly_payout_limit_exceeded'],
-		[400, 'api:error.balance_not_enough'],
-		[400, 'api:error.direction_not_available'],
-		[400, 'api:error.merchant_not_verified'],
-		[422, VALIDATION_KEY],
-		[403, UNAUTHORIZED_KEY],
-		[500, 'api:error.general_error'],
-	],
+	'/api/v1/payout/personal/create': [...PAYOUT_CREATE_ERRORS, [500, 'api:error.general_error']],
+	'/api/v1/payout/regular/create': [...PAYOUT_CREATE_ERRORS, [403, UNAUTHORIZED_KEY], [500, 'api:error.general_error']],
 	'/api/v1/payout/status': [
 		[401, UNAUTHENTICATED_KEY],
 		[403, 'api:error.merchant_banned'],

@@ -3,7 +3,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { ENDPOINTS } from '../../../shared';
 import { createPayoutOnce, payoutOptions } from '../../helpers/payout';
 import { checkAmount, checkRequired } from '../../helpers/validation';
-import { payoutAmountDescription } from '../common.descriptions';
+import { payoutAmountField } from '../common.descriptions';
 
 const displayOptions = { show: { resource: ['payout'], operation: ['createPersonal'] } };
 
@@ -17,16 +17,7 @@ export const description: INodeProperties[] = [
 		description: 'ID of a payout account saved in your merchant account',
 		displayOptions,
 	},
-	{
-		displayName: 'Amount',
-		name: 'amount',
-		type: 'string',
-		required: true,
-		default: '',
-		placeholder: '1000.00',
-		description: payoutAmountDescription,
-		displayOptions,
-	},
+	payoutAmountField(displayOptions),
 	payoutOptions('createPersonal'),
 ];
 

@@ -3,7 +3,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { ENDPOINTS } from '../../../shared';
 import { createPayoutOnce, payoutOptions } from '../../helpers/payout';
 import { checkAmount, checkBank, checkCardHolder, checkCardNumber, checkPhone, inputError } from '../../helpers/validation';
-import { payoutAmountDescription } from '../common.descriptions';
+import { payoutAmountField } from '../common.descriptions';
 
 const displayOptions = { show: { resource: ['payout'], operation: ['createRegular'] } };
 const forCard = { show: { ...displayOptions.show, accountType: ['credit_card'] } };
@@ -22,16 +22,7 @@ export const description: INodeProperties[] = [
 		description: 'Where the money goes. Direct payouts must be enabled for your account by PayPalych support.',
 		displayOptions,
 	},
-	{
-		displayName: 'Amount',
-		name: 'amount',
-		type: 'string',
-		required: true,
-		default: '',
-		placeholder: '1000.00',
-		description: payoutAmountDescription,
-		displayOptions,
-	},
+	payoutAmountField(displayOptions),
 	{
 		displayName: 'Card Number',
 		name: 'cardNumber',

@@ -3,28 +3,11 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { ENDPOINTS } from '../../../shared';
 import { normalizeResponse } from '../../helpers/normalize';
 import { apiRequest } from '../../transport';
+import { returnAllLimit } from '../common.descriptions';
 
 const displayOptions = { show: { resource: ['sbpBank'], operation: ['getMany'] } };
 
-export const description: INodeProperties[] = [
-	{
-		displayName: 'Return All',
-		name: 'returnAll',
-		type: 'boolean',
-		default: false,
-		description: 'Whether to return all results or only up to a given limit',
-		displayOptions,
-	},
-	{
-		displayName: 'Limit',
-		name: 'limit',
-		type: 'number',
-		typeOptions: { minValue: 1 },
-		default: 50,
-		description: 'Max number of results to return',
-		displayOptions: { show: { ...displayOptions.show, returnAll: [false] } },
-	},
-];
+export const description: INodeProperties[] = returnAllLimit(displayOptions);
 
 /** One item per active SBP bank: member_id (the Bank of an SBP payout), name, name_en, bic. */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
