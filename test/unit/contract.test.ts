@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
 	describeApiError,
+	ENDPOINT_ERRORS,
+	ERROR_CATALOGUE,
 	enrichPostback,
 	normalizeAmount,
 	normalizeBaseUrl,
@@ -139,6 +141,23 @@ describe('error catalogue', () => {
 	it('recognises the 401 and unauthorized answers', () => {
 		expect(describeApiError(401, { message: 'Unauthenticated.' }).message).toContain('The API token was rejected');
 		expect(describeApiError(403, { message: 'This action is unauthorized.' }).description).toContain('Ask support to enable direct payouts');
+	});
+	it('explains every key every endpoint lists, with that endpoint\'s HTTP code', () => {
+		const rows = Object.entries(ENDPOINT_ERRORS).flatMap(([path, list]) => list.map(([code, key]) => ({ path, code, key })));
+		expect(Object.keys(ENDPOINT_ERRORS)).toHaveLength(12);
+		expect(rows.length).toBeGreaterThan(80);
+		for (const { code, key } of rows) {
+			const body =
+				key === 'invalid_request_data' ? { message: 'The id field is required.', errors: { id: ['The id field is required.'] } } : { success: false, message: key === 'Unauthenticated' || key === 'This action is unauthorized' ? `${key}.` : key };
+			const e = describeApiError(code, body);
+			expect(e.key).toBe(key);
+			expect(e.httpCode).toBe(code);
+			expect(e.message).toBe(`${key}: ${ERROR_CATALOGUE[key].message}`);
+		}
+		// The same key carries different codes on different endpoints.
+		expect(ENDPOINT_ERRORS['/api/v1/bill/payments']).toContainEqual([403, 'api:error.bill_not_found']);
+		expect(ENDPOINT_ERRORS['/api/v1/bill/status']).toContainEqual([422, 'api:error.bill_not_found']);
+		expect(ENDPOINT_ERRORS['/api/v1/payout/personal/create']).toContainEqual([400, 'api:error.merchant_banned']);
 	});
 	it('keeps Laravel field errors', () => {
 		const e = describeApiError(422, { message: 'The amount field is required.', errors: { amount: ['The amount field is required.'] } });
