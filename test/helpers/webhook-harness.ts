@@ -178,6 +178,20 @@ function prepareRequest(req: IncomingMessage, raw: Buffer): 'ok' | 'unparsable' 
 
 let harnessCount = 0;
 
+/** What n8n hands a webhook call: its base URLs, and a credentials helper giving out the test's data. */
+function additionalDataFor(credentials: ICredentialDataDecryptedObject): IWorkflowExecuteAdditionalData {
+	return {
+		webhookBaseUrl: 'http://n8n.test/webhook',
+		webhookTestBaseUrl: 'http://n8n.test/webhook-test',
+		variables: {},
+		credentialsHelper: {
+			getDecrypted: async () => ({ ...credentials }),
+			isCredentialUsableByNode: () => true,
+			getCredentialsProperties: () => [],
+		},
+	} as unknown as IWorkflowExecuteAdditionalData;
+}
+
 export async function startWebhookHarness(options: HarnessOptions): Promise<WebhookHarness> {
 	const { WebhookContext, Workflow, logs } = await loadN8n();
 	const workflowId = options.workflowId ?? `wf-paypalych-trigger-${++harnessCount}`;
@@ -232,19 +246,12 @@ export async function startWebhookHarness(options: HarnessOptions): Promise<Webh
 			settings: {},
 		});
 		const additionalData = {
+			...additionalDataFor(options.credentials),
 			httpRequest: req,
 			httpResponse: res,
-			webhookBaseUrl: 'http://n8n.test/webhook',
-			webhookTestBaseUrl: 'http://n8n.test/webhook-test',
 			webhookWaitingBaseUrl: 'http://n8n.test/webhook-waiting',
 			formWaitingBaseUrl: 'http://n8n.test/form-waiting',
-			variables: {},
-			credentialsHelper: {
-				getDecrypted: async () => ({ ...options.credentials }),
-				isCredentialUsableByNode: () => true,
-				getCredentialsProperties: () => [],
-			},
-		} as unknown as IWorkflowExecuteAdditionalData;
+		} as IWorkflowExecuteAdditionalData;
 		const webhookData = {
 			httpMethod: 'POST',
 			node: nodeName,
@@ -382,16 +389,7 @@ export async function callWebhookMethod(
 		staticData: {},
 		settings: {},
 	});
-	const additionalData = {
-		webhookBaseUrl: 'http://n8n.test/webhook',
-		webhookTestBaseUrl: 'http://n8n.test/webhook-test',
-		variables: {},
-		credentialsHelper: {
-			getDecrypted: async () => ({ ...options.credentials }),
-			isCredentialUsableByNode: () => true,
-			getCredentialsProperties: () => [],
-		},
-	} as unknown as IWorkflowExecuteAdditionalData;
+	const additionalData = additionalDataFor(options.credentials);
 	const webhookData = {
 		httpMethod: 'POST',
 		node: node.name,
