@@ -8,11 +8,9 @@
  * hands out the credential data and applies the credential class's generic `authenticate`
  * block, resolving its expressions with n8n-workflow's real expression engine, as n8n does.
  */
-import { mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRequire } from 'node:module';
 
+import { requireN8n, useN8nSettingsFolder } from './n8n-runtime.ts';
 import type {
 	ICredentialDataDecryptedObject,
 	ICredentials,
@@ -33,17 +31,8 @@ import type {
 	IAuthenticateGeneric,
 } from 'n8n-workflow';
 
-// n8n-core reads its settings folder when its services start: keep it out of the home directory.
-// One fixed folder, so test runs do not pile up temporary directories.
-if (process.env.N8N_USER_FOLDER === undefined) {
-	process.env.N8N_USER_FOLDER = join(tmpdir(), 'paypalych-n8n-test');
-	mkdirSync(process.env.N8N_USER_FOLDER, { recursive: true });
-}
-process.env.N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS ??= 'false';
-
-// Both the compiled node and this harness must share n8n-workflow's CommonJS build (one copy of
-// NodeOperationError, NodeApiError...), so everything is loaded with require.
-const load = createRequire(__filename);
+useN8nSettingsFolder('paypalych-n8n-test');
+const load = requireN8n;
 const workflowLib = load('n8n-workflow') as typeof import('n8n-workflow');
 const core = load('n8n-core') as typeof import('n8n-core');
 const { Workflow, ICredentialsHelper, createRunExecutionData } = workflowLib;

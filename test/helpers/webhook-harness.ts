@@ -24,12 +24,9 @@
  * An execution "started" exactly when `webhook()` returned `workflowData`: that is when n8n calls
  * `WorkflowRunner.run`. Each one is recorded in `executions`.
  */
-import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parse as parseQueryString } from 'node:querystring';
 import type {
 	ICredentialDataDecryptedObject,
@@ -44,6 +41,7 @@ import type {
 	IWorkflowExecuteAdditionalData,
 	WorkflowExecuteMode,
 } from 'n8n-workflow';
+import { requireN8n, useN8nSettingsFolder } from './n8n-runtime.ts';
 
 export interface LogEntry {
 	level: 'error' | 'warn' | 'info' | 'debug';
@@ -99,14 +97,8 @@ let n8nReady: Promise<{
 /** Loads n8n-core once, with its instance folder in a temporary directory and a capturing logger. */
 function loadN8n() {
 	n8nReady ??= (async () => {
-		// One fixed folder for n8n-core's settings, so test runs do not pile up temporary directories.
-		if (process.env.N8N_USER_FOLDER === undefined) {
-			process.env.N8N_USER_FOLDER = join(tmpdir(), 'paypalych-trigger-n8n-test');
-			mkdirSync(process.env.N8N_USER_FOLDER, { recursive: true });
-		}
-		process.env.N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS ??= 'false';
-		// The compiled node requires n8n-workflow's CommonJS build: load the same copies with require.
-		const load = createRequire(__filename);
+		useN8nSettingsFolder('paypalych-trigger-n8n-test');
+		const load = requireN8n;
 		const core = load('n8n-core') as typeof import('n8n-core');
 		const workflow = load('n8n-workflow') as typeof import('n8n-workflow');
 		// n8n-core may bring its own copies of these packages: take the ones it uses.
