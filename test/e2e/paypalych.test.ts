@@ -14,6 +14,7 @@ import { NODE_TYPE, TRIGGER_TYPE, nodeOutput, type ExecutionSummary, type Workfl
 import { Phases, waitFor } from '../../scripts/lib/proc.ts';
 import { startSink, type Sink } from '../../scripts/lib/sink.ts';
 import { startStack, type Stack } from '../../scripts/lib/stack.ts';
+import { utcDay } from '../helpers/sandbox.ts';
 
 // Oracle for the signature rule, written out here rather than taken from the code under test.
 const md5Upper = (text: string) => createHash('md5').update(text).digest('hex').toUpperCase();
@@ -24,10 +25,6 @@ let sink: Sink;
 let stateDir: string;
 
 type Json = Record<string, any>;
-
-function utcDay(offsetDays = 0): string {
-	return new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
-}
 
 async function relayAdmin<T = Json>(path: string, method = 'GET'): Promise<T> {
 	const res = await fetch(`${stack.relay.url}/admin${path}`, {

@@ -39,3 +39,8 @@ export async function patchMerchant(sandbox: Sandbox, merchantId: string, fields
 export async function payoutsOf(sandbox: Sandbox, merchantId: string): Promise<Array<Record<string, any>>> {
 	return (await control<{ data: Array<Record<string, any>> }>(sandbox, 'GET', `/payouts?merchantId=${merchantId}`)).data;
 }
+
+/** The UTC date `offsetDays` from today, as Y-m-d (the sandbox keeps dates in UTC). */
+export function utcDay(offsetDays = 0): string {
+	return new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
+}

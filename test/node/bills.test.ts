@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { INodeParameters } from 'n8n-workflow';
 
 import { runListSearch, runNode } from '../helpers/n8n-context.ts';
-import { control, newMerchant, start, type Sandbox, type TestMerchant } from '../helpers/sandbox.ts';
+import { control, newMerchant, start, type Sandbox, type TestMerchant, utcDay } from '../helpers/sandbox.ts';
 
 // Bills, payments, balances and the SBP bank dictionary, through the node's real execute()
 // against the sandbox over HTTP.
@@ -14,7 +14,6 @@ afterAll(async () => {
 	await sandbox.close();
 });
 
-const day = (offsetDays: number) => new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
 
 async function createBill(merchant: TestMerchant, amount: string, extra: INodeParameters = {}) {
 	const [item] = await runNode({
@@ -90,7 +89,7 @@ describe('Bill', () => {
 			created.push(((await response.json()) as { bill_id: string }).bill_id);
 		}
 		const search = (extra: Record<string, unknown>) =>
-			runNode({ credential: merchant.credential, parameters: { resource: 'bill', operation: 'search', startDate: day(-1), finishDate: day(1), ...extra } });
+			runNode({ credential: merchant.credential, parameters: { resource: 'bill', operation: 'search', startDate: utcDay(-1), finishDate: utcDay(1), ...extra } });
 
 		const all = await search({ returnAll: true });
 		expect(all).toHaveLength(230);
@@ -102,7 +101,7 @@ describe('Bill', () => {
 		expect(limited).toHaveLength(150);
 		expect(new Set(limited.map((i) => i.json.id)).size).toBe(150);
 
-		const none = await search({ returnAll: true, startDate: day(-30), finishDate: day(-20) });
+		const none = await search({ returnAll: true, startDate: utcDay(-30), finishDate: utcDay(-20) });
 		expect(none).toHaveLength(0);
 	});
 });

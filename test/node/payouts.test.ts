@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { INodeParameters } from 'n8n-workflow';
 
 import { runNode } from '../helpers/n8n-context.ts';
-import { control, newMerchant, patchMerchant, payoutsOf, start, type Sandbox, type TestMerchant } from '../helpers/sandbox.ts';
+import { control, newMerchant, patchMerchant, payoutsOf, start, type Sandbox, type TestMerchant, utcDay } from '../helpers/sandbox.ts';
 
 // Payouts through the node's real execute() against the sandbox: both create operations, split
 // payouts, the duplicate-payout guard, Get by ID / order ID, Search with pagination.
@@ -14,7 +14,6 @@ afterAll(async () => {
 	await sandbox.close();
 });
 
-const day = (offsetDays: number) => new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
 const personal = (merchant: TestMerchant, amount: string, options: INodeParameters = {}): INodeParameters => ({
 	resource: 'payout',
 	operation: 'createPersonal',
@@ -169,13 +168,13 @@ describe('Payout > Search', () => {
 		const created = await runNode({ credential: merchant.credential, parameters: personal(merchant, '205') });
 		expect(created).toHaveLength(205);
 		const search = (extra: Record<string, unknown>) =>
-			runNode({ credential: merchant.credential, parameters: { resource: 'payout', operation: 'search', startDate: day(-1), finishDate: day(1), ...extra } });
+			runNode({ credential: merchant.credential, parameters: { resource: 'payout', operation: 'search', startDate: utcDay(-1), finishDate: utcDay(1), ...extra } });
 		const all = await search({ returnAll: true });
 		expect(all).toHaveLength(205);
 		expect(new Set(all.map((i) => i.json.id))).toEqual(new Set(created.map((i) => i.json.id)));
 		const some = await search({ returnAll: false, limit: 101 });
 		expect(some).toHaveLength(101);
-		expect(await search({ returnAll: true, startDate: day(2), finishDate: day(3) })).toHaveLength(0);
+		expect(await search({ returnAll: true, startDate: utcDay(2), finishDate: utcDay(3) })).toHaveLength(0);
 	});
 });
 
