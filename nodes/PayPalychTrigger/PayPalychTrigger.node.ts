@@ -9,7 +9,9 @@ import {
 	type IWebhookResponseData,
 } from 'n8n-workflow';
 import {
+	EVENT_HEADER,
 	POSTBACK_RULES,
+	RECEIPT_HEADER,
 	describeRejection,
 	enrichPostback,
 	isPostbackEvent,
@@ -42,19 +44,9 @@ interface PlainResponse {
 	end(body?: string): unknown;
 }
 
-/**
- * What the trigger did with a call, sent as the `X-PayPalych-Receipt` header of every answer it
- * writes. A relay counts a 2xx as delivered only with this header: n8n answers 200 to every request
- * while it is starting up, before any trigger has seen the call.
- */
-export const RECEIPT_HEADER = 'X-PayPalych-Receipt';
+/** What the trigger did with a call: the value of RECEIPT_HEADER on every answer it writes. */
 type Receipt = 'accepted' | 'duplicate' | 'ignored' | 'rejected';
 
-/**
- * The event a relay forwarded the call as. Success and fail redirects carry the same fields, so a
- * trigger listening to one event ignores a call forwarded as another.
- */
-export const EVENT_HEADER = 'x-paypalych-event';
 
 /** Answers the caller directly; only Node.js response methods, so it works on any server. */
 function answer(

@@ -6,6 +6,7 @@
 export * from './dates';
 export * from './endpoints';
 export * from './errors';
+export * from './headers';
 export * from './money';
 export * from './postback';
 export * from './signature';

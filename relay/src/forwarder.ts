@@ -2,6 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
+import {
+	DELIVERY_ATTEMPT_HEADER,
+	EVENT_HEADER,
+	EVENT_ID_HEADER,
+	IDEMPOTENCY_KEY_HEADER,
+	RECEIPT_HEADER,
+} from '../../dist/nodes/shared/index.js';
 import type { PostbackEvent } from '../../dist/nodes/shared/index.js';
 import type { Metrics } from './metrics.ts';
 import type { ClaimedDelivery, Store } from './store/types.ts';
@@ -25,9 +32,6 @@ export interface ForwarderOptions {
 }
 
 export type Outcome = 'success' | 'retry' | 'permanent';
-
-/** The header a PayPalych Trigger sets on every answer it writes itself (accepted, duplicate, ignored, rejected). */
-export const RECEIPT_HEADER = 'x-paypalych-receipt';
 
 export const NO_RECEIPT_ERROR =
 	'2xx without an X-PayPalych-Receipt header: the target is not a PayPalych Trigger answering (n8n starting up?)';
@@ -211,10 +215,10 @@ export class Forwarder {
 				headers: {
 					'content-type': d.contentType || 'application/x-www-form-urlencoded',
 					'user-agent': 'paypalych-relay',
-					'x-paypalych-event': d.kind,
-					'x-paypalych-event-id': d.eventId,
-					'idempotency-key': d.eventId,
-					'x-paypalych-delivery-attempt': String(d.attempts),
+					[EVENT_HEADER]: d.kind,
+					[EVENT_ID_HEADER]: d.eventId,
+					[IDEMPOTENCY_KEY_HEADER]: d.eventId,
+					[DELIVERY_ATTEMPT_HEADER]: String(d.attempts),
 				},
 				body: d.body,
 				signal: stop,

@@ -1,0 +1,24 @@
+/**
+ * HTTP headers between the relay and the PayPalych Trigger. One definition for both sides, so the
+ * relay never waits for a header the trigger spells another way. Header names are
+ * case-insensitive on the wire; these are the lower-case forms Node.js uses for received headers.
+ */
+
+/**
+ * What the trigger did with a call (`accepted`, `duplicate`, `ignored`, `rejected`, `retry`), on every answer it
+ * writes. A relay counts a 2xx as delivered only with it: n8n answers 200 to every request while
+ * it is starting up, before any trigger has seen the call.
+ */
+export const RECEIPT_HEADER = 'x-paypalych-receipt';
+
+/** The event the relay forwarded a call as (`payment`, `payout`, `success`, `fail`). */
+export const EVENT_HEADER = 'x-paypalych-event';
+
+/** The relay's id of the stored event: the same on every attempt and replay. */
+export const EVENT_ID_HEADER = 'x-paypalych-event-id';
+
+/** The relay's idempotency key of a forwarded call (the event id). */
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+
+/** The relay's attempt number of a forwarded call, from 1. */
+export const DELIVERY_ATTEMPT_HEADER = 'x-paypalych-delivery-attempt';
