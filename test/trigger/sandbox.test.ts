@@ -132,7 +132,7 @@ describe('postbacks produced by the sandbox', () => {
 		const browser = await postForm(failed.redirect.url, failed.redirect.fields);
 		expect(browser.status).toBe(200);
 		expect(browser.text).toContain('Payment failed');
-		expect(triggers.fail.executions.at(-1)?.[0][0].json).toMatchObject({ event: 'fail', paid: false, InvId: 'sbx-order-3' });
+		expect(triggers.fail.executions.at(-1)?.[0][0].json).toMatchObject({ event: 'fail', paymentProof: false, InvId: 'sbx-order-3' });
 	});
 
 	it('a payout moved to SUCCESS: the sandbox payout postback is accepted and starts one execution', async () => {

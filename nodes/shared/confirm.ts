@@ -1,0 +1,134 @@
+import { canonicalStatus } from './statuses';
+import type { PostbackFields } from './postback';
+
+/**
+ * Whether the service's own record confirms a postback. A valid signature proves only that the
+ * service once produced `OutSum` and `InvId` (or `Amount` and `TrsId`): the success and fail
+ * redirects carry the same payment signature in the customer's browser, and `Status`, `TrsId`
+ * and the other fields are not signed. The service's answer to `payment/status` (or
+ * `payout/status`) for the postback's TrsId is the proof; these rules compare the two.
+ */
+export type Confirmation =
+	| { ok: true }
+	/** The record contradicts the postback: it must never start a workflow. */
+	| { ok: false; retry: false; reason: string }
+	/** The record may not be final yet (NEW, PROCESS, MODERATING): ask the sender to retry later. */
+	| { ok: false; retry: true; reason: string };
+
+/** Statuses after which a payment or payout can still change: a postback may run ahead of them. */
+const NOT_FINAL = ['NEW', 'PROCESS', 'MODERATING'];
+
+/** Whole cents of a decimal the service sent (number or text), or undefined. */
+export function toCents(value: unknown): number | undefined {
+	if (typeof value === 'number') return Number.isFinite(value) ? Math.round(value * 100) : undefined;
+	if (typeof value !== 'string') return undefined;
+	const text = value.trim();
+	const match = /^(-?)(\d+)(?:\.(\d+))?$/.exec(text);
+	if (!match) return undefined;
+	const [, sign, whole, frac = ''] = match;
+	if (frac.length > 2 && !/^0+$/.test(frac.slice(2))) return undefined;
+	const cents = Number(whole) * 100 + Number((frac + '00').slice(0, 2));
+	return sign === '-' ? -cents : cents;
+}
+
+function text(value: unknown): string {
+	return typeof value === 'string' ? value : typeof value === 'number' ? String(value) : '';
+}
+
+function money(cents: number): string {
+	const sign = cents < 0 ? '-' : '';
+	const abs = Math.abs(cents);
+	return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
+}
+
+function compareStatus(kind: 'payment' | 'payout', recorded: unknown, sent: string | undefined): Confirmation | undefined {
+	const service = canonicalStatus(recorded);
+	const postback = canonicalStatus(sent);
+	if (service === postback) return undefined;
+	if (NOT_FINAL.includes(service)) {
+		return { ok: false, retry: true, reason: `the service still shows the ${kind} as ${service}, not ${postback}` };
+	}
+	return { ok: false, retry: false, reason: `the service shows the ${kind} as ${service || 'no status'}, the postback says ${postback}` };
+}
+
+/**
+ * Compares a payment postback with the service's payment (`payment/status?id=<TrsId>`) and the
+ * order ID of the bill it belongs to.
+ * - the payment's id is the postback's TrsId;
+ * - the statuses are the same in canonical form (NEW or PROCESS on the service: retry later);
+ * - OutSum is one of the payment's amounts: `amount` (what the payer paid, commission included
+ *   when the payer pays it), `amount_received`, or `amount_received + commission` (the service
+ *   facts: OutSum includes the commission when the payer pays it);
+ * - the bill's order ID is the postback's InvId (an absent InvId is an empty one, a bill created
+ *   without order_id has none). `billOrderId` undefined means the service returned no order ID
+ *   field at all: the InvId cannot be checked, so the postback is not confirmed;
+ * - CurrencyIn is the payment's currency_in where both are given.
+ */
+export function confirmPayment(
+	fields: PostbackFields,
+	payment: Record<string, unknown>,
+	billOrderId: string | null | undefined,
+): Confirmation {
+	const trsId = (fields.TrsId ?? '').trim();
+	if (text(payment.id) !== trsId) {
+		return { ok: false, retry: false, reason: `the service answered payment ${text(payment.id) || '(none)'} for TrsId ${trsId}` };
+	}
+	const status = compareStatus('payment', payment.status, fields.Status);
+	if (status) return status;
+	const outSum = toCents(fields.OutSum);
+	const amount = toCents(payment.amount);
+	const received = toCents(payment.amount_received);
+	const commission = toCents(payment.commission);
+	const candidates = [amount, received, received !== undefined && commission !== undefined ? received + commission : undefined].filter(
+		(cents): cents is number => cents !== undefined,
+	);
+	if (outSum === undefined || !candidates.includes(outSum)) {
+		const shown = candidates.map(money).join(' / ') || 'no amount';
+		return { ok: false, retry: false, reason: `OutSum ${fields.OutSum ?? ''} is not the payment's amount (${shown})` };
+	}
+	if (billOrderId === undefined) {
+		return {
+			ok: false,
+			retry: false,
+			reason: `the service returned no order ID for bill ${text(payment.bill_id)}, so InvId cannot be checked`,
+		};
+	}
+	const invId = fields.InvId ?? '';
+	if ((billOrderId ?? '') !== invId) {
+		return {
+			ok: false,
+			retry: false,
+			reason: `InvId ${JSON.stringify(invId)} is not the order ID of bill ${text(payment.bill_id)} (${JSON.stringify(billOrderId ?? '')})`,
+		};
+	}
+	const currency = text(payment.currency_in);
+	if (currency !== '' && fields.CurrencyIn !== undefined && fields.CurrencyIn.trim().toUpperCase() !== currency.toUpperCase()) {
+		return { ok: false, retry: false, reason: `CurrencyIn ${fields.CurrencyIn} is not the payment's currency ${currency}` };
+	}
+	return { ok: true };
+}
+
+/**
+ * Compares a payout postback with the service's payout (`payout/status?id=<TrsId>`): the id, the
+ * status in canonical form (NEW, MODERATING or PROCESS on the service: retry later), and Amount,
+ * which includes the commission (the payout's `amount + commission`, or `amount` alone).
+ */
+export function confirmPayout(fields: PostbackFields, payout: Record<string, unknown>): Confirmation {
+	const trsId = (fields.TrsId ?? '').trim();
+	if (text(payout.id) !== trsId) {
+		return { ok: false, retry: false, reason: `the service answered payout ${text(payout.id) || '(none)'} for TrsId ${trsId}` };
+	}
+	const status = compareStatus('payout', payout.status, fields.Status);
+	if (status) return status;
+	const sent = toCents(fields.Amount);
+	const amount = toCents(payout.amount);
+	const commission = toCents(payout.commission);
+	const candidates = [amount, amount !== undefined && commission !== undefined ? amount + commission : undefined].filter(
+		(cents): cents is number => cents !== undefined,
+	);
+	if (sent === undefined || !candidates.includes(sent)) {
+		const shown = candidates.map(money).join(' / ') || 'no amount';
+		return { ok: false, retry: false, reason: `Amount ${fields.Amount ?? ''} is not the payout's amount (${shown})` };
+	}
+	return { ok: true };
+}
