@@ -18,6 +18,9 @@ function takeFault(ctx: SandboxContext, path: string): Fault | undefined {
 	return fault;
 }
 
+/** Requests whose answer is dropped after they were carried out (fault kind drop_after). */
+const dropAfterHandling = new WeakSet<FastifyRequest>();
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 async function applyFault(ctx: SandboxContext, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
@@ -36,6 +39,11 @@ async function applyFault(ctx: SandboxContext, request: FastifyRequest, reply: F
 			reply.hijack();
 			request.raw.socket.destroy();
 			return reply;
+		case 'drop_after':
+			// The request is carried out (a payout made, money moved), then the connection drops
+			// before the answer: a service that times out after it moved the money.
+			dropAfterHandling.add(request);
+			return undefined;
 		case 'error': {
 			const endpoint = endpointOf(path);
 			const error = endpoint ? keyError(endpoint, fault.key ?? 'general_error') : new ApiError(400, { success: false, message: `api:error.${fault.key}` });
@@ -66,6 +74,10 @@ export function createSandbox(options: SandboxOptions = {}): { app: FastifyInsta
 	app.addHook('onRequest', async (request, reply) => {
 		if (!request.url.startsWith('/api/')) return undefined;
 		return applyFault(ctx, request, reply);
+	});
+	app.addHook('onSend', async (request, _reply, payload) => {
+		if (dropAfterHandling.has(request)) request.raw.socket.destroy();
+		return payload;
 	});
 	app.addHook('onClose', async () => {
 		ctx.close();

@@ -37,7 +37,7 @@ export interface Demo {
 	payoutAccountId: string;
 }
 
-export type FaultKind = '500' | '429' | 'delay' | 'drop' | 'error';
+export type FaultKind = '500' | '429' | 'delay' | 'drop' | 'drop_after' | 'error';
 
 export interface Fault {
 	id: number;

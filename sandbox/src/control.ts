@@ -72,7 +72,7 @@ const advanceSchema = z.object({ status: z.enum(['PROCESS', 'SUCCESS', 'FAIL', '
 
 const faultSchema = z
 	.object({
-		kind: z.union([z.enum(['500', '429', 'delay', 'drop', 'error']), z.literal(500), z.literal(429)]).transform((kind) => String(kind) as Fault['kind']),
+		kind: z.union([z.enum(['500', '429', 'delay', 'drop', 'drop_after', 'error']), z.literal(500), z.literal(429)]).transform((kind) => String(kind) as Fault['kind']),
 		count: z.int().min(1).max(1_000_000).default(1),
 		delayMs: z.int().min(0).max(600_000).default(1000),
 		path: z.string().startsWith('/').optional(),

@@ -81,13 +81,22 @@ describe('node description', () => {
 		}
 	});
 
-	it('documents the payout order-ID rule where the merchant sets it', () => {
+	it('documents the payout order-ID rule where the merchant sets it: a required business key, never derived', () => {
+		const orderIds = description.properties.filter(
+			(p) => p.name === 'orderId' && p.displayOptions?.show?.resource?.[0] === 'payout' && String(p.displayOptions?.show?.operation?.[0]).startsWith('create'),
+		);
+		expect(orderIds).toHaveLength(2);
+		for (const orderId of orderIds) {
+			expect(orderId.required).toBe(true);
+			expect(orderId.description).toContain('the same value for every retry, re-run and duplicate delivery');
+			expect(orderId.description).toContain('eventKey');
+		}
 		const options = description.properties.filter((p) => p.name === 'options' && p.displayOptions?.show?.resource?.[0] === 'payout');
-		expect(options).toHaveLength(2);
 		for (const collection of options) {
-			const orderId = (collection.options as INodeProperties[]).find((o) => o.name === 'orderId');
-			expect(orderId?.description).toMatch(/SHA-256 over the workflow ID, the node name, the item index, the input item/);
-			expect(orderId?.description).toContain('already_existed');
+			const onExisting = (collection.options as INodeProperties[]).find((o) => o.name === 'onExisting');
+			expect(onExisting?.default).toBe('return');
+			expect((onExisting?.options as Array<{ value: string }>).map((o) => o.value)).toEqual(['return', 'fail']);
 		}
 	});
+});
 });

@@ -134,13 +134,26 @@ describe('money', () => {
 		['0,5', '0.50'],
 		[0.1 + 0.2, '0.30'],
 		['99999999.99', '99999999.99'],
-		['10.500', '10.50'],
+		['10.5000', '10.50'],
+		['0.500', '0.50'],
+		['100,50', '100.50'],
+		['1500', '1500.00'],
+		[1500, '1500.00'],
+		['100.00000000', '100.00'],
 	])('%s becomes %s', (input, expected) => {
 		expect(normalizeAmount(input)).toMatchObject({ ok: true, value: expected });
 	});
 	it.each([[0], [-5], ['abc'], ['1.234'], [1.234], ['100000000'], [Number.NaN], [''], [null], ['1e5']])('%s is refused', (input) => {
 		expect(normalizeAmount(input).ok).toBe(false);
 	});
+	it.each([['1,500'], ['1 500,00'], ['1\u00a0500'], ['1.500'], ['10.500'], ['1.000.000'], ['1,500.00'], ['1,5,0']])(
+		'%s may hold a thousands separator: refused with what was read, never guessed',
+		(input) => {
+			const result = normalizeAmount(input);
+			expect(result.ok).toBe(false);
+			expect(result.ok === false && result.message).toMatch(/ambiguous|spaces/);
+		},
+	);
 	it('reads service amounts without loss', () => {
 		expect(normalizeResponseAmount('0.12000000')).toBe(0.12);
 		expect(normalizeResponseAmount(35400)).toBe(35400);

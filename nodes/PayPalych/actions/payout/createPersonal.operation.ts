@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import { ENDPOINTS } from '../../../shared';
-import { createPayoutOnce, payoutOptions } from '../../helpers/payout';
+import { accountIntent, createPayoutOnce, payoutFields } from '../../helpers/payout';
 import { checkAmount, checkRequired } from '../../helpers/validation';
 import { payoutAmountField } from '../common.descriptions';
 
@@ -18,7 +18,7 @@ export const description: INodeProperties[] = [
 		displayOptions,
 	},
 	payoutAmountField(displayOptions),
-	payoutOptions('createPersonal'),
+	...payoutFields('createPersonal'),
 ];
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
@@ -26,5 +26,5 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	const payoutAccountId = checkRequired(node, this.getNodeParameter('payoutAccountId', itemIndex), itemIndex, 'Payout Account ID');
 	const amount = checkAmount(node, this.getNodeParameter('amount', itemIndex), itemIndex);
 	const params = { amount, payout_account_id: payoutAccountId };
-	return await createPayoutOnce.call(this, itemIndex, ENDPOINTS.payoutPersonalCreate.path, params, params);
+	return await createPayoutOnce.call(this, itemIndex, ENDPOINTS.payoutPersonalCreate.path, params, accountIntent(amount, payoutAccountId));
 }

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import { ENDPOINTS } from '../../../shared';
-import { createPayoutOnce, payoutOptions } from '../../helpers/payout';
+import { cardIntent, createPayoutOnce, payoutFields, sbpIntent, type PayoutIntent } from '../../helpers/payout';
 import { checkAmount, checkBank, checkCardHolder, checkCardNumber, checkPhone, inputError } from '../../helpers/validation';
 import { payoutAmountField } from '../common.descriptions';
 
@@ -79,7 +79,7 @@ export const description: INodeProperties[] = [
 			},
 		],
 	},
-	payoutOptions('createRegular'),
+	...payoutFields('createRegular'),
 ];
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
@@ -87,16 +87,19 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	const accountType = this.getNodeParameter('accountType', itemIndex) as string;
 	const amount = checkAmount(node, this.getNodeParameter('amount', itemIndex), itemIndex);
 	let params: Record<string, string>;
+	let intent: PayoutIntent;
 	if (accountType === 'credit_card') {
 		const cardNumber = checkCardNumber(node, this.getNodeParameter('cardNumber', itemIndex, ''), itemIndex);
 		const cardHolder = checkCardHolder(node, this.getNodeParameter('cardHolder', itemIndex, ''), itemIndex);
 		params = { amount, currency: 'RUB', account_type: 'credit_card', account_identifier: cardNumber, card_holder: cardHolder };
+		intent = cardIntent(amount, cardNumber);
 	} else if (accountType === 'sbp') {
 		const phone = checkPhone(node, this.getNodeParameter('phone', itemIndex, ''), itemIndex);
 		const bank = checkBank(node, this.getNodeParameter('bank', itemIndex, '', { extractValue: true }), itemIndex);
 		params = { amount, currency: 'RUB', account_type: 'sbp', account_identifier: phone, account_bank: bank };
+		intent = sbpIntent(amount, phone, bank);
 	} else {
 		throw inputError(node, 'Pay To', `must be Card or SBP (got ${JSON.stringify(accountType)})`, itemIndex);
 	}
-	return await createPayoutOnce.call(this, itemIndex, ENDPOINTS.payoutRegularCreate.path, params, params);
+	return await createPayoutOnce.call(this, itemIndex, ENDPOINTS.payoutRegularCreate.path, params, intent);
 }
