@@ -245,7 +245,8 @@ export class PayPalychTrigger implements INodeType {
 			return { noWebhookResponse: true, workflowData: [[{ json: item }]] };
 		}
 
-		const verdict = await confirmWithService(this, event, fields);
+		const requireOrderId = this.getNodeParameter('orderCheck', 'orderId') !== 'billId';
+		const verdict = await confirmWithService(this, event, fields, requireOrderId);
 		if (!verdict.ok) {
 			seen.forget(key);
 			const reason = `Not confirmed by the service: ${verdict.reason}`;
@@ -267,6 +268,7 @@ export class PayPalychTrigger implements INodeType {
 		item.eventKey = eventKeyOf(event, String(record.id), String(record.status));
 		if (event === 'payment') {
 			item.paid = isPaidStatus(record.status);
+			item.orderConfirmed = verdict.orderConfirmed === true;
 			item.payment = record;
 		} else {
 			item.payout = record;

@@ -8,7 +8,7 @@ import { apiRequest } from '../PayPalych/transport';
 export const CONFIRM_TIMEOUT_MS = 8000;
 
 export type ConfirmResult =
-	| { ok: true; record: IDataObject }
+	| { ok: true; record: IDataObject; orderConfirmed?: boolean }
 	| Extract<Confirmation, { ok: false }>;
 
 function errorKey(error: unknown): string {
@@ -46,6 +46,7 @@ export async function confirmWithService(
 	context: IWebhookFunctions,
 	event: 'payment' | 'payout',
 	fields: PostbackFields,
+	requireOrderId = true,
 ): Promise<ConfirmResult> {
 	const trsId = (fields.TrsId ?? '').trim();
 	if (trsId === '') return { ok: false, retry: false, reason: 'TrsId is empty' };
@@ -68,8 +69,8 @@ export async function confirmWithService(
 			return unreachable(`Bill ${billId}`, error);
 		}
 	}
-	const verdict = confirmPayment(fields, record, orderId);
-	return verdict.ok ? { ok: true, record: clean(record) } : verdict;
+	const verdict = confirmPayment(fields, record, orderId, requireOrderId);
+	return verdict.ok ? { ok: true, record: clean(record), orderConfirmed: verdict.orderConfirmed } : verdict;
 }
 
 function clean(record: IDataObject): IDataObject {

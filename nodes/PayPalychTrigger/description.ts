@@ -151,6 +151,28 @@ export const properties: INodeProperties[] = [
 		displayOptions: { show: { event: ['payment', 'payout'] } },
 	},
 	{
+		displayName: 'Order Check',
+		name: 'orderCheck',
+		type: 'options',
+		default: 'orderId',
+		options: [
+			{
+				name: 'InvId Must Be the Bill\'s Order ID',
+				value: 'orderId',
+				description:
+					'The postback\'s InvId is compared with the order ID the service shows for the payment\'s bill. Where the service does not show it, the postback is refused: use the other choice then.',
+			},
+			{
+				name: 'Bill ID Only',
+				value: 'billId',
+				description:
+					'For deployments that do not show a bill\'s order ID: the payment and its bill are confirmed, InvId is not (orderConfirmed is false). Find the order by payment.bill_id, which you saved when you created the bill, never by InvId.',
+			},
+		],
+		description: 'How the trigger makes sure the payment belongs to the order the postback names',
+		displayOptions: { show: { event: ['payment'], confirmWithApi: [true] } },
+	},
+	{
 		displayName: 'Send Customer To',
 		name: 'redirectUrl',
 		type: 'string',

@@ -9,7 +9,8 @@ import type { PostbackFields } from './postback';
  * `payout/status`) for the postback's TrsId is the proof; these rules compare the two.
  */
 export type Confirmation =
-	| { ok: true }
+	/** `orderConfirmed`: whether InvId was compared with the bill's order ID (see confirmPayment). */
+	| { ok: true; orderConfirmed?: boolean }
 	/** The record contradicts the postback: it must never start a workflow. */
 	| { ok: false; retry: false; reason: string }
 	/** The record may not be final yet (NEW, PROCESS, MODERATING): ask the sender to retry later. */
@@ -61,13 +62,17 @@ function compareStatus(kind: 'payment' | 'payout', recorded: unknown, sent: stri
  *   facts: OutSum includes the commission when the payer pays it);
  * - the bill's order ID is the postback's InvId (an absent InvId is an empty one, a bill created
  *   without order_id has none). `billOrderId` undefined means the service returned no order ID
- *   field at all: the InvId cannot be checked, so the postback is not confirmed;
+ *   field at all (the interface document gives bills none; the live service is seen to add it):
+ *   the InvId cannot be checked, so the postback is not confirmed, unless `requireOrderId` is
+ *   false, when the payment and its bill are confirmed and `orderConfirmed` is false (the
+ *   workflow must then find the order by the payment's bill_id, never by InvId);
  * - CurrencyIn is the payment's currency_in where both are given.
  */
 export function confirmPayment(
 	fields: PostbackFields,
 	payment: Record<string, unknown>,
 	billOrderId: string | null | undefined,
+	requireOrderId = true,
 ): Confirmation {
 	const trsId = (fields.TrsId ?? '').trim();
 	if (text(payment.id) !== trsId) {
@@ -86,7 +91,12 @@ export function confirmPayment(
 		const shown = candidates.map(money).join(' / ') || 'no amount';
 		return { ok: false, retry: false, reason: `OutSum ${fields.OutSum ?? ''} is not the payment's amount (${shown})` };
 	}
+	const currency = text(payment.currency_in);
+	if (currency !== '' && fields.CurrencyIn !== undefined && fields.CurrencyIn.trim().toUpperCase() !== currency.toUpperCase()) {
+		return { ok: false, retry: false, reason: `CurrencyIn ${fields.CurrencyIn} is not the payment's currency ${currency}` };
+	}
 	if (billOrderId === undefined) {
+		if (!requireOrderId) return { ok: true, orderConfirmed: false };
 		return {
 			ok: false,
 			retry: false,
@@ -101,11 +111,7 @@ export function confirmPayment(
 			reason: `InvId ${JSON.stringify(invId)} is not the order ID of bill ${text(payment.bill_id)} (${JSON.stringify(billOrderId ?? '')})`,
 		};
 	}
-	const currency = text(payment.currency_in);
-	if (currency !== '' && fields.CurrencyIn !== undefined && fields.CurrencyIn.trim().toUpperCase() !== currency.toUpperCase()) {
-		return { ok: false, retry: false, reason: `CurrencyIn ${fields.CurrencyIn} is not the payment's currency ${currency}` };
-	}
-	return { ok: true };
+	return { ok: true, orderConfirmed: true };
 }
 
 /**

@@ -99,4 +99,3 @@ describe('node description', () => {
 		}
 	});
 });
-});

@@ -216,8 +216,17 @@ describe('confirming a postback with the service\'s record', () => {
 	const payment = { id: 'P1', bill_id: 'B1', status: 'SUCCESS', amount: 103, amount_received: 100, commission: 3, currency_in: 'RUB' };
 
 	it('confirms when id, status (any spelling), amount and order agree', () => {
-		expect(confirmPayment(postback, payment, 'o-1')).toEqual({ ok: true });
-		expect(confirmPayment({ ...postback, Status: ' success' }, payment, 'o-1')).toEqual({ ok: true });
+		expect(confirmPayment(postback, payment, 'o-1')).toEqual({ ok: true, orderConfirmed: true });
+		expect(confirmPayment({ ...postback, Status: ' success' }, payment, 'o-1')).toEqual({ ok: true, orderConfirmed: true });
+	});
+
+	it('without the bill\'s order ID: refused, or with Bill ID Only confirmed with orderConfirmed false (never on another mismatch)', () => {
+		expect(confirmPayment(postback, payment, undefined)).toMatchObject({ ok: false, retry: false });
+		expect(confirmPayment(postback, payment, undefined, false)).toEqual({ ok: true, orderConfirmed: false });
+		expect(confirmPayment({ ...postback, OutSum: '1.00' }, payment, undefined, false)).toMatchObject({ ok: false });
+		expect(confirmPayment(postback, { ...payment, status: 'FAIL' }, undefined, false)).toMatchObject({ ok: false });
+		// A bill that shows its order ID is still compared in that mode.
+		expect(confirmPayment(postback, payment, 'o-2', false)).toMatchObject({ ok: false });
 	});
 
 	it('takes OutSum as the payer\'s amount, the received amount, or received + commission (payer pays the fee)', () => {
@@ -233,7 +242,7 @@ describe('confirming a postback with the service\'s record', () => {
 		expect(confirmPayment(postback, { ...payment, id: 'P2' }, 'o-1')).toMatchObject({ ok: false, retry: false });
 		expect(confirmPayment(postback, payment, 'o-2')).toMatchObject({ ok: false, retry: false, reason: expect.stringContaining('o-2') });
 		expect(confirmPayment(postback, payment, undefined)).toMatchObject({ ok: false, retry: false, reason: expect.stringContaining('no order ID') });
-		expect(confirmPayment({ ...postback, InvId: '' }, payment, null)).toEqual({ ok: true });
+		expect(confirmPayment({ ...postback, InvId: '' }, payment, null)).toEqual({ ok: true, orderConfirmed: true });
 		expect(confirmPayment(postback, payment, null)).toMatchObject({ ok: false });
 		expect(confirmPayment({ ...postback, CurrencyIn: 'USD' }, payment, 'o-1')).toMatchObject({ ok: false, retry: false });
 	});
