@@ -42,6 +42,29 @@ function money(cents: number): string {
 	return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
 }
 
+/** A plus b, when both are known. */
+function sum(a: number | undefined, b: number | undefined): number | undefined {
+	return a !== undefined && b !== undefined ? a + b : undefined;
+}
+
+/** The record's id and status against the postback's TrsId and Status. */
+function compareRecord(kind: 'payment' | 'payout', fields: PostbackFields, record: Record<string, unknown>): Confirmation | undefined {
+	const trsId = (fields.TrsId ?? '').trim();
+	if (text(record.id) !== trsId) {
+		return { ok: false, retry: false, reason: `the service answered ${kind} ${text(record.id) || '(none)'} for TrsId ${trsId}` };
+	}
+	return compareStatus(kind, record.status, fields.Status);
+}
+
+/** The signed amount field against the record's possible amounts (whole cents; unknown ones left out). */
+function compareAmount(kind: 'payment' | 'payout', field: string, sent: string | undefined, amounts: Array<number | undefined>): Confirmation | undefined {
+	const cents = toCents(sent);
+	const candidates = amounts.filter((value): value is number => value !== undefined);
+	if (cents !== undefined && candidates.includes(cents)) return undefined;
+	const shown = candidates.map(money).join(' / ') || 'no amount';
+	return { ok: false, retry: false, reason: `${field} ${sent ?? ''} is not the ${kind}'s amount (${shown})` };
+}
+
 function compareStatus(kind: 'payment' | 'payout', recorded: unknown, sent: string | undefined): Confirmation | undefined {
 	const service = canonicalStatus(recorded);
 	const postback = canonicalStatus(sent);
@@ -74,23 +97,11 @@ export function confirmPayment(
 	billOrderId: string | null | undefined,
 	requireOrderId = true,
 ): Confirmation {
-	const trsId = (fields.TrsId ?? '').trim();
-	if (text(payment.id) !== trsId) {
-		return { ok: false, retry: false, reason: `the service answered payment ${text(payment.id) || '(none)'} for TrsId ${trsId}` };
-	}
-	const status = compareStatus('payment', payment.status, fields.Status);
-	if (status) return status;
-	const outSum = toCents(fields.OutSum);
-	const amount = toCents(payment.amount);
 	const received = toCents(payment.amount_received);
-	const commission = toCents(payment.commission);
-	const candidates = [amount, received, received !== undefined && commission !== undefined ? received + commission : undefined].filter(
-		(cents): cents is number => cents !== undefined,
-	);
-	if (outSum === undefined || !candidates.includes(outSum)) {
-		const shown = candidates.map(money).join(' / ') || 'no amount';
-		return { ok: false, retry: false, reason: `OutSum ${fields.OutSum ?? ''} is not the payment's amount (${shown})` };
-	}
+	const mismatch =
+		compareRecord('payment', fields, payment) ??
+		compareAmount('payment', 'OutSum', fields.OutSum, [toCents(payment.amount), received, sum(received, toCents(payment.commission))]);
+	if (mismatch) return mismatch;
 	const currency = text(payment.currency_in);
 	if (currency !== '' && fields.CurrencyIn !== undefined && fields.CurrencyIn.trim().toUpperCase() !== currency.toUpperCase()) {
 		return { ok: false, retry: false, reason: `CurrencyIn ${fields.CurrencyIn} is not the payment's currency ${currency}` };
@@ -120,21 +131,8 @@ export function confirmPayment(
  * which includes the commission (the payout's `amount + commission`, or `amount` alone).
  */
 export function confirmPayout(fields: PostbackFields, payout: Record<string, unknown>): Confirmation {
-	const trsId = (fields.TrsId ?? '').trim();
-	if (text(payout.id) !== trsId) {
-		return { ok: false, retry: false, reason: `the service answered payout ${text(payout.id) || '(none)'} for TrsId ${trsId}` };
-	}
-	const status = compareStatus('payout', payout.status, fields.Status);
-	if (status) return status;
-	const sent = toCents(fields.Amount);
 	const amount = toCents(payout.amount);
-	const commission = toCents(payout.commission);
-	const candidates = [amount, amount !== undefined && commission !== undefined ? amount + commission : undefined].filter(
-		(cents): cents is number => cents !== undefined,
-	);
-	if (sent === undefined || !candidates.includes(sent)) {
-		const shown = candidates.map(money).join(' / ') || 'no amount';
-		return { ok: false, retry: false, reason: `Amount ${fields.Amount ?? ''} is not the payout's amount (${shown})` };
-	}
+	const mismatch = compareRecord('payout', fields, payout) ?? compareAmount('payout', 'Amount', fields.Amount, [amount, sum(amount, toCents(payout.commission))]);
+	if (mismatch) return mismatch;
 	return { ok: true };
 }
