@@ -31,6 +31,10 @@ describe('package contents', () => {
 		}
 	});
 
+	it('ships exactly package.json, the README and the MIT licence outside dist/', () => {
+		expect(files.filter((file) => !file.startsWith('dist/')).sort()).toEqual(['LICENSE.md', 'README.md', 'package.json']);
+	});
+
 	it('contains every node and credential package.json declares, with the icons and the codex file', () => {
 		for (const entry of [...pkg.n8n.nodes, ...pkg.n8n.credentials].filter((e) => e.includes('PayPalych.node') || e.includes('credentials'))) {
 			expect(files).toContain(entry);
