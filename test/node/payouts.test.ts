@@ -96,7 +96,9 @@ describe('Payout > Create to Saved Account', () => {
 
 	it('outputs each part of a split payout as its own item paired to the input item, and finds every part on a re-run', async () => {
 		const merchant = await newMerchant(sandbox);
-		await patchMerchant(sandbox, merchant.merchantId, { payoutSplitSize: '100.00' });
+		// liveExtras: the re-run finds the parts by the order_id payout/search carries on the live service; the
+		// interface document gives payouts no order_id (issue 9: split parts must be found without it).
+		await patchMerchant(sandbox, merchant.merchantId, { payoutSplitSize: '100.00', liveExtras: true });
 		const items = [{ first: true }, { second: true }];
 		const parameters = personal(merchant, '={{ $json.first ? "250.00" : "30" }}');
 		const out = await runNode({ credential: merchant.credential, parameters, items });
