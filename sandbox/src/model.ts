@@ -17,11 +17,15 @@ export const PAYOUT_POSTBACK_STATUSES: readonly PayoutStatus[] = ['SUCCESS', 'FA
 export const PAID_STATUSES: readonly BillStatus[] = ['SUCCESS', 'OVERPAID'];
 export const FINAL_PAYOUT_STATUSES: readonly PayoutStatus[] = ['SUCCESS', 'FAIL', 'ERROR', 'DECLINED'];
 export type Subscription = 'active' | 'inactive' | 'none';
+/** Bill types as bill/create takes them (either case); answers give them upper case. */
+export const BILL_TYPES = ['normal', 'multi'] as const;
 export const PAYMENT_METHODS = ['BANK_CARD', 'SBP'] as const;
 export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
 export type Outcome = 'full' | 'under' | 'over' | 'fail' | 'process';
 export const REGULAR_DIRECTIONS = ['credit_card', 'sbp'] as const;
 export type RegularDirection = (typeof REGULAR_DIRECTIONS)[number];
+/** Payout currencies (payout/regular/create's `currency`). */
+export const PAYOUT_CURRENCIES = ['RUB'] as const;
 /** How a payout account is kept: a card number or a phone number. */
 export type AccountKind = 'BANK_CARD' | 'SBP';
 

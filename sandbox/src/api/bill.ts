@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { ContextOptions, SandboxContext } from '../context.ts';
 import { keyError } from '../errors.ts';
 import { createBill, paymentsOf } from '../billing.ts';
-import { CURRENCIES, isPaidStatus, type Bill, type Currency, type Merchant } from '../model.ts';
+import { BILL_TYPES, CURRENCIES, isPaidStatus, PAYMENT_METHODS, type Bill, type Currency, type Merchant } from '../model.ts';
 import { billView, paymentView } from '../views.ts';
 import { rules, validate } from '../validate.ts';
 import { amountOrFail, getInput, merchantFor, postInput, search } from './common.ts';
@@ -13,12 +13,12 @@ const createSchema = z.object({
 	shop_id: rules.string(),
 	order_id: rules.string().optional(),
 	description: rules.string(1000).optional(),
-	type: rules.oneOf(['normal', 'multi', 'NORMAL', 'MULTI'] as const).optional(),
+	type: rules.oneOf([...BILL_TYPES, ...BILL_TYPES.map((type) => type.toUpperCase())]).optional(),
 	currency_in: rules.string(16).optional(),
 	custom: rules.string().optional(),
 	payer_pays_commission: rules.oneOf(['0', '1'] as const).optional(),
 	name: rules.string().optional(),
-	payment_method: rules.oneOf(['BANK_CARD', 'SBP'] as const).optional(),
+	payment_method: rules.oneOf(PAYMENT_METHODS).optional(),
 });
 
 const toggleSchema = z.object({ id: rules.string(), active: rules.boolean() });

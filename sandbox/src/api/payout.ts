@@ -4,7 +4,7 @@ import { findBank, SBP_BANKS } from '../banks.ts';
 import type { ContextOptions, SandboxContext } from '../context.ts';
 import { keyError, unauthorizedAction, validationError, type Endpoint } from '../errors.ts';
 import { format8 } from '../money.ts';
-import { CURRENCIES, maskCard, type Merchant } from '../model.ts';
+import { CURRENCIES, maskCard, PAYOUT_CURRENCIES, REGULAR_DIRECTIONS, type Merchant } from '../model.ts';
 import { createPayouts, limitBroken, orderIdTaken, payoutCommission, splitParts } from '../payouts.ts';
 import { payoutView } from '../views.ts';
 import { fieldError, rules, validate, type Input } from '../validate.ts';
@@ -18,8 +18,8 @@ const personalSchema = z.object({
 
 const regularSchema = z.object({
 	amount: rules.numeric(),
-	currency: rules.oneOf(['RUB'] as const),
-	account_type: rules.oneOf(['credit_card', 'sbp'] as const),
+	currency: rules.oneOf(PAYOUT_CURRENCIES),
+	account_type: rules.oneOf(REGULAR_DIRECTIONS),
 	account_identifier: rules.string(64),
 	account_bank: rules.integer().optional(),
 	card_holder: rules.string().optional(),
