@@ -23,7 +23,7 @@ describe('package contents', () => {
 	it('ships only package.json, the README/licence and dist/nodes, dist/credentials', () => {
 		expect(files.length).toBeGreaterThan(10);
 		for (const file of files) {
-			expect(file).toMatch(/^(package\.json|README\.md|LICEN[SC]E(\.md)?|dist\/(nodes|credentials)\/.+)$/);
+			expect(file).toMatch(/^(package\.json|README\.md|LICEN[SC]E(\.md)?|dist\/(nodes|credentials|icons)\/.+)$/);
 			expect(file).not.toMatch(/(^|\/)(relay|sandbox|test|examples|scripts)\//);
 			expect(file).not.toMatch(/\.test\.|\.spec\./);
 			// No TypeScript sources: compiled JavaScript, declarations, maps, codex JSON, icons.
@@ -42,8 +42,8 @@ describe('package contents', () => {
 		for (const file of [
 			'dist/nodes/PayPalych/PayPalych.node.js',
 			'dist/nodes/PayPalych/PayPalych.node.json',
-			'dist/nodes/PayPalych/paypalych.svg',
-			'dist/nodes/PayPalych/paypalych.dark.svg',
+			'dist/icons/paypalych.svg',
+			'dist/icons/paypalych.dark.svg',
 			'dist/credentials/PayPalychApi.credentials.js',
 		]) {
 			expect(files).toContain(file);
