@@ -7,6 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CREDENTIAL_ID, CREDENTIAL_NAME, configureWorkflow, loadExamples, triggersOf, type ExampleSettings } from './examples.ts';
+import { hasDatabase } from './n8n-internals.ts';
 import { N8n, REPO_ROOT, ensureN8nInstalled, nodeBinary, type Owner, type WorkflowJson } from './n8n.ts';
 import { Phases, freePort, httpJson, startService, waitForHttp, type Service } from './proc.ts';
 
@@ -69,17 +70,6 @@ export interface Stack {
 	stop(): Promise<void>;
 }
 
-async function portOr(preferred: number | undefined): Promise<number> {
-	if (!preferred) return await freePort();
-	const { createServer } = await import('node:net');
-	const free = await new Promise<boolean>((resolve) => {
-		const server = createServer();
-		server.once('error', () => resolve(false));
-		server.listen(preferred, '127.0.0.1', () => server.close(() => resolve(true)));
-	});
-	return free ? preferred : await freePort();
-}
-
 export async function startStack(options: StackOptions): Promise<Stack> {
 	const print = options.print ?? ((line: string) => process.stdout.write(line + '\n'));
 	const phases = options.phases ?? new Phases('stack', print);
@@ -99,11 +89,11 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 
 	try {
 		await ensureN8nInstalled(print);
-		const sandboxPort = await portOr(options.ports?.sandbox);
-		const relayPort = await portOr(options.ports?.relay);
+		const sandboxPort = await freePort(options.ports?.sandbox || undefined);
+		const relayPort = await freePort(options.ports?.relay || undefined);
 		const n8n = new N8n({
 			userFolder: join(stateDir, 'n8n'),
-			port: await portOr(options.ports?.n8n),
+			port: await freePort(options.ports?.n8n || undefined),
 			logFile: join(logs, 'n8n.log'),
 			env: { GENERIC_TIMEZONE: 'UTC', ...options.n8nEnv },
 		});
@@ -151,7 +141,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 		];
 		const digest = createHash('sha256').update(JSON.stringify({ credentials, workflows })).digest('hex');
 		const digestFile = join(n8n.userFolder, 'imported.sha256');
-		const unchanged = existsSync(digestFile) && readFileSync(digestFile, 'utf8') === digest && existsSync(join(n8n.dataFolder, 'database.sqlite'));
+		const unchanged = existsSync(digestFile) && readFileSync(digestFile, 'utf8') === digest && hasDatabase(n8n.dataFolder);
 		if (!unchanged) {
 			rmSync(digestFile, { force: true });
 			await n8n.importCredentials(credentials);
