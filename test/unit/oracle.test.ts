@@ -10,6 +10,7 @@ import { ERROR_TABLE, unauthenticated, unauthorizedAction, validationError, type
 import * as model from '../../sandbox/src/model.ts';
 import { format2, MAX_CENTS, parseAmount } from '../../sandbox/src/money.ts';
 import { payoutPostback } from '../../sandbox/src/payouts.ts';
+import { State } from '../../sandbox/src/state.ts';
 
 /**
  * Intended differences of the error tables: error keys the sandbox answers on an endpoint whose
@@ -174,23 +175,11 @@ describe('oracle: the sandbox keeps the contract', () => {
 			}
 		});
 
-		const merchant = (liveExtras: boolean): model.Merchant => ({
-			id: 'M1',
-			token: tokens[0],
-			exists: true,
-			banned: false,
-			verified: true,
-			subscription: 'active',
-			regularPayoutsEnabled: true,
-			regularDirections: ['credit_card', 'sbp'],
-			balances: { RUB: { available: 0, locked: 0, hold: 0 }, USD: { available: 0, locked: 0, hold: 0 }, EUR: { available: 0, locked: 0, hold: 0 } },
-			dailyPayoutLimit: null,
-			monthlyPayoutLimit: null,
-			payoutSplitSize: null,
-			payoutWebhookUrl: null,
-			tooManyPaymentsThreshold: 1000,
-			liveExtras,
-		});
+		// A merchant as the sandbox makes them, signing with the first token.
+		const merchant = (liveExtras: boolean): model.Merchant => {
+			const state = new State({ deliver: () => undefined, autoAdvanceMs: 0, liveExtras });
+			return state.createMerchant({ id: 'M1', token: tokens[0] });
+		};
 		const bill: model.Bill = {
 			id: 'B1',
 			merchantId: 'M1',
