@@ -116,7 +116,7 @@ export class PayPalychTrigger implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'PayPalych Trigger',
 		name: 'payPalychTrigger',
-		icon: { light: 'file:paypalych.svg', dark: 'file:paypalych.dark.svg' },
+		icon: { light: 'file:../../icons/paypalych.svg', dark: 'file:../../icons/paypalych.dark.svg' },
 		group: ['trigger'],
 		version: 1,
 		subtitle: '={{ {"payment": "Payment postback", "payout": "Payout postback", "success": "Success redirect", "fail": "Fail redirect"}[$parameter["event"]] }}',

@@ -86,13 +86,13 @@ export function createSandbox(options: SandboxOptions = {}): { app: FastifyInsta
 	void app.register(
 		async (api) => {
 			api.setErrorHandler(apiErrorHandler);
-			await api.register(billRoutes(ctx));
-			await api.register(payoutRoutes(ctx));
+			await api.register(billRoutes, { ctx });
+			await api.register(payoutRoutes, { ctx });
 		},
 		{ prefix: '/api/v1' },
 	);
-	void app.register(controlRoutes(ctx), { prefix: '/_sandbox' });
-	void app.register(pageRoutes(ctx));
+	void app.register(controlRoutes, { ctx, prefix: '/_sandbox' });
+	void app.register(pageRoutes, { ctx });
 
 	app.setNotFoundHandler((request, reply) => {
 		const path = request.url.split('?')[0] ?? '';
@@ -108,7 +108,6 @@ export function createSandbox(options: SandboxOptions = {}): { app: FastifyInsta
 		void reply.code(404).send({ success: false, message: `Not found: ${request.method} ${request.url.split('?')[0]}` });
 	});
 	app.setErrorHandler(apiErrorHandler);
-	app.decorate('sandbox', ctx);
 	return { app, ctx };
 }
 

@@ -9,11 +9,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXAMPLE_IDS, CREDENTIAL_ID, configureWorkflow, loadExamples, type ExampleSettings } from '../../scripts/lib/examples.ts';
-import { NODE_TYPE, TRIGGER_TYPE, nodeOutput, type ExecutionSummary, type WorkflowJson } from '../../scripts/lib/n8n.ts';
-import { Phases, waitFor } from '../../scripts/lib/proc.ts';
-import { startSink, type Sink } from '../../scripts/lib/sink.ts';
-import { startStack, type Stack } from '../../scripts/lib/stack.ts';
+import { EXAMPLE_IDS, CREDENTIAL_ID, configureWorkflow, loadExamples, type ExampleSettings } from '../../scripts/harness/examples.ts';
+import { NODE_TYPE, TRIGGER_TYPE, nodeOutput, type ExecutionSummary, type WorkflowJson } from '../../scripts/harness/n8n.ts';
+import { Phases, waitFor } from '../../scripts/harness/proc.ts';
+import { startSink, type Sink } from '../../scripts/harness/sink.ts';
+import { startStack, type Stack } from '../../scripts/harness/stack.ts';
 import { utcDay } from '../helpers/sandbox.ts';
 
 // Oracle for the signature rule, written out here rather than taken from the code under test.
@@ -215,12 +215,10 @@ describe('PayPalych in a real n8n', () => {
 			expect(await stack.n8n.isActive(workflow.id), `${file} is published`).toBe(true);
 		}
 		// The editor's node list comes from the installed package: both types are known to n8n.
-		const types = await stack.n8n.rest<Json[]>('POST', '/node-types', {
-			nodeInfos: [
-				{ name: NODE_TYPE, version: 1 },
-				{ name: TRIGGER_TYPE, version: 1 },
-			],
-		});
+		const types = await stack.n8n.nodeTypes<Json>([
+			{ name: NODE_TYPE, version: 1 },
+			{ name: TRIGGER_TYPE, version: 1 },
+		]);
 		// Asked by their package-prefixed type names, n8n describes both nodes.
 		expect(types.map((t) => t.name).sort()).toEqual(['payPalych', 'payPalychTrigger']);
 		phases.mark('examples published, node types loaded');

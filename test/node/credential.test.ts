@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ICredentialTestRequest, IHttpRequestOptions, INodeProperties } from 'n8n-workflow';
 
@@ -61,7 +63,12 @@ describe('node description', () => {
 		expect(description.name).toBe('payPalych');
 		expect(description.usableAsTool).toBe(true);
 		expect(description.credentials).toEqual([{ name: 'payPalychApi', required: true }]);
-		expect(description.icon).toEqual({ light: 'file:paypalych.svg', dark: 'file:paypalych.dark.svg' });
+		// One icon folder (icons/): the paths resolve from the compiled node to the copied icons.
+		expect(description.icon).toEqual({ light: 'file:../../icons/paypalych.svg', dark: 'file:../../icons/paypalych.dark.svg' });
+		const nodeDir = join(__dirname, '..', '..', 'dist', 'nodes', 'PayPalych');
+		for (const icon of Object.values(description.icon as Record<string, string>)) {
+			expect(existsSync(join(nodeDir, icon.replace(/^file:/, ''))), icon).toBe(true);
+		}
 	});
 
 	it('offers exactly the operations of the issue, each with an action and a description an agent can act on', () => {

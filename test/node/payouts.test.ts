@@ -162,6 +162,8 @@ describe('Payout > Create to Saved Account', () => {
 
 	it('outputs each part of a split payout as its own item paired to the input item, and finds every part on a re-run', async () => {
 		const merchant = await newMerchant(sandbox);
+		// The sandbox shows payouts with the document's fields only (no order_id): the re-run finds the
+		// parts by account, currency and creation time.
 		await patchMerchant(sandbox, merchant.merchantId, { payoutSplitSize: '100.00' });
 		const items = [{ first: true }, { second: true }];
 		const parameters = personal(merchant, '={{ $json.first ? "250.00" : "30" }}', '={{ $json.first ? "split-a" : "split-b" }}');

@@ -53,7 +53,7 @@ const cases: Array<[string, INodeParameters, RegExp]> = [
 	['number with three decimals', billCreate({ amount: '={{ 1.234 }}' }), /^Amount must have at most 2 decimals/],
 	['beyond decimal(10,2)', billCreate({ amount: '100000000' }), /^Amount must not exceed 99999999\.99/],
 	['missing shop ID', billCreate({ shopId: '  ' }), /^Shop ID is required/],
-	['unknown currency from an expression', billCreate({ additionalFields: { currencyIn: '={{ "GBP" }}' } }), /^Currency must be one of RUB, USD, EUR/],
+	['unknown currency from an expression', billCreate({ additionalFields: { currencyIn: '={{ "GBP" }}' } }), /^Currency must be one of EUR, RUB, USD/],
 	['unknown bill type from an expression', billCreate({ additionalFields: { type: '={{ "single" }}' } }), /^Type must be one of normal, multi/],
 	['missing bill ID (get)', { resource: 'bill', operation: 'get', billId: '' }, /^Bill ID is required/],
 	['missing bill ID (payments)', { resource: 'bill', operation: 'getPayments', billId: '' }, /^Bill ID is required/],

@@ -237,6 +237,27 @@ describe('requests on the wire', () => {
 		expect(server.requests[1].query).toMatchObject({ start_date: '2024-02-29', finish_date: '2024-03-02' });
 	});
 
+	it('refuses to guess when the parts of a split payout cannot be told apart from another payout made at the same time', async () => {
+		const part = (id: string, amount: string) => ({ id, amount, status: 'MODERATING', currency: 'RUB', account_identifier: '220070******1234', created_at: '2024-03-01 12:00:00' });
+		server.answers.push(
+			{ status: 200, body: { success: true, ...part('A1', '100.00') } },
+			// Two requests of 150.00 split the same way, in the same second, to the same account.
+			{ status: 200, body: { success: true, data: [part('A1', '100.00'), part('A2', '50.00'), part('B1', '100.00'), part('B2', '50.00')] } },
+		);
+		const error = await runNode({
+			credential: { apiToken: TOKEN, baseUrl: server.url },
+			parameters: { resource: 'payout', operation: 'createPersonal', payoutAccountId: 'acc', amount: '150', orderId: 'twin-a' },
+		}).then(
+			() => undefined,
+			(e: Error & { description?: string }) => e,
+		);
+		expect(error?.message).toBe(
+			'Order ID twin-a already has a payout (A1, 100.00), but its other parts cannot be told apart from other payouts made at the same time to 220070******1234',
+		);
+		expect(error?.description).toContain('Nothing was paid');
+		expect(server.requests.map((r) => r.method)).toEqual(['GET', 'GET']);
+	});
+
 	it('returns the existing payout when the create call finds the order ID taken meanwhile', async () => {
 		server.answers.push(
 			{ status: 422, body: { success: false, message: 'api:error.payout_not_found' } },

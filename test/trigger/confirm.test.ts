@@ -54,7 +54,8 @@ async function pay(billId: string, outcome: 'full' | 'fail' | 'over' | 'under' =
 /** The shop posts its genuine postbacks nowhere (a closed port): each test delivers them itself, in the order it wants. */
 beforeAll(async () => {
 	sb = await start();
-	merchant = await newMerchant(sb);
+	// The live service shows a bill's order_id (service-facts.md): the default Order Check needs it.
+	merchant = await newMerchant(sb, { liveExtras: true });
 	await control(sb, 'PATCH', `/shops/${merchant.shopId}`, { resultUrl: 'http://127.0.0.1:9/closed', successUrl: null, failUrl: null });
 });
 
@@ -79,6 +80,7 @@ describe('payment postbacks are confirmed with payment/status', () => {
 			paid: true,
 			status: 'SUCCESS',
 			InvId: 'ord-genuine',
+			orderConfirmed: true,
 			eventKey: `payment-${paid.payment.id}-SUCCESS`,
 			payment: { id: paid.payment.id, status: 'SUCCESS', amount: 150 },
 		});
@@ -171,6 +173,30 @@ describe('payment postbacks are confirmed with payment/status', () => {
 		const moved = { ...postback, InvId: 'ord-other', SignatureValue: md5(`${postback.OutSum}:ord-other:${merchant.token}`) };
 		expect((await post(h.url, { ...moved, Status: 'SUCCESS' })).status).toBe(422);
 		expect(h.executions).toHaveLength(1);
+	});
+
+	it('where the service shows no order ID for the bill: refused by default; Bill ID Only confirms the payment and not the InvId', async () => {
+		const documentOnly = await newMerchant(sb, { liveExtras: false });
+		await control(sb, 'PATCH', `/shops/${documentOnly.shopId}`, { resultUrl: 'http://127.0.0.1:9/closed' });
+		const saved = merchant;
+		merchant = documentOnly;
+		try {
+			const strict = await trigger({ event: 'payment' });
+			const billOnly = await trigger({ event: 'payment', orderCheck: 'billId' });
+			const billId = await bill('20.00', 'ord-doc-only');
+			const paid = await pay(billId);
+			const refused = await post(strict.url, paid.postback as Record<string, string>);
+			expect(refused.status).toBe(422);
+			expect(refused.text).toContain('returned no order ID for bill');
+			expect((await post(billOnly.url, paid.postback as Record<string, string>)).receipt).toBe('accepted');
+			expect(billOnly.executions[0][0][0].json).toMatchObject({ confirmed: true, paid: true, orderConfirmed: false, payment: { bill_id: billId } });
+			// Still compared: the amount and the status.
+			const failed = await pay(await bill('20.00', 'ord-doc-only-2'), 'fail');
+			expect((await post(billOnly.url, { ...failed.redirect.fields, TrsId: failed.payment.id, Status: 'SUCCESS' })).status).toBe(422);
+			expect(strict.executions).toHaveLength(0);
+		} finally {
+			merchant = saved;
+		}
 	});
 
 	it('with confirmation off trusts the postback, and says so in the item', async () => {

@@ -66,7 +66,8 @@ async function postForm(url: string, fields: Record<string, string>) {
 }
 
 beforeAll(async () => {
-	sb = await startSandbox({ port: 0, token: TOKEN, timeFactor: 0.001 });
+	// Live extras: the bill shows its order_id, so the trigger confirms InvId (Order Check's default).
+	sb = await startSandbox({ port: 0, token: TOKEN, timeFactor: 0.001, liveExtras: true });
 	const credentials = { apiToken: sb.token, baseUrl: sb.url };
 	for (const event of ['payment', 'payout', 'success', 'fail'] as const) {
 		triggers[event] = await startWebhookHarness({

@@ -19,10 +19,8 @@ export const ORDER_ID_RULE =
 /** Longest Order ID the node sends. */
 export const MAX_ORDER_ID_LENGTH = 100;
 
-/** The Order ID and the Options of the two payout-create operations. */
-export function payoutFields(operation: string): INodeProperties[] {
-	const displayOptions = { show: { resource: ['payout'], operation: [operation] } };
-	return [
+/** The Order ID and the Options of the two payout-create operations (each adds its display options). */
+export const payoutFields: INodeProperties[] = [
 		{
 			displayName: 'Order ID',
 			name: 'orderId',
@@ -32,7 +30,6 @@ export function payoutFields(operation: string): INodeProperties[] {
 			placeholder: "e.g. withdrawal-{{ $json.requestId }}",
 			description:
 				"Your unique ID of this payout: the same value for every retry, re-run and duplicate delivery of this payout, and a new value for each payout you mean to make. Use an invoice or withdrawal number from your system, the eventKey field of a PayPalych Trigger's output (one per postback, the same on every delivery), or sweep- and the date for a daily sweep. The node looks it up first and never pays an order ID twice.",
-			displayOptions,
 		},
 		{
 			displayName: 'Options',
@@ -40,7 +37,6 @@ export function payoutFields(operation: string): INodeProperties[] {
 			type: 'collection',
 			placeholder: 'Add Option',
 			default: {},
-			displayOptions,
 			options: [
 				{
 					displayName: 'On Existing Payout',
@@ -65,8 +61,7 @@ export function payoutFields(operation: string): INodeProperties[] {
 				},
 			],
 		},
-	];
-}
+];
 
 /** What one payout request asks for, to compare with a payout that already exists. */
 export interface PayoutIntent {
@@ -183,13 +178,39 @@ const ymd = (time: number) => new Date(time).toISOString().slice(0, 10);
 /** Parts of one split request are created together: this close in time, to the same account. */
 const SPLIT_WINDOW_MS = 5000;
 
+/** Candidates of a split counted exhaustively (2^16 subsets at most). */
+const MAX_SPLIT_CANDIDATES = 16;
+
+/**
+ * The other parts of a split payout among payouts made with it (same account, currency and time):
+ * the one set of them whose amounts add up to what is missing. Several such sets (two identical
+ * payouts made in the same second) cannot be told apart: 'ambiguous'. None: only the first part.
+ */
+function otherParts(candidates: IDataObject[], missingCents: number): IDataObject[] | 'ambiguous' {
+	if (missingCents <= 0 || candidates.length === 0) return [];
+	const amounts = candidates.map((payout) => toCents(payout.amount) ?? Number.NaN);
+	if (candidates.length > MAX_SPLIT_CANDIDATES) {
+		return amounts.reduce((a, b) => a + b, 0) === missingCents ? candidates : 'ambiguous';
+	}
+	let found: IDataObject[] | undefined;
+	for (let mask = 1; mask < 1 << candidates.length; mask++) {
+		let total = 0;
+		for (let i = 0; i < candidates.length; i++) if (mask & (1 << i)) total += amounts[i];
+		if (total !== missingCents) continue;
+		if (found) return 'ambiguous';
+		found = candidates.filter((_payout, i) => (mask & (1 << i)) !== 0);
+	}
+	return found ?? [];
+}
+
 /**
  * Every payout made under an order ID. payout/status answers one payout; the parts of a split
  * payout are found by listing the payouts from the day before to the day after the first one
  * (parts may straddle midnight, and the service's clock may not be UTC) and keeping those of the
  * same request: the same order_id where the service gives one (not a documented payout field),
- * otherwise the same account, currency and creation time within a few seconds. A failed listing
- * is an error: the parts are never silently dropped.
+ * otherwise the one set of payouts to the same account, in the same currency, made within a few
+ * seconds, that makes up the amount. A failed listing, or parts that cannot be told apart from
+ * another payout made at the same time, is an error: the parts are never silently dropped.
  */
 export async function payoutsUnderOrderId(
 	this: IExecuteFunctions,
@@ -200,9 +221,10 @@ export async function payoutsUnderOrderId(
 	const first = await firstPayout.call(this, orderId, itemIndex);
 	if (first === undefined) return undefined;
 	delete first.success;
-	if (toCents(first.amount) === requestedCents) return [first];
+	const firstCents = toCents(first.amount);
+	if (firstCents === requestedCents) return [first];
 	const created = timeOf(first.created_at);
-	if (created === undefined) return [first];
+	if (created === undefined || firstCents === undefined) return [first];
 	const all = await listAll.call(
 		this,
 		ENDPOINTS.payoutSearch.path,
@@ -210,9 +232,11 @@ export async function payoutsUnderOrderId(
 		undefined,
 		itemIndex,
 	);
-	const siblings = all.filter((payout) => {
-		if (payout.id === first.id) return false;
-		if (payout.order_id !== undefined && first.order_id !== undefined) return String(payout.order_id) === orderId;
+	const others = all.filter((payout) => payout.id !== first.id);
+	if (first.order_id !== undefined && others.every((payout) => payout.order_id !== undefined)) {
+		return [first, ...others.filter((payout) => String(payout.order_id) === orderId)];
+	}
+	const candidates = others.filter((payout) => {
 		const time = timeOf(payout.created_at);
 		return (
 			payout.account_identifier === first.account_identifier &&
@@ -221,7 +245,19 @@ export async function payoutsUnderOrderId(
 			Math.abs(time - created) <= SPLIT_WINDOW_MS
 		);
 	});
-	return [first, ...siblings];
+	const parts = otherParts(candidates, requestedCents - firstCents);
+	if (parts === 'ambiguous') {
+		throw new NodeOperationError(
+			this.getNode(),
+			`Order ID ${orderId} already has a payout (${String(first.id)}, ${money(firstCents)}), but its other parts cannot be told apart from other payouts made at the same time to ${String(first.account_identifier ?? 'the same account')}`,
+			{
+				itemIndex,
+				description:
+					'Nothing was paid. Check the payouts of that time in your merchant account; the service does not show which order ID each payout belongs to.',
+			},
+		);
+	}
+	return [first, ...parts];
 }
 
 function describeExisting(payouts: IDataObject[]): string {

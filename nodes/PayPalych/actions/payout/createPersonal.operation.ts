@@ -1,4 +1,5 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
 
 import { ENDPOINTS } from '../../../shared';
 import { accountIntent, createPayoutOnce, payoutFields } from '../../helpers/payout';
@@ -7,7 +8,7 @@ import { payoutAmountField } from '../common.descriptions';
 
 const displayOptions = { show: { resource: ['payout'], operation: ['createPersonal'] } };
 
-export const description: INodeProperties[] = [
+const properties: INodeProperties[] = [
 	{
 		displayName: 'Payout Account ID',
 		name: 'payoutAccountId',
@@ -15,11 +16,12 @@ export const description: INodeProperties[] = [
 		required: true,
 		default: '',
 		description: 'ID of a payout account saved in your merchant account',
-		displayOptions,
 	},
-	payoutAmountField(displayOptions),
-	...payoutFields('createPersonal'),
+	payoutAmountField,
+	...payoutFields,
 ];
+
+export const description = updateDisplayOptions(displayOptions, properties);
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const node = this.getNode();

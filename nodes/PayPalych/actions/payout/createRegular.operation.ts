@@ -1,4 +1,5 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
 
 import { ENDPOINTS } from '../../../shared';
 import { cardIntent, createPayoutOnce, payoutFields, sbpIntent, type PayoutIntent } from '../../helpers/payout';
@@ -6,10 +7,10 @@ import { checkAmount, checkBank, checkCardHolder, checkCardNumber, checkPhone, i
 import { payoutAmountField } from '../common.descriptions';
 
 const displayOptions = { show: { resource: ['payout'], operation: ['createRegular'] } };
-const forCard = { show: { ...displayOptions.show, accountType: ['credit_card'] } };
-const forSbp = { show: { ...displayOptions.show, accountType: ['sbp'] } };
+const forCard = { show: { accountType: ['credit_card'] } };
+const forSbp = { show: { accountType: ['sbp'] } };
 
-export const description: INodeProperties[] = [
+const properties: INodeProperties[] = [
 	{
 		displayName: 'Pay To',
 		name: 'accountType',
@@ -20,9 +21,8 @@ export const description: INodeProperties[] = [
 			{ name: 'SBP', value: 'sbp', description: 'An account reached by phone number through the Faster Payments System' },
 		],
 		description: 'Where the money goes. Direct payouts must be enabled for your account by PayPalych support.',
-		displayOptions,
 	},
-	payoutAmountField(displayOptions),
+	payoutAmountField,
 	{
 		displayName: 'Card Number',
 		name: 'cardNumber',
@@ -79,8 +79,10 @@ export const description: INodeProperties[] = [
 			},
 		],
 	},
-	...payoutFields('createRegular'),
+	...payoutFields,
 ];
+
+export const description = updateDisplayOptions(displayOptions, properties);
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const node = this.getNode();
