@@ -8,8 +8,8 @@ import {
 	EVENT_ID_HEADER,
 	IDEMPOTENCY_KEY_HEADER,
 	RECEIPT_HEADER,
-} from '../../dist/nodes/shared/index.js';
-import type { PostbackEvent } from '../../dist/nodes/shared/index.js';
+} from './contract.ts';
+import type { PostbackEvent } from './contract.ts';
 import type { Metrics } from './metrics.ts';
 import type { ClaimedDelivery, Store } from './store/types.ts';
 

@@ -3,11 +3,11 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Target, baseEnv, form, paymentFields, tempDir, waitFor } from './helpers.ts';
+import { RELAY_BIN, Target, baseEnv, form, paymentFields, tempDir, waitFor } from './helpers.ts';
 
 const ROOT = join(__dirname, '..', '..');
 const NODE = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
-const BIN = join(ROOT, 'relay/src/bin.ts');
+const BIN = RELAY_BIN;
 
 interface Child {
 	proc: ChildProcess;
@@ -15,7 +15,7 @@ interface Child {
 	exited: Promise<number | null>;
 }
 
-/** Starts `node relay/src/bin.ts` and waits for its "relay listening" log line. */
+/** Starts the compiled relay bin and waits for its "relay listening" log line. */
 async function spawnRelay(env: Record<string, string>): Promise<Child> {
 	const proc = spawn(NODE, [BIN], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
 	const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));

@@ -10,6 +10,9 @@ export const TOKEN = '72|oBCB7Z3SmUm1gvkpEdRcSR2q1ERHpG4vD3DNBmuT';
 export const OLD_TOKEN = '71|oldTokenBeforeRotation0000000000000000';
 export const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
 
+/** The compiled relay, as its package's bin runs it; built by `npm run build` (or `npm run build -w relay`). */
+export const RELAY_BIN = join(__dirname, '..', '..', 'relay', 'dist', 'relay', 'src', 'bin.js');
+
 // Independent oracle for the signature rule (not the module under test).
 export const md5 = (s: string) => createHash('md5').update(s).digest('hex').toUpperCase();
 

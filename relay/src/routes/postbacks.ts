@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { describeRejection, parsePostbackBody, postbackKey, verifyPostback } from '../../../dist/nodes/shared/index.js';
-import type { PostbackEvent, PostbackFields } from '../../../dist/nodes/shared/index.js';
+import { describeRejection, parsePostbackBody, postbackKey, verifyPostback } from '../contract.ts';
+import type { PostbackEvent, PostbackFields } from '../contract.ts';
 import { targetsFor } from '../context.ts';
 import { noteRequest } from '../log-context.ts';
 import type { ContextOptions, RelayContext } from '../context.ts';
