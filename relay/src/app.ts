@@ -41,7 +41,7 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 	const logger = deps.logger ?? buffered?.logger ?? createLogger(config.logLevel, deps.logStream);
 	const ownStore = deps.store === undefined;
 	const store = deps.store ?? (await SqliteStore.open(config.database));
-	const metrics = deps.metrics ?? new Metrics();
+	const metrics = deps.metrics ?? new Metrics({ store: storeKind(config.database) });
 	const forwarder =
 		deps.forwarder === false
 			? undefined
@@ -93,3 +93,7 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 	return app;
 }
 
+/** The store a database setting selects, as the build-info gauge names it. */
+export function storeKind(database: string): string {
+	return /^postgres(ql)?:\/\//i.test(database) ? 'postgresql' : 'sqlite';
+}
