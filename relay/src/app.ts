@@ -1,3 +1,4 @@
+import rateLimit from '@fastify/rate-limit';
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
@@ -69,6 +70,9 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 	}) as unknown as FastifyInstance;
 
 	const ctx: RelayContext = { config, store, metrics, kick: () => forwarder?.kick() };
+
+	// Limits only where a route asks for one (the redirect routes); postbacks are never limited.
+	await app.register(rateLimit, { global: false });
 
 	app.register(postbackRoutes, { ctx });
 	app.register(healthRoutes, { ctx });
