@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { Target, baseEnv, form, paymentFields, spawnRelay, tempDir, waitFor } from './helpers.ts';
+import { Target, baseEnv, form, paymentFields, spawnRelay, stopRelays, tempDir, waitFor } from './helpers.ts';
 import type { RelayProcess } from './helpers.ts';
 
 describe('crash safety', () => {
@@ -8,12 +8,7 @@ describe('crash safety', () => {
 	const children: RelayProcess[] = [];
 
 	afterAll(async () => {
-		for (const c of children) {
-			if (c.proc.exitCode === null && c.proc.signalCode === null) {
-				c.proc.kill('SIGTERM');
-				await c.exited;
-			}
-		}
+		await stopRelays(children);
 		await target.close();
 		tmp.cleanup();
 	});

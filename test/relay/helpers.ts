@@ -238,3 +238,13 @@ export async function spawnRelay(env: Record<string, string>, options: { command
 	});
 	return { proc, url, exited, stdout: () => stdout };
 }
+
+/** Stops every relay process that still runs (`signal`, SIGTERM by default) and waits for each exit. */
+export async function stopRelays(children: RelayProcess[], signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+	for (const c of children) {
+		if (c.proc.exitCode === null && c.proc.signalCode === null) {
+			c.proc.kill(signal);
+			await c.exited;
+		}
+	}
+}

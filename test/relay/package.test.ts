@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, NODE, ROOT, Target, baseEnv, form, paymentFields, spawnRelay, tempDir, waitFor } from './helpers.ts';
+import { ADMIN_TOKEN, NODE, ROOT, Target, baseEnv, form, paymentFields, spawnRelay, stopRelays, tempDir, waitFor } from './helpers.ts';
 import type { RelayProcess } from './helpers.ts';
 
 // The installable relay: `npm pack` of relay/ installed into an empty folder, its bin started
@@ -19,10 +19,7 @@ describe('the relay package', () => {
 	let relay: RelayProcess | undefined;
 
 	afterAll(async () => {
-		if (relay && relay.proc.exitCode === null && relay.proc.signalCode === null) {
-			relay.proc.kill('SIGKILL');
-			await relay.exited;
-		}
+		await stopRelays(relay ? [relay] : [], 'SIGKILL');
 		await target.close();
 		tmp.cleanup();
 	});

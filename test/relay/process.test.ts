@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLOSE_MARGIN_MS } from '../../relay/src/server.ts';
-import { Target, baseEnv, form, paymentFields, spawnRelay, tempDir, waitFor } from './helpers.ts';
+import { Target, baseEnv, form, paymentFields, spawnRelay, stopRelays, tempDir, waitFor } from './helpers.ts';
 import type { RelayProcess } from './helpers.ts';
 
 // The relay as a process: what SIGTERM does (close-with-grace).
@@ -10,12 +10,7 @@ describe('relay process shutdown', () => {
 	const children: RelayProcess[] = [];
 
 	afterAll(async () => {
-		for (const c of children) {
-			if (c.proc.exitCode === null && c.proc.signalCode === null) {
-				c.proc.kill('SIGKILL');
-				await c.exited;
-			}
-		}
+		await stopRelays(children, 'SIGKILL');
 		await target.close();
 		tmp.cleanup();
 	});
