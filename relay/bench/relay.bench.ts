@@ -174,7 +174,7 @@ async function main(): Promise<void> {
 				`${cpus().length} cores, load average ${loadavg().map((x) => fmt(x, 2)).join(' ')}`,
 		);
 
-		const relay = await spawnServer(join(ROOT, 'relay/src/bin.ts'), relayEnv(dir, targetUrl), join(dir, 'relay.log'));
+		const relay = await spawnServer(join(ROOT, 'relay/dist/relay/src/bin.js'), relayEnv(dir, targetUrl), join(dir, 'relay.log'));
 		const relayResult = await load(relay.url);
 		await stopServer(relay.proc);
 		const deliveredDuringLoad = await received();
@@ -185,7 +185,7 @@ async function main(): Promise<void> {
 
 		mkdirSync(join(dir, 'paused'));
 		const paused = await spawnServer(
-			join(ROOT, 'relay/bench/relay-server.ts'),
+			join(ROOT, 'relay/dist/relay/bench/relay-server.js'),
 			{ ...relayEnv(join(dir, 'paused'), targetUrl), BENCH_DELIVERY: 'paused' },
 			join(dir, 'paused', 'relay.log'),
 		);
@@ -226,7 +226,7 @@ async function main(): Promise<void> {
 		await store.close();
 		const base = await received();
 		const started = Date.now();
-		const drainer = await spawnServer(join(ROOT, 'relay/src/bin.ts'), relayEnv(drainDir, targetUrl));
+		const drainer = await spawnServer(join(ROOT, 'relay/dist/relay/src/bin.js'), relayEnv(drainDir, targetUrl));
 		const listening = Date.now();
 		while ((await received()) - base < BACKLOG) await new Promise((r) => setTimeout(r, 20));
 		const drained = Date.now();

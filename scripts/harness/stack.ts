@@ -206,7 +206,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 			const service = startService({
 				name: 'relay',
 				command: nodeBinary(),
-				args: [join(REPO_ROOT, 'relay', 'src', 'bin.ts')],
+				args: [join(REPO_ROOT, 'relay', 'dist', 'relay', 'src', 'bin.js')],
 				cwd: REPO_ROOT,
 				env: relayEnv,
 				logFile: join(logs, 'relay.log'),

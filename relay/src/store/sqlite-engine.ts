@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import type { StatementSync } from 'node:sqlite';
-import type { PostbackEvent } from '../../../dist/nodes/shared/index.js';
+import type { PostbackEvent } from '../contract.ts';
 import type {
 	ClaimedDelivery,
 	Delivery,
