@@ -235,20 +235,31 @@ export class PayPalychTrigger implements INodeType {
 			return { noWebhookResponse: true };
 		};
 		const label = `${fields.TrsId ?? ''} ${canonicalStatus(fields.Status)}`;
-		if (seen.has(key)) return duplicate(label);
-		// Claimed before the look-up, so that an overlapping delivery of the same postback is a duplicate.
-		seen.remember(key);
-
 		if (!(this.getNodeParameter('confirmWithApi', true) as boolean)) {
+			if (seen.has(key)) return duplicate(label);
+			seen.remember(key);
 			item.confirmed = false;
 			answer(res, 200, 'OK', 'accepted');
 			return { noWebhookResponse: true, workflowData: [[{ json: item }]] };
 		}
 
-		const requireOrderId = this.getNodeParameter('orderCheck', 'orderId') !== 'billId';
-		const verdict = await confirmWithService(this, event, fields, requireOrderId);
+		// Claimed while the service is asked; remembered only once confirmed, so that a refused call
+		// leaves nothing behind. An overlapping delivery of the same postback is asked to come back:
+		// whether it is a duplicate is known only when the first one is confirmed.
+		if (seen.has(key)) return duplicate(label);
+		if (!seen.claim(key)) {
+			answer(res, 503, 'The same postback is being confirmed right now. Try again later.', 'retry');
+			return { noWebhookResponse: true };
+		}
+		let verdict: Awaited<ReturnType<typeof confirmWithService>>;
+		try {
+			const requireOrderId = this.getNodeParameter('orderCheck', 'orderId') !== 'billId';
+			verdict = await confirmWithService(this, event, fields, requireOrderId);
+			if (verdict.ok) seen.remember(key);
+		} finally {
+			seen.release(key);
+		}
 		if (!verdict.ok) {
-			seen.forget(key);
 			const reason = `Not confirmed by the service: ${verdict.reason}`;
 			if (verdict.retry) {
 				this.logger.warn(`PayPalych Trigger asked for a retry of a ${event} postback (HTTP 503): ${reason}`, { workflowId });

@@ -64,9 +64,18 @@ export function statusSelected(status: string | undefined, selected: readonly st
  */
 const processMemory = new Map<string, string[]>();
 
+/**
+ * Keys of postbacks this process is confirming right now, per workflow and trigger node. They are
+ * kept apart from the memory above: another call saves the static data it loaded together with
+ * this process's memory, and a key that then failed confirmation must not be saved with it (a
+ * forged call would otherwise make the genuine postback a "duplicate").
+ */
+const inFlight = new Map<string, Set<string>>();
+
 /** Forgets what this process has seen: what a restarted n8n starts with (used by the tests). */
 export function resetProcessMemory(): void {
 	processMemory.clear();
+	inFlight.clear();
 }
 
 /**
@@ -101,11 +110,22 @@ export class SeenPostbacks {
 	}
 
 	/**
-	 * Removes a key remembered for a call that then did not start an execution (its confirmation
-	 * failed), so that the genuine postback, or a retry of this one, is not taken for a duplicate.
+	 * Claims a key while its postback is confirmed: false when an overlapping call is confirming it.
+	 * A claim is never saved; `release` ends it, after `remember` when the postback started an
+	 * execution.
 	 */
-	forget(key: string): void {
-		this.save(this.keys().filter((k) => k !== key));
+	claim(key: string): boolean {
+		const claims = inFlight.get(this.scope) ?? new Set<string>();
+		if (claims.has(key)) return false;
+		claims.add(key);
+		inFlight.set(this.scope, claims);
+		return true;
+	}
+
+	release(key: string): void {
+		const claims = inFlight.get(this.scope);
+		claims?.delete(key);
+		if (claims?.size === 0) inFlight.delete(this.scope);
 	}
 
 	private save(keys: string[]): void {

@@ -144,6 +144,35 @@ describe('payment postbacks are confirmed with payment/status', () => {
 		expect(h.executions).toHaveLength(1);
 	});
 
+	it('a refused call leaves no key behind, even when another call saves the static data while it is being confirmed', async () => {
+		const storage = { staticData: '{}' };
+		const h = await startWebhookHarness({
+			nodeType: new PayPalychTrigger(),
+			typeName: 'n8n-nodes-paypalych.payPalychTrigger',
+			parameters: { event: 'payment' } as never,
+			credentialType: 'payPalychApi',
+			credentials: merchant.credential,
+			storage,
+		});
+		open.push(h);
+		const mine = await pay(await bill('400.00', 'ord-slow-forger'), 'fail');
+		const victim = await pay(await bill('400.00', 'ord-slow-victim'));
+		const other = await pay(await bill('41.00', 'ord-meanwhile'));
+		const forged = { ...mine.redirect.fields, TrsId: victim.payment.id, Status: 'SUCCESS' };
+		// The forged call's look-up is slow; meanwhile a genuine postback is accepted and its call saves the static data.
+		await control(sb, 'POST', '/faults', { kind: 'delay', delayMs: 400, path: '/api/v1/payment/status', count: 1 });
+		const slow = post(h.url, forged);
+		await new Promise((resolve) => setTimeout(resolve, 100));
+		// The same forged call again while the first is being confirmed: asked to come back, not taken for a duplicate.
+		expect(await post(h.url, forged)).toMatchObject({ status: 503, receipt: 'retry' });
+		expect((await post(h.url, other.postback as Record<string, string>)).receipt).toBe('accepted');
+		expect((await slow).status).toBe(422);
+		// Sent again (as a relay forwards it after the direct attempt): refused again, never a "duplicate".
+		expect(await post(h.url, forged)).toMatchObject({ status: 422, receipt: 'rejected' });
+		expect(h.executions.map((e) => e[0][0].json.InvId)).toEqual(['ord-meanwhile']);
+		expect((await post(h.url, victim.postback as Record<string, string>)).receipt).toBe('accepted');
+	});
+
 	it('asks for a retry while the API fails, remembers nothing, and starts once when it answers again', async () => {
 		const h = await trigger({ event: 'payment' });
 		const paid = await pay(await bill('77.00', 'ord-outage'));
