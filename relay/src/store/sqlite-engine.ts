@@ -4,9 +4,30 @@ import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import type { StatementSync } from 'node:sqlite';
 import type { PostbackEvent } from '../../../dist/nodes/shared/index.js';
+import { toAttempt, toDelivery, toEvent } from './rows.ts';
+import {
+	ACTIVITY_QUERIES,
+	INSERT_ATTEMPT,
+	OLDEST_UNDELIVERED,
+	TARGET_ATTEMPTS,
+	TARGET_LAST_ERROR,
+	TARGET_STATES,
+	activityParams,
+	assembleActivity,
+	assembleHealth,
+	attemptsQuery,
+	checkActivityRange,
+	deliveriesQuery,
+	eventsQuery,
+} from './sql.ts';
+import type { FieldExpr, Row } from './sql.ts';
 import type {
+	ActivityBucket,
+	AttemptOutcome,
+	AttemptTiming,
 	ClaimedDelivery,
 	Delivery,
+	DeliveryAttempt,
 	DeliveryCounts,
 	DeliveryFilter,
 	DeliveryStatus,
@@ -14,6 +35,7 @@ import type {
 	InsertResult,
 	NewEvent,
 	StoredEvent,
+	TargetHealth,
 	TargetsByKind,
 } from './types.ts';
 
@@ -46,9 +68,28 @@ CREATE TABLE IF NOT EXISTS deliveries (
 CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (next_attempt_at) WHERE status IN ('pending', 'delivering');
 CREATE INDEX IF NOT EXISTS deliveries_event ON deliveries (event_id);
 CREATE INDEX IF NOT EXISTS deliveries_status ON deliveries (status, created_at);
+CREATE INDEX IF NOT EXISTS deliveries_target ON deliveries (target, status);
+CREATE INDEX IF NOT EXISTS deliveries_delivered ON deliveries (delivered_at) WHERE delivered_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS events_trs_id ON events (json_extract(fields_json, '$.TrsId'));
+CREATE INDEX IF NOT EXISTS events_inv_id ON events (json_extract(fields_json, '$.InvId'));
+CREATE TABLE IF NOT EXISTS attempts (
+	id INTEGER PRIMARY KEY AUTOINCREMENT,
+	delivery_id INTEGER NOT NULL REFERENCES deliveries (id),
+	target TEXT NOT NULL,
+	attempt INTEGER NOT NULL,
+	started_at INTEGER NOT NULL,
+	duration_ms INTEGER NOT NULL,
+	http_status INTEGER,
+	error TEXT,
+	outcome TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS attempts_delivery ON attempts (delivery_id, attempt);
+CREATE INDEX IF NOT EXISTS attempts_started ON attempts (started_at);
+CREATE INDEX IF NOT EXISTS attempts_target_error ON attempts (target, started_at) WHERE error IS NOT NULL;
 `;
 
-type Row = Record<string, unknown>;
+/** The stored field as SQLite reads it (the same expression as the events_trs_id / events_inv_id indexes). */
+const field: FieldExpr = (name) => `json_extract(fields_json, '$.${name}')`;
 
 /**
  * A time-ordered UUID (version 7: 48-bit milliseconds, then random bits). New events land at the
@@ -79,6 +120,10 @@ export type EngineOp =
 	| 'eventIdsInRange'
 	| 'requeueDead'
 	| 'counts'
+	| 'listAttempts'
+	| 'activity'
+	| 'targetHealth'
+	| 'oldestUndelivered'
 	| 'ping'
 	| 'stats';
 
@@ -230,27 +275,41 @@ export class SqliteEngine {
 			});
 	}
 
-	markDelivered(id: number, now: number, httpStatus: number): void {
-			this.#stmt(
-				`UPDATE deliveries SET status = 'delivered', delivered_at = ?, last_status = ?, last_error = NULL,
-				   lease_until = NULL, lease_owner = NULL
-				 WHERE id = ? AND status <> 'delivered'`,
-			).run(now, httpStatus, id);
+	#recordAttempt(id: number, t: AttemptTiming, httpStatus: number | null, error: string | null, outcome: AttemptOutcome): void {
+		this.#stmt(INSERT_ATTEMPT).run(t.attempt, t.startedAt, t.durationMs, httpStatus, error, outcome, id);
 	}
 
-	markRetry(id: number, owner: string, nextAttemptAt: number, httpStatus: number | null, error: string): void {
-			this.#stmt(
-				`UPDATE deliveries SET status = 'pending', next_attempt_at = ?, last_status = ?, last_error = ?,
-				   lease_until = NULL, lease_owner = NULL
-				 WHERE id = ? AND status = 'delivering' AND lease_owner = ?`,
-			).run(nextAttemptAt, httpStatus, error, id, owner);
+	markDelivered(id: number, now: number, httpStatus: number, timing: AttemptTiming): void {
+		this.#stmt(
+			`UPDATE deliveries SET status = 'delivered', delivered_at = ?, last_status = ?, last_error = NULL,
+			   lease_until = NULL, lease_owner = NULL
+			 WHERE id = ? AND status <> 'delivered'`,
+		).run(now, httpStatus, id);
+		this.#recordAttempt(id, timing, httpStatus, null, 'delivered');
 	}
 
-	markDead(id: number, owner: string, httpStatus: number | null, error: string): void {
-			this.#stmt(
-				`UPDATE deliveries SET status = 'dead', last_status = ?, last_error = ?, lease_until = NULL, lease_owner = NULL
-				 WHERE id = ? AND status = 'delivering' AND lease_owner = ?`,
-			).run(httpStatus, error, id, owner);
+	markRetry(
+		id: number,
+		owner: string,
+		nextAttemptAt: number,
+		httpStatus: number | null,
+		error: string,
+		timing: AttemptTiming,
+	): void {
+		const { changes } = this.#stmt(
+			`UPDATE deliveries SET status = 'pending', next_attempt_at = ?, last_status = ?, last_error = ?,
+			   lease_until = NULL, lease_owner = NULL
+			 WHERE id = ? AND status = 'delivering' AND lease_owner = ?`,
+		).run(nextAttemptAt, httpStatus, error, id, owner);
+		if (Number(changes) > 0) this.#recordAttempt(id, timing, httpStatus, error, 'retry');
+	}
+
+	markDead(id: number, owner: string, httpStatus: number | null, error: string, timing: AttemptTiming): void {
+		const { changes } = this.#stmt(
+			`UPDATE deliveries SET status = 'dead', last_status = ?, last_error = ?, lease_until = NULL, lease_owner = NULL
+			 WHERE id = ? AND status = 'delivering' AND lease_owner = ?`,
+		).run(httpStatus, error, id, owner);
+		if (Number(changes) > 0) this.#recordAttempt(id, timing, httpStatus, error, 'dead');
 	}
 
 	releaseLease(id: number, owner: string, now: number): void {
@@ -262,27 +321,8 @@ export class SqliteEngine {
 	}
 
 	listEvents(filter: EventFilter): StoredEvent[] {
-		const where: string[] = [];
-		const params: Array<string | number> = [];
-		if (filter.kind) {
-			where.push('kind = ?');
-			params.push(filter.kind);
-		}
-		if (filter.from !== undefined) {
-			where.push('received_at >= ?');
-			params.push(filter.from);
-		}
-		if (filter.to !== undefined) {
-			where.push('received_at < ?');
-			params.push(filter.to);
-		}
-		if (filter.before !== undefined) {
-			where.push('received_at < ?');
-			params.push(filter.before);
-		}
-		const sql = `SELECT id, kind, dedupe_key, content_type, fields_json, received_at FROM events
-			${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY received_at DESC, id DESC LIMIT ?`;
-		return (this.#db.prepare(sql).all(...params, filter.limit) as Row[]).map(toEvent);
+		const q = eventsQuery(filter, field);
+		return (this.#db.prepare(q.sql).all(...q.params) as Row[]).map(toEvent);
 	}
 
 	getEvent(id: string): StoredEvent | undefined {
@@ -293,21 +333,8 @@ export class SqliteEngine {
 	}
 
 	listDeliveries(filter: DeliveryFilter): Delivery[] {
-		const where: string[] = [];
-		const params: Array<string | number> = [];
-		const add = (sql: string, value: string | number | undefined) => {
-			if (value === undefined) return;
-			where.push(sql);
-			params.push(value);
-		};
-		add('status = ?', filter.status);
-		add('target = ?', filter.target);
-		add('event_id = ?', filter.eventId);
-		add('created_at >= ?', filter.from);
-		add('created_at < ?', filter.to);
-		add('id < ?', filter.beforeId);
-		const sql = `SELECT * FROM deliveries ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`;
-		return (this.#db.prepare(sql).all(...params, filter.limit) as Row[]).map(toDelivery);
+		const q = deliveriesQuery(filter);
+		return (this.#db.prepare(q.sql).all(...q.params) as Row[]).map(toDelivery);
 	}
 
 	replayEvents(eventIds: readonly string[], targets: TargetsByKind, now: number): number {
@@ -357,37 +384,42 @@ export class SqliteEngine {
 		return c;
 	}
 
+	listAttempts(deliveryIds: readonly number[]): DeliveryAttempt[] {
+		if (deliveryIds.length === 0) return [];
+		const q = attemptsQuery(deliveryIds);
+		return (this.#db.prepare(q.sql).all(...q.params) as Row[]).map(toAttempt);
+	}
+
+	activity(from: number, to: number, bucketMs: number): ActivityBucket[] {
+		const buckets = checkActivityRange(from, to, bucketMs);
+		const params = activityParams(from, to, bucketMs);
+		const run = (sql: string) => this.#stmt(sql).all(...params) as Row[];
+		return assembleActivity(
+			from,
+			bucketMs,
+			buckets,
+			run(ACTIVITY_QUERIES.received),
+			run(ACTIVITY_QUERIES.delivered),
+			run(ACTIVITY_QUERIES.failed),
+		);
+	}
+
+	targetHealth(since: number): TargetHealth[] {
+		const states = this.#stmt(TARGET_STATES).all() as Row[];
+		const lastErrors = new Map<string, Row>();
+		for (const s of states) {
+			const row = this.#stmt(TARGET_LAST_ERROR).get(String(s.target)) as Row | undefined;
+			if (row) lastErrors.set(String(s.target), row);
+		}
+		return assembleHealth(states, this.#stmt(TARGET_ATTEMPTS).all(since) as Row[], lastErrors);
+	}
+
+	oldestUndelivered(): number | null {
+		const row = this.#stmt(OLDEST_UNDELIVERED).get() as Row | undefined;
+		return row?.t === null || row?.t === undefined ? null : Number(row.t);
+	}
+
 	ping(): void {
 		this.#stmt('SELECT 1').get();
 	}
-}
-
-function toEvent(row: Row): StoredEvent {
-	return {
-		id: String(row.id),
-		kind: row.kind as PostbackEvent,
-		dedupeKey: row.dedupe_key === null ? null : String(row.dedupe_key),
-		contentType: String(row.content_type),
-		fields: JSON.parse(String(row.fields_json)) as Record<string, string>,
-		receivedAt: Number(row.received_at),
-	};
-}
-
-const numOrNull = (v: unknown) => (v === null || v === undefined ? null : Number(v));
-
-function toDelivery(row: Row): Delivery {
-	return {
-		id: Number(row.id),
-		eventId: String(row.event_id),
-		target: String(row.target),
-		status: row.status as DeliveryStatus,
-		attempts: Number(row.attempts),
-		createdAt: Number(row.created_at),
-		budgetStart: Number(row.budget_start),
-		nextAttemptAt: Number(row.next_attempt_at),
-		leaseUntil: numOrNull(row.lease_until),
-		lastStatus: numOrNull(row.last_status),
-		lastError: row.last_error === null || row.last_error === undefined ? null : String(row.last_error),
-		deliveredAt: numOrNull(row.delivered_at),
-	};
 }
