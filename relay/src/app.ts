@@ -12,6 +12,7 @@ import { adminRoutes } from './routes/admin.ts';
 import { healthRoutes } from './routes/health.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { postbackRoutes } from './routes/postbacks.ts';
+import { openStore } from './store/open.ts';
 import { SqliteStore } from './store/sqlite.ts';
 import type { Store } from './store/types.ts';
 
@@ -116,7 +117,7 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 	const buffered = deps.logger || deps.logStream ? undefined : bufferedStdoutLogger(config.logLevel);
 	const logger = deps.logger ?? buffered?.logger ?? createLogger(config.logLevel, deps.logStream);
 	const ownStore = deps.store === undefined;
-	const store = deps.store ?? (await SqliteStore.open(config.database));
+	const store = deps.store ?? (await openStore(config.database, logger.child({ component: 'store' })));
 	const metrics = deps.metrics ?? new Metrics();
 	const forwarder =
 		deps.forwarder === false

@@ -92,6 +92,7 @@ export class Forwarder {
 	#inflight = new Map<number, InFlight>();
 	#wake: (() => void) | undefined;
 	#kicked = false;
+	#unsubscribe: (() => void) | undefined;
 
 	constructor(options: ForwarderOptions) {
 		this.#o = options;
@@ -106,6 +107,8 @@ export class Forwarder {
 		if (this.#running) return;
 		this.#running = true;
 		this.#stopping = false;
+		// Another instance sharing the store may have stored the work (PostgreSQL).
+		this.#unsubscribe = this.#o.store.onNewWork?.(() => this.kick());
 		this.#loopDone = this.#loop();
 	}
 
@@ -124,6 +127,8 @@ export class Forwarder {
 	async stop(graceMs = 10_000): Promise<void> {
 		if (!this.#running) return;
 		this.#running = false;
+		this.#unsubscribe?.();
+		this.#unsubscribe = undefined;
 		this.kick();
 		await this.#loopDone;
 		const pending = [...this.#inflight.values()];

@@ -3,6 +3,7 @@ import { buildApp } from './app.ts';
 import type { AppDeps } from './app.ts';
 import { loadConfig } from './config.ts';
 import { targetsByKind } from './context.ts';
+import { describeDatabase } from './store/open.ts';
 
 export interface RunningRelay {
 	app: FastifyInstance;
@@ -47,7 +48,7 @@ export async function start(
 	app.log.info(
 		{
 			url,
-			database: config.database,
+			database: describeDatabase(config.database),
 			targets: Object.fromEntries(Object.entries(targetsByKind(config)).map(([kind, list]) => [kind, list.length])),
 			requireReceipt: config.requireReceipt,
 			tokens: config.apiTokens.length,

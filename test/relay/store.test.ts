@@ -1,9 +1,11 @@
 import { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { uuidV7 } from '../../relay/src/store/sqlite-engine.ts';
+import { uuidV7 } from '../../relay/src/store/ids.ts';
+import { PostgresStore } from '../../relay/src/store/postgres.ts';
 import { SqliteStore } from '../../relay/src/store/sqlite.ts';
 import { tempDir } from './helpers.ts';
+import { createTestDatabase } from './pg.ts';
 import { storeContract, storeEvent } from './store-suite.ts';
 
 for (const mode of ['thread', 'inline'] as const) {
@@ -59,4 +61,16 @@ describe('event ids', () => {
 		expect(a).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
 		expect(a < b).toBe(true);
 	});
+});
+
+storeContract('PostgreSQL', async () => {
+	const db = await createTestDatabase();
+	const store = await PostgresStore.open(db.url);
+	return {
+		store,
+		cleanup: async () => {
+			await store.close();
+			await db.drop();
+		},
+	};
 });

@@ -3,7 +3,7 @@
 import { POSTBACK_EVENTS } from '../../../dist/nodes/shared/index.js';
 import type { PostbackEvent } from '../../../dist/nodes/shared/index.js';
 import { MAX_ACTIVITY_BUCKETS } from './types.ts';
-import type { ActivityBucket, DeliveryFilter, EventFilter, TargetHealth } from './types.ts';
+import type { ActivityBucket, DeliveryCounts, DeliveryFilter, DeliveryStatus, EventFilter, TargetHealth } from './types.ts';
 
 export type Row = Record<string, unknown>;
 export type Param = string | number | null;
@@ -38,6 +38,32 @@ class Where {
 }
 
 export const EVENT_COLUMNS = 'id, kind, dedupe_key, content_type, fields_json, received_at';
+
+export const GET_EVENT = `SELECT ${EVENT_COLUMNS} FROM events WHERE id = ?`;
+
+export function eventIdsQuery(from: number, to: number, kind?: PostbackEvent): Query {
+	return kind
+		? { sql: 'SELECT id FROM events WHERE received_at >= ? AND received_at < ? AND kind = ? ORDER BY received_at, id', params: [from, to, kind] }
+		: { sql: 'SELECT id FROM events WHERE received_at >= ? AND received_at < ? ORDER BY received_at, id', params: [from, to] };
+}
+
+/** Readiness: a write the store must commit (parameter: now). */
+export const HEARTBEAT = 'INSERT INTO heartbeat (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at';
+
+export const COUNTS = `SELECT status, CASE WHEN attempts > 0 THEN 1 ELSE 0 END AS retried, COUNT(*) AS n
+	FROM deliveries GROUP BY status, CASE WHEN attempts > 0 THEN 1 ELSE 0 END`;
+
+/** Pending deliveries that had an attempt count as retrying. */
+export function assembleCounts(rows: Row[]): DeliveryCounts {
+	const c: DeliveryCounts = { pending: 0, retrying: 0, delivering: 0, delivered: 0, dead: 0 };
+	for (const r of rows) {
+		const status = r.status as DeliveryStatus;
+		const n = Number(r.n);
+		if (status === 'pending' && Number(r.retried) === 1) c.retrying += n;
+		else c[status] += n;
+	}
+	return c;
+}
 
 export function eventsQuery(filter: EventFilter, field: FieldExpr): Query {
 	const w = new Where();

@@ -1,12 +1,17 @@
-import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import type { StatementSync } from 'node:sqlite';
 import type { PostbackEvent } from '../../../dist/nodes/shared/index.js';
+import { uuidV7 } from './ids.ts';
 import { toAttempt, toDelivery, toEvent } from './rows.ts';
 import {
 	ACTIVITY_QUERIES,
+	COUNTS,
+	GET_EVENT,
+	HEARTBEAT,
+	assembleCounts,
+	eventIdsQuery,
 	INSERT_ATTEMPT,
 	OLDEST_UNDELIVERED,
 	TARGET_ATTEMPTS,
@@ -30,7 +35,6 @@ import type {
 	DeliveryAttempt,
 	DeliveryCounts,
 	DeliveryFilter,
-	DeliveryStatus,
 	EventFilter,
 	InsertResult,
 	NewEvent,
@@ -86,24 +90,11 @@ CREATE TABLE IF NOT EXISTS attempts (
 CREATE INDEX IF NOT EXISTS attempts_delivery ON attempts (delivery_id, attempt);
 CREATE INDEX IF NOT EXISTS attempts_started ON attempts (started_at);
 CREATE INDEX IF NOT EXISTS attempts_target_error ON attempts (target, started_at) WHERE error IS NOT NULL;
+CREATE TABLE IF NOT EXISTS heartbeat (id INTEGER PRIMARY KEY, at INTEGER NOT NULL);
 `;
 
 /** The stored field as SQLite reads it (the same expression as the events_trs_id / events_inv_id indexes). */
 const field: FieldExpr = (name) => `json_extract(fields_json, '$.${name}')`;
-
-/**
- * A time-ordered UUID (version 7: 48-bit milliseconds, then random bits). New events land at the
- * right edge of the primary-key index, so a commit touches few pages (a random v4 id would dirty a
- * different index page for every event).
- */
-export function uuidV7(ms: number = Date.now()): string {
-	// randomUUID draws from a cached entropy pool (one getrandom per 128 ids, where randomBytes(16)
-	// costs one per id); its version-4 bits are replaced below.
-	const r = randomUUID();
-	const t = ms.toString(16).padStart(12, '0').slice(-12);
-	const variant = ((parseInt(r[19], 16) & 0x3) | 0x8).toString(16);
-	return `${t.slice(0, 8)}-${t.slice(8, 12)}-7${r.slice(15, 18)}-${variant}${r.slice(20)}`;
-}
 
 /** The operations a batch can carry: every Store method except close. */
 export type EngineOp =
@@ -139,7 +130,7 @@ export interface EngineCall {
  * nothing but bookkeeping commits without an fsync; the next durable commit syncs the WAL with
  * everything before it (WAL frames are appended in order, so consistency never depends on it).
  */
-export const DURABLE_OPS: ReadonlySet<EngineOp> = new Set<EngineOp>(['insertEvent', 'replayEvents', 'requeueDead']);
+export const DURABLE_OPS: ReadonlySet<EngineOp> = new Set<EngineOp>(['insertEvent', 'replayEvents', 'requeueDead', 'ping']);
 
 export type EngineResult = { ok: true; value: unknown } | { ok: false; error: string };
 
@@ -326,9 +317,7 @@ export class SqliteEngine {
 	}
 
 	getEvent(id: string): StoredEvent | undefined {
-		const row = this.#stmt(
-			'SELECT id, kind, dedupe_key, content_type, fields_json, received_at FROM events WHERE id = ?',
-		).get(id) as Row | undefined;
+		const row = this.#stmt(GET_EVENT).get(id) as Row | undefined;
 		return row ? toEvent(row) : undefined;
 	}
 
@@ -352,12 +341,8 @@ export class SqliteEngine {
 	}
 
 	eventIdsInRange(from: number, to: number, kind?: PostbackEvent): string[] {
-		const rows = (
-			kind
-				? this.#stmt('SELECT id FROM events WHERE received_at >= ? AND received_at < ? AND kind = ? ORDER BY received_at').all(from, to, kind)
-				: this.#stmt('SELECT id FROM events WHERE received_at >= ? AND received_at < ? ORDER BY received_at').all(from, to)
-		) as Row[];
-		return rows.map((r) => String(r.id));
+		const q = eventIdsQuery(from, to, kind);
+		return (this.#stmt(q.sql).all(...q.params) as Row[]).map((r) => String(r.id));
 	}
 
 	requeueDead(ids: readonly number[] | undefined, now: number): number {
@@ -371,17 +356,7 @@ export class SqliteEngine {
 	}
 
 	counts(): DeliveryCounts {
-		const rows = this.#stmt(
-			`SELECT status, attempts > 0 AS retried, COUNT(*) AS n FROM deliveries GROUP BY status, attempts > 0`,
-		).all() as Row[];
-		const c: DeliveryCounts = { pending: 0, retrying: 0, delivering: 0, delivered: 0, dead: 0 };
-		for (const r of rows) {
-			const status = r.status as DeliveryStatus;
-			const n = Number(r.n);
-			if (status === 'pending' && Number(r.retried) === 1) c.retrying += n;
-			else c[status] += n;
-		}
-		return c;
+		return assembleCounts(this.#stmt(COUNTS).all() as Row[]);
 	}
 
 	listAttempts(deliveryIds: readonly number[]): DeliveryAttempt[] {
@@ -419,7 +394,8 @@ export class SqliteEngine {
 		return row?.t === null || row?.t === undefined ? null : Number(row.t);
 	}
 
-	ping(): void {
-		this.#stmt('SELECT 1').get();
+	/** A committed write, not only a read: readiness fails when the file cannot be written. */
+	ping(now: number): void {
+		this.#stmt(HEARTBEAT).run(now);
 	}
 }

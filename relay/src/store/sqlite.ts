@@ -198,7 +198,7 @@ export class SqliteStore implements Store {
 		return this.#call('oldestUndelivered');
 	}
 	ping(): Promise<void> {
-		return this.#call('ping');
+		return this.#call('ping', Date.now());
 	}
 	/** Commits and calls carried so far (the benchmark prints the batch size). */
 	stats(): Promise<{ commits: number; calls: number; syncedCommits: number }> {

@@ -198,6 +198,11 @@ export interface Store {
 	targetHealth(since: number): Promise<TargetHealth[]>;
 	/** receivedAt of the oldest event that has a delivery not yet delivered (pending, delivering or dead), or null. */
 	oldestUndelivered(): Promise<number | null>;
+	/**
+	 * Calls `listener` when new work was stored, by this process or another one sharing the store
+	 * (PostgreSQL LISTEN/NOTIFY). Returns the unsubscribe. Absent: only this process stores work.
+	 */
+	onNewWork?(listener: () => void): () => void;
 	/** Checks that the store answers and can commit a write (readiness). */
 	ping(): Promise<void>;
 	close(): Promise<void>;

@@ -1,0 +1,122 @@
+import pg from 'pg';
+import type { Pool, PoolConfig } from 'pg';
+
+/** The channel on which instances announce new due work. */
+export const WAKE_CHANNEL = 'paypalych_relay_due';
+
+/**
+ * LISTEN/NOTIFY between relay instances sharing one database. `notify()` after a commit that
+ * created due deliveries; every instance (this one included) that listens calls its subscribers,
+ * so its forwarder claims at once instead of at the next poll. Notifications are coalesced: at
+ * most one NOTIFY is in flight, and calls made meanwhile share the next one. A lost notification
+ * only delays delivery until the next poll, so errors here never fail a caller.
+ *
+ * The listening connection reconnects by itself (250 ms, doubling up to 5 s) and wakes the
+ * subscribers once reconnected: work may have arrived while it was away.
+ */
+export class PgWaker {
+	#config: PoolConfig;
+	#pool: Pool;
+	#onError: (error: Error, where: string) => void;
+	#listeners = new Set<() => void>();
+	#client: pg.Client | undefined;
+	#stopped = false;
+	#retryMs = 250;
+	#retryTimer: NodeJS.Timeout | undefined;
+	#sending = false;
+	#again = false;
+
+	constructor(config: PoolConfig, pool: Pool, onError: (error: Error, where: string) => void) {
+		this.#config = config;
+		this.#pool = pool;
+		this.#onError = onError;
+	}
+
+	subscribe(listener: () => void): () => void {
+		this.#listeners.add(listener);
+		return () => this.#listeners.delete(listener);
+	}
+
+	#wake(): void {
+		for (const l of this.#listeners) l();
+	}
+
+	/** Connects and listens; rejects when the first connection fails (the relay does not start). */
+	async start(): Promise<void> {
+		await this.#connect();
+	}
+
+	async #connect(): Promise<void> {
+		const client = new pg.Client({ ...this.#config, statement_timeout: undefined });
+		let lost = false;
+		const onLost = (error?: Error) => {
+			if (lost) return;
+			lost = true;
+			if (error) this.#onError(error, 'listener connection');
+			client.removeAllListeners('notification');
+			client.end().catch(() => {});
+			if (this.#client === client) this.#client = undefined;
+			this.#reconnectLater();
+		};
+		client.on('error', onLost);
+		client.on('notification', () => this.#wake());
+		await client.connect();
+		await client.query(`LISTEN ${WAKE_CHANNEL}`);
+		if (this.#stopped) {
+			await client.end();
+			return;
+		}
+		client.on('end', () => onLost());
+		this.#client = client;
+		this.#retryMs = 250;
+	}
+
+	#reconnectLater(): void {
+		if (this.#stopped || this.#retryTimer) return;
+		this.#retryTimer = setTimeout(() => {
+			this.#retryTimer = undefined;
+			if (this.#stopped) return;
+			this.#connect().then(
+				() => this.#wake(),
+				(error: Error) => {
+					this.#onError(error, 'listener reconnect');
+					this.#retryMs = Math.min(this.#retryMs * 2, 5_000);
+					this.#reconnectLater();
+				},
+			);
+		}, this.#retryMs);
+		this.#retryTimer.unref();
+	}
+
+	/** Tells every listening instance that new work is due (coalesced, never throws). */
+	notify(): void {
+		if (this.#stopped) return;
+		if (this.#sending) {
+			this.#again = true;
+			return;
+		}
+		this.#sending = true;
+		this.#pool
+			.query('SELECT pg_notify($1, $2)', [WAKE_CHANNEL, ''])
+			.catch((error: Error) => this.#onError(error, 'notify'))
+			.finally(() => {
+				this.#sending = false;
+				if (this.#again) {
+					this.#again = false;
+					this.notify();
+				}
+			});
+	}
+
+	async stop(): Promise<void> {
+		this.#stopped = true;
+		clearTimeout(this.#retryTimer);
+		const client = this.#client;
+		this.#client = undefined;
+		if (client) {
+			client.removeAllListeners('end');
+			await client.end().catch(() => {});
+		}
+		// A NOTIFY still in flight finishes before the pool ends (pool.end waits for it).
+	}
+}
