@@ -13,6 +13,7 @@ import { healthRoutes } from './routes/health.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { postbackRoutes } from './routes/postbacks.ts';
 import { openStore } from './store/open.ts';
+import { Pruner } from './store/retention.ts';
 import { SqliteStore } from './store/sqlite.ts';
 import type { Store } from './store/types.ts';
 
@@ -119,6 +120,10 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 	const ownStore = deps.store === undefined;
 	const store = deps.store ?? (await openStore(config.database, logger.child({ component: 'store' })));
 	const metrics = deps.metrics ?? new Metrics();
+	const pruner =
+		config.retentionDays > 0
+			? new Pruner({ store, retentionDays: config.retentionDays, logger: logger.child({ component: 'pruner' }) })
+			: undefined;
 	const forwarder =
 		deps.forwarder === false
 			? undefined
@@ -155,9 +160,11 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 
 	app.addHook('onReady', async () => {
 		forwarder?.start();
+		pruner?.start();
 	});
 	app.addHook('onClose', async () => {
 		await forwarder?.stop(config.shutdownGraceMs);
+		await pruner?.stop();
 		if (ownStore) {
 			if (store instanceof SqliteStore) {
 				// Group-commit figures since start: calls per commit, and how many commits were fsynced.

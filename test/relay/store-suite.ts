@@ -202,6 +202,42 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			expect(await store.oldestUndelivered()).toBe(T0 + 1_500);
 		});
 
+		it('prunes old events only when every delivery is delivered, with their deliveries and attempts', async () => {
+			const old = T0 - 10_000;
+			const done = await store.insertEvent(storeEvent('S-prune-done', ['http://a/', 'http://b/'], old));
+			const none = await store.insertEvent(storeEvent('S-prune-none', [], old + 1));
+			const dead = await store.insertEvent(storeEvent('S-prune-dead', ['http://a/', 'http://b/'], old + 2));
+			const pending = await store.insertEvent(storeEvent('S-prune-pending', ['http://a/'], old + 3));
+			const recent = await store.insertEvent(storeEvent('S-prune-recent', ['http://a/'], T0));
+			const claimed = await store.claimDue(T0, 10, 60_000, 'w');
+			const deliveryIds = claimed.filter((d) => d.eventId === done.eventId).map((d) => d.id);
+			for (const d of claimed) {
+				if (d.eventId === pending.eventId) await store.releaseLease(d.id, 'w', T0 + 60_000);
+				else if (d.eventId === dead.eventId && d.target === 'http://b/') await store.markDead(d.id, 'w', 410, 'HTTP 410', timing(1, T0, 1));
+				else await store.markDelivered(d.id, T0, 200, timing(1, T0, 1));
+			}
+			expect(await store.listAttempts(deliveryIds)).toHaveLength(2);
+
+			expect(await store.prune(T0, 1)).toBe(1);
+			expect(await store.prune(T0, 100)).toBe(1);
+			expect(await store.prune(T0, 100)).toBe(0);
+			expect(await store.getEvent(done.eventId)).toBeUndefined();
+			expect(await store.getEvent(none.eventId)).toBeUndefined();
+			expect(await store.listDeliveries({ eventId: done.eventId, limit: 10 })).toEqual([]);
+			expect(await store.listAttempts(deliveryIds)).toEqual([]);
+			for (const kept of [dead, pending, recent]) expect(await store.getEvent(kept.eventId)).toBeDefined();
+			expect(await store.listDeliveries({ eventId: dead.eventId, limit: 10 })).toHaveLength(2);
+			// A kept event still stops its duplicates; a pruned one's key went with it (retention.ts says why that is safe).
+			expect((await store.insertEvent(storeEvent('S-prune-dead', ['http://a/'], T0 + 1))).duplicate).toBe(true);
+			expect((await store.insertEvent(storeEvent('S-prune-done', ['http://a/'], T0 + 1))).duplicate).toBe(false);
+			// Once the dead delivery is requeued and delivered, its event may go too.
+			await store.requeueDead(undefined, T0 + 2);
+			const again = (await store.claimDue(T0 + 2, 10, 60_000, 'w')).find((d) => d.eventId === dead.eventId)!;
+			await store.markDelivered(again.id, T0 + 3, 200, timing(1, T0 + 2, 1));
+			expect(await store.prune(T0, 100)).toBe(1);
+			expect(await store.getEvent(dead.eventId)).toBeUndefined();
+		});
+
 		it('refuses a bad activity range with a clear error', async () => {
 			await expect(store.activity(T0, T0, 1_000)).rejects.toThrow(/from must be before to/);
 			await expect(store.activity(T0, T0 + 1_000, 0)).rejects.toThrow(/bucketMs must be positive/);

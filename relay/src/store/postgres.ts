@@ -11,6 +11,7 @@ import {
 	GET_EVENT,
 	HEARTBEAT,
 	OLDEST_UNDELIVERED,
+	PRUNABLE,
 	TARGET_ATTEMPTS,
 	TARGET_LAST_ERROR,
 	TARGET_STATES,
@@ -24,6 +25,7 @@ import {
 	eventIdsQuery,
 	eventsQuery,
 	numbered,
+	pruneStatements,
 } from './sql.ts';
 import type { FieldExpr, Param, Row } from './sql.ts';
 import type {
@@ -333,6 +335,39 @@ export class PostgresStore implements Store {
 	async oldestUndelivered(): Promise<number | null> {
 		const [row] = await this.#rows(this.#durable, OLDEST_UNDELIVERED);
 		return row?.t === null || row?.t === undefined ? null : Number(row.t);
+	}
+
+	/**
+	 * In one transaction: lock the candidates (SKIP LOCKED: another instance pruning takes others),
+	 * which also holds off a replay adding a delivery to them (its foreign-key check waits for the
+	 * lock); then check them again with a fresh snapshot, and delete what is still prunable.
+	 */
+	async prune(before: number, limit: number): Promise<number> {
+		if (this.#closed) throw new Error('store is closed');
+		const client = await this.#book.connect();
+		try {
+			await client.query('BEGIN');
+			const locked = await client.query<{ id: string }>(`${numbered(PRUNABLE)} FOR UPDATE SKIP LOCKED`, [before, limit]);
+			let ids = locked.rows.map((r) => r.id);
+			if (ids.length > 0) {
+				const still = await client.query<{ id: string }>(
+					`SELECT id FROM events e WHERE id = ANY($1::text[])
+					 AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.status <> 'delivered')`,
+					[ids],
+				);
+				ids = still.rows.map((r) => r.id);
+			}
+			if (ids.length > 0) {
+				for (const q of pruneStatements(ids)) await client.query(numbered(q.sql), q.params);
+			}
+			await client.query('COMMIT');
+			return ids.length;
+		} catch (error) {
+			await client.query('ROLLBACK').catch(() => {});
+			throw error;
+		} finally {
+			client.release();
+		}
 	}
 
 	/** A committed write on the durable pool: fails when the server is down or read-only. */

@@ -213,3 +213,22 @@ export function assembleHealth(
 		};
 	});
 }
+
+/**
+ * Events that may be pruned: received before ? and with no delivery other than delivered;
+ * oldest first, at most ? of them.
+ */
+export const PRUNABLE = `SELECT id FROM events e WHERE received_at < ?
+	AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.status <> 'delivered')
+	ORDER BY received_at LIMIT ?`;
+
+/** Deletes the listed events with their deliveries and attempts, in foreign-key order. */
+export function pruneStatements(eventIds: readonly string[]): Query[] {
+	const list = placeholders(eventIds.length);
+	const params = [...eventIds];
+	return [
+		{ sql: `DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM deliveries WHERE event_id IN (${list}))`, params },
+		{ sql: `DELETE FROM deliveries WHERE event_id IN (${list})`, params },
+		{ sql: `DELETE FROM events WHERE id IN (${list})`, params },
+	];
+}

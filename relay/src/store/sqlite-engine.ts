@@ -14,6 +14,7 @@ import {
 	eventIdsQuery,
 	INSERT_ATTEMPT,
 	OLDEST_UNDELIVERED,
+	PRUNABLE,
 	TARGET_ATTEMPTS,
 	TARGET_LAST_ERROR,
 	TARGET_STATES,
@@ -24,6 +25,7 @@ import {
 	checkActivityRange,
 	deliveriesQuery,
 	eventsQuery,
+	pruneStatements,
 } from './sql.ts';
 import type { FieldExpr, Row } from './sql.ts';
 import type {
@@ -115,6 +117,7 @@ export type EngineOp =
 	| 'activity'
 	| 'targetHealth'
 	| 'oldestUndelivered'
+	| 'prune'
 	| 'ping'
 	| 'stats';
 
@@ -392,6 +395,13 @@ export class SqliteEngine {
 	oldestUndelivered(): number | null {
 		const row = this.#stmt(OLDEST_UNDELIVERED).get() as Row | undefined;
 		return row?.t === null || row?.t === undefined ? null : Number(row.t);
+	}
+
+	prune(before: number, limit: number): number {
+		const ids = (this.#stmt(PRUNABLE).all(before, limit) as Row[]).map((r) => String(r.id));
+		if (ids.length === 0) return 0;
+		for (const q of pruneStatements(ids)) this.#db.prepare(q.sql).run(...q.params);
+		return ids.length;
 	}
 
 	/** A committed write, not only a read: readiness fails when the file cannot be written. */

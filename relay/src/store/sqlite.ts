@@ -197,6 +197,9 @@ export class SqliteStore implements Store {
 	oldestUndelivered(): Promise<number | null> {
 		return this.#call('oldestUndelivered');
 	}
+	prune(before: number, limit: number): Promise<number> {
+		return this.#call('prune', before, limit);
+	}
 	ping(): Promise<void> {
 		return this.#call('ping', Date.now());
 	}

@@ -199,6 +199,13 @@ export interface Store {
 	/** receivedAt of the oldest event that has a delivery not yet delivered (pending, delivering or dead), or null. */
 	oldestUndelivered(): Promise<number | null>;
 	/**
+	 * Deletes up to `limit` events received before `before` whose deliveries are all delivered
+	 * (an event with a pending, delivering or dead delivery is never pruned), with their deliveries
+	 * and attempts, oldest first. Returns how many events went. Their dedupe keys go with them: the
+	 * caller keeps `before` older than the service's retry window (see retention.ts).
+	 */
+	prune(before: number, limit: number): Promise<number>;
+	/**
 	 * Calls `listener` when new work was stored, by this process or another one sharing the store
 	 * (PostgreSQL LISTEN/NOTIFY). Returns the unsubscribe. Absent: only this process stores work.
 	 */
