@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uuidV7 } from '../../relay/src/store/ids.ts';
 import { PostgresStore } from '../../relay/src/store/postgres.ts';
 import { SqliteStore } from '../../relay/src/store/sqlite.ts';
+import { SQLITE_MIGRATIONS } from '../../relay/src/store/sqlite-schema.ts';
 import { tempDir } from './helpers.ts';
 import { createTestDatabase } from './pg.ts';
 import { storeContract, storeEvent } from './store-suite.ts';
@@ -53,6 +54,30 @@ for (const mode of ['thread', 'inline'] as const) {
 		});
 	});
 }
+
+describe('SQLite schema versions', () => {
+	it('migrates a file from before the versions, keeping its rows, and refuses a newer one', async () => {
+		const tmp = tempDir();
+		try {
+			const path = join(tmp.dir, 'old.sqlite');
+			const old = new DatabaseSync(path);
+			old.exec(SQLITE_MIGRATIONS[0]);
+			old.prepare(`INSERT INTO events VALUES ('e-old', 'payment', 'payment:OLD:SUCCESS', 'x', 'TrsId=OLD', '{"TrsId":"OLD"}', 5)`).run();
+			old.close();
+			const store = await SqliteStore.open(path, { mode: 'inline' });
+			expect((await store.listEvents({ trsId: 'OLD', limit: 5 })).map((e) => e.id)).toEqual(['e-old']);
+			expect((await store.insertEvent(storeEvent('OLD'))).duplicate).toBe(true);
+			await store.close();
+			const probe = new DatabaseSync(path);
+			expect(probe.prepare('PRAGMA user_version').get()).toEqual({ user_version: SQLITE_MIGRATIONS.length });
+			probe.exec('PRAGMA user_version = 99');
+			probe.close();
+			await expect(SqliteStore.open(path, { mode: 'inline' })).rejects.toThrow(/schema version 99, newer than this relay knows/);
+		} finally {
+			tmp.cleanup();
+		}
+	});
+});
 
 describe('event ids', () => {
 	it('are version-7 UUIDs ordered by time', () => {
