@@ -142,9 +142,10 @@ describe('forwarder against real targets (long budget)', () => {
 		// Both attempts are kept, with their timing, and shown by the admin API.
 		const row = store.deliveriesFor('T-429')[0];
 		const detail = (await (await admin(relay, `/events/${String(row.event_id)}`)).json()) as {
-			deliveries: Array<{ id: number; attempts: Array<Record<string, unknown>> }>;
+			deliveries: Array<{ id: number; attempts: number; attemptHistory: Array<Record<string, unknown>> }>;
 		};
-		const attempts = detail.deliveries[0].attempts;
+		expect(detail.deliveries[0].attempts).toBe(2);
+		const attempts = detail.deliveries[0].attemptHistory;
 		expect(attempts.map((a) => [a.attempt, a.httpStatus, a.outcome, a.error])).toEqual([
 			[1, 429, 'retry', 'HTTP 429'],
 			[2, 200, 'delivered', null],

@@ -92,10 +92,11 @@ describe('admin API and metrics on both stores', () => {
 				'paypalych_relay_deliveries{status="dead"} 1',
 			]),
 		);
-		const detail = (s.detail as { body: { deliveries: Array<{ status: string; attempts: Json[] }> } }).body;
+		const detail = (s.detail as { body: { deliveries: Array<{ status: string; attempts: number; attemptHistory: Json[] }> } }).body;
 		expect(detail.deliveries).toHaveLength(1);
 		expect(detail.deliveries[0].status).toBe('dead');
-		expect(detail.deliveries[0].attempts).toEqual([
+		expect(detail.deliveries[0].attempts).toBe(1);
+		expect(detail.deliveries[0].attemptHistory).toEqual([
 			{ id: 'number', deliveryId: 'number', attempt: 1, startedAt: 'number', durationMs: 'number', httpStatus: 410, error: 'HTTP 410', outcome: 'dead' },
 		]);
 		expect((s.byTrsId as { body: { data: unknown[] } }).body.data).toHaveLength(1);

@@ -82,7 +82,9 @@ export async function adminRoutes(app: FastifyInstance, { ctx }: ContextOptions)
 		if (!event) return reply.code(404).send({ error: 'Not Found' });
 		const deliveries = await ctx.store.listDeliveries({ eventId: event.id, limit: 1000 });
 		const attempts = await ctx.store.listAttempts(deliveries.map((d) => d.id));
-		return { event, deliveries: deliveries.map((d) => ({ ...d, attempts: attempts.filter((a) => a.deliveryId === d.id) })) };
+		// `attempts` stays the delivery's attempt count; the attempts themselves are `attemptHistory`.
+		const history = (id: number) => attempts.filter((a) => a.deliveryId === id);
+		return { event, deliveries: deliveries.map((d) => ({ ...d, attemptHistory: history(d.id) })) };
 	});
 
 	app.post<{ Params: { id: string } }>('/events/:id/replay', async (request, reply) => {
