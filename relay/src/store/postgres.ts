@@ -77,6 +77,40 @@ const INSERT_EVENT = `WITH e AS (
 	SELECT (SELECT id FROM e) AS id, (SELECT COUNT(*) FROM d) AS deliveries`;
 
 /**
+ * Many events in one statement (group commit): parallel arrays, one element per event; targets as
+ * a JSON array per event. Returns the ids of the events inserted; the others were duplicates
+ * (also of each other: the second of two rows with one key conflicts with the first).
+ */
+const INSERT_EVENTS = `WITH input AS (
+		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::bigint[], $8::jsonb[])
+			AS i (id, kind, dedupe_key, content_type, body, fields_json, received_at, targets)
+	), e AS (
+		INSERT INTO events (id, kind, dedupe_key, content_type, body, fields_json, received_at)
+		SELECT id, kind, dedupe_key, content_type, body, fields_json, received_at FROM input
+		ON CONFLICT (dedupe_key) DO NOTHING RETURNING id
+	), d AS (
+		INSERT INTO deliveries (event_id, target, status, attempts, created_at, budget_start, next_attempt_at)
+		SELECT i.id, t.target, 'pending', 0, i.received_at, i.received_at, i.received_at
+		FROM e JOIN input i ON i.id = e.id CROSS JOIN LATERAL jsonb_array_elements_text(i.targets) WITH ORDINALITY AS t (target, n)
+		ORDER BY i.received_at, i.id, t.n RETURNING id
+	)
+	SELECT e.id, (SELECT COUNT(*) FROM d) AS deliveries FROM e`;
+
+const DEDUPE_LOOKUP_MANY = 'SELECT id, dedupe_key FROM events WHERE dedupe_key = ANY($1::text[])';
+
+/** Inserts in flight at once; the calls made meanwhile wait and share the next statement. */
+const INSERTS_IN_FLIGHT = 4;
+/** Most events in one statement. */
+const INSERT_BATCH = 200;
+
+interface QueuedInsert {
+	id: string;
+	event: NewEvent;
+	resolve: (result: InsertResult) => void;
+	reject: (error: Error) => void;
+}
+
+/**
  * The `FOR UPDATE SKIP LOCKED` sub-select takes rows no other instance is claiming at this moment,
  * from the partial index of due deliveries; the lease (lease_until, lease_owner) then keeps them
  * out of every other claim until it expires, when they are due again (next_attempt_at = lease end).
@@ -123,6 +157,17 @@ const REPLAY = `INSERT INTO deliveries (event_id, target, status, attempts, crea
 const REQUEUE = `UPDATE deliveries SET status = 'pending', attempts = 0, budget_start = $1, next_attempt_at = $1, last_error = NULL
 	WHERE status = 'dead'`;
 
+const DEDUPE_LOOKUP = 'SELECT id FROM events WHERE dedupe_key = $1';
+const PING = numbered(HEARTBEAT);
+
+/**
+ * The statements of the hot paths run as named prepared statements: parsed and planned once per
+ * connection instead of on every call (the insert and claim CTEs cost more to plan than to run).
+ */
+const PREPARED = new Map(
+	[INSERT_EVENT, INSERT_EVENTS, DEDUPE_LOOKUP, DEDUPE_LOOKUP_MANY, CLAIM, MARK_DELIVERED, MARK_RETRY, MARK_DEAD, RELEASE, PING].map((sql, i) => [sql, `relay_${i}`]),
+);
+
 /**
  * The scale-out store: one PostgreSQL database shared by several relay instances.
  *
@@ -143,6 +188,8 @@ export class PostgresStore implements Store {
 	#book: Pool;
 	#waker: PgWaker;
 	#closed = false;
+	#queue: QueuedInsert[] = [];
+	#insertsInFlight = 0;
 
 	private constructor(url: string, options: PostgresStoreOptions) {
 		const onError = options.onError ?? (() => {});
@@ -183,7 +230,8 @@ export class PostgresStore implements Store {
 
 	async #rows<T extends QueryResultRow = Row>(pool: Pool, sql: string, params: Param[] | unknown[] = []): Promise<T[]> {
 		if (this.#closed) throw new Error('store is closed');
-		return (await pool.query<T>(sql, params)).rows;
+		const name = PREPARED.get(sql);
+		return (await (name ? pool.query<T>({ name, text: sql, values: params }) : pool.query<T>(sql, params))).rows;
 	}
 
 	/** Calls `listener` when another instance (or this one) stored new work. Returns the unsubscribe. */
@@ -191,24 +239,94 @@ export class PostgresStore implements Store {
 		return this.#waker.subscribe(listener);
 	}
 
-	async insertEvent(event: NewEvent): Promise<InsertResult> {
-		const id = uuidV7(event.receivedAt);
-		const [row] = await this.#rows<{ id: string | null; deliveries: number }>(this.#durable, INSERT_EVENT, [
-			id,
-			event.kind,
-			event.dedupeKey,
-			event.contentType,
-			event.body,
-			JSON.stringify(event.fields),
-			event.receivedAt,
-			[...event.targets],
-		]);
-		if (row.id === null) {
-			const [existing] = await this.#rows<{ id: string }>(this.#durable, 'SELECT id FROM events WHERE dedupe_key = $1', [event.dedupeKey]);
-			return { eventId: existing.id, duplicate: true, deliveries: 0 };
+	/**
+	 * Group commit: up to INSERTS_IN_FLIGHT statements at once; events that arrive meanwhile queue
+	 * and go together in the next statement (one round trip, one commit). Each promise resolves
+	 * after the commit that carried its event. If a batch fails, its events are inserted one by one,
+	 * so one bad event fails alone.
+	 */
+	insertEvent(event: NewEvent): Promise<InsertResult> {
+		if (this.#closed) return Promise.reject(new Error('store is closed'));
+		return new Promise<InsertResult>((resolve, reject) => {
+			this.#queue.push({ id: uuidV7(event.receivedAt), event, resolve, reject });
+			this.#pump();
+		});
+	}
+
+	#pump(): void {
+		while (this.#insertsInFlight < INSERTS_IN_FLIGHT && this.#queue.length > 0) {
+			const batch = this.#queue.splice(0, INSERT_BATCH);
+			this.#insertsInFlight += 1;
+			const done = batch.length === 1 ? this.#insertOne(batch[0]) : this.#insertMany(batch);
+			void done.finally(() => {
+				this.#insertsInFlight -= 1;
+				this.#pump();
+			});
 		}
-		if (row.deliveries > 0) this.#waker.notify();
-		return { eventId: row.id, duplicate: false, deliveries: row.deliveries };
+	}
+
+	async #insertOne(q: QueuedInsert): Promise<void> {
+		const { event } = q;
+		try {
+			const [row] = await this.#rows<{ id: string | null; deliveries: number }>(this.#durable, INSERT_EVENT, [
+				q.id,
+				event.kind,
+				event.dedupeKey,
+				event.contentType,
+				event.body,
+				JSON.stringify(event.fields),
+				event.receivedAt,
+				[...event.targets],
+			]);
+			if (row.id === null) {
+				const [existing] = await this.#rows<{ id: string }>(this.#durable, DEDUPE_LOOKUP, [event.dedupeKey]);
+				q.resolve({ eventId: existing.id, duplicate: true, deliveries: 0 });
+				return;
+			}
+			if (row.deliveries > 0) this.#waker.notify();
+			q.resolve({ eventId: row.id, duplicate: false, deliveries: row.deliveries });
+		} catch (error) {
+			q.reject(error as Error);
+		}
+	}
+
+	async #insertMany(batch: QueuedInsert[]): Promise<void> {
+		let inserted: Set<string>;
+		let existing = new Map<string, string>();
+		try {
+			const rows = await this.#rows<{ id: string }>(this.#durable, INSERT_EVENTS, [
+				batch.map((q) => q.id),
+				batch.map((q) => q.event.kind),
+				batch.map((q) => q.event.dedupeKey),
+				batch.map((q) => q.event.contentType),
+				batch.map((q) => q.event.body),
+				batch.map((q) => JSON.stringify(q.event.fields)),
+				batch.map((q) => q.event.receivedAt),
+				batch.map((q) => JSON.stringify(q.event.targets)),
+			]);
+			inserted = new Set(rows.map((r) => r.id));
+			const duplicateKeys = batch.filter((q) => !inserted.has(q.id)).map((q) => q.event.dedupeKey);
+			if (duplicateKeys.length > 0) {
+				const found = await this.#rows<{ id: string; dedupe_key: string }>(this.#durable, DEDUPE_LOOKUP_MANY, [duplicateKeys]);
+				existing = new Map(found.map((r) => [r.dedupe_key, r.id]));
+			}
+		} catch {
+			// One bad event (or a lost connection) failed the statement: each event on its own.
+			await Promise.all(batch.map((q) => this.#insertOne(q)));
+			return;
+		}
+		let notify = false;
+		for (const q of batch) {
+			if (inserted.has(q.id)) {
+				notify ||= q.event.targets.length > 0;
+				q.resolve({ eventId: q.id, duplicate: false, deliveries: q.event.targets.length });
+				continue;
+			}
+			const id = q.event.dedupeKey === null ? undefined : existing.get(q.event.dedupeKey);
+			if (id) q.resolve({ eventId: id, duplicate: true, deliveries: 0 });
+			else q.reject(new Error('the event was neither stored nor found as a duplicate'));
+		}
+		if (notify) this.#waker.notify();
 	}
 
 	async claimDue(now: number, limit: number, leaseMs: number, owner: string): Promise<ClaimedDelivery[]> {
@@ -372,12 +490,14 @@ export class PostgresStore implements Store {
 
 	/** A committed write on the durable pool: fails when the server is down or read-only. */
 	async ping(): Promise<void> {
-		await this.#rows(this.#durable, numbered(HEARTBEAT), [Date.now()]);
+		await this.#rows(this.#durable, PING, [Date.now()]);
 	}
 
 	async close(): Promise<void> {
 		if (this.#closed) return;
 		this.#closed = true;
+		// Inserts already accepted finish before the pools end.
+		while (this.#insertsInFlight > 0 || this.#queue.length > 0) await new Promise((r) => setTimeout(r, 5));
 		await this.#waker.stop();
 		await Promise.all([this.#durable.end(), this.#book.end()]);
 	}
