@@ -67,6 +67,40 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			expect(await store.listEvents({ trsId: 'S-bad', limit: 10 })).toEqual([]);
 		});
 
+		it('takes many calls at once: duplicates among them share one event, and a bad one fails alone', async () => {
+			// The bad call early (alone in its statement) and late (inside a batch, PostgreSQL's group commit).
+			for (const [round, bad] of [[1, 2], [2, 30]] as const) {
+				const calls = Array.from({ length: 40 }, (_, i) =>
+					i === bad
+						? { ...storeEvent(`S-many-bad-${round}`), contentType: null as unknown as string }
+						: storeEvent(`S-many-${round}-${i % 13}`, ['http://a/', 'http://b/'], T0 + i),
+				);
+				const results = await Promise.allSettled(calls.map((e) => store.insertEvent(e)));
+				expect(results[bad].status).toBe('rejected');
+				// Calls made at the same moment have no order: per key, exactly one is the event and the
+				// others are its duplicates.
+				const byKey = new Map<string, Array<{ eventId: string; duplicate: boolean; deliveries: number }>>();
+				calls.forEach((e, i) => {
+					if (i === bad) return;
+					expect(results[i].status).toBe('fulfilled');
+					const r = (results[i] as PromiseFulfilledResult<{ eventId: string; duplicate: boolean; deliveries: number }>).value;
+					byKey.set(e.dedupeKey!, [...(byKey.get(e.dedupeKey!) ?? []), r]);
+				});
+				let fresh = 0;
+				for (const [key, list] of byKey) {
+					const [event, ...more] = list.filter((r) => !r.duplicate);
+					expect(more).toEqual([]);
+					expect(event.deliveries).toBe(2);
+					for (const r of list.filter((x) => x.duplicate)) expect(r).toEqual({ eventId: event.eventId, duplicate: true, deliveries: 0 });
+					expect((await store.getEvent(event.eventId))?.dedupeKey).toBe(key);
+					fresh += 1;
+				}
+				expect(fresh).toBe(13);
+				expect(await store.listEvents({ trsId: `S-many-bad-${round}`, limit: 5 })).toEqual([]);
+			}
+			expect((await store.counts()).pending).toBe(2 * 13 * 2);
+		});
+
 		it('leases claimed deliveries, honours ownership, releases and requeues', async () => {
 			for (let i = 0; i < 5; i++) await store.insertEvent(storeEvent(`S-lease-${i}`, ['http://t1/x', 'http://t2/x'], T0 + i));
 			const now = T0 + 1_000;

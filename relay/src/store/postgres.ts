@@ -311,8 +311,9 @@ export class PostgresStore implements Store {
 				existing = new Map(found.map((r) => [r.dedupe_key, r.id]));
 			}
 		} catch {
-			// One bad event (or a lost connection) failed the statement: each event on its own.
-			await Promise.all(batch.map((q) => this.#insertOne(q)));
+			// One bad event (or a lost connection) failed the statement: each event on its own, in
+			// order (of two with one key, the first is the event and the second its duplicate).
+			for (const q of batch) await this.#insertOne(q);
 			return;
 		}
 		let notify = false;
