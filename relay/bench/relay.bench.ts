@@ -9,6 +9,10 @@
 //    stored all the same), a second, clearly labelled figure: ingestion alone, without the
 //    forwarder and the target competing for the two cores. Delivery is measured by step 3.
 // 3. the time to drain a 10,000-delivery backlog into a fast local target.
+// 4. the PostgreSQL store (RELAY_DATABASE=postgres://…, a fresh database on BENCH_PG_URL, dropped
+//    afterwards): the same load on one relay instance, then on two instances sharing the database
+//    (autocannon spreads its connections over both), each delivering; then the backlog drain with
+//    one and with two instances. Ratios are to the same bare Fastify figure.
 //
 // autocannon runs in this process and takes most of one core by itself; on a 2-core machine the
 // relay's HTTP thread, its writer thread, the forwarder and the target share what is left.
@@ -22,7 +26,10 @@ import { createRequire } from 'node:module';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { PostgresStore } from '../src/store/postgres.ts';
 import { SqliteStore } from '../src/store/sqlite.ts';
+import type { NewEvent, Store } from '../src/store/types.ts';
 
 interface Histogram {
 	average: number;
@@ -44,7 +51,8 @@ interface AutocannonRequest {
 	setupRequest?: (req: AutocannonRequest) => AutocannonRequest;
 }
 type Autocannon = (opts: {
-	url: string;
+	/** Several URLs: the connections are spread over them round-robin. */
+	url: string | string[];
 	connections: number;
 	duration: number;
 	requests: AutocannonRequest[];
@@ -59,6 +67,7 @@ const TOKEN = 'bench|token-0123456789abcdefghijklmnopqrstuvwxyz';
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 10_000);
+const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 const md5 = (s: string) => createHash('md5').update(s).digest('hex').toUpperCase();
 const signedBody = (trsId: string) => {
@@ -137,7 +146,7 @@ function relayEnv(dir: string, target: string, extra: Record<string, string> = {
  * work per request (signing in this process, on the same two cores) is then the same in every run,
  * and only the servers differ. (A fixed body for the bare route made its client cheaper.)
  */
-async function load(url: string): Promise<AutocannonResult> {
+async function load(url: string | string[]): Promise<AutocannonResult> {
 	let n = 0;
 	const run = `${process.pid}-${Date.now()}`;
 	const request: AutocannonRequest = {
@@ -163,11 +172,95 @@ function groupCommit(logFile: string): string {
 	return `group commit: ${calls} store calls in ${commits} commits (${fmt(calls / commits, 1)} per commit), ${syncedCommits} of them fsynced`;
 }
 
+async function pgReachable(): Promise<boolean> {
+	const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2_000 });
+	try {
+		await client.connect();
+		await client.end();
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+/** A fresh database on the PostgreSQL server of BENCH_PG_URL, and how to drop it. */
+async function createDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+	const name = `relay_bench_${process.pid}_${Date.now()}`;
+	const admin = async (sql: string) => {
+		const client = new pg.Client({ connectionString: PG_URL });
+		await client.connect();
+		try {
+			await client.query(sql);
+		} finally {
+			await client.end();
+		}
+	};
+	await admin(`CREATE DATABASE ${name}`);
+	const url = new URL(PG_URL);
+	url.pathname = `/${name}`;
+	return { url: url.href, drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
+let targetUrl = '';
+let received: () => Promise<number> = async () => 0;
+
+/**
+ * Backlog: BACKLOG deliveries committed while no relay runs, then `instances` relays on that store
+ * drain them into the fast target. Returns the printed figure.
+ */
+async function drain(
+	label: string,
+	instances: number,
+	open: () => Promise<{ store: Store; database: string; drop: () => Promise<void> }>,
+): Promise<string> {
+	const { store, database, drop } = await open();
+	try {
+		const fill = Date.now();
+		for (let i = 0; i < BACKLOG; i += 500) {
+			await Promise.all(
+				Array.from({ length: Math.min(500, BACKLOG - i) }, (_, j) => {
+					const body = signedBody(`D-${fill}-${i + j}`);
+					const event: NewEvent = {
+						kind: 'payment',
+						dedupeKey: `payment:D-${fill}-${i + j}:SUCCESS`,
+						contentType: 'application/x-www-form-urlencoded',
+						body,
+						fields: Object.fromEntries(new URLSearchParams(body)),
+						receivedAt: fill,
+						targets: [targetUrl],
+					};
+					return store.insertEvent(event);
+				}),
+			);
+		}
+		await store.close();
+		const dir = mkdtempSync(join(tmpdir(), 'relay-bench-drain-'));
+		const base = await received();
+		const started = Date.now();
+		const drainers = await Promise.all(
+			Array.from({ length: instances }, () => spawnServer(join(ROOT, 'relay/src/bin.ts'), relayEnv(dir, targetUrl, { RELAY_DATABASE: database }))),
+		);
+		const listening = Date.now();
+		while ((await received()) - base < BACKLOG) await new Promise((r) => setTimeout(r, 20));
+		const drained = Date.now();
+		await Promise.all(drainers.map((d) => stopServer(d.proc)));
+		rmSync(dir, { recursive: true, force: true });
+		const secs = (drained - listening) / 1000;
+		const text =
+			`${label}: ${BACKLOG} deliveries in ${fmt(secs, 2)} s after listening (${fmt(BACKLOG / secs, 0)} deliveries/s; ` +
+			`${fmt((drained - started) / 1000, 2)} s including start-up; RELAY_CONCURRENCY ${process.env.RELAY_CONCURRENCY ?? '16 (default)'} per instance)`;
+		console.log(`drain ${text}`);
+		return text;
+	} finally {
+		await drop();
+	}
+}
+
 async function main(): Promise<void> {
 	const dir = mkdtempSync(join(tmpdir(), 'relay-bench-'));
 	const target = await spawnServer(join(ROOT, 'relay/bench/fast-target.ts'), {});
-	const targetUrl = `${target.url}/webhook/paypalych`;
-	const received = async () => ((await (await fetch(`${target.url}/count`)).json()) as { received: number }).received;
+	targetUrl = `${target.url}/webhook/paypalych`;
+	received = async () => ((await (await fetch(`${target.url}/count`)).json()) as { received: number }).received;
 	try {
 		console.log(
 			`relay benchmark: ${CONNECTIONS} connections x ${DURATION} s each, node ${process.version}, SQLite WAL synchronous=FULL, ` +
@@ -205,37 +298,55 @@ async function main(): Promise<void> {
 		console.log(`  ${groupCommit(join(dir, 'paused', 'relay.log'))}`);
 		console.log(`ratio relay/bare, delivery paused: ${ratio(pausedResult)} (second figure: no forwarder, no target traffic)`);
 
-		// Backlog: 10,000 deliveries committed while no relay runs, then a relay drains them.
-		const drainDir = join(dir, 'drain');
-		const store = await SqliteStore.open(join(drainDir, 'relay.sqlite'));
-		const fill = Date.now();
-		await Promise.all(
-			Array.from({ length: BACKLOG }, (_, i) => {
-				const body = signedBody(`D-${i}`);
-				return store.insertEvent({
-					kind: 'payment',
-					dedupeKey: `payment:D-${i}:SUCCESS`,
-					contentType: 'application/x-www-form-urlencoded',
-					body,
-					fields: Object.fromEntries(new URLSearchParams(body)),
-					receivedAt: fill,
-					targets: [targetUrl],
-				});
-			}),
-		);
-		await store.close();
-		const base = await received();
-		const started = Date.now();
-		const drainer = await spawnServer(join(ROOT, 'relay/src/bin.ts'), relayEnv(drainDir, targetUrl));
-		const listening = Date.now();
-		while ((await received()) - base < BACKLOG) await new Promise((r) => setTimeout(r, 20));
-		const drained = Date.now();
-		await stopServer(drainer.proc);
-		const secs = (drained - listening) / 1000;
-		console.log(
-			`drain: ${BACKLOG} deliveries in ${fmt(secs, 2)} s after listening (${fmt(BACKLOG / secs, 0)} deliveries/s; ` +
-				`${fmt((drained - started) / 1000, 2)} s including start-up; RELAY_CONCURRENCY ${process.env.RELAY_CONCURRENCY ?? '16 (default)'})`,
-		);
+		const sqliteDrain = await drain('SQLite', 1, async () => {
+			const store = await SqliteStore.open(join(dir, 'drain', 'relay.sqlite'));
+			return { store, database: join(dir, 'drain', 'relay.sqlite'), drop: async () => {} };
+		});
+
+		const rows: Array<[string, AutocannonResult]> = [
+			['bare Fastify', bareResult],
+			['SQLite store', relayResult],
+			['SQLite store, delivery paused', pausedResult],
+		];
+		const drains = [sqliteDrain];
+		const pgUp = await pgReachable();
+		if (!pgUp) {
+			console.log(`PostgreSQL: not reachable at ${PG_URL} (set BENCH_PG_URL); its figures are left out`);
+		} else {
+			for (const instances of [1, 2]) {
+				const db = await createDatabase();
+				try {
+					const relays = await Promise.all(
+						Array.from({ length: instances }, (_, i) =>
+							spawnServer(join(ROOT, 'relay/src/bin.ts'), relayEnv(dir, targetUrl, { RELAY_DATABASE: db.url }), join(dir, `pg${instances}-${i}.log`)),
+						),
+					);
+					const before = await received();
+					const result = await load(relays.map((r) => r.url));
+					await Promise.all(relays.map((r) => stopServer(r.proc)));
+					const name = `PostgreSQL store, ${instances} instance${instances > 1 ? 's' : ''}`;
+					console.log(line(name, result));
+					console.log(`  delivered to the target during the load: ${(await received()) - before}`);
+					rows.push([name, result]);
+				} finally {
+					await db.drop();
+				}
+				drains.push(
+					await drain(`PostgreSQL, ${instances} instance${instances > 1 ? 's' : ''}`, instances, async () => {
+						const d = await createDatabase();
+						return { store: await PostgresStore.open(d.url), database: d.url, drop: d.drop };
+					}),
+				);
+			}
+		}
+
+		console.log('\nsummary (ratios to bare Fastify in this run; issue target for PostgreSQL with two instances: >= 0.50 with p99 < 25 ms)');
+		for (const [name, r] of rows) {
+			console.log(
+				`  ${name.padEnd(34)} ${fmt(r.requests.average, 0).padStart(7)} req/s  ratio ${ratio(r)}  p99 ${fmt(r.latency.p99).padStart(5)} ms`,
+			);
+		}
+		for (const d of drains) console.log(`  drain, ${d}`);
 	} finally {
 		await stopServer(target.proc);
 		rmSync(dir, { recursive: true, force: true });

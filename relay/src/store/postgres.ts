@@ -4,7 +4,7 @@ import type { PostbackEvent } from '../../../dist/nodes/shared/index.js';
 import { uuidV7 } from './ids.ts';
 import { migrate } from './pg-schema.ts';
 import { PgWaker } from './pg-waker.ts';
-import { toAttempt, toDelivery, toEvent } from './rows.ts';
+import { toAttempt, toClaimed, toDelivery, toEvent } from './rows.ts';
 import {
 	ACTIVITY_QUERIES,
 	COUNTS,
@@ -332,13 +332,7 @@ export class PostgresStore implements Store {
 
 	async claimDue(now: number, limit: number, leaseMs: number, owner: string): Promise<ClaimedDelivery[]> {
 		const rows = await this.#rows(this.#book, CLAIM, [now + leaseMs, owner, now, limit]);
-		return rows.map((row) => ({
-			...toDelivery(row),
-			kind: row.kind as PostbackEvent,
-			contentType: String(row.content_type),
-			body: String(row.body),
-			receivedAt: Number(row.received_at),
-		}));
+		return rows.map((row) => toClaimed(row));
 	}
 
 	async markDelivered(id: number, now: number, httpStatus: number, t: AttemptTiming): Promise<void> {

@@ -1,6 +1,6 @@
 // Row → object mapping shared by both stores (SQLite returns fields as JSON text, PostgreSQL as jsonb).
 import type { PostbackEvent } from '../../../dist/nodes/shared/index.js';
-import type { AttemptOutcome, Delivery, DeliveryAttempt, DeliveryStatus, StoredEvent } from './types.ts';
+import type { AttemptOutcome, ClaimedDelivery, Delivery, DeliveryAttempt, DeliveryStatus, StoredEvent } from './types.ts';
 import type { Row } from './sql.ts';
 
 const numOrNull = (v: unknown) => (v === null || v === undefined ? null : Number(v));
@@ -32,6 +32,17 @@ export function toDelivery(row: Row): Delivery {
 		lastStatus: numOrNull(row.last_status),
 		lastError: strOrNull(row.last_error),
 		deliveredAt: numOrNull(row.delivered_at),
+	};
+}
+
+/** A claimed delivery: its row, and what must be sent from its event's row (the same row when joined). */
+export function toClaimed(row: Row, event: Row = row): ClaimedDelivery {
+	return {
+		...toDelivery(row),
+		kind: event.kind as PostbackEvent,
+		contentType: String(event.content_type),
+		body: String(event.body),
+		receivedAt: Number(event.received_at),
 	};
 }
 

@@ -1,7 +1,7 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { PostbackEvent } from '../../../dist/nodes/shared/index.js';
 import { uuidV7 } from './ids.ts';
-import { toAttempt, toDelivery, toEvent } from './rows.ts';
+import { toAttempt, toClaimed, toDelivery, toEvent } from './rows.ts';
 import {
 	ACTIVITY_QUERIES,
 	COUNTS,
@@ -104,16 +104,7 @@ export class SqliteQueries {
 			 RETURNING *`,
 		).all(until, owner, until, now, limit) as Row[];
 		const eventStmt = this.#stmt('SELECT kind, content_type, body, received_at FROM events WHERE id = ?');
-		return rows.map((row) => {
-			const ev = eventStmt.get(row.event_id as string) as Row;
-			return {
-				...toDelivery(row),
-				kind: ev.kind as PostbackEvent,
-				contentType: String(ev.content_type),
-				body: String(ev.body),
-				receivedAt: Number(ev.received_at),
-			};
-		});
+		return rows.map((row) => toClaimed(row, eventStmt.get(row.event_id as string) as Row));
 	}
 
 	#recordAttempt(id: number, t: AttemptTiming, httpStatus: number | null, error: string | null, outcome: AttemptOutcome): void {
