@@ -11,15 +11,17 @@
 // 3. the time to drain a 10,000-delivery backlog into a fast local target.
 // 4. the PostgreSQL store (RELAY_DATABASE=postgres://…, a fresh database on BENCH_PG_URL, dropped
 //    afterwards): the same load on one relay instance, then on two instances sharing the database
-//    (autocannon spreads its connections over both), each delivering; then the backlog drain with
-//    one and with two instances. Ratios are to the same bare Fastify figure.
+//    (autocannon spreads its connections over both), each delivering, then two with delivery
+//    paused; and the backlog drain with one and with two instances. Ratios are to the same bare
+//    Fastify figure. Each load line is followed by where the CPU went (from /proc): how busy the
+//    machine was, and the CPU time per request of the servers and of the PostgreSQL processes.
 //
 // autocannon runs in this process and takes most of one core by itself; on a 2-core machine the
 // relay's HTTP thread, its writer thread, the forwarder and the target share what is left.
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
@@ -161,6 +163,58 @@ async function load(url: string | string[]): Promise<AutocannonResult> {
 
 const fmt = (x: number, digits = 1) => x.toFixed(digits);
 
+/** CPU time from /proc (Linux), in clock ticks of 10 ms: the machine's busy and total, a process's own. */
+const TICK_MS = 10;
+function machineTicks(): { busy: number; total: number } {
+	const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
+	const n = fields.map(Number);
+	const idle = n[3] + (n[4] ?? 0);
+	const total = n.reduce((a, b) => a + b, 0);
+	return { busy: total - idle, total };
+}
+function processTicks(pid: number | undefined): number {
+	if (!pid) return 0;
+	try {
+		const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+		const after = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+		return Number(after[11]) + Number(after[12]);
+	} catch {
+		return 0;
+	}
+}
+/** Every PostgreSQL server process on the machine (its backends serve the relay during the PostgreSQL runs). */
+function postgresTicks(): number {
+	let sum = 0;
+	for (const entry of readdirSync('/proc')) {
+		if (!/^\d+$/.test(entry)) continue;
+		try {
+			if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') sum += processTicks(Number(entry));
+		} catch {
+			// gone
+		}
+	}
+	return sum;
+}
+
+/**
+ * Runs the load and says where the CPU went: how busy the machine was, and the CPU time per
+ * request of the servers under test and of PostgreSQL.
+ */
+async function measuredLoad(url: string | string[], servers: ChildProcess[]): Promise<{ result: AutocannonResult; cpu: string }> {
+	const m0 = machineTicks();
+	const s0 = servers.reduce((a, p) => a + processTicks(p.pid), 0);
+	const p0 = postgresTicks();
+	const result = await load(url);
+	const m1 = machineTicks();
+	const s1 = servers.reduce((a, p) => a + processTicks(p.pid), 0);
+	const p1 = postgresTicks();
+	const perRequest = (ticks: number) => fmt(((ticks * TICK_MS) / Math.max(1, result.requests.total)) * 1000, 0);
+	const cpu =
+		`CPU: machine ${fmt((100 * (m1.busy - m0.busy)) / Math.max(1, m1.total - m0.total), 0)}% busy (${cpus().length} cores); ` +
+		`server${servers.length > 1 ? 's' : ''} ${perRequest(s1 - s0)} µs/request; PostgreSQL processes ${perRequest(p1 - p0)} µs/request`;
+	return { result, cpu };
+}
+
 /** The relay's last words ("store closing"): commits, store calls and fsynced commits since start. */
 function groupCommit(logFile: string): string {
 	const line = readFileSync(logFile, 'utf8')
@@ -268,12 +322,12 @@ async function main(): Promise<void> {
 		);
 
 		const relay = await spawnServer(join(ROOT, 'relay/src/bin.ts'), relayEnv(dir, targetUrl), join(dir, 'relay.log'));
-		const relayResult = await load(relay.url);
+		const { result: relayResult, cpu: relayCpu } = await measuredLoad(relay.url, [relay.proc]);
 		await stopServer(relay.proc);
 		const deliveredDuringLoad = await received();
 
 		const bare = await spawnServer(join(ROOT, 'relay/bench/bare-server.ts'), {});
-		const bareResult = await load(bare.url);
+		const { result: bareResult, cpu: bareCpu } = await measuredLoad(bare.url, [bare.proc]);
 		await stopServer(bare.proc);
 
 		mkdirSync(join(dir, 'paused'));
@@ -282,7 +336,7 @@ async function main(): Promise<void> {
 			{ ...relayEnv(join(dir, 'paused'), targetUrl), BENCH_DELIVERY: 'paused' },
 			join(dir, 'paused', 'relay.log'),
 		);
-		const pausedResult = await load(paused.url);
+		const { result: pausedResult, cpu: pausedCpu } = await measuredLoad(paused.url, [paused.proc]);
 		await stopServer(paused.proc);
 
 		const line = (name: string, r: AutocannonResult) =>
@@ -291,11 +345,14 @@ async function main(): Promise<void> {
 		const ratio = (r: AutocannonResult) => fmt(r.requests.average / bareResult.requests.average, 2);
 		console.log(line('relay POST /postback/payment', relayResult));
 		console.log(`  ${groupCommit(join(dir, 'relay.log'))}`);
+		console.log(`  ${relayCpu}`);
 		console.log(line('bare Fastify POST (answers 200)', bareResult));
+		console.log(`  ${bareCpu}`);
 		console.log(`ratio relay/bare: ${ratio(relayResult)} (forwarder delivering during the load, as in production)`);
 		console.log(`delivered to the target during the load: ${deliveredDuringLoad} (the rest stays queued and is delivered later)`);
 		console.log(line('relay, delivery paused (ingestion only)', pausedResult));
 		console.log(`  ${groupCommit(join(dir, 'paused', 'relay.log'))}`);
+		console.log(`  ${pausedCpu}`);
 		console.log(`ratio relay/bare, delivery paused: ${ratio(pausedResult)} (second figure: no forwarder, no target traffic)`);
 
 		const sqliteDrain = await drain('SQLite', 1, async () => {
@@ -313,24 +370,37 @@ async function main(): Promise<void> {
 		if (!pgUp) {
 			console.log(`PostgreSQL: not reachable at ${PG_URL} (set BENCH_PG_URL); its figures are left out`);
 		} else {
-			for (const instances of [1, 2]) {
+			for (const [instances, paused] of [
+				[1, false],
+				[2, false],
+				[2, true],
+			] as const) {
 				const db = await createDatabase();
 				try {
 					const relays = await Promise.all(
 						Array.from({ length: instances }, (_, i) =>
-							spawnServer(join(ROOT, 'relay/src/bin.ts'), relayEnv(dir, targetUrl, { RELAY_DATABASE: db.url }), join(dir, `pg${instances}-${i}.log`)),
+							spawnServer(
+								join(ROOT, paused ? 'relay/bench/relay-server.ts' : 'relay/src/bin.ts'),
+								relayEnv(dir, targetUrl, { RELAY_DATABASE: db.url, ...(paused ? { BENCH_DELIVERY: 'paused' } : {}) }),
+								join(dir, `pg${instances}-${i}.log`),
+							),
 						),
 					);
 					const before = await received();
-					const result = await load(relays.map((r) => r.url));
+					const { result, cpu } = await measuredLoad(
+						relays.map((r) => r.url),
+						relays.map((r) => r.proc),
+					);
 					await Promise.all(relays.map((r) => stopServer(r.proc)));
-					const name = `PostgreSQL store, ${instances} instance${instances > 1 ? 's' : ''}`;
+					const name = `PostgreSQL store, ${instances} instance${instances > 1 ? 's' : ''}${paused ? ', delivery paused' : ''}`;
 					console.log(line(name, result));
-					console.log(`  delivered to the target during the load: ${(await received()) - before}`);
+					console.log(`  ${cpu}`);
+					if (!paused) console.log(`  delivered to the target during the load: ${(await received()) - before}`);
 					rows.push([name, result]);
 				} finally {
 					await db.drop();
 				}
+				if (paused) continue;
 				drains.push(
 					await drain(`PostgreSQL, ${instances} instance${instances > 1 ? 's' : ''}`, instances, async () => {
 						const d = await createDatabase();

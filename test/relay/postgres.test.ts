@@ -72,19 +72,23 @@ describe('PostgreSQL store', () => {
 		expect(await a.counts()).toMatchObject({ delivering: n, pending: 0 });
 	});
 
-	it('wakes every instance when one stores new work (LISTEN/NOTIFY)', async () => {
+	it('wakes the other instances when one stores new work (LISTEN/NOTIFY), and not itself', async () => {
 		const [a, b] = await Promise.all([open(), open()]);
 		let wokenA = 0;
 		let wokenB = 0;
 		a.onNewWork(() => (wokenA += 1));
 		const unsubscribe = b.onNewWork(() => (wokenB += 1));
 		await a.insertEvent(storeEvent('P-wake-1', ['http://t/x'], T0));
-		await waitFor(() => wokenB > 0 && wokenA > 0, 'both instances woken');
+		await waitFor(() => wokenB > 0, 'instance B woken');
+		await b.insertEvent(storeEvent('P-wake-2', ['http://t/x'], T0));
+		await waitFor(() => wokenA > 0, 'instance A woken');
+		// After unsubscribing B hears nothing; A hears B's notification once, never its own.
 		unsubscribe();
-		const before = wokenB;
-		await a.insertEvent(storeEvent('P-wake-2', ['http://t/x'], T0));
-		await waitFor(() => wokenA > 1, 'instance A woken again');
-		expect(wokenB).toBe(before);
+		const [a0, b0] = [wokenA, wokenB];
+		await b.insertEvent(storeEvent('P-wake-3', ['http://t/x'], T0));
+		await waitFor(() => wokenA > a0, 'instance A woken again');
+		expect(wokenB).toBe(b0);
+		expect(wokenA).toBe(a0 + 1);
 	});
 
 	it('recovers by itself when its connections are cut (server restart): calls, and the listener', async () => {
@@ -92,6 +96,7 @@ describe('PostgreSQL store', () => {
 		let woken = 0;
 		b.onNewWork(() => (woken += 1));
 		await a.ping();
+		await b.ping();
 		const cut = await adminQuery(
 			`SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE datname = '${db.name}' AND pid <> pg_backend_pid()`,
 		);
