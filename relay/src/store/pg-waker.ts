@@ -72,8 +72,15 @@ export class PgWaker {
 		client.on('notification', (n) => {
 			if (n.payload !== this.#self) this.#wake();
 		});
-		await client.connect();
-		await client.query(`LISTEN ${WAKE_CHANNEL}`);
+		try {
+			await client.connect();
+			await client.query(`LISTEN ${WAKE_CHANNEL}`);
+		} catch (error) {
+			lost = true;
+			client.removeAllListeners('notification');
+			await client.end().catch(() => {});
+			throw error;
+		}
 		if (this.#stopped) {
 			await client.end();
 			return;
