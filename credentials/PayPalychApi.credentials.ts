@@ -11,7 +11,7 @@ export class PayPalychApi implements ICredentialType {
 
 	displayName = 'PayPalych API';
 
-	icon: Icon = { light: 'file:../nodes/PayPalych/paypalych.svg', dark: 'file:../nodes/PayPalych/paypalych.dark.svg' };
+	icon: Icon = { light: 'file:../icons/paypalych.svg', dark: 'file:../icons/paypalych.dark.svg' };
 
 	documentationUrl = 'https://github.com/n8n-nodes-paypalych/n8n-nodes-paypalych#credentials';
 

@@ -8,11 +8,11 @@
  * fresh bill; Ctrl-C stops it all. State lives in .n8n-demo/ (the n8n owner and workflows persist).
  */
 import { join } from 'node:path';
-import { EXAMPLE_IDS } from './lib/examples.ts';
-import { REPO_ROOT } from './lib/n8n.ts';
-import { Phases } from './lib/proc.ts';
-import { startSink, type SinkRequest } from './lib/sink.ts';
-import { startStack, type Stack } from './lib/stack.ts';
+import { EXAMPLE_IDS } from './harness/examples.ts';
+import { REPO_ROOT } from './harness/n8n-install.ts';
+import { Phases } from './harness/proc.ts';
+import { startSink, type SinkRequest } from './harness/sink.ts';
+import { startStack, type Stack } from './harness/stack.ts';
 
 const STATE_DIR = process.env.PAYPALYCH_DEMO_DIR ?? join(REPO_ROOT, '.n8n-demo');
 const OWNER = {

@@ -13,7 +13,7 @@ export class PayPalych implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'PayPalych',
 		name: 'payPalych',
-		icon: { light: 'file:paypalych.svg', dark: 'file:paypalych.dark.svg' },
+		icon: { light: 'file:../../icons/paypalych.svg', dark: 'file:../../icons/paypalych.dark.svg' },
 		group: ['transform'],
 		version: 1,
 		subtitle: '={{$parameter["operation"] + ": " + $parameter["resource"]}}',

@@ -12,13 +12,17 @@ import {
 	EVENT_HEADER,
 	POSTBACK_RULES,
 	RECEIPT_HEADER,
+	canonicalStatus,
 	describeRejection,
 	enrichPostback,
+	eventKeyOf,
+	isPaidStatus,
 	isPostbackEvent,
 	postbackKey,
 	verifyPostback,
 	type PostbackEvent,
 } from '../shared';
+import { confirmWithService } from './confirm';
 import { PASTE_TARGET, properties, triggerPanel } from './description';
 import {
 	MAX_BODY_BYTES,
@@ -44,9 +48,15 @@ interface PlainResponse {
 	end(body?: string): unknown;
 }
 
-/** What the trigger did with a call: the value of RECEIPT_HEADER on every answer it writes. */
-type Receipt = 'accepted' | 'duplicate' | 'ignored' | 'rejected';
+/**
+ * What the trigger did with a call: the value of RECEIPT_HEADER on every answer it writes.
+ * `retry` (with 503): the service could not confirm the postback now; the sender should try again.
+ */
+type Receipt = 'accepted' | 'duplicate' | 'ignored' | 'rejected' | 'retry';
 
+
+/** What a 503 asks the sender to wait before trying a postback again that could not be confirmed. */
+const RETRY_AFTER_SECONDS = 60;
 
 /** Answers the caller directly; only Node.js response methods, so it works on any server. */
 function answer(
@@ -57,6 +67,7 @@ function answer(
 	contentType = 'text/plain; charset=utf-8',
 ): void {
 	res.statusCode = status;
+	if (receipt === 'retry') res.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
 	res.setHeader('Content-Type', contentType);
 	res.setHeader('Cache-Control', 'no-store');
 	res.setHeader(RECEIPT_HEADER, receipt);
@@ -86,6 +97,9 @@ function answerRedirect(
 	res: PlainResponse,
 ): IWebhookResponseData {
 	const target = safeRedirectUrl(context.getNodeParameter('redirectUrl', ''));
+	// A redirect is the customer's browser coming back; its signature is public. It proves no payment.
+	item.customerSentTo = target ?? 'plain page';
+	item.paymentProof = false;
 	if (target) {
 		res.statusCode = 303;
 		res.setHeader('Location', target);
@@ -102,7 +116,7 @@ export class PayPalychTrigger implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'PayPalych Trigger',
 		name: 'payPalychTrigger',
-		icon: { light: 'file:paypalych.svg', dark: 'file:paypalych.dark.svg' },
+		icon: { light: 'file:../../icons/paypalych.svg', dark: 'file:../../icons/paypalych.dark.svg' },
 		group: ['trigger'],
 		version: 1,
 		subtitle: '={{ {"payment": "Payment postback", "payout": "Payout postback", "success": "Success redirect", "fail": "Fail redirect"}[$parameter["event"]] }}',
@@ -213,16 +227,52 @@ export class PayPalychTrigger implements INodeType {
 			return { noWebhookResponse: true };
 		}
 
-		const key = postbackKey(event, fields);
+		const key = postbackKey(event, fields) as string;
 		const seen = new SeenPostbacks(this.getWorkflowStaticData('node'), `${workflowId ?? ''}:${this.getNode().name}`);
-		if (key !== undefined && seen.has(key)) {
-			this.logger.info(`PayPalych Trigger: ${event} postback ${fields.TrsId} ${fields.Status} was already received`, {
-				workflowId,
-			});
+		const duplicate = (which: string): IWebhookResponseData => {
+			this.logger.info(`PayPalych Trigger: ${event} postback ${which} was already received`, { workflowId });
 			answer(res, 200, 'OK', 'duplicate');
 			return { noWebhookResponse: true };
+		};
+		const label = `${fields.TrsId ?? ''} ${canonicalStatus(fields.Status)}`;
+		if (seen.has(key)) return duplicate(label);
+		// Claimed before the look-up, so that an overlapping delivery of the same postback is a duplicate.
+		seen.remember(key);
+
+		if (!(this.getNodeParameter('confirmWithApi', true) as boolean)) {
+			item.confirmed = false;
+			answer(res, 200, 'OK', 'accepted');
+			return { noWebhookResponse: true, workflowData: [[{ json: item }]] };
 		}
-		if (key !== undefined) seen.remember(key);
+
+		const requireOrderId = this.getNodeParameter('orderCheck', 'orderId') !== 'billId';
+		const verdict = await confirmWithService(this, event, fields, requireOrderId);
+		if (!verdict.ok) {
+			seen.forget(key);
+			const reason = `Not confirmed by the service: ${verdict.reason}`;
+			if (verdict.retry) {
+				this.logger.warn(`PayPalych Trigger asked for a retry of a ${event} postback (HTTP 503): ${reason}`, { workflowId });
+				answer(res, 503, `${reason}. Try again later.`, 'retry');
+				return { noWebhookResponse: true };
+			}
+			return refuse(422, reason);
+		}
+		const record = verdict.record;
+		// The service's own id and status: a replay whose TrsId is spelled another way but names the
+		// same record is a duplicate too.
+		const recordKey = JSON.stringify([event, 'record', String(record.id), canonicalStatus(record.status)]);
+		if (seen.has(recordKey)) return duplicate(label);
+		seen.remember(recordKey);
+		item.confirmed = true;
+		item.status = canonicalStatus(record.status);
+		item.eventKey = eventKeyOf(event, String(record.id), String(record.status));
+		if (event === 'payment') {
+			item.paid = isPaidStatus(record.status);
+			item.orderConfirmed = verdict.orderConfirmed === true;
+			item.payment = record;
+		} else {
+			item.payout = record;
+		}
 
 		// Answered here, before n8n starts the execution: n8n saves the static data (the memory above)
 		// when the node answers, whereas its own deferred "onReceived" answer comes after the run has

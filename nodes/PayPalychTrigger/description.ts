@@ -13,6 +13,9 @@ const TEST_VS_PRODUCTION =
 	'Use the Test URL only while "Listen for test event" is running (one call, shown in the editor). ' +
 	'For real traffic publish (activate) the workflow and paste the Production URL instead: the service keeps calling the URL you pasted, so replace the Test URL before going live.';
 
+const REDIRECT_IS_NO_PROOF =
+	'<b>Fulfil orders from the Payment Postback only.</b> A redirect is the customer\'s own browser: anyone can post it, its signature is public, and it may never arrive. Its output says which page the customer was sent to (customerSentTo) and carries no "paid". ';
+
 export const triggerPanel: TriggerPanelDefinition = {
 	header: 'PayPalych has no API to register notification URLs: copy the URL above and paste it into your merchant account',
 	executionsHelp: {
@@ -63,6 +66,7 @@ export const properties: INodeProperties[] = [
 	{
 		displayName:
 			'Paste this node\'s Production URL as the <b>Result URL</b> in the shop settings of your PayPalych merchant account. The service then posts every finished payment (SUCCESS, UNDERPAID, OVERPAID, FAIL) here. ' +
+			'Each postback is confirmed with the PayPalych API before the workflow starts (see Confirm With PayPalych API): use <b>paid</b> and the <b>payment</b> record of the output to fulfil the order, and <b>eventKey</b> as the Order ID of any payout it causes. ' +
 			TEST_VS_PRODUCTION,
 		name: 'paymentNotice',
 		type: 'notice',
@@ -81,7 +85,7 @@ export const properties: INodeProperties[] = [
 	{
 		displayName:
 			'Paste this node\'s Production URL as the <b>Success URL</b> in the shop settings of your PayPalych merchant account. After a successful payment the customer\'s browser comes here; the workflow starts and the customer is sent on to the page below. ' +
-			'Decide on the order from the Payment Postback, not from this redirect: a customer may close the page before it loads. ' +
+			REDIRECT_IS_NO_PROOF +
 			TEST_VS_PRODUCTION,
 		name: 'successNotice',
 		type: 'notice',
@@ -91,6 +95,7 @@ export const properties: INodeProperties[] = [
 	{
 		displayName:
 			'Paste this node\'s Production URL as the <b>Fail URL</b> in the shop settings of your PayPalych merchant account. After a failed payment the customer\'s browser comes here; the workflow starts and the customer is sent on to the page below. ' +
+			REDIRECT_IS_NO_PROOF +
 			TEST_VS_PRODUCTION,
 		name: 'failNotice',
 		type: 'notice',
@@ -135,6 +140,37 @@ export const properties: INodeProperties[] = [
 		description:
 			'Which payout statuses start the workflow. Other verified postbacks are answered OK and start nothing. Nothing selected means every status.',
 		displayOptions: { show: { event: ['payout'] } },
+	},
+	{
+		displayName: 'Confirm With PayPalych API',
+		name: 'confirmWithApi',
+		type: 'boolean',
+		default: true,
+		description:
+			'Whether to look the postback up with the PayPalych API (payment/status or payout/status, with the credential) before starting the workflow. The workflow starts only when the service\'s own record has the same transaction, status, amount and (for payments) order ID, and the output then carries that record (payment or payout) and confirmed: true. Turning this off trusts the postback\'s Status and TrsId, which the signature does not cover: anyone who saw a Success or Fail redirect of your shop can then make a workflow mark an order paid.',
+		displayOptions: { show: { event: ['payment', 'payout'] } },
+	},
+	{
+		displayName: 'Order Check',
+		name: 'orderCheck',
+		type: 'options',
+		default: 'orderId',
+		options: [
+			{
+				name: 'InvId Must Be the Bill\'s Order ID',
+				value: 'orderId',
+				description:
+					'The postback\'s InvId is compared with the order ID the service shows for the payment\'s bill. Where the service does not show it, the postback is refused: use the other choice then.',
+			},
+			{
+				name: 'Bill ID Only',
+				value: 'billId',
+				description:
+					'For deployments that do not show a bill\'s order ID: the payment and its bill are confirmed, InvId is not (orderConfirmed is false). Find the order by payment.bill_id, which you saved when you created the bill, never by InvId.',
+			},
+		],
+		description: 'How the trigger makes sure the payment belongs to the order the postback names',
+		displayOptions: { show: { event: ['payment'], confirmWithApi: [true] } },
 	},
 	{
 		displayName: 'Send Customer To',

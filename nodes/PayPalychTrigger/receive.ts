@@ -1,5 +1,5 @@
 import type { IDataObject } from 'n8n-workflow';
-import { parsePostbackBody, type ParseResult, type PostbackFields } from '../shared';
+import { canonicalStatus, parsePostbackBody, type ParseResult, type PostbackFields } from '../shared';
 
 /**
  * The pieces of the trigger that need no n8n context: reading the body, the status filter, the
@@ -9,8 +9,11 @@ import { parsePostbackBody, type ParseResult, type PostbackFields } from '../sha
 /** Bodies above this size are refused (400) before anything is parsed or verified. */
 export const MAX_BODY_BYTES = 64 * 1024;
 
-/** How many recent postback keys (TrsId + Status) each trigger node remembers. */
-export const SEEN_KEYS_LIMIT = 3000;
+/**
+ * How many recent postback keys each trigger node remembers. A confirmed postback leaves two (the
+ * postback's key and the key of the service's record), so this is about 3000 postbacks.
+ */
+export const SEEN_KEYS_LIMIT = 6000;
 
 /** Where the memory lives inside the node's workflow static data. */
 export const SEEN_KEYS_FIELD = 'seenPostbacks';
@@ -47,7 +50,7 @@ export function readPostbackBody(raw: Buffer | undefined, parsedBody: unknown, c
 /** Whether a status passes the Statuses parameter (an empty selection lets every status through). */
 export function statusSelected(status: string | undefined, selected: readonly string[], known: readonly string[]): boolean {
 	if (selected.length === 0) return true;
-	const value = (status ?? '').trim().toUpperCase();
+	const value = canonicalStatus(status);
 	if (known.includes(value)) return selected.includes(value);
 	return selected.includes(OTHER_STATUSES);
 }
@@ -94,9 +97,20 @@ export class SeenPostbacks {
 	remember(key: string): void {
 		const keys = this.keys().filter((k) => k !== key);
 		keys.push(key);
-		const bounded = keys.slice(-this.limit);
-		this.staticData[SEEN_KEYS_FIELD] = bounded;
-		processMemory.set(this.scope, bounded);
+		this.save(keys.slice(-this.limit));
+	}
+
+	/**
+	 * Removes a key remembered for a call that then did not start an execution (its confirmation
+	 * failed), so that the genuine postback, or a retry of this one, is not taken for a duplicate.
+	 */
+	forget(key: string): void {
+		this.save(this.keys().filter((k) => k !== key));
+	}
+
+	private save(keys: string[]): void {
+		this.staticData[SEEN_KEYS_FIELD] = keys;
+		processMemory.set(this.scope, keys);
 	}
 }
 

@@ -3,6 +3,7 @@
  * error catalogue, money and date formats. Pure functions without dependencies, shared by the
  * action node, the trigger node and the relay (which imports the compiled copy).
  */
+export * from './confirm';
 export * from './dates';
 export * from './endpoints';
 export * from './errors';

@@ -16,8 +16,38 @@ function fromCents(cents: number): string {
 }
 
 /**
+ * Reads the decimal separator of an amount typed as text. A comma is a decimal separator only
+ * when it is the one separator and one or two digits follow it ("100,5", "100,50"). Anything that
+ * may hold a thousands separator is refused rather than guessed: "1,500" (one and a half, or
+ * fifteen hundred?), "1 500,00", "1.500" and "1.000.000" (a dot before groups of three digits).
+ */
+function readDecimalText(input: string): { ok: true; text: string } | { ok: false; message: string } {
+	const text = input.trim();
+	if (/\s/.test(text)) {
+		return { ok: false, message: 'must not contain spaces (a thousands separator?): write the plain number, such as 1500.00' };
+	}
+	if (text.includes(',')) {
+		if (text.includes('.') || !/^\d+,\d{1,2}$/.test(text)) {
+			return {
+				ok: false,
+				message: 'is ambiguous: a comma is read only as a decimal separator with one or two digits after it; write 1500 or 1.50',
+			};
+		}
+		return { ok: true, text: text.replace(',', '.') };
+	}
+	if (/^[1-9]\d{0,2}(\.\d{3})+$/.test(text)) {
+		return {
+			ok: false,
+			message: 'is ambiguous: a dot before three digits may be a thousands separator; write 1.50 for one and a half or 1500 for fifteen hundred',
+		};
+	}
+	return { ok: true, text };
+}
+
+/**
  * Validates an amount given as a number or a string ("100", "100.5", "100,50") and returns its
- * canonical decimal string with two decimals ("100.50").
+ * canonical decimal string with two decimals ("100.50"). A number and the same value as text
+ * ("1500" and 1500) give the same result; text that may hold a thousands separator is refused.
  */
 export function normalizeAmount(input: unknown): AmountCheck {
 	let cents: number;
@@ -30,9 +60,10 @@ export function normalizeAmount(input: unknown): AmountCheck {
 			return { ok: false, message: 'must have at most 2 decimals' };
 		}
 	} else if (typeof input === 'string') {
-		const text = input.trim().replace(',', '.');
-		if (text === '') return { ok: false, message: 'is required' };
-		const match = /^(\d+)(?:\.(\d+))?$/.exec(text);
+		if (input.trim() === '') return { ok: false, message: 'is required' };
+		const read = readDecimalText(input);
+		if (!read.ok) return read;
+		const match = /^(\d+)(?:\.(\d+))?$/.exec(read.text);
 		if (!match) return { ok: false, message: 'must be a positive decimal number such as 100 or 99.90' };
 		const [, whole, frac = ''] = match;
 		if (frac.length > 2 && !/^0+$/.test(frac.slice(2))) {

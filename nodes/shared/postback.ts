@@ -1,5 +1,6 @@
+import { createHash } from 'crypto';
 import { isWellFormedSignature, md5Upper, signaturesMatch } from './signature';
-import { PAYMENT_POSTBACK_STATUSES, PAYOUT_POSTBACK_STATUSES, isPaidStatus } from './statuses';
+import { PAYMENT_POSTBACK_STATUSES, PAYOUT_POSTBACK_STATUSES, canonicalStatus, isPaidStatus } from './statuses';
 import { decimalToNumber } from './money';
 
 /** The four kinds of call the service (or the customer's browser) makes to the merchant. */
@@ -11,7 +12,11 @@ export interface PostbackRule {
 	amountField: string;
 	/** Second signed field (the order or transaction id). */
 	idField: string;
-	/** Fields that must be present for the call to be considered at all. */
+	/**
+	 * Fields that must be present for the call to be considered at all. InvId is not among them:
+	 * `order_id` is optional when a bill is created, and a missing InvId is read as an empty one
+	 * (the service signs `OutSum::token` then).
+	 */
 	required: readonly string[];
 	/** Statuses this event carries; empty for redirects (they carry none). */
 	statuses: readonly string[];
@@ -25,7 +30,7 @@ export const POSTBACK_RULES: Readonly<Record<PostbackEvent, PostbackRule>> = {
 	payment: {
 		amountField: 'OutSum',
 		idField: 'InvId',
-		required: ['OutSum', 'InvId', 'TrsId', 'Status', 'SignatureValue'],
+		required: ['OutSum', 'TrsId', 'Status', 'SignatureValue'],
 		statuses: PAYMENT_POSTBACK_STATUSES,
 		deduplicate: true,
 		amountFields: ['OutSum', 'Commission', 'BalanceAmount'],
@@ -41,7 +46,7 @@ export const POSTBACK_RULES: Readonly<Record<PostbackEvent, PostbackRule>> = {
 	success: {
 		amountField: 'OutSum',
 		idField: 'InvId',
-		required: ['OutSum', 'InvId', 'SignatureValue'],
+		required: ['OutSum', 'SignatureValue'],
 		statuses: [],
 		deduplicate: false,
 		amountFields: ['OutSum'],
@@ -49,7 +54,7 @@ export const POSTBACK_RULES: Readonly<Record<PostbackEvent, PostbackRule>> = {
 	fail: {
 		amountField: 'OutSum',
 		idField: 'InvId',
-		required: ['OutSum', 'InvId', 'SignatureValue'],
+		required: ['OutSum', 'SignatureValue'],
 		statuses: [],
 		deduplicate: false,
 		amountFields: ['OutSum'],
@@ -170,10 +175,60 @@ export function verifyPostback(
 	return matched === -1 ? { ok: false, reason: 'bad_signature' } : { ok: true, tokenIndex: matched };
 }
 
-/** A postback is identified by TrsId + Status; redirects are not deduplicated (undefined). */
+/**
+ * The canonical identity of a postback: TrsId without surrounding white space and Status in
+ * canonical form (trimmed, upper case), plus the two values the signature covers exactly as sent.
+ * `success`, ` SUCCESS` and `Success` are one status, so a replay in another spelling is the same
+ * postback everywhere (trigger dedupe, status filter, `paid`, relay dedupe).
+ *
+ * The signed values are part of the key so that a forged call cannot take a genuine postback's
+ * place: TrsId and Status are not signed, so someone holding a signature from a redirect can send
+ * a call with the TrsId of a real payment before the service does. With the signed pair in the
+ * key that call and the genuine postback are two events; the forged one fails confirmation and
+ * the genuine one is still stored and delivered.
+ */
+export interface PostbackIdentity {
+	event: PostbackEvent;
+	trsId: string;
+	status: string;
+	/** The signed amount (OutSum or Amount) and id (InvId or TrsId), exactly as sent. */
+	signedAmount: string;
+	signedId: string;
+}
+
+export function postbackIdentity(event: PostbackEvent, fields: PostbackFields): PostbackIdentity | undefined {
+	const rule = POSTBACK_RULES[event];
+	if (!rule.deduplicate) return undefined;
+	return {
+		event,
+		trsId: (fields.TrsId ?? '').trim(),
+		status: canonicalStatus(fields.Status),
+		signedAmount: fields[rule.amountField] ?? '',
+		signedId: fields[rule.idField] ?? '',
+	};
+}
+
+/**
+ * The dedupe key of a postback (redirects have none: undefined). Every delivery of one postback,
+ * in any spelling of its Status or with white space around its TrsId, gets the same key.
+ */
 export function postbackKey(event: PostbackEvent, fields: PostbackFields): string | undefined {
-	if (!POSTBACK_RULES[event].deduplicate) return undefined;
-	return `${event}:${fields.TrsId ?? ''}:${fields.Status ?? ''}`;
+	const id = postbackIdentity(event, fields);
+	if (id === undefined) return undefined;
+	return JSON.stringify([id.event, id.trsId, id.status, id.signedAmount, id.signedId]);
+}
+
+/**
+ * A short, stable key of one postback for workflows, the same for every delivery of it: use it as
+ * the Order ID of a payout made because of this postback, so a duplicate delivery cannot pay twice.
+ * Built from the event, the transaction ID and the canonical status: `payment-<TrsId>-SUCCESS`;
+ * a TrsId outside `[A-Za-z0-9_.-]` or longer than 40 characters is replaced by a SHA-256 digest.
+ */
+export function eventKeyOf(event: PostbackEvent, trsId: string, status: string): string {
+	const id = trsId.trim();
+	const part = /^[A-Za-z0-9_.-]{1,40}$/.test(id) ? id : createHash('sha256').update(id, 'utf8').digest('hex').slice(0, 24);
+	const canonical = canonicalStatus(status).replace(/[^A-Z0-9_]/g, '_').slice(0, 20) || 'NONE';
+	return `${event}-${part}-${canonical}`;
 }
 
 /** Human-readable reason for a rejected call; never contains a token or a signature. */
@@ -201,14 +256,21 @@ export function describeRejection(result: Exclude<VerifyResult, { ok: true }> | 
 }
 
 /**
- * The item a workflow receives for a verified call: every field as received, plus `event`,
- * `verified`, `paid` (payment-like events), and a numeric twin `<Field>Number` for each amount.
+ * The item a workflow receives for a verified call: every field as received (a missing InvId as
+ * ''), plus `event`, `verified` and a numeric twin `<Field>Number` for each amount.
+ * Postbacks also get `status` (canonical), `eventKey` and `paid` from the postback's own Status;
+ * the trigger replaces `paid` with what the service confirms. Redirects never get `paid`: a
+ * redirect is the customer's browser coming back and proves no payment.
  */
 export function enrichPostback(event: PostbackEvent, fields: PostbackFields): Record<string, unknown> {
 	const out: Record<string, unknown> = { ...fields, event, verified: true };
+	if (POSTBACK_RULES[event].idField === 'InvId' && out.InvId === undefined) out.InvId = '';
+	const identity = postbackIdentity(event, fields);
+	if (identity) {
+		out.status = identity.status;
+		out.eventKey = eventKeyOf(event, identity.trsId, identity.status);
+	}
 	if (event === 'payment') out.paid = isPaidStatus(fields.Status);
-	if (event === 'success') out.paid = true;
-	if (event === 'fail') out.paid = false;
 	for (const field of POSTBACK_RULES[event].amountFields) {
 		if (fields[field] === undefined) continue;
 		const n = decimalToNumber(fields[field]);

@@ -23,8 +23,17 @@ export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
 /** OVERPAID counts as paid; UNDERPAID does not. */
 export const PAID_STATUSES: readonly string[] = ['SUCCESS', 'OVERPAID'];
 
+/**
+ * The one canonical form of a status: trimmed and upper case (`" success"` is `SUCCESS`). Used
+ * for dedupe keys, the trigger's status filter and `paid`, so that no spelling of a status is
+ * treated differently by one of them.
+ */
+export function canonicalStatus(status: unknown): string {
+	return typeof status === 'string' ? status.trim().toUpperCase() : '';
+}
+
 export function isPaidStatus(status: unknown): boolean {
-	return typeof status === 'string' && PAID_STATUSES.includes(status.toUpperCase());
+	return PAID_STATUSES.includes(canonicalStatus(status));
 }
 
 export const CURRENCIES_IN = ['RUB', 'USD', 'EUR'] as const;

@@ -292,7 +292,7 @@ async function drain(
 		const base = await received();
 		const started = Date.now();
 		const drainers = await Promise.all(
-			Array.from({ length: instances }, () => spawnServer(join(ROOT, 'relay/src/bin.ts'), relayEnv(dir, targetUrl, { RELAY_DATABASE: database }))),
+			Array.from({ length: instances }, () => spawnServer(join(ROOT, 'relay/dist/relay/src/bin.js'), relayEnv(dir, targetUrl, { RELAY_DATABASE: database }))),
 		);
 		const listening = Date.now();
 		while ((await received()) - base < BACKLOG) await new Promise((r) => setTimeout(r, 20));
@@ -321,7 +321,7 @@ async function main(): Promise<void> {
 				`${cpus().length} cores, load average ${loadavg().map((x) => fmt(x, 2)).join(' ')}`,
 		);
 
-		const relay = await spawnServer(join(ROOT, 'relay/src/bin.ts'), relayEnv(dir, targetUrl), join(dir, 'relay.log'));
+		const relay = await spawnServer(join(ROOT, 'relay/dist/relay/src/bin.js'), relayEnv(dir, targetUrl), join(dir, 'relay.log'));
 		const { result: relayResult, cpu: relayCpu } = await measuredLoad(relay.url, [relay.proc]);
 		await stopServer(relay.proc);
 		const deliveredDuringLoad = await received();
@@ -332,7 +332,7 @@ async function main(): Promise<void> {
 
 		mkdirSync(join(dir, 'paused'));
 		const paused = await spawnServer(
-			join(ROOT, 'relay/bench/relay-server.ts'),
+			join(ROOT, 'relay/dist/relay/bench/relay-server.js'),
 			{ ...relayEnv(join(dir, 'paused'), targetUrl), BENCH_DELIVERY: 'paused' },
 			join(dir, 'paused', 'relay.log'),
 		);
@@ -380,7 +380,7 @@ async function main(): Promise<void> {
 					const relays = await Promise.all(
 						Array.from({ length: instances }, (_, i) =>
 							spawnServer(
-								join(ROOT, paused ? 'relay/bench/relay-server.ts' : 'relay/src/bin.ts'),
+								join(ROOT, paused ? 'relay/dist/relay/bench/relay-server.js' : 'relay/dist/relay/src/bin.js'),
 								relayEnv(dir, targetUrl, { RELAY_DATABASE: db.url, ...(paused ? { BENCH_DELIVERY: 'paused' } : {}) }),
 								join(dir, `pg${instances}-${i}.log`),
 							),

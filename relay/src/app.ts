@@ -1,12 +1,12 @@
-import Fastify, { LogController } from 'fastify';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { pino } from 'pino';
+import rateLimit from '@fastify/rate-limit';
+import Fastify from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { RelayConfig } from './config.ts';
 import type { RelayContext } from './context.ts';
 import { Forwarder } from './forwarder.ts';
-import { takeNote } from './log-context.ts';
+import { RelayLogController, bufferedStdoutLogger, createLogger } from './logging.ts';
 import { Metrics } from './metrics.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -33,81 +33,6 @@ export interface AppDeps {
 	random?: () => number;
 }
 
-export interface RelayRuntime {
-	config: RelayConfig;
-	store: Store;
-	metrics: Metrics;
-	forwarder: Forwarder | undefined;
-}
-
-declare module 'fastify' {
-	interface FastifyInstance {
-		relay: RelayRuntime;
-	}
-}
-
-/**
- * No token, signature or authorization header may reach the log. The relay never logs bodies,
- * fields, headers or its configuration; these paths are a second line of defence (few and without
- * wildcards: redaction runs on every line).
- */
-export const REDACT_PATHS = ['req.headers.authorization', 'headers.authorization', 'SignatureValue', 'fields.SignatureValue'];
-
-/**
- * One line per request: arrival at debug, completion at info with what the route noted (event id,
- * duplicate, rejection reason); none for health and metrics scrapes.
- */
-class RelayLogController extends LogController {
-	constructor() {
-		super({ disableRequestLogging: (request) => QUIET_URLS.has(request.url) });
-	}
-	override incomingRequest(request: FastifyRequest): void {
-		request.log.debug({ req: request }, 'incoming request');
-	}
-	override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
-		if (this.isLogDisabled(request)) return;
-		const note = takeNote(request);
-		if (error) {
-			reply.log.error({ res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
-			return;
-		}
-		const { msg = 'request completed', level = 'info', ...details } = note ?? {};
-		reply.log[level]({ req: request, res: reply, responseTime: reply.elapsedTime, ...details }, msg);
-	}
-}
-const QUIET_URLS = new Set(['/healthz', '/readyz', '/metrics']);
-
-/** pino JSON at `level`, written to `stream` (stdout by default, synchronously). */
-export function createLogger(level: string, stream?: DestinationStream): Logger {
-	const options = { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
-	return stream ? pino(options, stream) : pino(options);
-}
-
-/** How long a log line may wait in the stdout buffer at most. */
-export const LOG_FLUSH_MS = 200;
-
-/**
- * The production logger: stdout written asynchronously in chunks of up to 4 KiB, flushed every
- * LOG_FLUSH_MS and when the process exits. A line costs no write system call of its own (a
- * synchronous destination makes one per request). Only a SIGKILL can lose the last lines; the
- * event itself is committed before its 200 either way.
- */
-function bufferedStdoutLogger(level: string): { logger: Logger; stop: () => void } {
-	const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 });
-	const logger = createLogger(level, destination);
-	// The destination's own flush, without a callback: logger.flush() hands it one, and each such
-	// call adds a 'drain' listener, which piles up while writes are always in flight under load.
-	const timer = setInterval(() => destination.flush(), LOG_FLUSH_MS);
-	timer.unref();
-	return {
-		logger,
-		stop: () => {
-			clearInterval(timer);
-			logger.flush();
-		},
-	};
-}
-
 /**
  * The relay as a Fastify instance, not listening: encapsulated route plugins for postbacks,
  * health, metrics and the admin API, sharing one store, one metrics registry and one forwarder.
@@ -119,7 +44,7 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 	const logger = deps.logger ?? buffered?.logger ?? createLogger(config.logLevel, deps.logStream);
 	const ownStore = deps.store === undefined;
 	const store = deps.store ?? (await openStore(config.database, logger.child({ component: 'store' })));
-	const metrics = deps.metrics ?? new Metrics();
+	const metrics = deps.metrics ?? new Metrics({ store: storeKind(config.database) });
 	const pruner =
 		config.retentionDays > 0
 			? new Pruner({ store, retentionDays: config.retentionDays, logger: logger.child({ component: 'pruner' }) })
@@ -151,7 +76,9 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 	}) as unknown as FastifyInstance;
 
 	const ctx: RelayContext = { config, store, metrics, kick: () => forwarder?.kick() };
-	app.decorate('relay', { config, store, metrics, forwarder });
+
+	// Limits only where a route asks for one (the redirect routes); postbacks are never limited.
+	await app.register(rateLimit, { global: false });
 
 	app.register(postbackRoutes, { ctx });
 	app.register(healthRoutes, { ctx });
@@ -176,4 +103,9 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 		buffered?.stop();
 	});
 	return app;
+}
+
+/** The store a database setting selects, as the build-info gauge names it. */
+export function storeKind(database: string): string {
+	return /^postgres(ql)?:\/\//i.test(database) ? 'postgresql' : 'sqlite';
 }

@@ -33,6 +33,12 @@ export interface RelayConfig {
 	concurrency: number;
 	pollIntervalMs: number;
 	shutdownGraceMs: number;
+	/**
+	 * Redirect events are never deduplicated (one signed pair may be reloaded without end), so
+	 * each client IP and each InvId+OutSum pair may send at most this many per window (0: no
+	 * limit). Postbacks are never limited.
+	 */
+	redirectLimit: { perClient: number; perPayment: number; windowMs: number };
 	trustProxy: boolean;
 	logLevel: string;
 }
@@ -140,6 +146,9 @@ const schema = z
 		// The service retries a postback for about 31 hours (10 s … 10^5 s): pruning sooner than two
 		// days could forget a dedupe key while its retries may still come. 0 disables pruning.
 		RELAY_RETENTION_DAYS: int(0, 30).refine((d) => d === 0 || d >= 2, 'must be 0 (keep everything) or at least 2 days'),
+		RELAY_REDIRECT_LIMIT_PER_CLIENT: int(0, 30),
+		RELAY_REDIRECT_LIMIT_PER_PAYMENT: int(0, 10),
+		RELAY_REDIRECT_LIMIT_WINDOW_MS: int(1_000, 60_000),
 		RELAY_TRUST_PROXY: flag(false),
 		RELAY_REQUIRE_RECEIPT: flag(true),
 		LOG_LEVEL: z
@@ -222,6 +231,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 		concurrency: c.RELAY_CONCURRENCY,
 		pollIntervalMs: c.RELAY_POLL_INTERVAL_MS,
 		shutdownGraceMs: c.RELAY_SHUTDOWN_GRACE_MS,
+		redirectLimit: {
+			perClient: c.RELAY_REDIRECT_LIMIT_PER_CLIENT,
+			perPayment: c.RELAY_REDIRECT_LIMIT_PER_PAYMENT,
+			windowMs: c.RELAY_REDIRECT_LIMIT_WINDOW_MS,
+		},
 		trustProxy: c.RELAY_TRUST_PROXY,
 		logLevel: c.LOG_LEVEL,
 	};

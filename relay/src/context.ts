@@ -1,4 +1,4 @@
-import type { PostbackEvent } from '../../dist/nodes/shared/index.js';
+import type { PostbackEvent } from './contract.ts';
 import type { RelayConfig } from './config.ts';
 import type { Metrics } from './metrics.ts';
 import type { Store } from './store/types.ts';

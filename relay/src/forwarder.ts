@@ -8,8 +8,8 @@ import {
 	EVENT_ID_HEADER,
 	IDEMPOTENCY_KEY_HEADER,
 	RECEIPT_HEADER,
-} from '../../dist/nodes/shared/index.js';
-import type { PostbackEvent } from '../../dist/nodes/shared/index.js';
+} from './contract.ts';
+import type { PostbackEvent } from './contract.ts';
 import type { Metrics } from './metrics.ts';
 import type { ClaimedDelivery, Store } from './store/types.ts';
 
@@ -69,6 +69,22 @@ export function parseRetryAfter(value: string | string[] | undefined, now: numbe
 	const at = Date.parse(v);
 	if (Number.isNaN(at)) return undefined;
 	return Math.max(0, at - now);
+}
+
+/**
+ * The wait a 429/503's Retry-After asks for, kept within bounds: never below `baseMs` (a past
+ * date or `0` must not make the queue hammer the target), never above `maxMs` or the delivery's
+ * remaining retry budget (`Retry-After: 999999999` must not park it for years: at worst the last
+ * attempt falls at the end of its budget). Undefined when the header is absent or unreadable.
+ */
+export function retryAfterDelay(
+	value: string | string[] | undefined,
+	now: number,
+	bounds: { baseMs: number; maxMs: number; remainingMs: number },
+): number | undefined {
+	const asked = parseRetryAfter(value, now);
+	if (asked === undefined) return undefined;
+	return Math.max(bounds.baseMs, Math.min(asked, bounds.maxMs, bounds.remainingMs));
 }
 
 interface InFlight {
@@ -266,7 +282,11 @@ export class Forwarder {
 			logger.error({ ...log, error: reason }, 'delivery refused by the target; dead (requeue through the admin API)');
 			return;
 		}
-		const fromHeader = status === 429 || status === 503 ? parseRetryAfter(retryAfter, now) : undefined;
+		const remainingMs = d.budgetStart + this.#o.retryBudgetMs - now;
+		const fromHeader =
+			status === 429 || status === 503
+				? retryAfterDelay(retryAfter, now, { baseMs: this.#o.baseDelayMs, maxMs: this.#o.maxDelayMs, remainingMs })
+				: undefined;
 		const delay = fromHeader ?? backoffDelay(d.attempts, this.#o.baseDelayMs, this.#o.maxDelayMs, this.#random);
 		const next = now + delay;
 		if (next > d.budgetStart + this.#o.retryBudgetMs) {

@@ -1,105 +1,107 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DeliveryCounts } from './store/types.ts';
 
-/** Counters and one latency histogram, rendered as Prometheus text (exposition format 0.0.4). */
+/**
+ * The relay's Prometheus metrics (prom-client), in a registry of their own per app: the event and
+ * delivery counters, the delivery latency histogram, the delivery states read from the store at
+ * each scrape, the build information, and prom-client's default process metrics.
+ */
+
+/** The states of the `paypalych_relay_deliveries` gauge (retrying: pending after a failed attempt). */
+const GAUGE_STATES = ['pending', 'retrying', 'delivering', 'delivered', 'dead'] as const satisfies ReadonlyArray<keyof DeliveryCounts>;
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 21600, 86400];
 
-type Labels = Record<string, string>;
-
-const labelText = (labels: Labels) => {
-	const entries = Object.entries(labels);
-	if (entries.length === 0) return '';
-	return `{${entries.map(([k, v]) => `${k}="${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`).join(',')}}`;
-};
-
-class Counter {
-	readonly name: string;
-	readonly help: string;
-	#values = new Map<string, { labels: Labels; value: number }>();
-	constructor(name: string, help: string) {
-		this.name = name;
-		this.help = help;
-	}
-	inc(labels: Labels = {}, by = 1): void {
-		const key = labelText(labels);
-		const entry = this.#values.get(key);
-		if (entry) entry.value += by;
-		else this.#values.set(key, { labels, value: by });
-	}
-	get(labels: Labels = {}): number {
-		return this.#values.get(labelText(labels))?.value ?? 0;
-	}
-	render(): string {
-		const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
-		for (const { labels, value } of this.#values.values()) lines.push(`${this.name}${labelText(labels)} ${value}`);
-		return lines.join('\n');
-	}
-}
-
-class Histogram {
-	readonly name: string;
-	readonly help: string;
-	#counts = LATENCY_BUCKETS.map(() => 0);
-	#sum = 0;
-	#count = 0;
-	constructor(name: string, help: string) {
-		this.name = name;
-		this.help = help;
-	}
-	observe(seconds: number): void {
-		this.#sum += seconds;
-		this.#count += 1;
-		LATENCY_BUCKETS.forEach((le, i) => {
-			if (seconds <= le) this.#counts[i] += 1;
-		});
-	}
-	get count(): number {
-		return this.#count;
-	}
-	render(): string {
-		const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
-		LATENCY_BUCKETS.forEach((le, i) => lines.push(`${this.name}_bucket{le="${le}"} ${this.#counts[i]}`));
-		lines.push(`${this.name}_bucket{le="+Inf"} ${this.#count}`);
-		lines.push(`${this.name}_sum ${this.#sum}`);
-		lines.push(`${this.name}_count ${this.#count}`);
-		return lines.join('\n');
-	}
+/** What the build-info gauge says besides the relay's version and Node's. */
+export interface BuildInfo {
+	/** The store the relay runs on: `sqlite` or `postgresql`. */
+	store: string;
 }
 
 export class Metrics {
-	readonly received = new Counter('paypalych_relay_received_total', 'Verified calls stored, by event kind (duplicates included).');
-	readonly rejected = new Counter('paypalych_relay_rejected_total', 'Calls rejected before storage, by event kind and reason.');
-	readonly duplicates = new Counter('paypalych_relay_duplicates_total', 'Verified postbacks already stored (same TrsId and Status).');
-	readonly delivered = new Counter('paypalych_relay_delivered_total', 'Deliveries a target accepted.');
-	readonly retries = new Counter('paypalych_relay_delivery_retries_total', 'Failed delivery attempts scheduled for another try.');
-	readonly dead = new Counter('paypalych_relay_dead_total', 'Deliveries given up (retry budget spent or permanent refusal).');
-	readonly latency = new Histogram(
-		'paypalych_relay_delivery_latency_seconds',
-		'Time from receiving a call to its successful delivery to a target.',
-	);
+	readonly registry = new Registry();
+	readonly received = this.#counter('paypalych_relay_received_total', 'Verified calls stored, by event kind (duplicates included).', ['kind']);
+	readonly rejected = this.#counter('paypalych_relay_rejected_total', 'Calls rejected before storage, by event kind and reason.', ['kind', 'reason']);
+	readonly duplicates = this.#counter('paypalych_relay_duplicates_total', 'Verified postbacks already stored (same TrsId and Status).', ['kind']);
+	readonly delivered = this.#counter('paypalych_relay_delivered_total', 'Deliveries a target accepted.', ['kind']);
+	readonly retries = this.#counter('paypalych_relay_delivery_retries_total', 'Failed delivery attempts scheduled for another try.', ['kind']);
+	readonly dead = this.#counter('paypalych_relay_dead_total', 'Deliveries given up (retry budget spent or permanent refusal).', ['kind']);
+	readonly latency = new Histogram({
+		name: 'paypalych_relay_delivery_latency_seconds',
+		help: 'Time from receiving a call to its successful delivery to a target.',
+		buckets: LATENCY_BUCKETS,
+		registers: [this.registry],
+	});
+	#readCounts: (() => Promise<DeliveryCounts>) | undefined;
+	#onCountsError: (error: unknown) => void = () => {};
 
-	render(counts: DeliveryCounts | undefined): string {
-		const parts = [
-			this.received.render(),
-			this.rejected.render(),
-			this.duplicates.render(),
-			this.delivered.render(),
-			this.retries.render(),
-			this.dead.render(),
-			this.latency.render(),
-		];
-		if (counts) {
-			const g = 'paypalych_relay_deliveries';
-			parts.push(
-				[
-					`# HELP ${g} Deliveries in the store by state (retrying: pending after at least one failed attempt).`,
-					`# TYPE ${g} gauge`,
-					...(['pending', 'retrying', 'delivering', 'delivered', 'dead'] as const).map(
-						(s) => `${g}{status="${s}"} ${counts[s]}`,
-					),
-				].join('\n'),
-			);
-		}
-		return `${parts.join('\n')}\n`;
+	constructor(build: BuildInfo = { store: 'sqlite' }) {
+		collectDefaultMetrics({ register: this.registry });
+		new Gauge({
+			name: 'paypalych_relay_build_info',
+			help: 'Always 1; the labels say which relay runs: its version, the Node.js version and the store.',
+			labelNames: ['version', 'node_version', 'store'],
+			registers: [this.registry],
+		}).set({ version: RELAY_VERSION, node_version: process.version, store: build.store }, 1);
+		const metrics = this;
+		new Gauge({
+			name: 'paypalych_relay_deliveries',
+			help: 'Deliveries in the store by state (retrying: pending after at least one failed attempt).',
+			labelNames: ['status'],
+			registers: [this.registry],
+			// Read from the store at each scrape; no sample when the store does not answer.
+			async collect() {
+				const read = metrics.#readCounts;
+				this.reset();
+				if (!read) return;
+				try {
+					const counts = await read();
+					for (const status of GAUGE_STATES) this.set({ status }, counts[status]);
+				} catch (error) {
+					metrics.#onCountsError(error);
+				}
+			},
+		});
+	}
+
+	/**
+	 * The `paypalych_relay_deliveries` gauge reads `read()` (the store's counts) at every scrape;
+	 * when it fails, `onError` is told and the scrape goes on without that gauge.
+	 */
+	readDeliveriesFrom(read: () => Promise<DeliveryCounts>, onError: (error: unknown) => void): void {
+		this.#readCounts = read;
+		this.#onCountsError = onError;
+	}
+
+	/** Content type of `render()`'s text (Prometheus exposition format 0.0.4). */
+	get contentType(): string {
+		return this.registry.contentType;
+	}
+
+	render(): Promise<string> {
+		return this.registry.metrics();
+	}
+
+	#counter<L extends string>(name: string, help: string, labelNames: L[]): Counter<L> {
+		return new Counter({ name, help, labelNames, registers: [this.registry] });
 	}
 }
+
+/** The relay package's version: the nearest package.json above this module, in a clone or installed. */
+function packageVersion(): string {
+	let dir = dirname(fileURLToPath(import.meta.url));
+	for (;;) {
+		try {
+			return (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version?: string }).version ?? 'unknown';
+		} catch {
+			const parent = dirname(dir);
+			if (parent === dir) return 'unknown';
+			dir = parent;
+		}
+	}
+}
+
+export const RELAY_VERSION = packageVersion();

@@ -1,9 +1,13 @@
+import closeWithGrace from 'close-with-grace';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import type { AppDeps } from './app.ts';
 import { loadConfig } from './config.ts';
 import { targetsByKind } from './context.ts';
 import { describeDatabase } from './store/open.ts';
+
+/** Time a graceful close gets on top of RELAY_SHUTDOWN_GRACE_MS (leases released, store closed). */
+export const CLOSE_MARGIN_MS = 5_000;
 
 export interface RunningRelay {
 	app: FastifyInstance;
@@ -13,8 +17,8 @@ export interface RunningRelay {
 
 /**
  * Reads the configuration from `env` (throws a ConfigError naming every bad variable), opens the
- * store, listens, and with `handleSignals` closes gracefully on SIGINT/SIGTERM: stop accepting,
- * finish or release in-flight deliveries, close the store.
+ * store, listens, and with `handleSignals` closes gracefully on SIGINT/SIGTERM (close-with-grace):
+ * stop accepting, finish or release in-flight deliveries, close the store, exit.
  */
 export async function start(
 	env: Record<string, string | undefined> = process.env,
@@ -32,18 +36,23 @@ export async function start(
 		return closing;
 	};
 	if (options.handleSignals) {
-		const onSignal = (signal: NodeJS.Signals) => {
-			app.log.info({ signal }, 'shutting down');
-			close().then(
-				() => process.exit(0),
-				(error: unknown) => {
-					app.log.error({ err: error }, 'shutdown failed');
-					process.exit(1);
-				},
-			);
-		};
-		process.once('SIGINT', onSignal);
-		process.once('SIGTERM', onSignal);
+		// SIGINT/SIGTERM, an uncaught exception or an unhandled rejection: close gracefully (stop
+		// accepting, finish or release in-flight deliveries, close the store), then exit 0 (1 after
+		// an error). A close that hangs (a store that no longer answers) still ends in exit 1 once
+		// the grace time has passed; a second signal exits at once.
+		const delay = config.shutdownGraceMs + CLOSE_MARGIN_MS;
+		closeWithGrace(
+			{
+				delay,
+				logger: { error: (message: unknown) => app.log.error(typeof message === 'string' ? message : { err: message }, 'shutdown') },
+				onTimeout: () => app.log.error({ graceMs: delay }, 'shutdown did not finish within the grace time; exiting'),
+			},
+			async ({ signal, err }) => {
+				if (err) app.log.error({ err }, 'uncaught error; shutting down');
+				else app.log.info({ signal }, 'shutting down');
+				await close();
+			},
+		);
 	}
 	app.log.info(
 		{

@@ -18,6 +18,9 @@ function takeFault(ctx: SandboxContext, path: string): Fault | undefined {
 	return fault;
 }
 
+/** Requests whose answer is dropped after they were carried out (fault kind drop_after). */
+const dropAfterHandling = new WeakSet<FastifyRequest>();
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 async function applyFault(ctx: SandboxContext, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
@@ -36,6 +39,11 @@ async function applyFault(ctx: SandboxContext, request: FastifyRequest, reply: F
 			reply.hijack();
 			request.raw.socket.destroy();
 			return reply;
+		case 'drop_after':
+			// The request is carried out (a payout made, money moved), then the connection drops
+			// before the answer: a service that times out after it moved the money.
+			dropAfterHandling.add(request);
+			return undefined;
 		case 'error': {
 			const endpoint = endpointOf(path);
 			const error = endpoint ? keyError(endpoint, fault.key ?? 'general_error') : new ApiError(400, { success: false, message: `api:error.${fault.key}` });
@@ -67,6 +75,10 @@ export function createSandbox(options: SandboxOptions = {}): { app: FastifyInsta
 		if (!request.url.startsWith('/api/')) return undefined;
 		return applyFault(ctx, request, reply);
 	});
+	app.addHook('onSend', async (request, _reply, payload) => {
+		if (dropAfterHandling.has(request)) request.raw.socket.destroy();
+		return payload;
+	});
 	app.addHook('onClose', async () => {
 		ctx.close();
 	});
@@ -74,13 +86,13 @@ export function createSandbox(options: SandboxOptions = {}): { app: FastifyInsta
 	void app.register(
 		async (api) => {
 			api.setErrorHandler(apiErrorHandler);
-			await api.register(billRoutes(ctx));
-			await api.register(payoutRoutes(ctx));
+			await api.register(billRoutes, { ctx });
+			await api.register(payoutRoutes, { ctx });
 		},
 		{ prefix: '/api/v1' },
 	);
-	void app.register(controlRoutes(ctx), { prefix: '/_sandbox' });
-	void app.register(pageRoutes(ctx));
+	void app.register(controlRoutes, { ctx, prefix: '/_sandbox' });
+	void app.register(pageRoutes, { ctx });
 
 	app.setNotFoundHandler((request, reply) => {
 		const path = request.url.split('?')[0] ?? '';
@@ -96,7 +108,6 @@ export function createSandbox(options: SandboxOptions = {}): { app: FastifyInsta
 		void reply.code(404).send({ success: false, message: `Not found: ${request.method} ${request.url.split('?')[0]}` });
 	});
 	app.setErrorHandler(apiErrorHandler);
-	app.decorate('sandbox', ctx);
 	return { app, ctx };
 }
 

@@ -11,6 +11,7 @@ const { values } = parseArgs({
 		'time-factor': { type: 'string' },
 		'public-url': { type: 'string' },
 		'auto-advance-ms': { type: 'string' },
+		'live-extras': { type: 'boolean' },
 		help: { type: 'boolean', short: 'h' },
 	},
 	strict: true,
@@ -18,7 +19,7 @@ const { values } = parseArgs({
 
 if (values.help) {
 	process.stdout.write(
-		'paypalych-sandbox [--port 8787] [--host 127.0.0.1] [--token T] [--time-factor 1] [--public-url URL] [--auto-advance-ms 0]\n',
+		'paypalych-sandbox [--port 8787] [--host 127.0.0.1] [--token T] [--time-factor 1] [--public-url URL] [--auto-advance-ms 0] [--live-extras]\n',
 	);
 	process.exit(0);
 }
@@ -41,6 +42,7 @@ const sandbox = await startSandbox({
 	timeFactor: number('--time-factor', values['time-factor'] ?? env['SANDBOX_TIME_FACTOR'], 1) || 1,
 	publicUrl: values['public-url'] ?? env['SANDBOX_PUBLIC_URL'] ?? undefined,
 	autoAdvanceMs: number('--auto-advance-ms', values['auto-advance-ms'] ?? env['SANDBOX_AUTO_ADVANCE_MS'], 0),
+	liveExtras: values['live-extras'] ?? env['SANDBOX_LIVE_EXTRAS'] === '1',
 });
 
 process.stdout.write(

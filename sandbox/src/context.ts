@@ -19,6 +19,12 @@ export interface SandboxOptions {
 	postbackTimeoutMs?: number;
 	/** Largest accepted request body (default 64 KiB). */
 	bodyLimit?: number;
+	/**
+	 * Whether merchants emulate the fields the live service is seen to add beyond the interface
+	 * document (default false: answers and postbacks carry exactly the document's fields). Each
+	 * merchant can switch it in the control API (`liveExtras`).
+	 */
+	liveExtras?: boolean;
 }
 
 export interface ResolvedOptions {
@@ -28,6 +34,7 @@ export interface ResolvedOptions {
 	autoAdvanceMs: number;
 	postbackTimeoutMs: number;
 	bodyLimit: number;
+	liveExtras: boolean;
 }
 
 export interface Demo {
@@ -37,7 +44,7 @@ export interface Demo {
 	payoutAccountId: string;
 }
 
-export type FaultKind = '500' | '429' | 'delay' | 'drop' | 'error';
+export type FaultKind = '500' | '429' | 'delay' | 'drop' | 'drop_after' | 'error';
 
 export interface Fault {
 	id: number;
@@ -47,6 +54,11 @@ export interface Fault {
 	path: string | null;
 	/** For kind "error": the error key, answered with the status the endpoint gives it. */
 	key: string | null;
+}
+
+/** The options every route plugin is registered with. */
+export interface ContextOptions {
+	ctx: SandboxContext;
 }
 
 export class SandboxContext {
@@ -67,6 +79,7 @@ export class SandboxContext {
 			autoAdvanceMs: options.autoAdvanceMs ?? 0,
 			postbackTimeoutMs: options.postbackTimeoutMs ?? 5000,
 			bodyLimit: options.bodyLimit ?? 64 * 1024,
+			liveExtras: options.liveExtras ?? false,
 		};
 		if (!(this.options.timeFactor > 0) || !Number.isFinite(this.options.timeFactor)) {
 			throw new Error('timeFactor must be a positive number');
@@ -85,6 +98,7 @@ export class SandboxContext {
 				this.deliverer.send(kind, url, fields, trsId);
 			},
 			autoAdvanceMs: this.options.autoAdvanceMs * this.options.timeFactor,
+			liveExtras: this.options.liveExtras,
 		});
 	}
 

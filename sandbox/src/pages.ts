@@ -2,9 +2,10 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
-import type { SandboxContext } from './context.ts';
+import { pay, payRefusal } from './billing.ts';
+import type { ContextOptions } from './context.ts';
 import { format2 } from './money.ts';
-import { SandboxError, type Bill, type Fields, type PaymentMethod } from './state.ts';
+import { SandboxError, type Bill, type Fields, type PaymentMethod } from './model.ts';
 
 export function escapeHtml(text: string): string {
 	return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
@@ -82,43 +83,42 @@ ${bill.payerPaysCommission ? '<p class="muted">The payment commission is added t
 <p class="muted">Bill ${escapeHtml(bill.id)}${bill.orderId ? `, order ${escapeHtml(bill.orderId)}` : ''} · ${bill.type}</p>`;
 }
 
-export function pageRoutes(ctx: SandboxContext) {
-	return async function plugin(app: FastifyInstance): Promise<void> {
-		const findBill = (id: string): Bill | undefined => ctx.state.bills.get(id);
-		const missing = (reply: FastifyReply) => sendHtml(reply, 404, page('Bill not found', '<h1>Bill not found</h1><p>This payment link does not exist.</p>'));
+export async function pageRoutes(app: FastifyInstance, { ctx }: ContextOptions): Promise<void> {
+	const findBill = (id: string): Bill | undefined => ctx.state.bills.get(id);
+	const missing = (reply: FastifyReply) => sendHtml(reply, 404, page('Bill not found', '<h1>Bill not found</h1><p>This payment link does not exist.</p>'));
 
-		app.get('/', async (request, reply) => {
-			const base = ctx.baseUrl(request);
-			return sendHtml(
-				reply,
-				200,
-				page(
-					'PayPalych sandbox',
-					`<h1>PayPalych sandbox</h1><p>API: <code>${escapeHtml(base)}/api/v1</code></p><p>Control API: <code>${escapeHtml(base)}/_sandbox</code> (see sandbox/README.md).</p>`,
-				),
-			);
-		});
+	app.get('/', async (request, reply) => {
+		const base = ctx.baseUrl(request);
+		return sendHtml(
+			reply,
+			200,
+			page(
+				'PayPalych sandbox',
+				`<h1>PayPalych sandbox</h1><p>API: <code>${escapeHtml(base)}/api/v1</code></p><p>Control API: <code>${escapeHtml(base)}/_sandbox</code> (see sandbox/README.md).</p>`,
+			),
+		);
+	});
 
-		app.get('/pay/:id', async (request, reply) => {
-			const bill = findBill((request.params as { id: string }).id);
-			if (!bill) return missing(reply);
-			const refusal = ctx.state.payRefusal(bill);
-			if (refusal) {
-				return sendHtml(reply, 409, page('Payment unavailable', `${billSummary(bill)}<p><strong>${escapeHtml(refusal.message)}.</strong></p>`));
-			}
-			const methods: PaymentMethod[] = bill.paymentMethod ? [bill.paymentMethod] : ['BANK_CARD', 'SBP'];
-			const methodInputs = methods
-				.map(
-					(method, index) =>
-						`<label><input type="radio" name="method" value="${method}"${index === 0 ? ' checked' : ''}> ${method === 'BANK_CARD' ? 'Bank card' : 'SBP (Faster Payments)'}</label><br>`,
-				)
-				.join('\n');
-			return sendHtml(
-				reply,
-				200,
-				page(
-					'Pay a bill',
-					`${billSummary(bill)}
+	app.get('/pay/:id', async (request, reply) => {
+		const bill = findBill((request.params as { id: string }).id);
+		if (!bill) return missing(reply);
+		const refusal = payRefusal(ctx.state, bill);
+		if (refusal) {
+			return sendHtml(reply, 409, page('Payment unavailable', `${billSummary(bill)}<p><strong>${escapeHtml(refusal.message)}.</strong></p>`));
+		}
+		const methods: PaymentMethod[] = bill.paymentMethod ? [bill.paymentMethod] : ['BANK_CARD', 'SBP'];
+		const methodInputs = methods
+			.map(
+				(method, index) =>
+					`<label><input type="radio" name="method" value="${method}"${index === 0 ? ' checked' : ''}> ${method === 'BANK_CARD' ? 'Bank card' : 'SBP (Faster Payments)'}</label><br>`,
+			)
+			.join('\n');
+		return sendHtml(
+			reply,
+			200,
+			page(
+				'Pay a bill',
+				`${billSummary(bill)}
 <form method="post" action="/pay/${escapeHtml(bill.id)}">
 <fieldset><legend>Payment method</legend>${methodInputs}</fieldset>
 <fieldset><legend>Outcome (sandbox)</legend>
@@ -127,52 +127,51 @@ export function pageRoutes(ctx: SandboxContext) {
 <button type="submit" name="outcome" value="over" class="alt">Pay more (overpaid)</button>
 <button type="submit" name="outcome" value="fail" class="alt">Decline the payment (fail)</button>
 </fieldset></form>`,
-				),
-			);
-		});
+			),
+		);
+	});
 
-		app.post('/pay/:id', async (request, reply) => {
-			const bill = findBill((request.params as { id: string }).id);
-			if (!bill) return missing(reply);
-			const form = payForm.safeParse(request.body ?? {});
-			if (!form.success) return sendHtml(reply, 400, page('Bad request', '<h1>Bad request</h1><p>Choose an outcome and a payment method.</p>'));
-			if (bill.paymentMethod && form.data.method && form.data.method !== bill.paymentMethod) {
-				return sendHtml(reply, 400, page('Bad request', `<h1>Bad request</h1><p>This bill is paid by ${bill.paymentMethod} only.</p>`));
+	app.post('/pay/:id', async (request, reply) => {
+		const bill = findBill((request.params as { id: string }).id);
+		if (!bill) return missing(reply);
+		const form = payForm.safeParse(request.body ?? {});
+		if (!form.success) return sendHtml(reply, 400, page('Bad request', '<h1>Bad request</h1><p>Choose an outcome and a payment method.</p>'));
+		if (bill.paymentMethod && form.data.method && form.data.method !== bill.paymentMethod) {
+			return sendHtml(reply, 400, page('Bad request', `<h1>Bad request</h1><p>This bill is paid by ${bill.paymentMethod} only.</p>`));
+		}
+		let result;
+		try {
+			result = pay(ctx.state, bill, form.data);
+		} catch (error) {
+			if (error instanceof SandboxError) {
+				return sendHtml(reply, error.status, page('Payment unavailable', `${billSummary(bill)}<p><strong>${escapeHtml(error.message)}.</strong></p>`));
 			}
-			let result;
-			try {
-				result = ctx.state.pay(bill, form.data);
-			} catch (error) {
-				if (error instanceof SandboxError) {
-					return sendHtml(reply, error.status, page('Payment unavailable', `${billSummary(bill)}<p><strong>${escapeHtml(error.message)}.</strong></p>`));
-				}
-				throw error;
-			}
-			const { payment, redirect } = result;
-			const heading = payment.status === 'FAIL' ? 'Payment failed' : `Payment ${payment.status.toLowerCase()}`;
-			if (redirect.url) return sendHtml(reply, 200, redirectPage(redirect.url, redirect.fields, heading));
-			return sendHtml(
-				reply,
-				200,
-				page(
-					heading,
-					`<h1>${escapeHtml(heading)}</h1><p>Status: <strong>${payment.status}</strong></p><p>Paid: ${format2(payment.amount)} ${payment.currency}</p><p class="muted">Payment ${escapeHtml(payment.id)}. The shop has no ${payment.status === 'SUCCESS' || payment.status === 'OVERPAID' ? 'Success' : 'Fail'} URL, so you stay here.</p>`,
-				),
-			);
-		});
+			throw error;
+		}
+		const { payment, redirect } = result;
+		const heading = payment.status === 'FAIL' ? 'Payment failed' : `Payment ${payment.status.toLowerCase()}`;
+		if (redirect.url) return sendHtml(reply, 200, redirectPage(redirect.url, redirect.fields, heading));
+		return sendHtml(
+			reply,
+			200,
+			page(
+				heading,
+				`<h1>${escapeHtml(heading)}</h1><p>Status: <strong>${payment.status}</strong></p><p>Paid: ${format2(payment.amount)} ${payment.currency}</p><p class="muted">Payment ${escapeHtml(payment.id)}. The shop has no ${payment.status === 'SUCCESS' || payment.status === 'OVERPAID' ? 'Success' : 'Fail'} URL, so you stay here.</p>`,
+			),
+		);
+	});
 
-		app.get('/link/:id', async (request, reply) => {
-			const bill = findBill((request.params as { id: string }).id);
-			if (!bill) return missing(reply);
-			const payUrl = `${ctx.baseUrl(request)}/pay/${bill.id}`;
-			return sendHtml(
-				reply,
-				200,
-				page(
-					'Pay by QR code',
-					`${billSummary(bill)}<p>${pseudoQr(payUrl)}</p><p class="muted">The sandbox draws a stand-in code; open the payment page instead:</p><p><a href="${escapeHtml(payUrl)}">${escapeHtml(payUrl)}</a></p>`,
-				),
-			);
-		});
-	};
+	app.get('/link/:id', async (request, reply) => {
+		const bill = findBill((request.params as { id: string }).id);
+		if (!bill) return missing(reply);
+		const payUrl = `${ctx.baseUrl(request)}/pay/${bill.id}`;
+		return sendHtml(
+			reply,
+			200,
+			page(
+				'Pay by QR code',
+				`${billSummary(bill)}<p>${pseudoQr(payUrl)}</p><p class="muted">The sandbox draws a stand-in code; open the payment page instead:</p><p><a href="${escapeHtml(payUrl)}">${escapeHtml(payUrl)}</a></p>`,
+			),
+		);
+	});
 }

@@ -2,7 +2,7 @@
  * Postback delivery: form-encoded POSTs, retried on anything but HTTP 200 after
  * 10 s, 100 s, 1000 s, 10000 s, 100000 s (times the time factor), each attempt logged.
  */
-import type { Fields } from './state.ts';
+import type { Fields } from './model.ts';
 
 export const MAX_ATTEMPTS = 6;
 

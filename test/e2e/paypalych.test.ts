@@ -9,11 +9,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXAMPLE_IDS, CREDENTIAL_ID, configureWorkflow, loadExamples, type ExampleSettings } from '../../scripts/lib/examples.ts';
-import { NODE_TYPE, TRIGGER_TYPE, nodeOutput, type ExecutionSummary, type WorkflowJson } from '../../scripts/lib/n8n.ts';
-import { Phases, waitFor } from '../../scripts/lib/proc.ts';
-import { startSink, type Sink } from '../../scripts/lib/sink.ts';
-import { startStack, type Stack } from '../../scripts/lib/stack.ts';
+import { EXAMPLE_IDS, CREDENTIAL_ID, configureWorkflow, loadExamples, type ExampleSettings } from '../../scripts/harness/examples.ts';
+import { NODE_TYPE, TRIGGER_TYPE, nodeOutput, type ExecutionSummary, type WorkflowJson } from '../../scripts/harness/n8n.ts';
+import { Phases, waitFor } from '../../scripts/harness/proc.ts';
+import { startSink, type Sink } from '../../scripts/harness/sink.ts';
+import { startStack, type Stack } from '../../scripts/harness/stack.ts';
 import { utcDay } from '../helpers/sandbox.ts';
 import { createTestDatabase, type TestDatabase } from '../relay/pg.ts';
 
@@ -116,7 +116,8 @@ const paidCalls = (orderId: string) => sink.on('/api/orders/paid').filter((r) =>
 function examplesForTheSuite(settings: ExampleSettings): WorkflowJson[] {
 	const at = new Date(Date.now() + 12 * 3_600_000);
 	const cron = `${at.getUTCMinutes()} ${at.getUTCHours()} ${at.getUTCDate()} ${at.getUTCMonth() + 1} *`;
-	return loadExamples().map(({ workflow }) => {
+	const examples = loadExamples().map(({ workflow }) => workflow);
+	return [...examples, ...suiteWorkflows(examples)].map((workflow) => {
 		const configured = configureWorkflow(workflow, settings);
 		return {
 			...configured,
@@ -127,6 +128,62 @@ function examplesForTheSuite(settings: ExampleSettings): WorkflowJson[] {
 			),
 		};
 	});
+}
+
+/** Workflows of the security suite only (published beside the examples). */
+const SUITE_IDS = { sellerCopy: 'ppE2eSellerCopy', successRedirect: 'ppE2eSuccessRedirect' } as const;
+
+/**
+ * - a second copy of the seller-payout example, as after an accidental second import: every
+ *   payment postback reaches two triggers with two memories, so the payout node itself must keep
+ *   a duplicate from paying twice;
+ * - a Success-redirect trigger that tells the shop what it received.
+ */
+function suiteWorkflows(examples: WorkflowJson[]): WorkflowJson[] {
+	const seller = examples.find((w) => w.id === EXAMPLE_IDS.sellerPayout) as WorkflowJson;
+	const copy: WorkflowJson = {
+		...seller,
+		id: SUITE_IDS.sellerCopy,
+		name: `${seller.name} (second copy)`,
+		nodes: seller.nodes.map((node) =>
+			node.type === TRIGGER_TYPE ? { ...node, id: `${String(node.id)}-copy`, webhookId: '5f1c7a2e-0d1b-4c55-9a3e-7b1f0c2d9e95' } : { ...node, id: `${String(node.id)}-copy` },
+		),
+	};
+	const redirect = {
+		id: SUITE_IDS.successRedirect,
+		name: 'E2E: success redirect is reported to the shop',
+		active: false,
+		settings: { executionOrder: 'v1' },
+		nodes: [
+			{
+				id: 'e2e0000-0000-4000-8000-000000000001',
+				name: 'Success redirect',
+				type: TRIGGER_TYPE,
+				typeVersion: 1,
+				position: [0, 0],
+				webhookId: '5f1c7a2e-0d1b-4c55-9a3e-7b1f0c2d9e96',
+				parameters: { event: 'success', redirectUrl: 'https://shop.example.com/thanks' },
+				credentials: { payPalychApi: { id: CREDENTIAL_ID, name: 'PayPalych account' } },
+			},
+			{
+				id: 'e2e0000-0000-4000-8000-000000000002',
+				name: 'Report',
+				type: 'n8n-nodes-base.httpRequest',
+				typeVersion: 4.2,
+				position: [240, 0],
+				parameters: {
+					method: 'POST',
+					url: 'https://shop.example.com/api/redirects/success',
+					sendBody: true,
+					specifyBody: 'json',
+					jsonBody: '={{ JSON.stringify($json) }}',
+					options: {},
+				},
+			},
+		],
+		connections: { 'Success redirect': { main: [[{ node: 'Report', type: 'main', index: 0 }]] } },
+	} as unknown as WorkflowJson;
+	return [copy, redirect];
 }
 
 beforeAll(async () => {
@@ -171,12 +228,10 @@ describe(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, () => {
 			expect(await stack.n8n.isActive(workflow.id), `${file} is published`).toBe(true);
 		}
 		// The editor's node list comes from the installed package: both types are known to n8n.
-		const types = await stack.n8n.rest<Json[]>('POST', '/node-types', {
-			nodeInfos: [
-				{ name: NODE_TYPE, version: 1 },
-				{ name: TRIGGER_TYPE, version: 1 },
-			],
-		});
+		const types = await stack.n8n.nodeTypes<Json>([
+			{ name: NODE_TYPE, version: 1 },
+			{ name: TRIGGER_TYPE, version: 1 },
+		]);
 		// Asked by their package-prefixed type names, n8n describes both nodes.
 		expect(types.map((t) => t.name).sort()).toEqual(['payPalych', 'payPalychTrigger']);
 		phases.mark('examples published, node types loaded');
@@ -204,7 +259,8 @@ describe(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, () => {
 			billId: answer.billId,
 			status: 'SUCCESS',
 			amount: '1234.50',
-			custom: 'cart-42',
+			received: Number(payment.amount_received),
+			eventKey: `payment-${payment.id}-SUCCESS`,
 		});
 
 		const executions = await waitForExecutions(EXAMPLE_IDS.paymentPaid, before + 1);
@@ -213,8 +269,16 @@ describe(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, () => {
 		expect(newest.status).toBe('success');
 		expect(newest.mode).toBe('webhook');
 		const run = await stack.n8n.execution(newest.id);
-		expect(nodeOutput(run, 'Payment postback')[0]).toMatchObject({ TrsId: payment.id, InvId: orderId, Status: 'SUCCESS', verified: true });
-		expect(nodeOutput(run, 'Check payment status')[0]).toMatchObject({ id: payment.id, bill_id: answer.billId, status: 'SUCCESS' });
+		// The trigger confirmed the postback with payment/status: the item carries the service's record.
+		expect(nodeOutput(run, 'Payment postback')[0]).toMatchObject({
+			TrsId: payment.id,
+			InvId: orderId,
+			Status: 'SUCCESS',
+			verified: true,
+			confirmed: true,
+			paid: true,
+			payment: { id: payment.id, bill_id: answer.billId, status: 'SUCCESS' },
+		});
 		phases.mark('bill -> pay -> postback -> relay -> trigger -> node -> shop backend');
 	});
 
@@ -297,7 +361,7 @@ describe(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, () => {
 		await waitFor('failed delivery attempts while n8n is down', async () => {
 			for (const event of events) {
 				const { deliveries } = await relayAdmin<{ deliveries: Json[] }>(`/events/${event.id}`);
-				if (!(deliveries.length === 1 && deliveries[0].status === 'pending' && deliveries[0].attempts >= 1)) return undefined;
+				if (!(deliveries.length > 0 && deliveries.every((d) => d.status === 'pending' && d.attempts >= 1))) return undefined;
 			}
 			return true;
 		});
@@ -375,17 +439,20 @@ describe(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, () => {
 		phases.mark('sweep run 1 (n8n execute)');
 
 		// More money arrives the same day; the sweep runs again (a retry, or someone clicks again).
+		// It finds today's sweep by its order ID and pays nothing.
 		await stack.control('PATCH', merchantPath, { balances: { RUB: '7000.00' } });
 		const second = await stack.n8n.execute(EXAMPLE_IDS.payoutSweep);
-		const again = nodeOutput(second, 'Pay out the surplus');
-		expect(again).toHaveLength(1);
-		expect(again[0]).toMatchObject({ id: paid.id, order_id: paid.order_id, already_existed: true });
+		expect(nodeOutput(second, 'Pay out the surplus')).toHaveLength(0);
+		expect(nodeOutput(second, 'Tell the shop: already swept')).toHaveLength(1);
 		const payouts = await payoutsOf(paid.order_id as string);
 		expect(payouts).toHaveLength(1);
 		const merchant = await stack.control<Json>('GET', merchantPath);
 		expect(merchant.balances.RUB.available).toBe('7000.00');
 		const told = sink.on('/api/payouts/sweep').map((r) => r.body as Json);
-		expect(told.map((b) => b.alreadyExisted)).toEqual([false, true]);
+		expect(told.map((b) => [b.payoutId, b.alreadyExisted])).toEqual([
+			[paid.id, false],
+			[paid.id, true],
+		]);
 		phases.mark('sweep run 2 paid nothing');
 	});
 
@@ -419,6 +486,140 @@ describe(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, () => {
 		expect(Number(paid.amount_received)).toBeGreaterThan(0);
 		expect((summary.unpaidBills as Json[]).map((b) => b.id).sort()).toEqual([ids[1], ids[2]].sort());
 		phases.mark('reconciliation (n8n execute)');
+	});
+
+	describe('security: what a dishonest customer or an unlucky operator can do', () => {
+		const form = (fields: Json) => new URLSearchParams(fields as Record<string, string>).toString();
+		async function send(url: string, fields: Json): Promise<{ status: number; receipt: string | null }> {
+			const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form(fields), redirect: 'manual' });
+			await res.arrayBuffer();
+			return { status: res.status, receipt: res.headers.get('x-paypalych-receipt') };
+		}
+		const relayPayment = () => `${stack.relay.url}/postback/payment`;
+		const direct = () => stack.triggerUrls[EXAMPLE_IDS.paymentPaid];
+		type PayResult = { payment: Json; postback: Json; redirect: { url: string | null; fields: Json } };
+		const payFull = async (billId: string, outcome: 'full' | 'fail' = 'full') =>
+			await stack.control<PayResult>('POST', `/bills/${billId}/pay`, { outcome, method: 'BANK_CARD' });
+
+		/** The relay's events for a TrsId with a given Status, once every delivery of each has finished. */
+		async function settledRelayEvents(trsId: string, status: string): Promise<Array<{ event: Json; deliveries: Json[] }>> {
+			return await waitFor(`the relay's deliveries of ${trsId} ${status} to finish`, async () => {
+				const { data } = await relayAdmin<{ data: Json[] }>('/events?kind=payment&limit=1000');
+				const ours = data.filter((e) => String(e.fields.TrsId).trim() === trsId && String(e.fields.Status).trim().toUpperCase() === status);
+				if (ours.length === 0) return undefined;
+				const detailed = await Promise.all(ours.map((e) => relayAdmin<{ event: Json; deliveries: Json[] }>(`/events/${e.id}`)));
+				const done = detailed.every((d) => d.deliveries.length > 0 && d.deliveries.every((x) => x.status === 'delivered' || x.status === 'dead'));
+				return done ? detailed : undefined;
+			});
+		}
+
+		it('a Fail redirect turned into a SUCCESS postback marks nothing paid, through the relay and straight to n8n', async () => {
+			const orderId = `e2e-sec-fail-${Date.now()}`;
+			const failed = await payFull(await createBill('2500.00', orderId), 'fail');
+			await deliveredToRelay(failed.payment.id);
+			// The customer's browser showed them this form: a valid signature for (OutSum, InvId).
+			const forged = { ...failed.redirect.fields, TrsId: failed.payment.id, Status: 'SUCCESS' };
+			expect(await send(direct(), forged)).toEqual({ status: 422, receipt: 'rejected' });
+			expect(await send(direct(), { ...forged, TrsId: `made-up-${Date.now()}` })).toEqual({ status: 503, receipt: 'retry' });
+			// The relay can only check the signature: it stores the call, and every trigger refuses it.
+			expect((await send(relayPayment(), forged)).status).toBe(200);
+			const [event] = await settledRelayEvents(failed.payment.id, 'SUCCESS');
+			expect(event.deliveries.map((d) => [d.status, d.lastStatus])).toEqual(event.deliveries.map(() => ['dead', 422]));
+			expect(paidCalls(orderId)).toHaveLength(0);
+			phases.mark('forged SUCCESS from a Fail redirect refused');
+		});
+
+		it('a borrowed TrsId (a cheap real payment, or one of the same amount on another order) marks nothing paid', async () => {
+			const stamp = Date.now();
+			const cheap = await payFull(await createBill('10.00', `e2e-sec-cheap-${stamp}`));
+			const twin = await payFull(await createBill('3000.00', `e2e-sec-twin-${stamp}`));
+			const victimOrder = `e2e-sec-victim-${stamp}`;
+			const victim = await payFull(await createBill('3000.00', victimOrder), 'fail');
+			await waitFor('the genuine payments', () => (paidCalls(`e2e-sec-cheap-${stamp}`).length === 1 && paidCalls(`e2e-sec-twin-${stamp}`).length === 1 ? true : undefined), 60_000);
+			for (const borrowed of [cheap.payment.id, twin.payment.id]) {
+				const forged = { ...victim.redirect.fields, TrsId: borrowed, Status: 'SUCCESS' };
+				expect(await send(direct(), forged)).toEqual({ status: 422, receipt: 'rejected' });
+				expect((await send(relayPayment(), forged)).status).toBe(200);
+			}
+			for (const borrowed of [cheap.payment.id, twin.payment.id]) {
+				const events = await settledRelayEvents(borrowed, 'SUCCESS');
+				// The genuine postback and the forged one are two events; only the genuine one was delivered.
+				const forgedEvent = events.find((e) => e.event.fields.InvId === victimOrder) as { deliveries: Json[] };
+				expect(
+					forgedEvent.deliveries.map((d) => [d.status, d.lastStatus]),
+					`deliveries of the forged call with TrsId ${borrowed}: ${JSON.stringify(forgedEvent.deliveries)}`,
+				).toEqual(forgedEvent.deliveries.map(() => ['dead', 422]));
+			}
+			expect(paidCalls(victimOrder)).toHaveLength(0);
+			expect(paidCalls(`e2e-sec-cheap-${stamp}`)).toHaveLength(1);
+			expect(paidCalls(`e2e-sec-twin-${stamp}`)).toHaveLength(1);
+			phases.mark('borrowed TrsIds refused');
+		});
+
+		it('replays in another spelling of Status or TrsId start no second execution, through the relay or straight to n8n', async () => {
+			const orderId = `e2e-sec-replay-${Date.now()}`;
+			const paid = await payFull(await createBill('64.00', orderId));
+			await waitFor(`the shop call for ${orderId}`, () => (paidCalls(orderId).length === 1 ? true : undefined), 60_000);
+			const before = (await settledExecutions(EXAMPLE_IDS.paymentPaid)).length;
+			const genuine = paid.postback;
+			for (const variant of [{ Status: 'success' }, { Status: ' SUCCESS' }, { Status: 'Success ' }, { TrsId: ` ${String(genuine.TrsId)} ` }]) {
+				expect((await send(relayPayment(), { ...genuine, ...variant })).status).toBe(200);
+				expect(await send(direct(), { ...genuine, ...variant })).toEqual({ status: 200, receipt: 'duplicate' });
+			}
+			const events = await settledRelayEvents(String(genuine.TrsId), 'SUCCESS');
+			expect(events).toHaveLength(1);
+			expect((await settledExecutions(EXAMPLE_IDS.paymentPaid)).length).toBe(before);
+			expect(paidCalls(orderId)).toHaveLength(1);
+			phases.mark('re-spelled replays deduplicated');
+		});
+
+		it('a Fail redirect posted to the Success URL claims no payment', async () => {
+			const orderId = `e2e-sec-redirect-${Date.now()}`;
+			const failed = await payFull(await createBill('15.00', orderId), 'fail');
+			const res = await fetch(`${stack.relay.url}/redirect/success`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/x-www-form-urlencoded' },
+				body: form(failed.redirect.fields),
+				redirect: 'manual',
+			});
+			expect(res.status).toBeLessThan(400);
+			const [report] = await waitFor('the success-redirect workflow', () => {
+				const calls = sink.on('/api/redirects/success').filter((r) => (r.body as Json).InvId === orderId);
+				return calls.length > 0 ? calls : undefined;
+			}, 60_000);
+			// The shop backend's placeholder was replaced with the suite's stand-in backend.
+			expect(report.body).toMatchObject({ event: 'success', verified: true, paymentProof: false, customerSentTo: `${sink.url}/thanks` });
+			expect(report.body).not.toHaveProperty('paid');
+			expect(paidCalls(orderId)).toHaveLength(0);
+			phases.mark('redirect claims nothing');
+		});
+
+		it('a marketplace payment pays its seller once: two workflows get the postback, the service drops the answer after paying, the relay replays it', async () => {
+			const orderId = `mkt-e2e-${Date.now()}`;
+			const sellerCalls = () => sink.on('/api/payouts/seller').filter((r) => (r.body as Json).orderId === orderId);
+			// The first payout request is carried out, then its answer is lost.
+			await stack.control('POST', '/faults', { kind: 'drop_after', path: '/api/v1/payout/personal/create', count: 1 });
+			const paid = await payFull(await createBill('500.00', orderId));
+			const payoutOrderId = `seller-payment-${String(paid.payment.id)}-SUCCESS`;
+			await waitFor('both seller workflows', () => (sellerCalls().length >= 2 ? true : undefined), 60_000);
+			const payouts = async () =>
+				(await stack.control<{ data: Json[] }>('GET', `/payouts?merchantId=${stack.sandbox.merchantId}`)).data.filter((p) => p.order_id === payoutOrderId);
+			expect(await payouts()).toHaveLength(1);
+			expect(sellerCalls().map((c) => (c.body as Json).alreadyExisted).sort()).toEqual([false, true]);
+			expect(new Set(sellerCalls().map((c) => (c.body as Json).payoutId)).size).toBe(1);
+
+			// An operator replays the event: the triggers know it, nothing runs again.
+			const [event] = await settledRelayEvents(String(paid.payment.id), 'SUCCESS');
+			await relayAdmin(`/events/${event.event.id}/replay`, 'POST');
+			await waitFor('the replayed deliveries', async () => {
+				const { deliveries } = await relayAdmin<{ deliveries: Json[] }>(`/events/${event.event.id}`);
+				return deliveries.length >= 2 * event.deliveries.length && deliveries.every((d) => d.status === 'delivered') ? true : undefined;
+			});
+			await settledExecutions(EXAMPLE_IDS.sellerPayout);
+			expect(sellerCalls()).toHaveLength(2);
+			expect(await payouts()).toHaveLength(1);
+			phases.mark('seller paid once');
+		});
 	});
 
 	it('every example workflow has run successfully', async () => {

@@ -50,7 +50,8 @@ export interface Credential {
 	baseUrl: string;
 }
 
-class TestCredentialsHelper extends ICredentialsHelper {
+/** n8n's credentials helper, reduced to handing out the test's data and applying `authenticate`. */
+export class TestCredentialsHelper extends ICredentialsHelper {
 	private readonly data: Credential;
 	constructor(data: Credential) {
 		super();

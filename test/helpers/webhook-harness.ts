@@ -20,7 +20,8 @@
  *   storage (here a JSON string) and saves it in the response callback when its change flag is set.
  *   The run's own Workflow, built over the same object before a deferred answer, resets that flag,
  *   as in n8n. A new harness given the same storage is an n8n restart.
- * - credentials: the credentials helper hands out the decrypted data given to the harness.
+ * - credentials: the credentials helper hands out the decrypted data given to the harness and applies
+ *   the credential's authenticate (the trigger calls the API to confirm postbacks).
  * An execution "started" exactly when `webhook()` returned `workflowData`: that is when n8n calls
  * `WorkflowRunner.run`. Each one is recorded in `executions`.
  */
@@ -41,6 +42,7 @@ import type {
 	IWorkflowExecuteAdditionalData,
 	WorkflowExecuteMode,
 } from 'n8n-workflow';
+import { TestCredentialsHelper, type Credential } from './n8n-context.ts';
 import { requireN8n, useN8nSettingsFolder } from './n8n-runtime.ts';
 
 export interface LogEntry {
@@ -176,11 +178,9 @@ function additionalDataFor(credentials: ICredentialDataDecryptedObject): IWorkfl
 		webhookBaseUrl: 'http://n8n.test/webhook',
 		webhookTestBaseUrl: 'http://n8n.test/webhook-test',
 		variables: {},
-		credentialsHelper: {
-			getDecrypted: async () => ({ ...credentials }),
-			isCredentialUsableByNode: () => true,
-			getCredentialsProperties: () => [],
-		},
+		// The same helper as the action node's tests: the trigger confirms postbacks through
+		// n8n-core's httpRequestWithAuthentication, which applies the credential's authenticate.
+		credentialsHelper: new TestCredentialsHelper(credentials as unknown as Credential),
 	} as unknown as IWorkflowExecuteAdditionalData;
 }
 

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ICredentialTestRequest, IHttpRequestOptions, INodeProperties } from 'n8n-workflow';
 
@@ -61,7 +63,12 @@ describe('node description', () => {
 		expect(description.name).toBe('payPalych');
 		expect(description.usableAsTool).toBe(true);
 		expect(description.credentials).toEqual([{ name: 'payPalychApi', required: true }]);
-		expect(description.icon).toEqual({ light: 'file:paypalych.svg', dark: 'file:paypalych.dark.svg' });
+		// One icon folder (icons/): the paths resolve from the compiled node to the copied icons.
+		expect(description.icon).toEqual({ light: 'file:../../icons/paypalych.svg', dark: 'file:../../icons/paypalych.dark.svg' });
+		const nodeDir = join(__dirname, '..', '..', 'dist', 'nodes', 'PayPalych');
+		for (const icon of Object.values(description.icon as Record<string, string>)) {
+			expect(existsSync(join(nodeDir, icon.replace(/^file:/, ''))), icon).toBe(true);
+		}
 	});
 
 	it('offers exactly the operations of the issue, each with an action and a description an agent can act on', () => {
@@ -81,13 +88,21 @@ describe('node description', () => {
 		}
 	});
 
-	it('documents the payout order-ID rule where the merchant sets it', () => {
+	it('documents the payout order-ID rule where the merchant sets it: a required business key, never derived', () => {
+		const orderIds = description.properties.filter(
+			(p) => p.name === 'orderId' && p.displayOptions?.show?.resource?.[0] === 'payout' && String(p.displayOptions?.show?.operation?.[0]).startsWith('create'),
+		);
+		expect(orderIds).toHaveLength(2);
+		for (const orderId of orderIds) {
+			expect(orderId.required).toBe(true);
+			expect(orderId.description).toContain('the same value for every retry, re-run and duplicate delivery');
+			expect(orderId.description).toContain('eventKey');
+		}
 		const options = description.properties.filter((p) => p.name === 'options' && p.displayOptions?.show?.resource?.[0] === 'payout');
-		expect(options).toHaveLength(2);
 		for (const collection of options) {
-			const orderId = (collection.options as INodeProperties[]).find((o) => o.name === 'orderId');
-			expect(orderId?.description).toMatch(/SHA-256 over the workflow ID, the node name, the item index, the input item/);
-			expect(orderId?.description).toContain('already_existed');
+			const onExisting = (collection.options as INodeProperties[]).find((o) => o.name === 'onExisting');
+			expect(onExisting?.default).toBe('return');
+			expect((onExisting?.options as Array<{ value: string }>).map((o) => o.value)).toEqual(['return', 'fail']);
 		}
 	});
 });

@@ -27,13 +27,14 @@ async function failure(merchant: TestMerchant, parameters: INodeParameters, cred
 }
 
 const billCreate = (m: TestMerchant, extra: INodeParameters = {}): INodeParameters => ({ resource: 'bill', operation: 'create', shopId: m.shopId, amount: '100', ...extra });
-// Allow Duplicate skips the order-ID look-up, so the error comes from the create endpoint itself.
+// A new order ID each time: the look-up finds nothing, so the error comes from the create endpoint itself.
+let orderSeq = 0;
 const personal = (m: TestMerchant, amount = '100', accountId?: string): INodeParameters => ({
 	resource: 'payout',
 	operation: 'createPersonal',
 	payoutAccountId: accountId ?? m.payoutAccountId,
 	amount,
-	options: { allowDuplicate: true },
+	orderId: `errors-${++orderSeq}`,
 });
 const balance: INodeParameters = { resource: 'balance', operation: 'get' };
 
@@ -56,11 +57,12 @@ const cases: Case[] = [
 		hint: 'Contact PayPalych support',
 	},
 	{
-		name: 'banned merchant (400 on payout creation)',
+		// The node looks the order ID up (payout/status, 403) before it would create (400).
+		name: 'banned merchant (payout creation stops at the order-ID look-up)',
 		setup: (m) => patchMerchant(sandbox, m.merchantId, { banned: true }),
 		parameters: (m) => personal(m),
 		message: 'api:error.merchant_banned: Your merchant account is banned',
-		httpCode: '400',
+		httpCode: '403',
 	},
 	{
 		name: 'merchant not found',
@@ -224,7 +226,7 @@ const cases: Case[] = [
 	},
 	{
 		name: 'invalid request data (unknown SBP bank)',
-		parameters: () => ({ resource: 'payout', operation: 'createRegular', accountType: 'sbp', amount: '10', phone: '+79001234567', bank: { __rl: true, mode: 'id', value: '123' } }),
+		parameters: () => ({ resource: 'payout', operation: 'createRegular', accountType: 'sbp', amount: '10', phone: '+79001234567', bank: { __rl: true, mode: 'id', value: '123' }, orderId: 'sbp-unknown-bank' }),
 		message: 'invalid_request_data: The service rejected the request data',
 		httpCode: '422',
 		hint: 'account_bank: ',
@@ -283,7 +285,7 @@ describe('API errors become NodeApiError with key, HTTP code and a merchant sent
 	it('a failed payout creation pays nothing', async () => {
 		const merchant = await newMerchant(sandbox);
 		await patchMerchant(sandbox, merchant.merchantId, { balances: { RUB: '1.00' } });
-		await failure(merchant, { resource: 'payout', operation: 'createPersonal', payoutAccountId: merchant.payoutAccountId, amount: '5' });
+		await failure(merchant, { resource: 'payout', operation: 'createPersonal', payoutAccountId: merchant.payoutAccountId, amount: '5', orderId: 'fails-5' });
 		expect(await payoutsOf(sandbox, merchant.merchantId)).toHaveLength(0);
 	});
 });

@@ -23,12 +23,16 @@ describe('package contents', () => {
 	it('ships only package.json, the README/licence and dist/nodes, dist/credentials', () => {
 		expect(files.length).toBeGreaterThan(10);
 		for (const file of files) {
-			expect(file).toMatch(/^(package\.json|README\.md|LICEN[SC]E(\.md)?|dist\/(nodes|credentials)\/.+)$/);
+			expect(file).toMatch(/^(package\.json|README\.md|LICEN[SC]E(\.md)?|dist\/(nodes|credentials|icons)\/.+)$/);
 			expect(file).not.toMatch(/(^|\/)(relay|sandbox|test|examples|scripts)\//);
 			expect(file).not.toMatch(/\.test\.|\.spec\./);
 			// No TypeScript sources: compiled JavaScript, declarations, maps, codex JSON, icons.
 			expect(file).toMatch(/(\.js|\.d\.ts|\.js\.map|\.json|\.svg|\.png|\.md)$|^LICEN/);
 		}
+	});
+
+	it('ships exactly package.json, the README and the MIT licence outside dist/', () => {
+		expect(files.filter((file) => !file.startsWith('dist/')).sort()).toEqual(['LICENSE.md', 'README.md', 'package.json']);
 	});
 
 	it('contains every node and credential package.json declares, with the icons and the codex file', () => {
@@ -38,8 +42,8 @@ describe('package contents', () => {
 		for (const file of [
 			'dist/nodes/PayPalych/PayPalych.node.js',
 			'dist/nodes/PayPalych/PayPalych.node.json',
-			'dist/nodes/PayPalych/paypalych.svg',
-			'dist/nodes/PayPalych/paypalych.dark.svg',
+			'dist/icons/paypalych.svg',
+			'dist/icons/paypalych.dark.svg',
 			'dist/credentials/PayPalychApi.credentials.js',
 		]) {
 			expect(files).toContain(file);

@@ -17,7 +17,7 @@ afterAll(async () => {
 const credential = () => ({ apiToken: 'test|token', baseUrl: server.url });
 
 const billCreate = (over: INodeParameters): INodeParameters => ({ resource: 'bill', operation: 'create', shopId: 'shop-1', amount: '100', ...over });
-const personal = (over: INodeParameters): INodeParameters => ({ resource: 'payout', operation: 'createPersonal', payoutAccountId: 'acc-1', amount: '100', ...over });
+const personal = (over: INodeParameters): INodeParameters => ({ resource: 'payout', operation: 'createPersonal', payoutAccountId: 'acc-1', amount: '100', orderId: 'o-1', ...over });
 const card = (over: INodeParameters): INodeParameters => ({
 	resource: 'payout',
 	operation: 'createRegular',
@@ -25,6 +25,7 @@ const card = (over: INodeParameters): INodeParameters => ({
 	amount: '100',
 	cardNumber: '4111 1111 1111 1111',
 	cardHolder: 'IVAN PETROV',
+	orderId: 'o-1',
 	...over,
 });
 const sbp = (over: INodeParameters): INodeParameters => ({
@@ -34,6 +35,7 @@ const sbp = (over: INodeParameters): INodeParameters => ({
 	amount: '100',
 	phone: '+7 900 123-45-67',
 	bank: { __rl: true, mode: 'list', value: '100000000111' },
+	orderId: 'o-1',
 	...over,
 });
 const search = (resource: string, startDate: string, finishDate: string): INodeParameters => ({ resource, operation: 'search', startDate, finishDate, returnAll: true });
@@ -43,12 +45,15 @@ const cases: Array<[string, INodeParameters, RegExp]> = [
 	['zero amount', billCreate({ amount: '0' }), /^Amount must be greater than 0/],
 	['negative amount', billCreate({ amount: '-5' }), /^Amount must be a positive decimal number/],
 	['text amount', billCreate({ amount: 'ten' }), /^Amount must be a positive decimal number/],
-	['three decimals', billCreate({ amount: '1.005' }), /^Amount must have at most 2 decimals/],
+	['three decimals', billCreate({ amount: '1.0051' }), /^Amount must have at most 2 decimals/],
+	['a comma that may be a thousands separator', billCreate({ amount: '1,500' }), /^Amount is ambiguous: .*\(got "1,500"\)$/],
+	['a space as thousands separator', billCreate({ amount: '1 500,00' }), /^Amount must not contain spaces .*\(got "1 500,00"\)$/],
+	['a dot before three digits', billCreate({ amount: '1.005' }), /^Amount is ambiguous: .*\(got "1.005"\)$/],
 	['float artefact given as text', billCreate({ amount: '0.30000000000000004' }), /^Amount must have at most 2 decimals/],
 	['number with three decimals', billCreate({ amount: '={{ 1.234 }}' }), /^Amount must have at most 2 decimals/],
 	['beyond decimal(10,2)', billCreate({ amount: '100000000' }), /^Amount must not exceed 99999999\.99/],
 	['missing shop ID', billCreate({ shopId: '  ' }), /^Shop ID is required/],
-	['unknown currency from an expression', billCreate({ additionalFields: { currencyIn: '={{ "GBP" }}' } }), /^Currency must be one of RUB, USD, EUR/],
+	['unknown currency from an expression', billCreate({ additionalFields: { currencyIn: '={{ "GBP" }}' } }), /^Currency must be one of EUR, RUB, USD/],
 	['unknown bill type from an expression', billCreate({ additionalFields: { type: '={{ "single" }}' } }), /^Type must be one of normal, multi/],
 	['missing bill ID (get)', { resource: 'bill', operation: 'get', billId: '' }, /^Bill ID is required/],
 	['missing bill ID (payments)', { resource: 'bill', operation: 'getPayments', billId: '' }, /^Bill ID is required/],
@@ -63,7 +68,10 @@ const cases: Array<[string, INodeParameters, RegExp]> = [
 	['payout search: start after finish', search('payout', '2024-03-02T00:00:00', '2024-03-01T23:59:59'), /^Start Date \(2024-03-02\) must not be after Finish Date/],
 	['payout search: month 13', search('payout', '2024-13-01', '2024-12-01'), /^Start Date must be a real date/],
 	['personal payout: no account', personal({ payoutAccountId: '' }), /^Payout Account ID is required/],
-	['personal payout: bad amount', personal({ amount: '12.345' }), /^Amount must have at most 2 decimals/],
+	['personal payout: bad amount', personal({ amount: '12.3456' }), /^Amount must have at most 2 decimals/],
+	['personal payout: thousands separator', personal({ amount: '1,500' }), /^Amount is ambiguous/],
+	['personal payout: no order ID', personal({ orderId: '' }), /^Order ID is required/],
+	['card payout: no order ID', card({ orderId: '  ' }), /^Order ID is required/],
 	['card payout: Luhn fails', card({ cardNumber: '4111 1111 1111 1112' }), /^Card Number fails the card checksum/],
 	['card payout: letters', card({ cardNumber: '4111-abcd-1111-1111' }), /^Card Number must contain digits only/],
 	['card payout: too short', card({ cardNumber: '42424' }), /^Card Number must have 12 to 19 digits/],

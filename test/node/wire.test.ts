@@ -96,10 +96,11 @@ describe('requests on the wire', () => {
 				amount: '={{ 99.9 }}',
 				cardNumber: '4111-1111 1111-1111',
 				cardHolder: '  IVAN   PETROV ',
+				orderId: ' card-99 ',
 			},
 		});
 		const cardForm = Object.fromEntries(new URLSearchParams(server.requests[1].body));
-		expect(cardForm).toMatchObject({ amount: '99.90', currency: 'RUB', account_type: 'credit_card', account_identifier: '4111111111111111', card_holder: 'IVAN PETROV' });
+		expect(cardForm).toMatchObject({ amount: '99.90', currency: 'RUB', account_type: 'credit_card', account_identifier: '4111111111111111', card_holder: 'IVAN PETROV', order_id: 'card-99' });
 		expect(cardForm.account_bank).toBeUndefined();
 
 		for (const phone of ['+7 (900) 123-45-67', '8 900 123 45 67', '9001234567', '7-900-123-45-67']) {
@@ -110,7 +111,7 @@ describe('requests on the wire', () => {
 			);
 			await runNode({
 				credential: { apiToken: TOKEN, baseUrl: server.url },
-				parameters: { resource: 'payout', operation: 'createRegular', accountType: 'sbp', amount: '10', phone, bank: { __rl: true, mode: 'id', value: '100000000111' } },
+				parameters: { resource: 'payout', operation: 'createRegular', accountType: 'sbp', amount: '10', phone, bank: { __rl: true, mode: 'id', value: '100000000111' }, orderId: 'sbp-10' },
 			});
 			const form = Object.fromEntries(new URLSearchParams(server.requests[1].body));
 			expect(form).toMatchObject({ account_type: 'sbp', account_identifier: '79001234567', account_bank: '100000000111' });
@@ -190,13 +191,71 @@ describe('requests on the wire', () => {
 		server.answers.push({ status: 200, body: { success: true, id: 'PO5', amount: '70.00', order_id: 'given-1', created_at: '2024-03-01 10:00:00' } });
 		const out = await runNode({
 			credential: { apiToken: TOKEN, baseUrl: server.url },
-			parameters: { resource: 'payout', operation: 'createPersonal', payoutAccountId: 'acc', amount: '70', options: { orderId: 'given-1' } },
+			parameters: { resource: 'payout', operation: 'createPersonal', payoutAccountId: 'acc', amount: '70', orderId: 'given-1' },
 		});
 		expect(out).toEqual([{ json: { id: 'PO5', amount: 70, order_id: 'given-1', created_at: '2024-03-01 10:00:00', already_existed: true }, pairedItem: { item: 0 } }]);
-		// The status look-up, then a search of that day for further parts of a split payout; never a create.
-		expect(server.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /api/v1/payout/status', 'GET /api/v1/payout/search']);
+		// The amount is the one asked for: a single payout, no search for parts; never a create.
+		expect(server.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /api/v1/payout/status']);
 		expect(server.requests[0].query).toEqual({ order_id: 'given-1' });
-		expect(server.requests[1].query).toMatchObject({ start_date: '2024-03-01', finish_date: '2024-03-01' });
+	});
+
+	it('searches the day before to the day after for the other parts of a split payout, without relying on order_id', async () => {
+		const part = (id: string, amount: string, created_at: string, account_identifier = '220070******1234') => ({
+			id,
+			amount,
+			status: 'MODERATING',
+			currency: 'RUB',
+			account_identifier,
+			created_at,
+		});
+		server.answers.push(
+			{ status: 200, body: { success: true, ...part('S1', '100.00', '2024-03-01 23:59:59') } },
+			{
+				status: 200,
+				body: {
+					success: true,
+					data: [
+						part('S1', '100.00', '2024-03-01 23:59:59'),
+						// The next part was stamped after midnight.
+						part('S2', '50.00', '2024-03-02 00:00:01'),
+						// Same account, another request an hour later; another account at the same second.
+						part('X1', '50.00', '2024-03-02 01:00:00'),
+						part('X2', '50.00', '2024-03-01 23:59:59', '427601******9999'),
+					],
+				},
+			},
+		);
+		const out = await runNode({
+			credential: { apiToken: TOKEN, baseUrl: server.url },
+			parameters: { resource: 'payout', operation: 'createPersonal', payoutAccountId: 'acc', amount: '150', orderId: 'split-1' },
+		});
+		expect(out.map((i) => [i.json.id, i.json.already_existed])).toEqual([
+			['S1', true],
+			['S2', true],
+		]);
+		expect(server.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /api/v1/payout/status', 'GET /api/v1/payout/search']);
+		expect(server.requests[1].query).toMatchObject({ start_date: '2024-02-29', finish_date: '2024-03-02' });
+	});
+
+	it('refuses to guess when the parts of a split payout cannot be told apart from another payout made at the same time', async () => {
+		const part = (id: string, amount: string) => ({ id, amount, status: 'MODERATING', currency: 'RUB', account_identifier: '220070******1234', created_at: '2024-03-01 12:00:00' });
+		server.answers.push(
+			{ status: 200, body: { success: true, ...part('A1', '100.00') } },
+			// Two requests of 150.00 split the same way, in the same second, to the same account.
+			{ status: 200, body: { success: true, data: [part('A1', '100.00'), part('A2', '50.00'), part('B1', '100.00'), part('B2', '50.00')] } },
+		);
+		const error = await runNode({
+			credential: { apiToken: TOKEN, baseUrl: server.url },
+			parameters: { resource: 'payout', operation: 'createPersonal', payoutAccountId: 'acc', amount: '150', orderId: 'twin-a' },
+		}).then(
+			() => undefined,
+			(e: Error & { description?: string }) => e,
+		);
+		expect(error?.message).toBe(
+			'Order ID twin-a already has a payout (A1, 100.00), but its other parts cannot be told apart from other payouts made at the same time to 220070******1234',
+		);
+		expect(error?.description).toContain('Nothing was paid');
+		expect(server.requests.map((r) => r.method)).toEqual(['GET', 'GET']);
 	});
 
 	it('returns the existing payout when the create call finds the order ID taken meanwhile', async () => {
@@ -207,16 +266,14 @@ describe('requests on the wire', () => {
 		);
 		const out = await runNode({
 			credential: { apiToken: TOKEN, baseUrl: server.url },
-			parameters: { resource: 'payout', operation: 'createPersonal', payoutAccountId: 'acc', amount: '70' },
+			parameters: { resource: 'payout', operation: 'createPersonal', payoutAccountId: 'acc', amount: '70', orderId: 'raced-1' },
 			items: [{ run: 1 }],
 		});
 		expect(out).toHaveLength(1);
-		expect(out[0].json).toMatchObject({ id: 'PO6', already_existed: true });
-		expect(out[0].json.order_id).toMatch(/^n8n-[0-9a-f]{24}$/);
+		expect(out[0].json).toMatchObject({ id: 'PO6', already_existed: true, order_id: 'raced-1' });
 		expect(server.requests.map((r) => r.method)).toEqual(['GET', 'POST', 'GET']);
-		const sent = new URLSearchParams(server.requests[1].body).get('order_id');
-		expect(sent).toBe(out[0].json.order_id);
-		expect(server.requests[2].query.order_id).toBe(sent);
+		expect(new URLSearchParams(server.requests[1].body).get('order_id')).toBe('raced-1');
+		expect(server.requests[2].query.order_id).toBe('raced-1');
 	});
 
 	it('does not take a 422 on another field for a taken order ID', async () => {
@@ -226,7 +283,7 @@ describe('requests on the wire', () => {
 		);
 		const error = await runNode({
 			credential: { apiToken: TOKEN, baseUrl: server.url },
-			parameters: { resource: 'payout', operation: 'createPersonal', payoutAccountId: 'acc', amount: '70' },
+			parameters: { resource: 'payout', operation: 'createPersonal', payoutAccountId: 'acc', amount: '70', orderId: 'bad-amount' },
 		}).then(
 			() => undefined,
 			(e: Error & { httpCode?: string; description?: string }) => e,

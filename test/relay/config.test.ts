@@ -1,10 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../relay/src/config.ts';
 import { targetsByKind, targetsFor } from '../../relay/src/context.ts';
-import { ADMIN_TOKEN, TOKEN } from './helpers.ts';
+import { ADMIN_TOKEN, NODE, RELAY_BIN, TOKEN } from './helpers.ts';
 
 const minimal = {
 	PAYPALYCH_API_TOKEN: TOKEN,
@@ -112,9 +110,7 @@ describe('relay configuration', () => {
 	});
 
 	it('stops the real binary at start-up with a message naming the variable', () => {
-		const root = join(__dirname, '..', '..');
-		const node = existsSync(join(root, 'node_modules/.bin/node')) ? join(root, 'node_modules/.bin/node') : process.execPath;
-		const run = spawnSync(node, [join(root, 'relay/src/bin.ts')], {
+		const run = spawnSync(NODE, [RELAY_BIN], {
 			env: { PATH: process.env.PATH ?? '', RELAY_ADMIN_TOKEN: ADMIN_TOKEN, RELAY_PAYMENT_TARGETS: 'http://127.0.0.1:1/x' },
 			encoding: 'utf8',
 			timeout: 15_000,

@@ -1,51 +1,8 @@
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Target, baseEnv, form, freePort, paymentFields, tempDir, waitFor } from './helpers.ts';
+import { Target, baseEnv, form, freePort, paymentFields, spawnRelay, stopRelays, tempDir, waitFor } from './helpers.ts';
+import type { RelayProcess } from './helpers.ts';
 import { adminQuery, createTestDatabase, startOwnPostgres } from './pg.ts';
 import type { OwnPostgres, TestDatabase } from './pg.ts';
-
-const ROOT = join(__dirname, '..', '..');
-const NODE = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
-const BIN = join(ROOT, 'relay/src/bin.ts');
-
-interface Child {
-	proc: ChildProcess;
-	url: string;
-	exited: Promise<number | null>;
-}
-
-/** Starts `node relay/src/bin.ts` and waits for its "relay listening" log line. */
-async function spawnRelay(env: Record<string, string>): Promise<Child> {
-	const proc = spawn(NODE, [BIN], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-	const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-	let stderr = '';
-	proc.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-	const url = await new Promise<string>((resolve, reject) => {
-		let buffered = '';
-		const onData = (chunk: Buffer) => {
-			buffered += chunk.toString();
-			let nl: number;
-			while ((nl = buffered.indexOf('\n')) >= 0) {
-				const line = buffered.slice(0, nl);
-				buffered = buffered.slice(nl + 1);
-				try {
-					const entry = JSON.parse(line) as { msg?: string; url?: string };
-					if (entry.msg === 'relay listening' && entry.url) resolve(entry.url);
-				} catch {
-					// not a log line
-				}
-			}
-		};
-		proc.stdout!.on('data', onData);
-		exited.then((code) => reject(new Error(`relay exited with ${code} before listening: ${stderr}`)));
-		setTimeout(() => reject(new Error(`relay did not start: ${stderr}`)), 15_000);
-	});
-	proc.stdout!.resume();
-	return { proc, url, exited };
-}
 
 interface BurstResult {
 	acked: Set<string>;
@@ -105,22 +62,13 @@ async function settle(label: string, target: Target, sent: number, result: Burst
 	return { missing, duplicates };
 }
 
-async function stopAll(children: Child[]) {
-	for (const c of children) {
-		if (c.proc.exitCode === null && c.proc.signalCode === null) {
-			c.proc.kill('SIGTERM');
-			await c.exited;
-		}
-	}
-}
-
 describe('crash safety', () => {
 	const tmp = tempDir();
 	const target = new Target();
-	const children: Child[] = [];
+	const children: RelayProcess[] = [];
 
 	afterAll(async () => {
-		await stopAll(children);
+		await stopRelays(children);
 		await target.close();
 		tmp.cleanup();
 	});
@@ -165,13 +113,13 @@ describe('crash safety', () => {
 
 describe('crash safety: two relay instances on one PostgreSQL database', () => {
 	const tmp = tempDir();
-	const children: Child[] = [];
+	const children: RelayProcess[] = [];
 	const targets: Target[] = [];
 	let db: TestDatabase | undefined;
 	let server: OwnPostgres | undefined;
 
 	afterAll(async () => {
-		await stopAll(children);
+		await stopRelays(children);
 		for (const t of targets) await t.close();
 		await db?.drop();
 		await server?.destroy();

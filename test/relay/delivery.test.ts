@@ -1,7 +1,7 @@
 import { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backoffDelay, classify, parseRetryAfter } from '../../relay/src/forwarder.ts';
+import { backoffDelay, classify, parseRetryAfter, retryAfterDelay } from '../../relay/src/forwarder.ts';
 import { start } from '../../relay/src/server.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
 import { ADMIN_TOKEN, LogSink, Target, baseEnv, form, freePort, paymentFields, payoutFields, tempDir, waitFor } from './helpers.ts';
@@ -51,6 +51,22 @@ describe('delivery rules (pure)', () => {
 		expect(parseRetryAfter('Wed, 31 Dec 2025 00:00:00 GMT', now)).toBe(0);
 		expect(parseRetryAfter('soon', now)).toBeUndefined();
 		expect(parseRetryAfter(undefined, now)).toBeUndefined();
+	});
+
+	it('keeps a Retry-After wait between the base delay and the smaller of the max delay and the remaining budget', () => {
+		const now = Date.parse('2026-01-01T00:00:00Z');
+		const bounds = { baseMs: 5_000, maxMs: 3_600_000, remainingMs: 86_400_000 };
+		expect(retryAfterDelay('120', now, bounds)).toBe(120_000);
+		expect(retryAfterDelay('999999999', now, bounds)).toBe(3_600_000);
+		expect(retryAfterDelay('99999999999999999999999', now, bounds)).toBe(3_600_000);
+		expect(retryAfterDelay('999999999', now, { ...bounds, remainingMs: 600_000 })).toBe(600_000);
+		expect(retryAfterDelay('0', now, bounds)).toBe(5_000);
+		expect(retryAfterDelay('Wed, 31 Dec 2025 00:00:00 GMT', now, bounds)).toBe(5_000);
+		expect(retryAfterDelay('Fri, 31 Dec 9999 23:59:59 GMT', now, bounds)).toBe(3_600_000);
+		// Less budget left than the base delay: the base delay, so the delivery ends up dead, not hot-looped.
+		expect(retryAfterDelay('1', now, { ...bounds, remainingMs: 100 })).toBe(5_000);
+		expect(retryAfterDelay('-5', now, bounds)).toBeGreaterThanOrEqual(5_000);
+		expect(retryAfterDelay('soon', now, bounds)).toBeUndefined();
 	});
 
 	it('classifies answers: 2xx success; errors, 404, 408, 429, 5xx retried; other refusals permanent', () => {
@@ -125,7 +141,7 @@ describe('forwarder against real targets (long budget)', () => {
 		expect(Number(/paypalych_relay_delivery_retries_total\{kind="payout"\} (\d+)/.exec(metrics)?.[1])).toBeGreaterThanOrEqual(25);
 	});
 
-	it('honours Retry-After on 429', async () => {
+	it('honours Retry-After on 429 up to RELAY_MAX_DELAY_MS', async () => {
 		const fields = paymentFields('T-429');
 		target.responder = (req, _n) =>
 			req.body.includes('TrsId=T-429&') && target.received.filter((r) => r.body.includes('TrsId=T-429&')).length === 1
@@ -135,8 +151,10 @@ describe('forwarder against real targets (long budget)', () => {
 		await waitFor(() => store.deliveriesFor('T-429')[0]?.status === 'delivered', 'delivered after 429');
 		const hits = target.received.filter((r) => r.body.includes('TrsId=T-429&'));
 		expect(hits).toHaveLength(2);
-		// Backoff alone would retry within 200 ms (RELAY_MAX_DELAY_MS); Retry-After says one second.
-		expect(hits[1].at - hits[0].at).toBeGreaterThanOrEqual(950);
+		// Backoff alone would retry after 10-20 ms (attempt 1, RELAY_BASE_DELAY_MS 20); Retry-After
+		// asks for one second, clamped to RELAY_MAX_DELAY_MS (200 ms). The retry is claimed only once
+		// it is due, so it cannot come earlier.
+		expect(hits[1].at - hits[0].at).toBeGreaterThanOrEqual(200);
 		expect(store.deliveriesFor('T-429')[0].attempts).toBe(2);
 
 		// Both attempts are kept, with their timing, and shown by the admin API.
@@ -152,7 +170,7 @@ describe('forwarder against real targets (long budget)', () => {
 		]);
 		expect(Number(attempts[0].startedAt)).toBeGreaterThanOrEqual(hits[0].at - 1_000);
 		expect(Number(attempts[0].startedAt)).toBeLessThanOrEqual(hits[0].at);
-		expect(Number(attempts[1].startedAt) - Number(attempts[0].startedAt)).toBeGreaterThanOrEqual(950);
+		expect(Number(attempts[1].startedAt) - Number(attempts[0].startedAt)).toBeGreaterThanOrEqual(200);
 		expect(attempts.every((a) => Number(a.durationMs) >= 0 && a.deliveryId === row.id)).toBe(true);
 		const own = await admin(relay, `/deliveries/${String(row.id)}/attempts`);
 		expect(own.status).toBe(200);
@@ -165,6 +183,24 @@ describe('forwarder against real targets (long budget)', () => {
 		const found = (await (await admin(relay, '/events?trsId=T-429&status=delivered')).json()) as { data: Array<{ id: string }> };
 		expect(found.data.map((e) => e.id)).toEqual([String(row.event_id)]);
 		expect((await admin(relay, '/events?status=gone')).status).toBe(400);
+	});
+
+	it('does not park a delivery for a hostile Retry-After: 999999999, nor hammer a target whose Retry-After is in the past', async () => {
+		const answers: Record<string, string> = { 'T-ra-huge': '999999999', 'T-ra-past': 'Wed, 21 Oct 2015 07:28:00 GMT' };
+		target.responder = (req) => {
+			const id = Object.keys(answers).find((k) => req.body.includes(`TrsId=${k}&`));
+			const seen = target.received.filter((r) => id && r.body.includes(`TrsId=${id}&`)).length;
+			return id && seen <= 2 ? { status: seen === 1 ? 429 : 503, headers: { 'retry-after': answers[id] } } : { status: 200 };
+		};
+		for (const id of Object.keys(answers)) expect(await postPayment(relay, paymentFields(id))).toBe(200);
+		// Unclamped, the first would wait 31 years; it is retried after at most RELAY_MAX_DELAY_MS.
+		await waitFor(() => Object.keys(answers).every((id) => store.deliveriesFor(id)[0]?.status === 'delivered'), 'delivered after Retry-After');
+		for (const id of Object.keys(answers)) {
+			const hits = target.received.filter((r) => r.body.includes(`TrsId=${id}&`));
+			expect(hits).toHaveLength(3);
+			// A past date asks for no wait at all: the relay still waits RELAY_BASE_DELAY_MS (20 ms).
+			for (let i = 1; i < hits.length; i++) expect(hits[i].at - hits[i - 1].at).toBeGreaterThanOrEqual(20);
+		}
 	});
 
 	it('retries 404 (inactive workflow) and delivers the same body, content type and event id', async () => {

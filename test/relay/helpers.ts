@@ -1,5 +1,7 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,6 +11,12 @@ import { join } from 'node:path';
 export const TOKEN = '72|oBCB7Z3SmUm1gvkpEdRcSR2q1ERHpG4vD3DNBmuT';
 export const OLD_TOKEN = '71|oldTokenBeforeRotation0000000000000000';
 export const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
+
+export const ROOT = join(__dirname, '..', '..');
+/** The project's Node 24 (the `node` devDependency), else the one running the tests. */
+export const NODE = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
+/** The compiled relay, as its package's bin runs it; built by `npm run build` (or `npm run build -w relay`). */
+export const RELAY_BIN = join(ROOT, 'relay', 'dist', 'relay', 'src', 'bin.js');
 
 // Independent oracle for the signature rule (not the module under test).
 export const md5 = (s: string) => createHash('md5').update(s).digest('hex').toUpperCase();
@@ -184,5 +192,59 @@ export class LogSink {
 	}
 	get text(): string {
 		return this.lines.join('');
+	}
+}
+
+export interface RelayProcess {
+	proc: ChildProcess;
+	url: string;
+	exited: Promise<number | null>;
+	/** Everything the process wrote to stdout (its log) so far. */
+	stdout: () => string;
+}
+
+/**
+ * Starts a relay process, by default `node <RELAY_BIN>` (or `command args`), and waits for its
+ * "relay listening" log line.
+ */
+export async function spawnRelay(env: Record<string, string>, options: { command?: string; args?: string[]; cwd?: string } = {}): Promise<RelayProcess> {
+	const proc = spawn(options.command ?? NODE, options.args ?? [RELAY_BIN], {
+		cwd: options.cwd ?? ROOT,
+		env: { PATH: process.env.PATH ?? '', ...env },
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
+	const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+	let stdout = '';
+	let stderr = '';
+	proc.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+	const url = await new Promise<string>((resolve, reject) => {
+		let scanned = 0;
+		proc.stdout!.on('data', (chunk: Buffer) => {
+			stdout += chunk.toString();
+			let nl: number;
+			while ((nl = stdout.indexOf('\n', scanned)) >= 0) {
+				const line = stdout.slice(scanned, nl);
+				scanned = nl + 1;
+				try {
+					const entry = JSON.parse(line) as { msg?: string; url?: string };
+					if (entry.msg === 'relay listening' && entry.url) resolve(entry.url);
+				} catch {
+					// not a log line
+				}
+			}
+		});
+		exited.then((code) => reject(new Error(`relay exited with ${code} before listening: ${stderr}`)));
+		setTimeout(() => reject(new Error(`relay did not start: ${stderr}`)), 15_000);
+	});
+	return { proc, url, exited, stdout: () => stdout };
+}
+
+/** Stops every relay process that still runs (`signal`, SIGTERM by default) and waits for each exit. */
+export async function stopRelays(children: RelayProcess[], signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+	for (const c of children) {
+		if (c.proc.exitCode === null && c.proc.signalCode === null) {
+			c.proc.kill(signal);
+			await c.exited;
+		}
 	}
 }

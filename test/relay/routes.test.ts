@@ -113,6 +113,29 @@ describe('relay routes over real sockets with a real SQLite file', () => {
 		expect(eventsWith('T-dup-1')).toHaveLength(2);
 	});
 
+	it('takes a replay in another spelling of Status or TrsId for the same postback', async () => {
+		const fields = paymentFields('T-spell-1');
+		signatures.push(fields.SignatureValue);
+		expect((await post('/postback/payment', form(fields))).status).toBe(200);
+		for (const Status of ['success', 'Success', 'SUCCESS ', ' SUCCESS']) {
+			expect((await post('/postback/payment', form({ ...fields, Status }))).status).toBe(200);
+		}
+		expect((await post('/postback/payment', form({ ...fields, TrsId: ' T-spell-1 ' }))).status).toBe(200);
+		expect(eventsWith('T-spell-1')).toHaveLength(1);
+	});
+
+	it('stores a call with another signed pair under the same TrsId as its own event: a forged call sent first cannot shadow the genuine one', async () => {
+		// The attacker's own (failed) order's public redirect signature, with the victim's TrsId.
+		const forged = paymentFields('T-victim-1', { invId: 'attacker-order', outSum: '18.50' });
+		const genuine = paymentFields('T-victim-1');
+		signatures.push(forged.SignatureValue, genuine.SignatureValue);
+		expect((await post('/postback/payment', form(forged))).status).toBe(200);
+		expect((await post('/postback/payment', form(genuine))).status).toBe(200);
+		const rows = eventsWith('T-victim-1');
+		expect(rows.map((r) => JSON.parse(String(r.fields_json)).InvId).sort()).toEqual(['attacker-order', 'order-T-victim-1']);
+		for (const row of rows) expect(deliveriesOf(row.id)).toHaveLength(2);
+	});
+
 	it('rejects forged, unsigned, garbage and oversized calls without storing them', async () => {
 		const before = countEvents();
 		const forged = { ...paymentFields('T-forged'), SignatureValue: md5('18.50:order-T-forged:wrong-token') };
@@ -192,8 +215,8 @@ describe('relay routes over real sockets with a real SQLite file', () => {
 		const res = await fetch(`${relay.url}/metrics`);
 		expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0.0.4/);
 		const text = await res.text();
-		expect(text).toMatch(/paypalych_relay_received_total\{kind="payment"\} 6/);
-		expect(text).toMatch(/paypalych_relay_duplicates_total\{kind="payment"\} 1/);
+		expect(text).toMatch(/paypalych_relay_received_total\{kind="payment"\} 14/);
+		expect(text).toMatch(/paypalych_relay_duplicates_total\{kind="payment"\} 6/);
 		expect(text).toMatch(/paypalych_relay_duplicates_total\{kind="payout"\} 1/);
 		const delivered = Number(/paypalych_relay_deliveries\{status="delivered"\} (\d+)/.exec(text)?.[1]);
 		const rows = Number((db.prepare(`SELECT COUNT(*) AS n FROM deliveries WHERE status = 'delivered'`).get() as { n: number }).n);

@@ -52,8 +52,16 @@ describe('bills', () => {
 		const id = await newBill({ order_id: 'ord-status', type: 'multi' });
 		const answer = await h.api('GET', 'bill/status', { id });
 		expect(answer.status).toBe(200);
-		expect(answer.body).toMatchObject({ success: true, id, status: 'NEW', amount: 100.05, type: 'MULTI', currency_in: 'RUB', order_id: 'ord-status', active: true });
-		expect(answer.body.created_at).toMatch(DATETIME);
+		// Exactly the interface document's fields by default.
+		expect(answer.body).toEqual({ success: true, id, status: 'NEW', amount: 100.05, type: 'MULTI', currency_in: 'RUB', created_at: expect.stringMatching(DATETIME) });
+		// The live service is seen to add order_id and active: emulated when the merchant asks for it.
+		await h.control('PATCH', `merchants/${h.sb.merchantId}`, { liveExtras: true });
+		try {
+			const live = await h.api('GET', 'bill/status', { id });
+			expect(live.body).toEqual({ ...answer.body, order_id: 'ord-status', active: true });
+		} finally {
+			await h.control('PATCH', `merchants/${h.sb.merchantId}`, { liveExtras: false });
+		}
 	});
 
 	it('uses the shop default currency when currency_in is omitted', async () => {
@@ -180,7 +188,9 @@ describe('balance, payouts, banks', () => {
 		expect(created.body.success).toBe(true);
 		expect(created.body.data).toHaveLength(1);
 		const payout = created.body.data[0];
-		expect(payout).toMatchObject({ status: 'MODERATING', amount: 150, currency: 'RUB', order_id: 'po-personal-1' });
+		// The Payout object of the interface document, nothing more (order_id only with liveExtras).
+		expect(Object.keys(payout).sort()).toEqual(['account_identifier', 'amount', 'commission', 'created_at', 'currency', 'id', 'status']);
+		expect(payout).toMatchObject({ status: 'MODERATING', amount: 150, currency: 'RUB' });
 		expect(payout.account_identifier).toMatch(/^\d{6}\*+\d{4}$/);
 		expect(payout.created_at).toMatch(DATETIME);
 		expect(typeof payout.commission).toBe('number');

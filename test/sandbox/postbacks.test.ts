@@ -57,17 +57,17 @@ describe('bill → payment page → postback → redirect', () => {
 		expect(postback.method).toBe('POST');
 		expect(postback.headers['content-type']).toBe('application/x-www-form-urlencoded');
 		const f = postback.fields;
-		expect(f).toMatchObject({
+		// Exactly the payment postback of the interface document.
+		expect(f).toEqual({
 			InvId: 'order-77',
 			OutSum: '18.54',
 			Commission: '0.56',
 			Currency: 'RUB',
 			CurrencyIn: 'RUB',
+			TrsId: expect.any(String),
 			Status: 'SUCCESS',
 			custom: 'user=5&x=ä',
-			AccountType: 'SBP',
-			BalanceAmount: '17.98',
-			BalanceCurrency: 'RUB',
+			SignatureValue: expect.any(String),
 		});
 		expect(f['SignatureValue']).toBe(md5(`${f['OutSum']}:${f['InvId']}:${h.token}`));
 		const browser = shop.received.slice(before).find((r) => r.path === '/success');
@@ -142,6 +142,21 @@ describe('bill → payment page → postback → redirect', () => {
 		});
 		const received = await waitFor(() => shop.received.find((r) => r.fields['TrsId'] === pay.body.payment.id), 'postback');
 		expect(received.fields).toEqual(pay.body.postback);
+	});
+
+	it('Currency is RUB as the document lists it, CurrencyIn the bill currency; liveExtras adds the fields live postbacks carry', async () => {
+		const m = await h.merchant({ shop: { resultUrl: `${shop.url}/result`, defaultCurrency: 'USD' } });
+		const usd = await h.api('POST', 'bill/create', { amount: '10', shop_id: m.shopId, order_id: 'usd-1' }, m.token);
+		const plain = await h.control('POST', `bills/${usd.body.bill_id}/pay`, { outcome: 'full', method: 'SBP' });
+		expect(plain.body.postback).toMatchObject({ Currency: 'RUB', CurrencyIn: 'USD', OutSum: '10.00' });
+		for (const extra of ['AccountType', 'AccountNumber', 'BalanceAmount', 'BalanceCurrency']) expect(plain.body.postback).not.toHaveProperty(extra);
+
+		expect((await h.control('PATCH', `merchants/${m.merchantId}`, { liveExtras: true })).body.liveExtras).toBe(true);
+		const rub = await h.api('POST', 'bill/create', { amount: '10', shop_id: m.shopId, order_id: 'rub-1', currency_in: 'RUB' }, m.token);
+		const live = await h.control('POST', `bills/${rub.body.bill_id}/pay`, { outcome: 'full', method: 'SBP' });
+		expect(live.body.postback).toMatchObject({ Currency: 'RUB', CurrencyIn: 'RUB', AccountType: 'SBP', BalanceAmount: '9.70', BalanceCurrency: 'RUB' });
+		expect(live.body.postback.AccountNumber).toMatch(/^\+79\*+\d{4}$/);
+		expect(live.body.postback.SignatureValue).toBe(md5(`10.00:rub-1:${m.token}`));
 	});
 });
 
@@ -293,6 +308,27 @@ describe('payout postbacks', () => {
 			}
 			const log = await h.control('GET', 'deliveries?kind=payout');
 			expect(log.body.data.filter((e: { url: string }) => e.url === `${hook.url}/payouts`)).toHaveLength(4);
+		} finally {
+			await hook.close();
+		}
+	});
+
+	it('a payout to a phone number says AccountType QIWI (the document lists QIWI and BANK_CARD only)', async () => {
+		const hook = await listener();
+		try {
+			const m = await h.merchant({ payoutWebhookUrl: `${hook.url}/payouts` });
+			const created = await h.api(
+				'POST',
+				'payout/regular/create',
+				{ amount: '100', currency: 'RUB', account_type: 'sbp', account_identifier: '+7 900 123-45-67', account_bank: '100000000004' },
+				m.token,
+			);
+			expect(created.status).toBe(200);
+			const id = created.body.data[0].id;
+			await h.control('POST', `payouts/${id}/advance`, { status: 'DECLINED' });
+			const received = await waitFor(() => hook.received[0], 'payout postback');
+			expect(received.fields).toMatchObject({ TrsId: id, Status: 'DECLINED', AccountType: 'QIWI', AccountNumber: '+79001234567' });
+			expect(received.fields['SignatureValue']).toBe(md5(`${received.fields['Amount']}:${id}:${m.token}`));
 		} finally {
 			await hook.close();
 		}

@@ -66,7 +66,8 @@ async function postForm(url: string, fields: Record<string, string>) {
 }
 
 beforeAll(async () => {
-	sb = await startSandbox({ port: 0, token: TOKEN, timeFactor: 0.001 });
+	// Live extras: the bill shows its order_id, so the trigger confirms InvId (Order Check's default).
+	sb = await startSandbox({ port: 0, token: TOKEN, timeFactor: 0.001, liveExtras: true });
 	const credentials = { apiToken: sb.token, baseUrl: sb.url };
 	for (const event of ['payment', 'payout', 'success', 'fail'] as const) {
 		triggers[event] = await startWebhookHarness({
@@ -132,7 +133,7 @@ describe('postbacks produced by the sandbox', () => {
 		const browser = await postForm(failed.redirect.url, failed.redirect.fields);
 		expect(browser.status).toBe(200);
 		expect(browser.text).toContain('Payment failed');
-		expect(triggers.fail.executions.at(-1)?.[0][0].json).toMatchObject({ event: 'fail', paid: false, InvId: 'sbx-order-3' });
+		expect(triggers.fail.executions.at(-1)?.[0][0].json).toMatchObject({ event: 'fail', paymentProof: false, InvId: 'sbx-order-3' });
 	});
 
 	it('a payout moved to SUCCESS: the sandbox payout postback is accepted and starts one execution', async () => {

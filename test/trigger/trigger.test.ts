@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { IDataObject } from 'n8n-workflow';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { PayPalychTrigger } from '../../dist/nodes/PayPalychTrigger/PayPalychTrigger.node.js';
+import { postbackKey } from '../../dist/nodes/shared/index.js';
 import { MAX_BODY_BYTES, SEEN_KEYS_FIELD, SEEN_KEYS_LIMIT, SeenPostbacks, resetProcessMemory } from '../../dist/nodes/PayPalychTrigger/receive.js';
 import { callWebhookMethod, startWebhookHarness, type LogEntry, type WebhookHarness } from '../helpers/webhook-harness.ts';
 
@@ -15,11 +16,16 @@ const open: WebhookHarness[] = [];
 const allLogs: LogEntry[] = [];
 const allAnswers: string[] = [];
 
+/**
+ * These tests send hand-made postbacks to exercise reading, verifying, filtering and dedupe, so
+ * confirmation with the API is off unless a test turns it on; test/trigger/confirm.test.ts covers
+ * confirmation against the sandbox.
+ */
 async function harness(parameters: Record<string, unknown>, extra: Partial<Parameters<typeof startWebhookHarness>[0]> = {}) {
 	const h = await startWebhookHarness({
 		nodeType: new PayPalychTrigger(),
 		typeName: TYPE,
-		parameters: parameters as never,
+		parameters: { confirmWithApi: false, ...parameters } as never,
 		credentialType: 'payPalychApi',
 		credentials: { apiToken: TOKEN, baseUrl: 'https://pal24.pro' },
 		...extra,
@@ -162,7 +168,18 @@ describe('payment postback', () => {
 		expect(h.executions).toHaveLength(0);
 	});
 
-	it.each(['OutSum', 'InvId', 'TrsId', 'Status', 'SignatureValue'])('refuses a postback without %s with 401', async (field) => {
+	it('reads a missing InvId as an empty order ID (order_id is optional on a bill): signed over OutSum::token it starts, otherwise 401', async () => {
+		const h = await harness({ event: 'payment' });
+		const { InvId: _dropped, ...withoutInvId } = payment({ TrsId: 'NO-INV' });
+		const stillSignedWithIt = await post(h.url, form(withoutInvId));
+		expect(stillSignedWithIt.status).toBe(401);
+		const signedEmpty = { ...withoutInvId, SignatureValue: md5(`18.50::${TOKEN}`) };
+		expect((await post(h.url, form(signedEmpty))).status).toBe(200);
+		expect(h.executions).toHaveLength(1);
+		expect(h.executions[0][0][0].json).toMatchObject({ InvId: '', TrsId: 'NO-INV' });
+	});
+
+	it.each(['OutSum', 'TrsId', 'Status', 'SignatureValue'])('refuses a postback without %s with 401', async (field) => {
 		const h = await harness({ event: 'payment' });
 		const fields = payment();
 		delete fields[field];
@@ -285,21 +302,22 @@ describe('payment postback', () => {
 		storage.staticData = beforeA;
 		expect((await post(h.url, form(payment({ TrsId: 'B' }))))).toMatchObject({ status: 200 });
 		const stored = JSON.parse(storage.staticData)['node:PayPalych Trigger'][SEEN_KEYS_FIELD] as string[];
-		expect(stored).toEqual(['payment:A:SUCCESS', 'payment:B:SUCCESS']);
+		expect(stored).toEqual([postbackKey('payment', payment({ TrsId: 'A' })), postbackKey('payment', payment({ TrsId: 'B' }))]);
 		// A redelivered (the relay replays it, the service retries): nothing starts.
 		expect((await post(h.url, form(payment({ TrsId: 'A' }))))).toMatchObject({ status: 200, text: 'OK' });
 		expect(h.calls.map((c) => c.started)).toEqual([true, true, false]);
 	});
 
 	it('keeps a bounded memory: at the limit the oldest key is forgotten and recent ones are kept', async () => {
-		const keys = Array.from({ length: SEEN_KEYS_LIMIT }, (_, i) => `payment:OLD-${i}:SUCCESS`);
+		const key = (trsId: string) => postbackKey('payment', payment({ TrsId: trsId })) as string;
+		const keys = Array.from({ length: SEEN_KEYS_LIMIT }, (_, i) => key(`OLD-${i}`));
 		const storage = { staticData: JSON.stringify({ 'node:PayPalych Trigger': { [SEEN_KEYS_FIELD]: keys } }) };
 		const h = await harness({ event: 'payment' }, { storage });
 		expect((await post(h.url, form(payment({ TrsId: 'NEWEST' })))).status).toBe(200);
 		const stored = JSON.parse(storage.staticData)['node:PayPalych Trigger'][SEEN_KEYS_FIELD] as string[];
 		expect(stored).toHaveLength(SEEN_KEYS_LIMIT);
-		expect(stored.at(-1)).toBe('payment:NEWEST:SUCCESS');
-		expect(stored).not.toContain('payment:OLD-0:SUCCESS');
+		expect(stored.at(-1)).toBe(key('NEWEST'));
+		expect(stored).not.toContain(key('OLD-0'));
 		// OLD-0 was evicted, so it starts again; OLD-1 is still remembered.
 		expect((await post(h.url, form(payment({ TrsId: 'OLD-1' })))).status).toBe(200);
 		expect((await post(h.url, form(payment({ TrsId: 'OLD-0' })))).status).toBe(200);
@@ -421,7 +439,17 @@ describe('success and fail redirects', () => {
 		expect(r.status).toBe(303);
 		expect(r.headers.get('location')).toBe('https://shop.example.com/thanks?from=pal');
 		expect(h.executions).toHaveLength(1);
-		expect(h.executions[0][0][0].json).toMatchObject({ ...fields, event: 'success', verified: true, paid: true, OutSumNumber: 18.5 });
+		const item = h.executions[0][0][0].json;
+		expect(item).toMatchObject({
+			...fields,
+			event: 'success',
+			verified: true,
+			paymentProof: false,
+			customerSentTo: 'https://shop.example.com/thanks?from=pal',
+			OutSumNumber: 18.5,
+		});
+		// A redirect proves no payment: the item never claims one.
+		expect(item).not.toHaveProperty('paid');
 	});
 
 	it('shows a plain page with every received value escaped when no page is set', async () => {
@@ -441,7 +469,8 @@ describe('success and fail redirects', () => {
 		expect(r.status).toBe(200);
 		expect(r.text).toContain('Payment failed');
 		expect(r.headers.get('location')).toBeNull();
-		expect(h.executions[0][0][0].json).toMatchObject({ event: 'fail', paid: false });
+		expect(h.executions[0][0][0].json).toMatchObject({ event: 'fail', paymentProof: false, customerSentTo: 'plain page' });
+		expect(h.executions[0][0][0].json).not.toHaveProperty('paid');
 	});
 
 	it('refuses a forged, re-formatted or incomplete redirect with 401 and starts nothing', async () => {

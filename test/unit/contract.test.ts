@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
+	confirmPayment,
+	confirmPayout,
 	describeApiError,
 	ENDPOINT_ERRORS,
 	ERROR_CATALOGUE,
@@ -83,9 +85,38 @@ describe('postback bodies', () => {
 		expect(parsePostbackBody({ a: { b: 1 } })).toMatchObject({ ok: false, reason: 'nested_value' });
 		expect(parsePostbackBody('[1,2]', 'application/json')).toMatchObject({ ok: false, reason: 'not_an_object' });
 	});
-	it('keys postbacks by TrsId and Status, never redirects', () => {
-		expect(postbackKey('payment', { TrsId: 'T', Status: 'SUCCESS' })).toBe('payment:T:SUCCESS');
+	it('keys postbacks by TrsId, canonical Status and the signed pair, never redirects', () => {
+		const base = { TrsId: 'T', Status: 'SUCCESS', OutSum: '10.00', InvId: 'o-1' };
+		expect(postbackKey('payment', base)).toBe(JSON.stringify(['payment', 'T', 'SUCCESS', '10.00', 'o-1']));
+		// One postback in every spelling of its Status, and with white space around its TrsId.
+		for (const Status of ['success', 'Success', 'SUCCESS ', ' SUCCESS', '\tsuccess\n']) {
+			expect(postbackKey('payment', { ...base, Status })).toBe(postbackKey('payment', base));
+		}
+		expect(postbackKey('payment', { ...base, TrsId: ' T ' })).toBe(postbackKey('payment', base));
+		// A call with another signed pair is another event, so it cannot take the genuine one's place.
+		expect(postbackKey('payment', { ...base, InvId: 'o-2' })).not.toBe(postbackKey('payment', base));
+		expect(postbackKey('payment', { ...base, Status: 'FAIL' })).not.toBe(postbackKey('payment', base));
+		expect(postbackKey('payout', { TrsId: 'P', Status: 'declined', Amount: '5.00' })).toBe(JSON.stringify(['payout', 'P', 'DECLINED', '5.00', 'P']));
 		expect(postbackKey('success', { InvId: 'x' })).toBeUndefined();
+	});
+
+	it('treats every spelling of a status alike for paid and gives every delivery one event key', () => {
+		for (const Status of ['success', ' Success', 'OVERPAID ', 'overpaid']) {
+			expect(enrichPostback('payment', { OutSum: '1', TrsId: 'T', Status }).paid).toBe(true);
+		}
+		const a = enrichPostback('payment', { OutSum: '1', TrsId: 'T-1', Status: 'success' });
+		const b = enrichPostback('payment', { OutSum: '1', TrsId: ' T-1', Status: 'SUCCESS ' });
+		expect(a.eventKey).toBe('payment-T-1-SUCCESS');
+		expect(b.eventKey).toBe(a.eventKey);
+		expect(a.status).toBe('SUCCESS');
+		const odd = enrichPostback('payment', { OutSum: '1', TrsId: 'a/b?c', Status: 'SUCCESS' });
+		expect(odd.eventKey).toMatch(/^payment-[0-9a-f]{24}-SUCCESS$/);
+	});
+
+	it('never puts paid on a redirect, and reads a missing InvId as empty', () => {
+		expect(enrichPostback('success', { OutSum: '1.00', SignatureValue: 'x' })).not.toHaveProperty('paid');
+		expect(enrichPostback('fail', { OutSum: '1.00', InvId: 'o' })).not.toHaveProperty('paid');
+		expect(enrichPostback('success', { OutSum: '1.00' }).InvId).toBe('');
 	});
 	it('enriches with event, verified, paid and numeric amounts', () => {
 		const out = enrichPostback('payment', { OutSum: '18.50', Status: 'OVERPAID', InvId: '1', TrsId: 'T', custom: 'c' });
@@ -103,13 +134,26 @@ describe('money', () => {
 		['0,5', '0.50'],
 		[0.1 + 0.2, '0.30'],
 		['99999999.99', '99999999.99'],
-		['10.500', '10.50'],
+		['10.5000', '10.50'],
+		['0.500', '0.50'],
+		['100,50', '100.50'],
+		['1500', '1500.00'],
+		[1500, '1500.00'],
+		['100.00000000', '100.00'],
 	])('%s becomes %s', (input, expected) => {
 		expect(normalizeAmount(input)).toMatchObject({ ok: true, value: expected });
 	});
 	it.each([[0], [-5], ['abc'], ['1.234'], [1.234], ['100000000'], [Number.NaN], [''], [null], ['1e5']])('%s is refused', (input) => {
 		expect(normalizeAmount(input).ok).toBe(false);
 	});
+	it.each([['1,500'], ['1 500,00'], ['1\u00a0500'], ['1.500'], ['10.500'], ['1.000.000'], ['1,500.00'], ['1,5,0']])(
+		'%s may hold a thousands separator: refused with what was read, never guessed',
+		(input) => {
+			const result = normalizeAmount(input);
+			expect(result.ok).toBe(false);
+			expect(result.ok === false && result.message).toMatch(/ambiguous|spaces/);
+		},
+	);
 	it('reads service amounts without loss', () => {
 		expect(normalizeResponseAmount('0.12000000')).toBe(0.12);
 		expect(normalizeResponseAmount(35400)).toBe(35400);
@@ -164,5 +208,60 @@ describe('error catalogue', () => {
 		expect(e.key).toBe('invalid_request_data');
 		expect(e.fieldErrors).toEqual({ amount: ['The amount field is required.'] });
 		expect(e.description).toContain('amount: The amount field is required.');
+	});
+});
+
+describe('confirming a postback with the service\'s record', () => {
+	const postback = { TrsId: 'P1', Status: 'SUCCESS', OutSum: '103.00', InvId: 'o-1', CurrencyIn: 'RUB' };
+	const payment = { id: 'P1', bill_id: 'B1', status: 'SUCCESS', amount: 103, amount_received: 100, commission: 3, currency_in: 'RUB' };
+
+	it('confirms when id, status (any spelling), amount and order agree', () => {
+		expect(confirmPayment(postback, payment, 'o-1')).toEqual({ ok: true, orderConfirmed: true });
+		expect(confirmPayment({ ...postback, Status: ' success' }, payment, 'o-1')).toEqual({ ok: true, orderConfirmed: true });
+	});
+
+	it('without the bill\'s order ID: refused, or with Bill ID Only confirmed with orderConfirmed false (never on another mismatch)', () => {
+		expect(confirmPayment(postback, payment, undefined)).toMatchObject({ ok: false, retry: false });
+		expect(confirmPayment(postback, payment, undefined, false)).toEqual({ ok: true, orderConfirmed: false });
+		expect(confirmPayment({ ...postback, OutSum: '1.00' }, payment, undefined, false)).toMatchObject({ ok: false });
+		expect(confirmPayment(postback, { ...payment, status: 'FAIL' }, undefined, false)).toMatchObject({ ok: false });
+		// A bill that shows its order ID is still compared in that mode.
+		expect(confirmPayment(postback, payment, 'o-2', false)).toMatchObject({ ok: false });
+	});
+
+	it('takes OutSum as the payer\'s amount, the received amount, or received + commission (payer pays the fee)', () => {
+		expect(confirmPayment({ ...postback, OutSum: '100.00' }, payment, 'o-1').ok).toBe(true);
+		// The interface document's example: amount 0 with a non-zero amount_received.
+		expect(confirmPayment(postback, { ...payment, amount: 0 }, 'o-1').ok).toBe(true);
+		expect(confirmPayment({ ...postback, OutSum: '103.01' }, payment, 'o-1')).toMatchObject({ ok: false, retry: false });
+		expect(confirmPayment({ ...postback, OutSum: '1e3' }, payment, 'o-1')).toMatchObject({ ok: false, retry: false });
+	});
+
+	it('refuses another status, another payment, another order, an unknown order and another currency', () => {
+		expect(confirmPayment(postback, { ...payment, status: 'FAIL' }, 'o-1')).toMatchObject({ ok: false, retry: false });
+		expect(confirmPayment(postback, { ...payment, id: 'P2' }, 'o-1')).toMatchObject({ ok: false, retry: false });
+		expect(confirmPayment(postback, payment, 'o-2')).toMatchObject({ ok: false, retry: false, reason: expect.stringContaining('o-2') });
+		expect(confirmPayment(postback, payment, undefined)).toMatchObject({ ok: false, retry: false, reason: expect.stringContaining('no order ID') });
+		expect(confirmPayment({ ...postback, InvId: '' }, payment, null)).toEqual({ ok: true, orderConfirmed: true });
+		expect(confirmPayment(postback, payment, null)).toMatchObject({ ok: false });
+		expect(confirmPayment({ ...postback, CurrencyIn: 'USD' }, payment, 'o-1')).toMatchObject({ ok: false, retry: false });
+	});
+
+	it('asks for a retry while the record is not final', () => {
+		for (const status of ['NEW', 'PROCESS']) {
+			expect(confirmPayment(postback, { ...payment, status }, 'o-1')).toMatchObject({ ok: false, retry: true });
+		}
+		expect(confirmPayout({ TrsId: 'X', Status: 'SUCCESS', Amount: '10.00' }, { id: 'X', status: 'MODERATING', amount: 10 })).toMatchObject({
+			ok: false,
+			retry: true,
+		});
+	});
+
+	it('confirms a payout postback whose Amount includes the commission', () => {
+		const payout = { id: 'X', status: 'SUCCESS', amount: 1000, commission: 15 };
+		expect(confirmPayout({ TrsId: 'X', Status: 'success', Amount: '1015.00' }, payout)).toEqual({ ok: true });
+		expect(confirmPayout({ TrsId: 'X', Status: 'SUCCESS', Amount: '1000.00' }, payout)).toEqual({ ok: true });
+		expect(confirmPayout({ TrsId: 'X', Status: 'DECLINED', Amount: '1015.00' }, payout)).toMatchObject({ ok: false, retry: false });
+		expect(confirmPayout({ TrsId: 'X', Status: 'SUCCESS', Amount: '999.00' }, payout)).toMatchObject({ ok: false, retry: false });
 	});
 });

@@ -1,6 +1,7 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, JsonObject } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
+import type { PayPalychMap } from '../node.type';
 import * as balance from './balance';
 import * as bill from './bill';
 import * as payment from './payment';
@@ -9,7 +10,7 @@ import * as sbpBank from './sbpBank';
 
 type OperationRun = (this: IExecuteFunctions, itemIndex: number) => Promise<IDataObject[]>;
 
-const OPERATIONS: Record<string, Record<string, OperationRun>> = {
+const OPERATIONS = {
 	bill: {
 		create: bill.create.execute,
 		get: bill.get.execute,
@@ -26,7 +27,28 @@ const OPERATIONS: Record<string, Record<string, OperationRun>> = {
 		search: payout.search.execute,
 	},
 	sbpBank: { getMany: sbpBank.getMany.execute },
-};
+} satisfies { [R in keyof PayPalychMap]: Record<PayPalychMap[R], OperationRun> };
+
+function runnerOf(resource: string, operation: string): OperationRun | undefined {
+	const operations: Record<string, OperationRun> | undefined = Object.prototype.hasOwnProperty.call(OPERATIONS, resource)
+		? OPERATIONS[resource as keyof PayPalychMap]
+		: undefined;
+	return operations && Object.prototype.hasOwnProperty.call(operations, operation) ? operations[operation] : undefined;
+}
+
+/**
+ * The one place errors are wrapped: an error an operation throws (already a NodeApiError or
+ * NodeOperationError from the transport or the input checks, or anything else) leaves the node as
+ * a NodeApiError or NodeOperationError that names the item.
+ */
+function asNodeError(this: IExecuteFunctions, error: unknown, itemIndex: number): NodeApiError | NodeOperationError {
+	const wrapped =
+		error instanceof NodeApiError || error instanceof NodeOperationError
+			? error
+			: new NodeOperationError(this.getNode(), error as Error, { itemIndex });
+	if (wrapped.context.itemIndex === undefined) wrapped.context.itemIndex = itemIndex;
+	return wrapped;
+}
 
 /** Runs the chosen operation once per input item; every output item is paired with its input item. */
 export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
@@ -37,7 +59,7 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 		try {
 			const resource = this.getNodeParameter('resource', itemIndex) as string;
 			const operation = this.getNodeParameter('operation', itemIndex) as string;
-			const run = OPERATIONS[resource]?.[operation];
+			const run = runnerOf(resource, operation);
 			if (!run) {
 				throw new NodeOperationError(this.getNode(), `The operation "${operation}" of resource "${resource}" is not known`, {
 					itemIndex,
@@ -45,23 +67,14 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 			}
 			const results = await run.call(this, itemIndex);
 			for (const json of results) output.push({ json, pairedItem: { item: itemIndex } });
-		} catch (error) {
-			if (this.continueOnFail()) {
-				const json: IDataObject = { error: error.message };
-				if (error.description) json.description = error.description;
-				if (error.httpCode) json.httpCode = error.httpCode;
-				if (error.context?.errorKey) json.errorKey = error.context.errorKey;
-				output.push({ json, pairedItem: { item: itemIndex } });
-				continue;
-			}
-			if (error instanceof NodeApiError || error instanceof NodeOperationError) {
-				if (error.context.itemIndex === undefined) error.context.itemIndex = itemIndex;
-			}
-			if (error instanceof NodeApiError) {
-				// The constructor hands back the same error (with its key, code and sentence).
-				throw new NodeApiError(this.getNode(), error as unknown as JsonObject, { itemIndex });
-			}
-			throw new NodeOperationError(this.getNode(), error as Error, { itemIndex });
+		} catch (caught) {
+			const error = asNodeError.call(this, caught, itemIndex);
+			if (!this.continueOnFail()) throw error;
+			const json: IDataObject = { error: error.message };
+			if (error.description) json.description = error.description;
+			if (error instanceof NodeApiError && error.httpCode) json.httpCode = error.httpCode;
+			if (error.context.errorKey) json.errorKey = error.context.errorKey as string;
+			output.push({ json, pairedItem: { item: itemIndex } });
 		}
 	}
 	return [output];

@@ -1,41 +1,132 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties, JsonObject } from 'n8n-workflow';
-import { NodeApiError } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import { ENDPOINTS } from '../../shared';
+import { ENDPOINTS, toCents } from '../../shared';
 import { apiRequest } from '../transport';
 import { normalizeResponse } from './normalize';
 import { listAll } from './pagination';
-import { deriveOrderId, randomOrderId } from './orderId';
+import { inputError } from './validation';
 
+/**
+ * Payouts are keyed by an Order ID the workflow gives: the same value for every retry, re-run
+ * and duplicate delivery of one intended payout. The node looks the order ID up before paying;
+ * the service refuses a second payout with the same order ID. Nothing is derived from item
+ * positions, input items or times, which change between runs.
+ */
 export const ORDER_ID_RULE =
-	'Leave empty to let the node derive a stable ID: "n8n-" and 24 hex digits of SHA-256 over the workflow ID, the node name, the item index, the input item and the payout amount and destination. A retried or re-run execution with the same input gets the same ID, and the node returns the payout already made for it (marked already_existed) instead of paying twice.';
+	'The same value for every retry, re-run and duplicate delivery of this payout, and a new value for each payout you mean to make: an invoice or withdrawal number from your system, the eventKey of a PayPalych Trigger ({{ $json.eventKey }}), or sweep-{{ $today.toFormat(\'yyyy-MM-dd\') }} for a daily sweep. The node looks it up first and never pays an order ID twice.';
 
-/** The Options collection of the two payout-create operations. */
-export function payoutOptions(operation: string): INodeProperties {
+/** Longest Order ID the node sends. */
+export const MAX_ORDER_ID_LENGTH = 100;
+
+/** The Order ID and the Options of the two payout-create operations (each adds its display options). */
+export const payoutFields: INodeProperties[] = [
+		{
+			displayName: 'Order ID',
+			name: 'orderId',
+			type: 'string',
+			required: true,
+			default: '',
+			placeholder: "e.g. withdrawal-{{ $json.requestId }}",
+			description:
+				"Your unique ID of this payout: the same value for every retry, re-run and duplicate delivery of this payout, and a new value for each payout you mean to make. Use an invoice or withdrawal number from your system, the eventKey field of a PayPalych Trigger's output (one per postback, the same on every delivery), or sweep- and the date for a daily sweep. The node looks it up first and never pays an order ID twice.",
+		},
+		{
+			displayName: 'Options',
+			name: 'options',
+			type: 'collection',
+			placeholder: 'Add Option',
+			default: {},
+			options: [
+				{
+					displayName: 'On Existing Payout',
+					name: 'onExisting',
+					type: 'options',
+					default: 'return',
+					options: [
+						{
+							name: 'Return It',
+							value: 'return',
+							description:
+								'Output the payout already made under this Order ID, marked already_existed: true, and pay nothing (a retried or re-run execution goes on)',
+						},
+						{
+							name: 'Fail',
+							value: 'fail',
+							description: 'Stop with an error naming the existing payout, and pay nothing',
+						},
+					],
+					description:
+						'What to do when a payout with this Order ID already exists with the same amount and destination. One with another amount or destination is always an error.',
+				},
+			],
+		},
+];
+
+/** What one payout request asks for, to compare with a payout that already exists. */
+export interface PayoutIntent {
+	cents: number;
+	amount: string;
+	/** What the destination is, for messages: "card 4111…1111", "SBP 79001234567", "payout account A1". */
+	label: string;
+	/** Whether an existing payout's fields show the same destination; undefined when they cannot tell. */
+	sameDestination(payout: IDataObject): boolean | undefined;
+}
+
+const digitsOf = (value: unknown) => (typeof value === 'string' || typeof value === 'number' ? String(value).replace(/\D/g, '') : '');
+
+function cents(amount: string): number {
+	const value = toCents(amount);
+	if (value === undefined) throw new Error(`not a checked amount: ${amount}`);
+	return value;
+}
+
+/** A payout to a saved payout account. Payouts show the account only where the service adds payout_account_id. */
+export function accountIntent(amount: string, payoutAccountId: string): PayoutIntent {
 	return {
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		displayOptions: { show: { resource: ['payout'], operation: [operation] } },
-		options: [
-			{
-				displayName: 'Allow Duplicate Payout',
-				name: 'allowDuplicate',
-				type: 'boolean',
-				default: false,
-				description:
-					'Whether to pay again even when the same input was already paid out: the node then uses a random order ID instead of the derived one. Ignored when Order ID is set.',
-			},
-			{
-				displayName: 'Order ID',
-				name: 'orderId',
-				type: 'string',
-				default: '',
-				description: `Your unique ID of this payout. The service refuses a second payout with the same ID; the node then returns the existing payout. ${ORDER_ID_RULE}`,
-			},
-		],
+		cents: cents(amount),
+		amount,
+		label: `payout account ${payoutAccountId}`,
+		sameDestination: (payout) =>
+			payout.payout_account_id === undefined || payout.payout_account_id === null
+				? undefined
+				: String(payout.payout_account_id) === payoutAccountId,
+	};
+}
+
+/**
+ * A payout to a card. The service shows the card masked (`411111******1111`): the digits it shows
+ * at the start and at the end must be the card's. Messages show the card masked too.
+ */
+export function cardIntent(amount: string, cardNumber: string): PayoutIntent {
+	return {
+		cents: cents(amount),
+		amount,
+		label: `card ${cardNumber.slice(0, 6)}******${cardNumber.slice(-4)}`,
+		sameDestination: (payout) => {
+			const shown = typeof payout.account_identifier === 'string' ? payout.account_identifier.trim() : '';
+			if (shown === '') return undefined;
+			if (/^\d+$/.test(shown)) return shown === cardNumber;
+			const head = /^\d*/.exec(shown)?.[0] ?? '';
+			const tail = /\d*$/.exec(shown)?.[0] ?? '';
+			return cardNumber.startsWith(head) && cardNumber.endsWith(tail) && head.length + tail.length > 0;
+		},
+	};
+}
+
+/** A payout over SBP to a phone (7XXXXXXXXXX) at a bank. */
+export function sbpIntent(amount: string, phone: string, bank: string): PayoutIntent {
+	return {
+		cents: cents(amount),
+		amount,
+		label: `SBP ${phone} (bank ${bank})`,
+		sameDestination: (payout) => {
+			const shown = digitsOf(payout.account_identifier);
+			if (shown === '') return undefined;
+			const same = shown.slice(-10) === phone.slice(-10);
+			if (!same || payout.account_bank === undefined || payout.account_bank === null) return same;
+			return String(payout.account_bank) === bank;
+		},
 	};
 }
 
@@ -44,18 +135,27 @@ function errorKey(error: unknown): string | undefined {
 	return typeof context?.errorKey === 'string' ? context.errorKey : undefined;
 }
 
+function httpCodeOf(error: unknown): number | undefined {
+	const code = (error as { httpCode?: unknown } | undefined)?.httpCode;
+	return typeof code === 'string' && /^\d+$/.test(code) ? Number(code) : undefined;
+}
+
 function orderIdTaken(error: unknown): boolean {
 	const context = (error as { context?: IDataObject } | undefined)?.context;
 	const fields = context?.fieldErrors as IDataObject | undefined;
 	return errorKey(error) === 'invalid_request_data' && fields !== undefined && fields.order_id !== undefined;
 }
 
-/** The payout with this order ID, or undefined when the service has none. */
-export async function findPayoutByOrderId(
-	this: IExecuteFunctions,
-	orderId: string,
-	itemIndex: number,
-): Promise<IDataObject | undefined> {
+/** No answer, or a 5xx: the service may have made the payout before it failed to answer. */
+function mayHaveMovedMoney(error: unknown): boolean {
+	const code = httpCodeOf(error);
+	return code === undefined || code >= 500;
+}
+
+const money = (cents: number) => `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
+
+/** The first payout under this order ID (payout/status answers one), or undefined when there is none. */
+async function firstPayout(this: IExecuteFunctions, orderId: string, itemIndex: number): Promise<IDataObject | undefined> {
 	try {
 		return await apiRequest.call(this, 'GET', ENDPOINTS.payoutStatus.path, { qs: { order_id: orderId }, itemIndex });
 	} catch (error) {
@@ -64,86 +164,228 @@ export async function findPayoutByOrderId(
 	}
 }
 
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
+
+function timeOf(value: unknown): number | undefined {
+	const match = typeof value === 'string' ? DATE_TIME.exec(value.trim()) : null;
+	if (!match) return undefined;
+	const [, y, m, d, hh, mm, ss] = match.map(Number);
+	return Date.UTC(y, m - 1, d, hh, mm, ss);
+}
+
+const ymd = (time: number) => new Date(time).toISOString().slice(0, 10);
+
+/** Parts of one split request are created together: this close in time, to the same account. */
+const SPLIT_WINDOW_MS = 5000;
+
+/** Candidates of a split counted exhaustively (2^16 subsets at most). */
+const MAX_SPLIT_CANDIDATES = 16;
+
 /**
- * All payouts already made under this order ID. payout/status answers the first one; a split
- * payout has more parts, found by searching the day it was created. Without a usable search the
- * first one is all there is to return.
+ * The other parts of a split payout among payouts made with it (same account, currency and time):
+ * the one set of them whose amounts add up to what is missing. Several such sets (two identical
+ * payouts made in the same second) cannot be told apart: 'ambiguous'. None: only the first part.
  */
-async function existingPayouts(
-	this: IExecuteFunctions,
-	first: IDataObject,
-	orderId: string,
-	itemIndex: number,
-): Promise<IDataObject[]> {
-	const marked = (payout: IDataObject) => {
-		const out = normalizeResponse(payout);
-		delete out.success;
-		return { ...out, order_id: out.order_id ?? orderId, already_existed: true };
-	};
-	const day = typeof first.created_at === 'string' ? first.created_at.slice(0, 10) : '';
-	if (/^\d{4}-\d{2}-\d{2}$/.test(day)) {
-		let parts: IDataObject[] = [];
-		try {
-			const sameDay = await listAll.call(this, ENDPOINTS.payoutSearch.path, { start_date: day, finish_date: day }, undefined, itemIndex);
-			parts = sameDay.filter((payout) => payout.order_id === orderId);
-		} catch {
-			parts = [];
-		}
-		if (parts.length > 1 && parts.some((payout) => payout.id === first.id)) return parts.map(marked);
+function otherParts(candidates: IDataObject[], missingCents: number): IDataObject[] | 'ambiguous' {
+	if (missingCents <= 0 || candidates.length === 0) return [];
+	const amounts = candidates.map((payout) => toCents(payout.amount) ?? Number.NaN);
+	if (candidates.length > MAX_SPLIT_CANDIDATES) {
+		return amounts.reduce((a, b) => a + b, 0) === missingCents ? candidates : 'ambiguous';
 	}
-	return [marked(first)];
+	let found: IDataObject[] | undefined;
+	for (let mask = 1; mask < 1 << candidates.length; mask++) {
+		let total = 0;
+		for (let i = 0; i < candidates.length; i++) if (mask & (1 << i)) total += amounts[i];
+		if (total !== missingCents) continue;
+		if (found) return 'ambiguous';
+		found = candidates.filter((_payout, i) => (mask & (1 << i)) !== 0);
+	}
+	return found ?? [];
 }
 
 /**
- * Creates a payout at most once per order ID. Looks the order ID up first and returns the
- * existing payout (already_existed: true) when there is one; if the create call is refused
- * because the order ID was taken meanwhile, looks it up again. Each payout of a split answer is
- * its own entry.
+ * Every payout made under an order ID. payout/status answers one payout; the parts of a split
+ * payout are found by listing the payouts from the day before to the day after the first one
+ * (parts may straddle midnight, and the service's clock may not be UTC) and keeping those of the
+ * same request: the same order_id where the service gives one (not a documented payout field),
+ * otherwise the one set of payouts to the same account, in the same currency, made within a few
+ * seconds, that makes up the amount. A failed listing, or parts that cannot be told apart from
+ * another payout made at the same time, is an error: the parts are never silently dropped.
+ */
+export async function payoutsUnderOrderId(
+	this: IExecuteFunctions,
+	orderId: string,
+	requestedCents: number,
+	itemIndex: number,
+): Promise<IDataObject[] | undefined> {
+	const first = await firstPayout.call(this, orderId, itemIndex);
+	if (first === undefined) return undefined;
+	delete first.success;
+	const firstCents = toCents(first.amount);
+	if (firstCents === requestedCents) return [first];
+	const created = timeOf(first.created_at);
+	if (created === undefined || firstCents === undefined) return [first];
+	const all = await listAll.call(
+		this,
+		ENDPOINTS.payoutSearch.path,
+		{ start_date: ymd(created - 86_400_000), finish_date: ymd(created + 86_400_000) },
+		undefined,
+		itemIndex,
+	);
+	const others = all.filter((payout) => payout.id !== first.id);
+	if (first.order_id !== undefined && others.every((payout) => payout.order_id !== undefined)) {
+		return [first, ...others.filter((payout) => String(payout.order_id) === orderId)];
+	}
+	const candidates = others.filter((payout) => {
+		const time = timeOf(payout.created_at);
+		return (
+			payout.account_identifier === first.account_identifier &&
+			payout.currency === first.currency &&
+			time !== undefined &&
+			Math.abs(time - created) <= SPLIT_WINDOW_MS
+		);
+	});
+	const parts = otherParts(candidates, requestedCents - firstCents);
+	if (parts === 'ambiguous') {
+		throw new NodeOperationError(
+			this.getNode(),
+			`Order ID ${orderId} already has a payout (${String(first.id)}, ${money(firstCents)}), but its other parts cannot be told apart from other payouts made at the same time to ${String(first.account_identifier ?? 'the same account')}`,
+			{
+				itemIndex,
+				description:
+					'Nothing was paid. Check the payouts of that time in your merchant account; the service does not show which order ID each payout belongs to.',
+			},
+		);
+	}
+	return [first, ...parts];
+}
+
+function describeExisting(payouts: IDataObject[]): string {
+	const cents = payouts.reduce((sum, payout) => sum + (toCents(payout.amount) ?? 0), 0);
+	const where = [...new Set(payouts.map((payout) => String(payout.account_identifier ?? 'an unknown account')))].join(', ');
+	const ids = payouts.map((payout) => `${String(payout.id)} (${String(payout.status ?? '?')})`).join(', ');
+	return `${money(cents)} to ${where}: payout ${ids}`;
+}
+
+/**
+ * The payouts already made under the order ID when they are this payout (same total, same
+ * destination where the service shows it). Another amount or destination is an error naming both.
+ */
+function sameIntentOrThrow(
+	this: IExecuteFunctions,
+	existing: IDataObject[],
+	orderId: string,
+	intent: PayoutIntent,
+	itemIndex: number,
+): void {
+	const total = existing.reduce((sum, payout) => sum + (toCents(payout.amount) ?? Number.NaN), 0);
+	const destinations = existing.map((payout) => intent.sameDestination(payout));
+	if (total === intent.cents && !destinations.includes(false)) return;
+	throw new NodeOperationError(
+		this.getNode(),
+		`Order ID ${orderId} already has a payout of ${describeExisting(existing)}; this request is ${intent.amount} to ${intent.label}`,
+		{
+			itemIndex,
+			description:
+				'Nothing was paid. An order ID names one payout: give this payout its own Order ID, or correct the amount or destination if it is the same payout.',
+		},
+	);
+}
+
+function output(payouts: IDataObject[], orderId: string, alreadyExisted: boolean): IDataObject[] {
+	return payouts.map((payout) => {
+		const out = normalizeResponse(payout);
+		delete out.success;
+		return { ...out, order_id: out.order_id ?? orderId, already_existed: alreadyExisted };
+	});
+}
+
+/** The Order ID parameter: required, trimmed, bounded, printable. */
+export function checkOrderId(this: IExecuteFunctions, itemIndex: number): string {
+	const raw = this.getNodeParameter('orderId', itemIndex, '') as unknown;
+	const value = typeof raw === 'string' || typeof raw === 'number' ? String(raw).trim() : '';
+	const node = this.getNode();
+	if (value === '') {
+		throw inputError(node, 'Order ID', 'is required', itemIndex, ORDER_ID_RULE);
+	}
+	if (value.length > MAX_ORDER_ID_LENGTH) {
+		throw inputError(node, 'Order ID', `must be at most ${MAX_ORDER_ID_LENGTH} characters (got ${value.length})`, itemIndex);
+	}
+	if (Array.from(value).some((c) => c.charCodeAt(0) < 32 || c.charCodeAt(0) === 127)) {
+		throw inputError(node, 'Order ID', 'must not contain control characters', itemIndex);
+	}
+	return value;
+}
+
+/**
+ * Creates a payout at most once per order ID.
+ * 1. Looks the order ID up. A payout under it with the same amount and destination is returned
+ *    (already_existed: true), or an error with On Existing Payout = Fail; another amount or
+ *    destination is an error naming both. Nothing is paid.
+ * 2. Otherwise creates it with the order ID. If the service refuses the order ID as taken, or gives
+ *    no answer / a 5xx (it may have paid before failing to answer), looks it up again and returns
+ *    what it finds; with nothing found the error stands, and running again is safe.
+ * 3. Each payout of a split answer is its own entry. An answer without a payout list is an error
+ *    telling to look the order ID up: money may have moved.
  */
 export async function createPayoutOnce(
 	this: IExecuteFunctions,
 	itemIndex: number,
 	endpoint: string,
-	body: Record<string, string | undefined>,
-	destination: Record<string, string>,
+	body: Record<string, string>,
+	intent: PayoutIntent,
 ): Promise<IDataObject[]> {
+	const orderId = checkOrderId.call(this, itemIndex);
 	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
-	const given = typeof options.orderId === 'string' || typeof options.orderId === 'number' ? String(options.orderId).trim() : '';
-	let orderId = given;
-	let lookUp = true;
-	if (orderId === '') {
-		if (options.allowDuplicate === true) {
-			orderId = randomOrderId();
-			lookUp = false;
-		} else {
-			orderId = deriveOrderId({
-				workflowId: String(this.getWorkflow().id ?? ''),
-				nodeName: this.getNode().name,
+	const onExisting = options.onExisting === 'fail' ? 'fail' : 'return';
+
+	const existingOutput = (existing: IDataObject[]): IDataObject[] => {
+		sameIntentOrThrow.call(this, existing, orderId, intent, itemIndex);
+		if (onExisting === 'fail') {
+			throw new NodeOperationError(this.getNode(), `Order ID ${orderId} was already paid out: ${describeExisting(existing)}`, {
 				itemIndex,
-				input: this.getInputData()[itemIndex]?.json ?? {},
-				payout: destination,
+				description: 'Nothing was paid again (On Existing Payout is set to Fail). Give a new payout its own Order ID.',
 			});
 		}
-	}
+		return output(existing, orderId, true);
+	};
 
-	if (lookUp) {
-		const existing = await findPayoutByOrderId.call(this, orderId, itemIndex);
-		if (existing) return await existingPayouts.call(this, existing, orderId, itemIndex);
-	}
+	const before = await payoutsUnderOrderId.call(this, orderId, intent.cents, itemIndex);
+	if (before) return existingOutput(before);
 
 	let answer: IDataObject;
 	try {
 		answer = await apiRequest.call(this, 'POST', endpoint, { body: { ...body, order_id: orderId }, itemIndex });
 	} catch (error) {
-		if (orderIdTaken(error)) {
-			const existing = await findPayoutByOrderId.call(this, orderId, itemIndex);
-			if (existing) return await existingPayouts.call(this, existing, orderId, itemIndex);
+		if (orderIdTaken(error) || mayHaveMovedMoney(error)) {
+			const after = await payoutsUnderOrderId.call(this, orderId, intent.cents, itemIndex).catch(() => undefined);
+			// Taken meanwhile by another run: that run's payout. No answer: this request's own payout.
+			if (after && orderIdTaken(error)) return existingOutput(after);
+			if (after) {
+				sameIntentOrThrow.call(this, after, orderId, intent, itemIndex);
+				return output(after, orderId, false);
+			}
 		}
-		throw new NodeApiError(this.getNode(), error as JsonObject, { itemIndex });
+		if (error instanceof NodeApiError && mayHaveMovedMoney(error)) {
+			error.description = [
+				error.description,
+				`The payout may have been made before the service failed to answer: running this node again with Order ID ${orderId} is safe, it never pays an order ID twice.`,
+			]
+				.filter(Boolean)
+				.join(' ');
+		}
+		throw error instanceof NodeApiError ? error : new NodeApiError(this.getNode(), error as JsonObject, { itemIndex });
 	}
-	const payouts = Array.isArray(answer.data) ? (answer.data as IDataObject[]) : [];
-	return payouts.map((payout) => {
-		const out = normalizeResponse(payout);
-		return { ...out, order_id: out.order_id ?? orderId, already_existed: false };
-	});
+	const payouts = Array.isArray(answer.data) ? (answer.data as unknown[]) : undefined;
+	const valid =
+		payouts !== undefined &&
+		payouts.length > 0 &&
+		payouts.every((payout) => typeof payout === 'object' && payout !== null && (payout as IDataObject).id !== undefined);
+	if (!valid) {
+		throw new NodeOperationError(this.getNode(), `The service accepted payout ${orderId} but answered without the list of payouts`, {
+			itemIndex,
+			description: `The money may have moved. Look Order ID ${orderId} up (Payout › Get by order ID) before paying again; running this node again with the same Order ID is safe.`,
+		});
+	}
+	return output(payouts as IDataObject[], orderId, false);
 }

@@ -4,6 +4,7 @@ import type {
 	IHttpRequestMethods,
 	IHttpRequestOptions,
 	ILoadOptionsFunctions,
+	IWebhookFunctions,
 	JsonObject,
 } from 'n8n-workflow';
 import { NodeApiError } from 'n8n-workflow';
@@ -12,7 +13,8 @@ import { describeApiError, normalizeBaseUrl } from '../../shared';
 
 export const CREDENTIAL_NAME = 'payPalychApi';
 
-export type PayPalychContext = IExecuteFunctions | ILoadOptionsFunctions;
+/** The contexts that call the service: the action node, its list searches and the trigger (confirmation). */
+export type PayPalychContext = IExecuteFunctions | ILoadOptionsFunctions | IWebhookFunctions;
 
 export interface ApiRequestOptions {
 	/** POST parameters: sent as form fields. */
@@ -20,6 +22,8 @@ export interface ApiRequestOptions {
 	/** GET parameters: sent in the query string. */
 	qs?: Record<string, string | number | undefined>;
 	itemIndex?: number;
+	/** Milliseconds before the request is given up (n8n's default otherwise). */
+	timeoutMs?: number;
 }
 
 /** A failed answer of the service, before it is turned into a NodeApiError. */
@@ -103,6 +107,7 @@ export async function apiRequest(
 		ignoreHttpStatusErrors: true,
 		json: false,
 	};
+	if (options.timeoutMs !== undefined) request.timeout = options.timeoutMs;
 	const qs = withoutEmpty(options.qs);
 	if (Object.keys(qs).length > 0) request.qs = qs;
 	if (method !== 'GET') {

@@ -1,8 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
-import { POSTBACK_EVENTS } from '../../../dist/nodes/shared/index.js';
-import type { PostbackEvent } from '../../../dist/nodes/shared/index.js';
+import { POSTBACK_EVENTS } from '../contract.ts';
+import type { PostbackEvent } from '../contract.ts';
 import { targetsByKind } from '../context.ts';
 import type { ContextOptions } from '../context.ts';
 import { DELIVERY_STATUSES } from '../store/types.ts';

@@ -1,16 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import type { ContextOptions } from '../context.ts';
-import type { DeliveryCounts } from '../store/types.ts';
 
-/** Prometheus text: counters since start, the latency histogram, and delivery states in the store. */
+/**
+ * Prometheus text: counters since start, the latency histogram, the delivery states in the store
+ * (read at each scrape), the build information and the process metrics.
+ */
 export async function metricsRoutes(app: FastifyInstance, { ctx }: ContextOptions): Promise<void> {
-	app.get('/metrics', async (request, reply) => {
-		let counts: DeliveryCounts | undefined;
-		try {
-			counts = await ctx.store.counts();
-		} catch (error) {
-			request.log.error({ err: error }, 'reading delivery counts failed');
-		}
-		return reply.type('text/plain; version=0.0.4; charset=utf-8').send(ctx.metrics.render(counts));
-	});
+	ctx.metrics.readDeliveriesFrom(
+		() => ctx.store.counts(),
+		(error) => app.log.error({ err: error }, 'reading delivery counts failed'),
+	);
+	app.get('/metrics', async (_request, reply) => reply.type(ctx.metrics.contentType).send(await ctx.metrics.render()));
 }

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { describeRejection, parsePostbackBody, postbackKey, verifyPostback } from '../../../dist/nodes/shared/index.js';
-import type { PostbackEvent, PostbackFields } from '../../../dist/nodes/shared/index.js';
+import { describeRejection, parsePostbackBody, postbackKey, verifyPostback } from '../contract.ts';
+import type { PostbackEvent, PostbackFields } from '../contract.ts';
 import { targetsFor } from '../context.ts';
 import { noteRequest } from '../log-context.ts';
 import type { ContextOptions, RelayContext } from '../context.ts';
@@ -50,6 +50,34 @@ async function persist(ctx: RelayContext, kind: PostbackEvent, request: FastifyR
 	return result;
 }
 
+type Limiter = ReturnType<FastifyInstance['createRateLimit']>;
+
+/**
+ * Redirect events are never deduplicated: the customer's browser carries a valid signature that
+ * anyone can send again and again, each time a stored row and a workflow execution. Each client
+ * IP, and each verified InvId+OutSum pair, may send `perClient` / `perPayment` redirects per
+ * window (0: no limit). Returns the seconds until the caller may try again, or undefined.
+ */
+function redirectLimits(app: FastifyInstance, { perClient, perPayment, windowMs }: RelayContext['config']['redirectLimit']) {
+	const pairs = new WeakMap<FastifyRequest, string>();
+	const byClient = perClient > 0 ? app.createRateLimit({ max: perClient, timeWindow: windowMs }) : undefined;
+	const byPayment =
+		perPayment > 0
+			? app.createRateLimit({ max: perPayment, timeWindow: windowMs, keyGenerator: (request) => pairs.get(request) ?? '' })
+			: undefined;
+	const exceeded = async (limiter: Limiter | undefined, request: FastifyRequest) => {
+		const result = limiter ? await limiter(request) : undefined;
+		return result && !result.isAllowed && result.isExceeded ? Math.max(1, result.ttlInSeconds) : undefined;
+	};
+	return {
+		client: (request: FastifyRequest) => exceeded(byClient, request),
+		payment: (request: FastifyRequest, fields: PostbackFields) => {
+			pairs.set(request, `${fields.InvId}\n${fields.OutSum}`);
+			return exceeded(byPayment, request);
+		},
+	};
+}
+
 const page = (title: string, text: string) =>
 	`<!doctype html><html><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1><p>${text}</p></body></html>`;
 
@@ -87,8 +115,21 @@ export async function postbackRoutes(app: FastifyInstance, { ctx }: ContextOptio
 		});
 	}
 
+	const limits = redirectLimits(app, ctx.config.redirectLimit);
+	const tooMany = (kind: PostbackEvent, request: FastifyRequest, reply: FastifyReply, retryAfter: number, per: string) => {
+		ctx.metrics.rejected.inc({ kind, reason: 'rate_limited' });
+		noteRequest(request, { msg: 'rejected', level: 'warn', kind, reason: 'rate_limited', detail: `more than the limit per ${per}` });
+		return reply
+			.code(429)
+			.header('retry-after', String(retryAfter))
+			.type('text/html; charset=utf-8')
+			.send(page('Too many requests', 'This payment result was sent too often. Please try again in a minute.'));
+	};
+
 	for (const kind of ['success', 'fail'] as const) {
 		app.post(`/redirect/${kind}`, async (request: FastifyRequest, reply: FastifyReply) => {
+			const perClient = await limits.client(request);
+			if (perClient !== undefined) return tooMany(kind, request, reply, perClient, 'client');
 			const verdict = check(ctx, kind, request);
 			if (!verdict.ok) {
 				reject(kind, request, verdict);
@@ -101,6 +142,8 @@ export async function postbackRoutes(app: FastifyInstance, { ctx }: ContextOptio
 							: page('Bad request', 'This payment result is incomplete.'),
 					);
 			}
+			const perPayment = await limits.payment(request, verdict.fields);
+			if (perPayment !== undefined) return tooMany(kind, request, reply, perPayment, 'payment');
 			try {
 				await persist(ctx, kind, request, verdict.fields);
 			} catch (error) {

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { Pool, PoolConfig, QueryResultRow } from 'pg';
-import type { PostbackEvent } from '../../../dist/nodes/shared/index.js';
+import { POSTBACK_EVENTS } from '../contract.ts';
+import type { PostbackEvent } from '../contract.ts';
 import { uuidV7 } from './ids.ts';
 import { migrate } from './pg-schema.ts';
 import { PgWaker } from './pg-waker.ts';
@@ -429,7 +430,7 @@ export class PostgresStore implements Store {
 				this.#rows(this.#durable, numbered(sql), params),
 			),
 		);
-		return assembleActivity(from, bucketMs, buckets, received, delivered, failed);
+		return assembleActivity(POSTBACK_EVENTS, from, bucketMs, buckets, received, delivered, failed);
 	}
 
 	async targetHealth(since: number): Promise<TargetHealth[]> {

@@ -1,5 +1,5 @@
 // Row → object mapping shared by both stores (SQLite returns fields as JSON text, PostgreSQL as jsonb).
-import type { PostbackEvent } from '../../../dist/nodes/shared/index.js';
+import type { PostbackEvent } from '../contract.ts';
 import type { AttemptOutcome, ClaimedDelivery, Delivery, DeliveryAttempt, DeliveryStatus, StoredEvent } from './types.ts';
 import type { Row } from './sql.ts';
 

@@ -1,7 +1,7 @@
 // SQL shared by both stores. Written with `?` placeholders in the common subset of SQLite and
-// PostgreSQL; the PostgreSQL store numbers them ($1, $2, …) with `numbered`.
-import { POSTBACK_EVENTS } from '../../../dist/nodes/shared/index.js';
-import type { PostbackEvent } from '../../../dist/nodes/shared/index.js';
+// PostgreSQL; the PostgreSQL store numbers them ($1, $2, …) with `numbered`. No value import of
+// the contract: the SQLite writer thread loads this module from source, where Node cannot load it.
+import type { PostbackEvent } from '../contract.ts';
 import { MAX_ACTIVITY_BUCKETS } from './types.ts';
 import type { ActivityBucket, DeliveryCounts, DeliveryFilter, DeliveryStatus, EventFilter, TargetHealth } from './types.ts';
 
@@ -140,8 +140,9 @@ export function checkActivityRange(from: number, to: number, bucketMs: number): 
 	return buckets;
 }
 
-/** Every bucket × every kind, zeros included, filled from the three grouped queries' rows. */
+/** Every bucket × every kind (`kinds`: the contract's POSTBACK_EVENTS), zeros included, filled from the three grouped queries' rows. */
 export function assembleActivity(
+	kinds: readonly PostbackEvent[],
 	from: number,
 	bucketMs: number,
 	buckets: number,
@@ -149,7 +150,6 @@ export function assembleActivity(
 	delivered: Row[],
 	failed: Row[],
 ): ActivityBucket[] {
-	const kinds = POSTBACK_EVENTS as readonly PostbackEvent[];
 	const out: ActivityBucket[] = [];
 	const index = new Map<string, ActivityBucket>();
 	for (let i = 0; i < buckets; i++) {

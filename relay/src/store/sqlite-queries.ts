@@ -1,5 +1,5 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import type { PostbackEvent } from '../../../dist/nodes/shared/index.js';
+import type { PostbackEvent } from '../contract.ts';
 import { uuidV7 } from './ids.ts';
 import { toAttempt, toClaimed, toDelivery, toEvent } from './rows.ts';
 import {
@@ -206,11 +206,12 @@ export class SqliteQueries {
 		return (this.#db.prepare(q.sql).all(...q.params) as Row[]).map(toAttempt);
 	}
 
-	activity(from: number, to: number, bucketMs: number): ActivityBucket[] {
+	activity(from: number, to: number, bucketMs: number, kinds: readonly PostbackEvent[]): ActivityBucket[] {
 		const buckets = checkActivityRange(from, to, bucketMs);
 		const params = activityParams(from, to, bucketMs);
 		const run = (sql: string) => this.#stmt(sql).all(...params) as Row[];
 		return assembleActivity(
+			kinds,
 			from,
 			bucketMs,
 			buckets,

@@ -1,5 +1,8 @@
+import { extname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { PostbackEvent } from '../../../dist/nodes/shared/index.js';
+import { POSTBACK_EVENTS } from '../contract.ts';
+import type { PostbackEvent } from '../contract.ts';
 import { SqliteEngine } from './sqlite-engine.ts';
 import type { EngineCall, EngineOp, EngineResult } from './sqlite-engine.ts';
 import type {
@@ -56,7 +59,8 @@ export class SqliteStore implements Store {
 			this.#ready = Promise.resolve();
 			return;
 		}
-		const worker = new Worker(new URL('./sqlite-worker.ts', import.meta.url), { workerData: { path } });
+		// Source (tests) or compiled (relay/dist): the worker file has this module's own extension.
+		const worker = new Worker(new URL(`./sqlite-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url), { workerData: { path } });
 		this.#worker = worker;
 		this.#ready = new Promise<void>((resolve, reject) => {
 			const onFirst = (message: { ready?: boolean; error?: string }) => {
@@ -189,7 +193,7 @@ export class SqliteStore implements Store {
 		return this.#call('listAttempts', [...deliveryIds]);
 	}
 	activity(from: number, to: number, bucketMs: number): Promise<ActivityBucket[]> {
-		return this.#call('activity', from, to, bucketMs);
+		return this.#call('activity', from, to, bucketMs, POSTBACK_EVENTS);
 	}
 	targetHealth(since: number): Promise<TargetHealth[]> {
 		return this.#call('targetHealth', since);

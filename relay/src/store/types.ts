@@ -1,4 +1,4 @@
-import type { PostbackEvent } from '../../../dist/nodes/shared/index.js';
+import type { PostbackEvent } from '../contract.ts';
 
 /**
  * The relay's durable queue. Every method resolves only after its change is committed, so a

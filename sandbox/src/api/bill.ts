@@ -1,8 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import type { SandboxContext } from '../context.ts';
+import type { ContextOptions, SandboxContext } from '../context.ts';
 import { keyError } from '../errors.ts';
-import { billView, CURRENCIES, isPaidStatus, paymentView, type Bill, type Currency, type Merchant } from '../state.ts';
+import { createBill, paymentsOf } from '../billing.ts';
+import { BILL_TYPES, CURRENCIES, isPaidStatus, PAYMENT_METHODS, type Bill, type Currency, type Merchant } from '../model.ts';
+import { billView, paymentView } from '../views.ts';
 import { rules, validate } from '../validate.ts';
 import { amountOrFail, getInput, merchantFor, postInput, search } from './common.ts';
 
@@ -11,12 +13,12 @@ const createSchema = z.object({
 	shop_id: rules.string(),
 	order_id: rules.string().optional(),
 	description: rules.string(1000).optional(),
-	type: rules.oneOf(['normal', 'multi', 'NORMAL', 'MULTI'] as const).optional(),
+	type: rules.oneOf([...BILL_TYPES, ...BILL_TYPES.map((type) => type.toUpperCase())]).optional(),
 	currency_in: rules.string(16).optional(),
 	custom: rules.string().optional(),
 	payer_pays_commission: rules.oneOf(['0', '1'] as const).optional(),
 	name: rules.string().optional(),
-	payment_method: rules.oneOf(['BANK_CARD', 'SBP'] as const).optional(),
+	payment_method: rules.oneOf(PAYMENT_METHODS).optional(),
 });
 
 const toggleSchema = z.object({ id: rules.string(), active: rules.boolean() });
@@ -27,85 +29,83 @@ function ownBill(ctx: SandboxContext, merchant: Merchant, id: string): Bill | un
 	return bill && bill.merchantId === merchant.id ? bill : undefined;
 }
 
-export function billRoutes(ctx: SandboxContext) {
-	return async function plugin(app: FastifyInstance): Promise<void> {
-		app.post('/bill/create', async (request) => {
-			const endpoint = 'bill/create';
-			const merchant = merchantFor(ctx, request, endpoint, { subscription: true });
-			const data = validate(createSchema, postInput(request));
-			const amount = amountOrFail(endpoint, data.amount);
-			const shop = ctx.state.shops.get(data.shop_id);
-			if (!shop) throw keyError(endpoint, 'shop_not_found');
-			if (shop.merchantId !== merchant.id || shop.accessDenied) throw keyError(endpoint, 'access_denied');
-			if (!shop.enabled) throw keyError(endpoint, 'shop_not_enabled');
-			const currency = (data.currency_in ?? shop.defaultCurrency).toUpperCase();
-			if (!(CURRENCIES as readonly string[]).includes(currency)) throw keyError(endpoint, 'rate-not-found');
-			const bill = ctx.state.createBill({
-				merchantId: merchant.id,
-				shopId: shop.id,
-				amount,
-				type: data.type?.toUpperCase() === 'MULTI' ? 'MULTI' : 'NORMAL',
-				currency: currency as Currency,
-				orderId: data.order_id ?? null,
-				description: data.description ?? null,
-				custom: data.custom ?? null,
-				name: data.name ?? null,
-				payerPaysCommission: data.payer_pays_commission === '1',
-				paymentMethod: data.payment_method ?? null,
-			});
-			const base = ctx.baseUrl(request);
-			return {
-				success: 'true',
-				link_url: `${base}/link/${bill.id}`,
-				link_page_url: `${base}/pay/${bill.id}`,
-				bill_id: bill.id,
-			};
+export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions): Promise<void> {
+	app.post('/bill/create', async (request) => {
+		const endpoint = 'bill/create';
+		const merchant = merchantFor(ctx, request, endpoint, { subscription: true });
+		const data = validate(createSchema, postInput(request));
+		const amount = amountOrFail(endpoint, data.amount);
+		const shop = ctx.state.shops.get(data.shop_id);
+		if (!shop) throw keyError(endpoint, 'shop_not_found');
+		if (shop.merchantId !== merchant.id || shop.accessDenied) throw keyError(endpoint, 'access_denied');
+		if (!shop.enabled) throw keyError(endpoint, 'shop_not_enabled');
+		const currency = (data.currency_in ?? shop.defaultCurrency).toUpperCase();
+		if (!(CURRENCIES as readonly string[]).includes(currency)) throw keyError(endpoint, 'rate-not-found');
+		const bill = createBill(ctx.state, {
+			merchantId: merchant.id,
+			shopId: shop.id,
+			amount,
+			type: data.type?.toUpperCase() === 'MULTI' ? 'MULTI' : 'NORMAL',
+			currency: currency as Currency,
+			orderId: data.order_id ?? null,
+			description: data.description ?? null,
+			custom: data.custom ?? null,
+			name: data.name ?? null,
+			payerPaysCommission: data.payer_pays_commission === '1',
+			paymentMethod: data.payment_method ?? null,
 		});
+		const base = ctx.baseUrl(request);
+		return {
+			success: 'true',
+			link_url: `${base}/link/${bill.id}`,
+			link_page_url: `${base}/pay/${bill.id}`,
+			bill_id: bill.id,
+		};
+	});
 
-		app.post('/bill/toggle_activity', async (request) => {
-			const endpoint = 'bill/toggle_activity';
-			const merchant = merchantFor(ctx, request, endpoint, { subscription: true });
-			const data = validate(toggleSchema, postInput(request));
-			const bill = ownBill(ctx, merchant, data.id);
-			if (!bill) throw keyError(endpoint, 'bill_not_found');
-			if (bill.type === 'NORMAL' && isPaidStatus(bill.status)) throw keyError(endpoint, 'bill_is_finished');
-			bill.active = data.active;
-			return { success: true, ...billView(bill), activity: bill.active };
-		});
+	app.post('/bill/toggle_activity', async (request) => {
+		const endpoint = 'bill/toggle_activity';
+		const merchant = merchantFor(ctx, request, endpoint, { subscription: true });
+		const data = validate(toggleSchema, postInput(request));
+		const bill = ownBill(ctx, merchant, data.id);
+		if (!bill) throw keyError(endpoint, 'bill_not_found');
+		if (bill.type === 'NORMAL' && isPaidStatus(bill.status)) throw keyError(endpoint, 'bill_is_finished');
+		bill.active = data.active;
+		return { success: true, ...billView(bill, merchant.liveExtras), active: bill.active, activity: bill.active };
+	});
 
-		app.get('/bill/payments', async (request) => {
-			const endpoint = 'bill/payments';
-			const merchant = merchantFor(ctx, request, endpoint);
-			const data = validate(idSchema, getInput(request));
-			const bill = ownBill(ctx, merchant, data.id);
-			if (!bill) throw keyError(endpoint, 'bill_not_found');
-			const payments = ctx.state.paymentsOf(bill.id);
-			if (payments.length > merchant.tooManyPaymentsThreshold) throw keyError(endpoint, 'too_many_payments');
-			return { success: true, data: payments.map(paymentView) };
-		});
+	app.get('/bill/payments', async (request) => {
+		const endpoint = 'bill/payments';
+		const merchant = merchantFor(ctx, request, endpoint);
+		const data = validate(idSchema, getInput(request));
+		const bill = ownBill(ctx, merchant, data.id);
+		if (!bill) throw keyError(endpoint, 'bill_not_found');
+		const payments = paymentsOf(ctx.state, bill.id);
+		if (payments.length > merchant.tooManyPaymentsThreshold) throw keyError(endpoint, 'too_many_payments');
+		return { success: true, data: payments.map((payment) => paymentView(payment, merchant.liveExtras)) };
+	});
 
-		app.get('/bill/status', async (request) => {
-			const endpoint = 'bill/status';
-			const merchant = merchantFor(ctx, request, endpoint);
-			const data = validate(idSchema, getInput(request));
-			const bill = ownBill(ctx, merchant, data.id);
-			if (!bill) throw keyError(endpoint, 'bill_not_found');
-			return { success: true, ...billView(bill) };
-		});
+	app.get('/bill/status', async (request) => {
+		const endpoint = 'bill/status';
+		const merchant = merchantFor(ctx, request, endpoint);
+		const data = validate(idSchema, getInput(request));
+		const bill = ownBill(ctx, merchant, data.id);
+		if (!bill) throw keyError(endpoint, 'bill_not_found');
+		return { success: true, ...billView(bill, merchant.liveExtras) };
+	});
 
-		app.get('/bill/search', async (request) => {
-			const merchant = merchantFor(ctx, request, 'bill/search');
-			const bills = [...ctx.state.bills.values()].filter((bill) => bill.merchantId === merchant.id);
-			return search(ctx, request, bills, billView);
-		});
+	app.get('/bill/search', async (request) => {
+		const merchant = merchantFor(ctx, request, 'bill/search');
+		const bills = [...ctx.state.bills.values()].filter((bill) => bill.merchantId === merchant.id);
+		return search(ctx, request, bills, (bill) => billView(bill, merchant.liveExtras));
+	});
 
-		app.get('/payment/status', async (request) => {
-			const endpoint = 'payment/status';
-			const merchant = merchantFor(ctx, request, endpoint);
-			const data = validate(idSchema, getInput(request));
-			const payment = ctx.state.payments.get(data.id);
-			if (!payment || payment.merchantId !== merchant.id) throw keyError(endpoint, 'payment_not_found');
-			return { success: true, ...paymentView(payment) };
-		});
-	};
+	app.get('/payment/status', async (request) => {
+		const endpoint = 'payment/status';
+		const merchant = merchantFor(ctx, request, endpoint);
+		const data = validate(idSchema, getInput(request));
+		const payment = ctx.state.payments.get(data.id);
+		if (!payment || payment.merchantId !== merchant.id) throw keyError(endpoint, 'payment_not_found');
+		return { success: true, ...paymentView(payment, merchant.liveExtras) };
+	});
 }

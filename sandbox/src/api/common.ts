@@ -3,7 +3,7 @@ import type { SandboxContext } from '../context.ts';
 import { parseYmd, DAY_MS } from '../dates.ts';
 import { keyError, unauthenticated, type Endpoint } from '../errors.ts';
 import { parseAmount } from '../money.ts';
-import type { Merchant } from '../state.ts';
+import type { Merchant } from '../model.ts';
 import { fieldError, rules, toInput, validate, type Input } from '../validate.ts';
 import { z } from 'zod';
 

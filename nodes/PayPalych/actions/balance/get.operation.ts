@@ -1,10 +1,13 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
 
 import { ENDPOINTS } from '../../../shared';
 import { normalizeResponse } from '../../helpers/normalize';
 import { apiRequest } from '../../transport';
 
-export const description: INodeProperties[] = [
+const displayOptions = { show: { resource: ['balance'], operation: ['get'] } };
+
+const properties: INodeProperties[] = [
 	{
 		displayName: 'Split Into Items',
 		name: 'splitIntoItems',
@@ -12,9 +15,10 @@ export const description: INodeProperties[] = [
 		default: false,
 		description:
 			'Whether to output one item per currency (currency, balance_available, balance_locked, balance_hold) instead of one item holding the balances array',
-		displayOptions: { show: { resource: ['balance'], operation: ['get'] } },
 	},
 ];
+
+export const description = updateDisplayOptions(displayOptions, properties);
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const split = this.getNodeParameter('splitIntoItems', itemIndex, false) as boolean;

@@ -1,14 +1,34 @@
-import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
 
-import { ENDPOINTS } from '../../../shared';
+import { BILL_TYPES, CURRENCIES_IN, ENDPOINTS, PAYMENT_METHODS } from '../../../shared';
 import { normalizeResponse } from '../../helpers/normalize';
 import { checkAmount, checkRequired, inputError } from '../../helpers/validation';
 import { apiRequest } from '../../transport';
 import { amountDescription } from '../common.descriptions';
 
+// The choices of the additional fields, built from the contract's lists (nodes/shared/statuses.ts).
+const PAYMENT_METHOD_NAMES: Record<(typeof PAYMENT_METHODS)[number], string> = { BANK_CARD: 'Bank Card', SBP: 'SBP' };
+const BILL_TYPE_NAMES: Record<(typeof BILL_TYPES)[number], string> = { normal: 'Normal', multi: 'Multi' };
+
+const currencyOptions: INodePropertyOptions[] = [
+	{ name: 'Shop Default', value: '' },
+	...[...CURRENCIES_IN].sort().map((currency) => ({ name: currency, value: currency })),
+];
+const payerPaysCommissionOptions: INodePropertyOptions[] = [
+	{ name: 'Shop Default', value: '' },
+	{ name: 'Yes', value: '1' },
+	{ name: 'No', value: '0' },
+];
+const paymentMethodOptions: INodePropertyOptions[] = [
+	{ name: 'Any', value: '' },
+	...PAYMENT_METHODS.map((method) => ({ name: PAYMENT_METHOD_NAMES[method], value: method })),
+];
+const billTypeOptions: INodePropertyOptions[] = BILL_TYPES.map((type) => ({ name: BILL_TYPE_NAMES[type], value: type }));
+
 const displayOptions = { show: { resource: ['bill'], operation: ['create'] } };
 
-export const description: INodeProperties[] = [
+const properties: INodeProperties[] = [
 	{
 		displayName: 'Shop ID',
 		name: 'shopId',
@@ -17,7 +37,6 @@ export const description: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. 9rQBbwZV1g',
 		description: 'ID of the shop the bill belongs to, from the shop settings of your merchant account',
-		displayOptions,
 	},
 	{
 		displayName: 'Amount',
@@ -27,7 +46,6 @@ export const description: INodeProperties[] = [
 		default: '',
 		placeholder: '100.00',
 		description: amountDescription,
-		displayOptions,
 	},
 	{
 		displayName: 'Additional Fields',
@@ -35,7 +53,6 @@ export const description: INodeProperties[] = [
 		type: 'collection',
 		placeholder: 'Add Field',
 		default: {},
-		displayOptions,
 		options: [
 			{
 				displayName: 'Currency',
@@ -43,12 +60,7 @@ export const description: INodeProperties[] = [
 				type: 'options',
 				default: '',
 				description: 'Currency the customer pays in',
-				options: [
-					{ name: 'Shop Default', value: '' },
-					{ name: 'EUR', value: 'EUR' },
-					{ name: 'RUB', value: 'RUB' },
-					{ name: 'USD', value: 'USD' },
-				],
+				options: currencyOptions,
 			},
 			{
 				displayName: 'Custom',
@@ -84,11 +96,7 @@ export const description: INodeProperties[] = [
 				type: 'options',
 				default: '',
 				description: 'Who pays the fee for the incoming payment',
-				options: [
-					{ name: 'Shop Default', value: '' },
-					{ name: 'Yes', value: '1' },
-					{ name: 'No', value: '0' },
-				],
+				options: payerPaysCommissionOptions,
 			},
 			{
 				displayName: 'Payment Method',
@@ -96,11 +104,7 @@ export const description: INodeProperties[] = [
 				type: 'options',
 				default: '',
 				description: 'Preselect a payment method on the payment form and allow no other',
-				options: [
-					{ name: 'Any', value: '' },
-					{ name: 'Bank Card', value: 'BANK_CARD' },
-					{ name: 'SBP', value: 'SBP' },
-				],
+				options: paymentMethodOptions,
 			},
 			{
 				displayName: 'Type',
@@ -108,20 +112,20 @@ export const description: INodeProperties[] = [
 				type: 'options',
 				default: 'normal',
 				description: 'Normal bills accept one successful payment; multi bills accept any number',
-				options: [
-					{ name: 'Normal', value: 'normal' },
-					{ name: 'Multi', value: 'multi' },
-				],
+				options: billTypeOptions,
 			},
 		],
 	},
 ];
 
-const ALLOWED: Record<string, { field: string; values: string[] }> = {
-	currencyIn: { field: 'Currency', values: ['', 'RUB', 'USD', 'EUR'] },
-	payerPaysCommission: { field: 'Payer Pays Commission', values: ['', '1', '0'] },
-	paymentMethod: { field: 'Payment Method', values: ['', 'BANK_CARD', 'SBP'] },
-	type: { field: 'Type', values: ['normal', 'multi'] },
+export const description = updateDisplayOptions(displayOptions, properties);
+
+/** The option fields whose value (from an expression too) must be one of their choices. */
+const CHOICES: Record<string, { field: string; options: INodePropertyOptions[] }> = {
+	currencyIn: { field: 'Currency', options: currencyOptions },
+	payerPaysCommission: { field: 'Payer Pays Commission', options: payerPaysCommissionOptions },
+	paymentMethod: { field: 'Payment Method', options: paymentMethodOptions },
+	type: { field: 'Type', options: billTypeOptions },
 };
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
@@ -130,13 +134,14 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	const amount = checkAmount(node, this.getNodeParameter('amount', itemIndex), itemIndex);
 	const extra = this.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
 
-	for (const [name, rule] of Object.entries(ALLOWED)) {
+	for (const [name, rule] of Object.entries(CHOICES)) {
 		const value = extra[name];
 		if (value === undefined) continue;
 		const text = String(value);
-		const match = rule.values.find((allowed) => allowed.toLowerCase() === text.toLowerCase());
+		const values = rule.options.map((option) => String(option.value));
+		const match = values.find((allowed) => allowed.toLowerCase() === text.toLowerCase());
 		if (match === undefined) {
-			throw inputError(node, rule.field, `must be one of ${rule.values.filter(Boolean).join(', ')} (got ${JSON.stringify(text)})`, itemIndex);
+			throw inputError(node, rule.field, `must be one of ${values.filter(Boolean).join(', ')} (got ${JSON.stringify(text)})`, itemIndex);
 		}
 		extra[name] = match;
 	}

@@ -1,21 +1,15 @@
-import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
 
 import { ENDPOINTS } from '../../../shared';
 import { normalizeResponse } from '../../helpers/normalize';
 import { checkRequired } from '../../helpers/validation';
 import { apiRequest } from '../../transport';
+import { billIdField } from '../common.descriptions';
 
-export const description: INodeProperties[] = [
-	{
-		displayName: 'Bill ID',
-		name: 'billId',
-		type: 'string',
-		required: true,
-		default: '',
-		description: 'The bill_id returned by Bill > Create',
-		displayOptions: { show: { resource: ['bill'], operation: ['get', 'getPayments'] } },
-	},
-];
+const displayOptions = { show: { resource: ['bill'], operation: ['get'] } };
+
+export const description = updateDisplayOptions(displayOptions, [billIdField]);
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const id = checkRequired(this.getNode(), this.getNodeParameter('billId', itemIndex), itemIndex, 'Bill ID');

@@ -1,12 +1,15 @@
-import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
 
 import { ENDPOINTS } from '../../../shared';
 import { normalizeResponse } from '../../helpers/normalize';
 import { checkRequired } from '../../helpers/validation';
 import { apiRequest } from '../../transport';
+import { billIdField } from '../common.descriptions';
 
-// The Bill ID field is shared with Bill > Get (see get.operation.ts).
-export const description: INodeProperties[] = [];
+const displayOptions = { show: { resource: ['bill'], operation: ['getPayments'] } };
+
+export const description = updateDisplayOptions(displayOptions, [billIdField]);
 
 /** One output item per payment of the bill. */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {

@@ -1,31 +1,26 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
 
 import { ENDPOINTS } from '../../../shared';
 import { normalizeResponse, toBoolean } from '../../helpers/normalize';
 import { checkRequired } from '../../helpers/validation';
 import { apiRequest } from '../../transport';
+import { billIdField } from '../common.descriptions';
 
 const displayOptions = { show: { resource: ['bill'], operation: ['setActive'] } };
 
-export const description: INodeProperties[] = [
-	{
-		displayName: 'Bill ID',
-		name: 'billId',
-		type: 'string',
-		required: true,
-		default: '',
-		description: 'The bill_id returned by Bill > Create',
-		displayOptions,
-	},
+const properties: INodeProperties[] = [
+	billIdField,
 	{
 		displayName: 'Active',
 		name: 'active',
 		type: 'boolean',
 		default: true,
 		description: 'Whether the bill accepts payments. A normal bill that is already paid cannot be switched.',
-		displayOptions,
 	},
 ];
+
+export const description = updateDisplayOptions(displayOptions, properties);
 
 /** Switches a bill on or off. The answer's activity flag comes as `active` or `activity`: output always has boolean `active`. */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {

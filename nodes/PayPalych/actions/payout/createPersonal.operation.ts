@@ -1,13 +1,14 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
 
 import { ENDPOINTS } from '../../../shared';
-import { createPayoutOnce, payoutOptions } from '../../helpers/payout';
+import { accountIntent, createPayoutOnce, payoutFields } from '../../helpers/payout';
 import { checkAmount, checkRequired } from '../../helpers/validation';
 import { payoutAmountField } from '../common.descriptions';
 
 const displayOptions = { show: { resource: ['payout'], operation: ['createPersonal'] } };
 
-export const description: INodeProperties[] = [
+const properties: INodeProperties[] = [
 	{
 		displayName: 'Payout Account ID',
 		name: 'payoutAccountId',
@@ -15,16 +16,17 @@ export const description: INodeProperties[] = [
 		required: true,
 		default: '',
 		description: 'ID of a payout account saved in your merchant account',
-		displayOptions,
 	},
-	payoutAmountField(displayOptions),
-	payoutOptions('createPersonal'),
+	payoutAmountField,
+	...payoutFields,
 ];
+
+export const description = updateDisplayOptions(displayOptions, properties);
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const node = this.getNode();
 	const payoutAccountId = checkRequired(node, this.getNodeParameter('payoutAccountId', itemIndex), itemIndex, 'Payout Account ID');
 	const amount = checkAmount(node, this.getNodeParameter('amount', itemIndex), itemIndex);
 	const params = { amount, payout_account_id: payoutAccountId };
-	return await createPayoutOnce.call(this, itemIndex, ENDPOINTS.payoutPersonalCreate.path, params, params);
+	return await createPayoutOnce.call(this, itemIndex, ENDPOINTS.payoutPersonalCreate.path, params, accountIntent(amount, payoutAccountId));
 }

@@ -1,15 +1,16 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
 
 import { ENDPOINTS } from '../../../shared';
-import { createPayoutOnce, payoutOptions } from '../../helpers/payout';
+import { cardIntent, createPayoutOnce, payoutFields, sbpIntent, type PayoutIntent } from '../../helpers/payout';
 import { checkAmount, checkBank, checkCardHolder, checkCardNumber, checkPhone, inputError } from '../../helpers/validation';
 import { payoutAmountField } from '../common.descriptions';
 
 const displayOptions = { show: { resource: ['payout'], operation: ['createRegular'] } };
-const forCard = { show: { ...displayOptions.show, accountType: ['credit_card'] } };
-const forSbp = { show: { ...displayOptions.show, accountType: ['sbp'] } };
+const forCard = { show: { accountType: ['credit_card'] } };
+const forSbp = { show: { accountType: ['sbp'] } };
 
-export const description: INodeProperties[] = [
+const properties: INodeProperties[] = [
 	{
 		displayName: 'Pay To',
 		name: 'accountType',
@@ -20,9 +21,8 @@ export const description: INodeProperties[] = [
 			{ name: 'SBP', value: 'sbp', description: 'An account reached by phone number through the Faster Payments System' },
 		],
 		description: 'Where the money goes. Direct payouts must be enabled for your account by PayPalych support.',
-		displayOptions,
 	},
-	payoutAmountField(displayOptions),
+	payoutAmountField,
 	{
 		displayName: 'Card Number',
 		name: 'cardNumber',
@@ -79,24 +79,29 @@ export const description: INodeProperties[] = [
 			},
 		],
 	},
-	payoutOptions('createRegular'),
+	...payoutFields,
 ];
+
+export const description = updateDisplayOptions(displayOptions, properties);
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const node = this.getNode();
 	const accountType = this.getNodeParameter('accountType', itemIndex) as string;
 	const amount = checkAmount(node, this.getNodeParameter('amount', itemIndex), itemIndex);
 	let params: Record<string, string>;
+	let intent: PayoutIntent;
 	if (accountType === 'credit_card') {
 		const cardNumber = checkCardNumber(node, this.getNodeParameter('cardNumber', itemIndex, ''), itemIndex);
 		const cardHolder = checkCardHolder(node, this.getNodeParameter('cardHolder', itemIndex, ''), itemIndex);
 		params = { amount, currency: 'RUB', account_type: 'credit_card', account_identifier: cardNumber, card_holder: cardHolder };
+		intent = cardIntent(amount, cardNumber);
 	} else if (accountType === 'sbp') {
 		const phone = checkPhone(node, this.getNodeParameter('phone', itemIndex, ''), itemIndex);
 		const bank = checkBank(node, this.getNodeParameter('bank', itemIndex, '', { extractValue: true }), itemIndex);
 		params = { amount, currency: 'RUB', account_type: 'sbp', account_identifier: phone, account_bank: bank };
+		intent = sbpIntent(amount, phone, bank);
 	} else {
 		throw inputError(node, 'Pay To', `must be Card or SBP (got ${JSON.stringify(accountType)})`, itemIndex);
 	}
-	return await createPayoutOnce.call(this, itemIndex, ENDPOINTS.payoutRegularCreate.path, params, params);
+	return await createPayoutOnce.call(this, itemIndex, ENDPOINTS.payoutRegularCreate.path, params, intent);
 }

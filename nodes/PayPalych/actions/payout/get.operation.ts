@@ -1,4 +1,5 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
 
 import { ENDPOINTS } from '../../../shared';
 import { normalizeResponse } from '../../helpers/normalize';
@@ -7,7 +8,7 @@ import { apiRequest } from '../../transport';
 
 const displayOptions = { show: { resource: ['payout'], operation: ['get'] } };
 
-export const description: INodeProperties[] = [
+const properties: INodeProperties[] = [
 	{
 		displayName: 'Find By',
 		name: 'findBy',
@@ -17,7 +18,6 @@ export const description: INodeProperties[] = [
 			{ name: 'Payout ID', value: 'id', description: 'The ID the service gave the payout' },
 			{ name: 'Order ID', value: 'orderId', description: 'Your order ID of the payout (or the one the node derived)' },
 		],
-		displayOptions,
 	},
 	{
 		displayName: 'Payout ID',
@@ -26,7 +26,7 @@ export const description: INodeProperties[] = [
 		required: true,
 		default: '',
 		description: 'The ID of the payout (the ID of a payout-create output item, or TrsId of a payout postback)',
-		displayOptions: { show: { ...displayOptions.show, findBy: ['id'] } },
+		displayOptions: { show: { findBy: ['id'] } },
 	},
 	{
 		displayName: 'Order ID',
@@ -35,9 +35,11 @@ export const description: INodeProperties[] = [
 		required: true,
 		default: '',
 		description: 'The order_id of the payout',
-		displayOptions: { show: { ...displayOptions.show, findBy: ['orderId'] } },
+		displayOptions: { show: { findBy: ['orderId'] } },
 	},
 ];
+
+export const description = updateDisplayOptions(displayOptions, properties);
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const node = this.getNode();

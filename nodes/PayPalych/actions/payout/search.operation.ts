@@ -1,10 +1,13 @@
-import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
 
 import { ENDPOINTS } from '../../../shared';
-import { searchByDates } from '../bill/search.operation';
+import { searchByDates } from '../../helpers/search';
 import { searchFields } from '../common.descriptions';
 
-export const description: INodeProperties[] = searchFields('payout', 'search', 'payouts');
+const displayOptions = { show: { resource: ['payout'], operation: ['search'] } };
+
+export const description = updateDisplayOptions(displayOptions, searchFields('payouts'));
 
 /** One output item per payout created between the two dates (inclusive). */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {

@@ -1,4 +1,5 @@
-import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
 
 import { ENDPOINTS } from '../../../shared';
 import { normalizeResponse } from '../../helpers/normalize';
@@ -7,7 +8,7 @@ import { returnAllLimit } from '../common.descriptions';
 
 const displayOptions = { show: { resource: ['sbpBank'], operation: ['getMany'] } };
 
-export const description: INodeProperties[] = returnAllLimit(displayOptions);
+export const description = updateDisplayOptions(displayOptions, returnAllLimit);
 
 /** One item per active SBP bank: member_id (the Bank of an SBP payout), name, name_en, bic. */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {

@@ -17,6 +17,7 @@ export const EXAMPLE_IDS = {
 	payoutSweep: 'ppExPayoutSweep02',
 	reconciliation: 'ppExReconcile03',
 	paymentLink: 'ppExPaymentLink04',
+	sellerPayout: 'ppExSellerPay05',
 } as const;
 
 /** Placeholders as they appear in the example files. */

@@ -7,6 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CREDENTIAL_ID, CREDENTIAL_NAME, configureWorkflow, loadExamples, triggersOf, type ExampleSettings } from './examples.ts';
+import { hasDatabase } from './n8n-internals.ts';
 import { N8n, REPO_ROOT, ensureN8nInstalled, nodeBinary, type Owner, type WorkflowJson } from './n8n.ts';
 import { Phases, freePort, httpJson, startService, waitForHttp, type Service } from './proc.ts';
 
@@ -15,6 +16,8 @@ export interface StackOptions {
 	stateDir: string;
 	/** Preferred ports; a free one is used when a port is 0, missing or taken. */
 	ports?: { sandbox?: number; relay?: number; n8n?: number };
+	/** Whether the sandbox adds the fields the live service is seen to add (default true). */
+	liveExtras?: boolean;
 	/** API token of the merchant the stack creates on the sandbox (random when missing). */
 	merchantToken?: string;
 	/** Starting RUB balance of that merchant. */
@@ -69,17 +72,6 @@ export interface Stack {
 	stop(): Promise<void>;
 }
 
-async function portOr(preferred: number | undefined): Promise<number> {
-	if (!preferred) return await freePort();
-	const { createServer } = await import('node:net');
-	const free = await new Promise<boolean>((resolve) => {
-		const server = createServer();
-		server.once('error', () => resolve(false));
-		server.listen(preferred, '127.0.0.1', () => server.close(() => resolve(true)));
-	});
-	return free ? preferred : await freePort();
-}
-
 export async function startStack(options: StackOptions): Promise<Stack> {
 	const print = options.print ?? ((line: string) => process.stdout.write(line + '\n'));
 	const phases = options.phases ?? new Phases('stack', print);
@@ -99,11 +91,11 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 
 	try {
 		await ensureN8nInstalled(print);
-		const sandboxPort = await portOr(options.ports?.sandbox);
-		const relayPort = await portOr(options.ports?.relay);
+		const sandboxPort = await freePort(options.ports?.sandbox || undefined);
+		const relayPort = await freePort(options.ports?.relay || undefined);
 		const n8n = new N8n({
 			userFolder: join(stateDir, 'n8n'),
-			port: await portOr(options.ports?.n8n),
+			port: await freePort(options.ports?.n8n || undefined),
 			logFile: join(logs, 'n8n.log'),
 			env: { GENERIC_TIMEZONE: 'UTC', ...options.n8nEnv },
 		});
@@ -113,7 +105,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 		const sandboxService = startService({
 			name: 'sandbox',
 			command: nodeBinary(),
-			args: [join(REPO_ROOT, 'sandbox', 'src', 'bin.ts'), '--port', String(sandboxPort), '--time-factor', String(options.timeFactor ?? 1)],
+			// --live-extras: the stack emulates the live service, which shows a bill's order_id
+			// (service-facts.md), so the PayPalych Trigger can confirm a postback's InvId.
+			args: [
+				join(REPO_ROOT, 'sandbox', 'src', 'bin.ts'),
+				'--port',
+				String(sandboxPort),
+				'--time-factor',
+				String(options.timeFactor ?? 1),
+				...(options.liveExtras === false ? [] : ['--live-extras']),
+			],
 			cwd: REPO_ROOT,
 			logFile: join(logs, 'sandbox.log'),
 		});
@@ -151,7 +152,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 		];
 		const digest = createHash('sha256').update(JSON.stringify({ credentials, workflows })).digest('hex');
 		const digestFile = join(n8n.userFolder, 'imported.sha256');
-		const unchanged = existsSync(digestFile) && readFileSync(digestFile, 'utf8') === digest && existsSync(join(n8n.dataFolder, 'database.sqlite'));
+		const unchanged = existsSync(digestFile) && readFileSync(digestFile, 'utf8') === digest && hasDatabase(n8n.dataFolder);
 		if (!unchanged) {
 			rmSync(digestFile, { force: true });
 			await n8n.importCredentials(credentials);
@@ -205,7 +206,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 			const service = startService({
 				name: 'relay',
 				command: nodeBinary(),
-				args: [join(REPO_ROOT, 'relay', 'src', 'bin.ts')],
+				args: [join(REPO_ROOT, 'relay', 'dist', 'relay', 'src', 'bin.js')],
 				cwd: REPO_ROOT,
 				env: relayEnv,
 				logFile: join(logs, 'relay.log'),

@@ -7,8 +7,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname } from 'node:path';
+import getPort from 'get-port';
 
 const running = new Set<ChildProcess>();
 let exitHookInstalled = false;
@@ -34,18 +34,9 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
 	}
 }
 
-/** A free TCP port on the loopback interface (the OS picks it). */
-export async function freePort(): Promise<number> {
-	return await new Promise((resolve, reject) => {
-		const server = createServer();
-		server.unref();
-		server.on('error', reject);
-		server.listen(0, '127.0.0.1', () => {
-			const address = server.address();
-			const port = typeof address === 'object' && address !== null ? address.port : 0;
-			server.close(() => resolve(port));
-		});
-	});
+/** A free TCP port on the loopback interface: `preferred` when it is free, else one the OS picks. */
+export async function freePort(preferred?: number): Promise<number> {
+	return await getPort({ host: '127.0.0.1', port: preferred });
 }
 
 export function sleep(ms: number): Promise<void> {

@@ -1,0 +1,13 @@
+// n8n's community-node starter settings (n8n-io/n8n-nodes-starter, @n8n/node-cli's template).
+module.exports = {
+	semi: true,
+	trailingComma: 'all',
+	bracketSpacing: true,
+	useTabs: true,
+	tabWidth: 2,
+	arrowParens: 'always',
+	singleQuote: true,
+	quoteProps: 'as-needed',
+	endOfLine: 'lf',
+	printWidth: 100,
+};

@@ -1,0 +1,12 @@
+import type { AllEntities } from 'n8n-workflow';
+
+/** Every resource of the node with its operations: the router's table must have exactly these. */
+export type PayPalychMap = {
+	balance: 'get';
+	bill: 'create' | 'get' | 'getPayments' | 'search' | 'setActive';
+	payment: 'get';
+	payout: 'createPersonal' | 'createRegular' | 'get' | 'search';
+	sbpBank: 'getMany';
+};
+
+export type PayPalychType = AllEntities<PayPalychMap>;

@@ -1,0 +1,80 @@
+import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
+
+import { ENDPOINTS, confirmPayment, confirmPayout, type Confirmation, type PostbackFields } from '../shared';
+import { normalizeResponse } from '../PayPalych/helpers/normalize';
+import { apiRequest } from '../PayPalych/transport';
+
+/** How long one look-up may take: the trigger answers the service (or the relay) after it. */
+export const CONFIRM_TIMEOUT_MS = 8000;
+
+export type ConfirmResult =
+	| { ok: true; record: IDataObject; orderConfirmed?: boolean }
+	| Extract<Confirmation, { ok: false }>;
+
+function errorKey(error: unknown): string {
+	const context = (error as { context?: IDataObject } | undefined)?.context;
+	return typeof context?.errorKey === 'string' ? context.errorKey : 'network_error';
+}
+
+/**
+ * Every failure to read the service asks the sender to retry later: the record may not exist yet,
+ * the service may be down, and nothing is lost by trying again. Only a record that contradicts the
+ * postback is a refusal.
+ */
+function unreachable(what: string, error: unknown): ConfirmResult {
+	return { ok: false, retry: true, reason: `${what} could not be read from the service (${errorKey(error)})` };
+}
+
+async function get(context: IWebhookFunctions, path: string, qs: Record<string, string>): Promise<IDataObject> {
+	return await apiRequest.call(context, 'GET', path, { qs, timeoutMs: CONFIRM_TIMEOUT_MS });
+}
+
+/** The order ID of the bill a payment belongs to: null when it has none, undefined when not told. */
+function orderIdOf(record: IDataObject): string | null | undefined {
+	if (!Object.prototype.hasOwnProperty.call(record, 'order_id')) return undefined;
+	const value = record.order_id;
+	if (value === null || value === undefined || value === '') return null;
+	return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
+}
+
+/**
+ * Looks the postback's TrsId up with the service and compares (see `confirmPayment` and
+ * `confirmPayout` in the contract). A payment's order ID comes from the payment when the service
+ * gives it there, otherwise from its bill (`bill/status`).
+ */
+export async function confirmWithService(
+	context: IWebhookFunctions,
+	event: 'payment' | 'payout',
+	fields: PostbackFields,
+	requireOrderId = true,
+): Promise<ConfirmResult> {
+	const trsId = (fields.TrsId ?? '').trim();
+	if (trsId === '') return { ok: false, retry: false, reason: 'TrsId is empty' };
+	let record: IDataObject;
+	try {
+		record = await get(context, event === 'payment' ? ENDPOINTS.paymentStatus.path : ENDPOINTS.payoutStatus.path, { id: trsId });
+	} catch (error) {
+		return unreachable(`${event === 'payment' ? 'Payment' : 'Payout'} ${trsId}`, error);
+	}
+	if (event === 'payout') {
+		const verdict = confirmPayout(fields, record);
+		return verdict.ok ? { ok: true, record: clean(record) } : verdict;
+	}
+	let orderId = orderIdOf(record);
+	const billId = typeof record.bill_id === 'string' || typeof record.bill_id === 'number' ? String(record.bill_id) : '';
+	if (orderId === undefined && billId !== '') {
+		try {
+			orderId = orderIdOf(await get(context, ENDPOINTS.billStatus.path, { id: billId }));
+		} catch (error) {
+			return unreachable(`Bill ${billId}`, error);
+		}
+	}
+	const verdict = confirmPayment(fields, record, orderId, requireOrderId);
+	return verdict.ok ? { ok: true, record: clean(record), orderConfirmed: verdict.orderConfirmed } : verdict;
+}
+
+function clean(record: IDataObject): IDataObject {
+	const out = normalizeResponse(record);
+	delete out.success;
+	return out;
+}

@@ -1,0 +1,138 @@
+import { canonicalStatus } from './statuses';
+import type { PostbackFields } from './postback';
+
+/**
+ * Whether the service's own record confirms a postback. A valid signature proves only that the
+ * service once produced `OutSum` and `InvId` (or `Amount` and `TrsId`): the success and fail
+ * redirects carry the same payment signature in the customer's browser, and `Status`, `TrsId`
+ * and the other fields are not signed. The service's answer to `payment/status` (or
+ * `payout/status`) for the postback's TrsId is the proof; these rules compare the two.
+ */
+export type Confirmation =
+	/** `orderConfirmed`: whether InvId was compared with the bill's order ID (see confirmPayment). */
+	| { ok: true; orderConfirmed?: boolean }
+	/** The record contradicts the postback: it must never start a workflow. */
+	| { ok: false; retry: false; reason: string }
+	/** The record may not be final yet (NEW, PROCESS, MODERATING): ask the sender to retry later. */
+	| { ok: false; retry: true; reason: string };
+
+/** Statuses after which a payment or payout can still change: a postback may run ahead of them. */
+const NOT_FINAL = ['NEW', 'PROCESS', 'MODERATING'];
+
+/** Whole cents of a decimal the service sent (number or text), or undefined. */
+export function toCents(value: unknown): number | undefined {
+	if (typeof value === 'number') return Number.isFinite(value) ? Math.round(value * 100) : undefined;
+	if (typeof value !== 'string') return undefined;
+	const text = value.trim();
+	const match = /^(-?)(\d+)(?:\.(\d+))?$/.exec(text);
+	if (!match) return undefined;
+	const [, sign, whole, frac = ''] = match;
+	if (frac.length > 2 && !/^0+$/.test(frac.slice(2))) return undefined;
+	const cents = Number(whole) * 100 + Number((frac + '00').slice(0, 2));
+	return sign === '-' ? -cents : cents;
+}
+
+function text(value: unknown): string {
+	return typeof value === 'string' ? value : typeof value === 'number' ? String(value) : '';
+}
+
+function money(cents: number): string {
+	const sign = cents < 0 ? '-' : '';
+	const abs = Math.abs(cents);
+	return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
+}
+
+/** A plus b, when both are known. */
+function sum(a: number | undefined, b: number | undefined): number | undefined {
+	return a !== undefined && b !== undefined ? a + b : undefined;
+}
+
+/** The record's id and status against the postback's TrsId and Status. */
+function compareRecord(kind: 'payment' | 'payout', fields: PostbackFields, record: Record<string, unknown>): Confirmation | undefined {
+	const trsId = (fields.TrsId ?? '').trim();
+	if (text(record.id) !== trsId) {
+		return { ok: false, retry: false, reason: `the service answered ${kind} ${text(record.id) || '(none)'} for TrsId ${trsId}` };
+	}
+	return compareStatus(kind, record.status, fields.Status);
+}
+
+/** The signed amount field against the record's possible amounts (whole cents; unknown ones left out). */
+function compareAmount(kind: 'payment' | 'payout', field: string, sent: string | undefined, amounts: Array<number | undefined>): Confirmation | undefined {
+	const cents = toCents(sent);
+	const candidates = amounts.filter((value): value is number => value !== undefined);
+	if (cents !== undefined && candidates.includes(cents)) return undefined;
+	const shown = candidates.map(money).join(' / ') || 'no amount';
+	return { ok: false, retry: false, reason: `${field} ${sent ?? ''} is not the ${kind}'s amount (${shown})` };
+}
+
+function compareStatus(kind: 'payment' | 'payout', recorded: unknown, sent: string | undefined): Confirmation | undefined {
+	const service = canonicalStatus(recorded);
+	const postback = canonicalStatus(sent);
+	if (service === postback) return undefined;
+	if (NOT_FINAL.includes(service)) {
+		return { ok: false, retry: true, reason: `the service still shows the ${kind} as ${service}, not ${postback}` };
+	}
+	return { ok: false, retry: false, reason: `the service shows the ${kind} as ${service || 'no status'}, the postback says ${postback}` };
+}
+
+/**
+ * Compares a payment postback with the service's payment (`payment/status?id=<TrsId>`) and the
+ * order ID of the bill it belongs to.
+ * - the payment's id is the postback's TrsId;
+ * - the statuses are the same in canonical form (NEW or PROCESS on the service: retry later);
+ * - OutSum is one of the payment's amounts: `amount` (what the payer paid, commission included
+ *   when the payer pays it), `amount_received`, or `amount_received + commission` (the service
+ *   facts: OutSum includes the commission when the payer pays it);
+ * - the bill's order ID is the postback's InvId (an absent InvId is an empty one, a bill created
+ *   without order_id has none). `billOrderId` undefined means the service returned no order ID
+ *   field at all (the interface document gives bills none; the live service is seen to add it):
+ *   the InvId cannot be checked, so the postback is not confirmed, unless `requireOrderId` is
+ *   false, when the payment and its bill are confirmed and `orderConfirmed` is false (the
+ *   workflow must then find the order by the payment's bill_id, never by InvId);
+ * - CurrencyIn is the payment's currency_in where both are given.
+ */
+export function confirmPayment(
+	fields: PostbackFields,
+	payment: Record<string, unknown>,
+	billOrderId: string | null | undefined,
+	requireOrderId = true,
+): Confirmation {
+	const received = toCents(payment.amount_received);
+	const mismatch =
+		compareRecord('payment', fields, payment) ??
+		compareAmount('payment', 'OutSum', fields.OutSum, [toCents(payment.amount), received, sum(received, toCents(payment.commission))]);
+	if (mismatch) return mismatch;
+	const currency = text(payment.currency_in);
+	if (currency !== '' && fields.CurrencyIn !== undefined && fields.CurrencyIn.trim().toUpperCase() !== currency.toUpperCase()) {
+		return { ok: false, retry: false, reason: `CurrencyIn ${fields.CurrencyIn} is not the payment's currency ${currency}` };
+	}
+	if (billOrderId === undefined) {
+		if (!requireOrderId) return { ok: true, orderConfirmed: false };
+		return {
+			ok: false,
+			retry: false,
+			reason: `the service returned no order ID for bill ${text(payment.bill_id)}, so InvId cannot be checked`,
+		};
+	}
+	const invId = fields.InvId ?? '';
+	if ((billOrderId ?? '') !== invId) {
+		return {
+			ok: false,
+			retry: false,
+			reason: `InvId ${JSON.stringify(invId)} is not the order ID of bill ${text(payment.bill_id)} (${JSON.stringify(billOrderId ?? '')})`,
+		};
+	}
+	return { ok: true, orderConfirmed: true };
+}
+
+/**
+ * Compares a payout postback with the service's payout (`payout/status?id=<TrsId>`): the id, the
+ * status in canonical form (NEW, MODERATING or PROCESS on the service: retry later), and Amount,
+ * which includes the commission (the payout's `amount + commission`, or `amount` alone).
+ */
+export function confirmPayout(fields: PostbackFields, payout: Record<string, unknown>): Confirmation {
+	const amount = toCents(payout.amount);
+	const mismatch = compareRecord('payout', fields, payout) ?? compareAmount('payout', 'Amount', fields.Amount, [amount, sum(amount, toCents(payout.commission))]);
+	if (mismatch) return mismatch;
+	return { ok: true };
+}

@@ -1,0 +1,19 @@
+/**
+ * The relay's one door to the wire contract (`nodes/shared`, the module the n8n nodes compile):
+ * every relay module imports the contract from here, never from another path. It is TypeScript
+ * source, so `tsc -p relay/tsconfig.json` checks it on a fresh clone; `npm run build -w relay`
+ * compiles it together with the relay into `relay/dist/` (see relay/README.md, *Build*).
+ */
+export {
+	DELIVERY_ATTEMPT_HEADER,
+	EVENT_HEADER,
+	EVENT_ID_HEADER,
+	IDEMPOTENCY_KEY_HEADER,
+	POSTBACK_EVENTS,
+	RECEIPT_HEADER,
+	describeRejection,
+	parsePostbackBody,
+	postbackKey,
+	verifyPostback,
+} from '../../nodes/shared/index.ts';
+export type { PostbackEvent, PostbackFields } from '../../nodes/shared/index.ts';

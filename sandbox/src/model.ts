@@ -1,0 +1,198 @@
+/**
+ * What the sandbox keeps: merchants, shops, payout accounts, bills, payments and payouts, with
+ * the statuses and fees the service uses. All amounts are integer cents.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+
+export const CURRENCIES = ['RUB', 'USD', 'EUR'] as const;
+export type Currency = (typeof CURRENCIES)[number];
+export const BILL_STATUSES = ['NEW', 'PROCESS', 'UNDERPAID', 'SUCCESS', 'OVERPAID', 'FAIL'] as const;
+export type BillStatus = (typeof BILL_STATUSES)[number];
+export const PAYOUT_STATUSES = ['NEW', 'MODERATING', 'PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED'] as const;
+export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
+/** Statuses a payment postback carries (a payment still in PROCESS sends none). */
+export const PAYMENT_POSTBACK_STATUSES: readonly BillStatus[] = ['SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL'];
+/** Statuses a payout postback carries (ERROR is final but sends none). */
+export const PAYOUT_POSTBACK_STATUSES: readonly PayoutStatus[] = ['SUCCESS', 'FAIL', 'DECLINED'];
+export const PAID_STATUSES: readonly BillStatus[] = ['SUCCESS', 'OVERPAID'];
+export const FINAL_PAYOUT_STATUSES: readonly PayoutStatus[] = ['SUCCESS', 'FAIL', 'ERROR', 'DECLINED'];
+export type Subscription = 'active' | 'inactive' | 'none';
+/** Bill types as bill/create takes them (either case); answers give them upper case. */
+export const BILL_TYPES = ['normal', 'multi'] as const;
+export const PAYMENT_METHODS = ['BANK_CARD', 'SBP'] as const;
+export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
+export type Outcome = 'full' | 'under' | 'over' | 'fail' | 'process';
+export const REGULAR_DIRECTIONS = ['credit_card', 'sbp'] as const;
+export type RegularDirection = (typeof REGULAR_DIRECTIONS)[number];
+/** Payout currencies (payout/regular/create's `currency`). */
+export const PAYOUT_CURRENCIES = ['RUB'] as const;
+/** How a payout account is kept: a card number or a phone number. */
+export type AccountKind = 'BANK_CARD' | 'SBP';
+
+export interface Balance {
+	available: number;
+	locked: number;
+	hold: number;
+}
+
+export interface Merchant {
+	id: string;
+	token: string;
+	exists: boolean;
+	banned: boolean;
+	verified: boolean;
+	subscription: Subscription;
+	regularPayoutsEnabled: boolean;
+	regularDirections: RegularDirection[];
+	balances: Record<Currency, Balance>;
+	dailyPayoutLimit: number | null;
+	monthlyPayoutLimit: number | null;
+	payoutSplitSize: number | null;
+	payoutWebhookUrl: string | null;
+	tooManyPaymentsThreshold: number;
+	/**
+	 * Emulate the fields the live service is seen to add beyond the interface document
+	 * (service-facts.md): `order_id` and `active` on bills, `commission` on payments, `order_id`
+	 * on payouts, and AccountType, AccountNumber, BalanceAmount, BalanceCurrency in payment
+	 * postbacks. Off: answers and postbacks carry exactly the document's fields.
+	 */
+	liveExtras: boolean;
+}
+
+export interface Shop {
+	id: string;
+	merchantId: string;
+	name: string;
+	resultUrl: string | null;
+	successUrl: string | null;
+	failUrl: string | null;
+	defaultCurrency: string;
+	enabled: boolean;
+	accessDenied: boolean;
+}
+
+export interface PayoutAccount {
+	id: string;
+	merchantId: string;
+	accountType: AccountKind;
+	accountNumber: string;
+	banned: boolean;
+	directionAvailable: boolean;
+}
+
+export interface Bill {
+	id: string;
+	merchantId: string;
+	shopId: string;
+	amount: number;
+	type: 'NORMAL' | 'MULTI';
+	currency: Currency;
+	orderId: string | null;
+	description: string | null;
+	custom: string | null;
+	name: string | null;
+	payerPaysCommission: boolean;
+	paymentMethod: PaymentMethod | null;
+	status: BillStatus;
+	active: boolean;
+	createdAt: number;
+}
+
+export interface Payment {
+	id: string;
+	billId: string;
+	merchantId: string;
+	status: BillStatus;
+	/** The total the payer paid (OutSum). */
+	amount: number;
+	/** The net amount credited to the merchant (BalanceAmount). */
+	received: number;
+	commission: number;
+	method: PaymentMethod;
+	fromCard: string;
+	currency: Currency;
+	createdAt: number;
+}
+
+export interface Payout {
+	id: string;
+	merchantId: string;
+	orderId: string | null;
+	kind: 'personal' | 'regular';
+	status: PayoutStatus;
+	amount: number;
+	commission: number;
+	accountType: AccountKind;
+	accountIdentifier: string;
+	currency: 'RUB';
+	createdAt: number;
+}
+
+export type Fields = Record<string, string>;
+
+export interface Redirect {
+	url: string | null;
+	fields: Fields;
+}
+
+export interface PayResult {
+	payment: Payment;
+	postback: Fields | null;
+	redirect: Redirect;
+}
+
+/** A refusal of a control or page action (not an API error). */
+export class SandboxError extends Error {
+	readonly status: number;
+	readonly code: string;
+	constructor(status: number, code: string, message: string) {
+		super(message);
+		this.status = status;
+		this.code = code;
+	}
+}
+
+const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+export function randomId(length = 10): string {
+	const bytes = randomBytes(length);
+	let out = '';
+	for (const byte of bytes) out += ALNUM[byte % ALNUM.length];
+	return out;
+}
+
+export function md5Upper(text: string): string {
+	return createHash('md5').update(text, 'utf8').digest('hex').toUpperCase();
+}
+
+/** The signature of payment postbacks and redirects: MD5(OutSum:InvId:token), upper case. */
+export function paymentSignature(outSum: string, invId: string, token: string): string {
+	return md5Upper(`${outSum}:${invId}:${token}`);
+}
+
+/** The signature of payout postbacks: MD5(Amount:TrsId:token), upper case. */
+export function payoutSignature(amount: string, trsId: string, token: string): string {
+	return md5Upper(`${amount}:${trsId}:${token}`);
+}
+
+/** 220070******1234: the first six and the last four digits. */
+export function maskCard(number: string): string {
+	const digits = number.replace(/\D/g, '');
+	if (digits.length < 11) return digits;
+	return `${digits.slice(0, 6)}${'*'.repeat(digits.length - 10)}${digits.slice(-4)}`;
+}
+
+export function isFinalPayout(status: PayoutStatus): boolean {
+	return FINAL_PAYOUT_STATUSES.includes(status);
+}
+
+export function isPaidStatus(status: BillStatus): boolean {
+	return PAID_STATUSES.includes(status);
+}
+
+export interface MerchantDefaults {
+	rubBalance: number;
+	payoutSplitSize: number | null;
+}
+
+export const DEFAULTS: MerchantDefaults = { rubBalance: 10_000_000, payoutSplitSize: 5_000_000 };

@@ -1,0 +1,48 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { CLOSE_MARGIN_MS } from '../../relay/src/server.ts';
+import { Target, baseEnv, form, paymentFields, spawnRelay, stopRelays, tempDir, waitFor } from './helpers.ts';
+import type { RelayProcess } from './helpers.ts';
+
+// The relay as a process: what SIGTERM does (close-with-grace).
+describe('relay process shutdown', () => {
+	const tmp = tempDir();
+	const target = new Target();
+	const children: RelayProcess[] = [];
+
+	afterAll(async () => {
+		await stopRelays(children, 'SIGKILL');
+		await target.close();
+		tmp.cleanup();
+	});
+
+	it('closes gracefully on SIGTERM and exits 0', async () => {
+		await target.listen();
+		const relay = await spawnRelay(baseEnv(tmp.dir, { payment: [target.url('/pay')] }));
+		children.push(relay);
+		const res = await fetch(`${relay.url}/postback/payment`, {
+			method: 'POST',
+			headers: { 'content-type': 'application/x-www-form-urlencoded' },
+			body: form(paymentFields('T-term')),
+		});
+		expect(res.status).toBe(200);
+		await waitFor(() => target.received.length === 1, 'delivery');
+		relay.proc.kill('SIGTERM');
+		expect(await relay.exited).toBe(0);
+		expect(relay.stdout()).toContain('"msg":"shutting down"');
+		expect(relay.stdout()).toContain('"msg":"store closing"');
+	});
+
+	it('still exits on SIGTERM when close() hangs, once the grace time is over, with exit code 1', async () => {
+		const relay = await spawnRelay(baseEnv(tmp.dir, { payment: [target.url('/pay')] }, { RELAY_SHUTDOWN_GRACE_MS: '100' }), {
+			args: [`${__dirname}/fixtures/hanging-close.mjs`],
+		});
+		children.push(relay);
+		expect((await fetch(`${relay.url}/healthz`)).status).toBe(200);
+		relay.proc.kill('SIGTERM');
+		// Without close-with-grace the process would never exit: the test would time out here.
+		expect(await relay.exited).toBe(1);
+		expect(relay.stdout()).toContain('"msg":"shutting down"');
+		expect(relay.stdout()).toContain(`"graceMs":${100 + CLOSE_MARGIN_MS}`);
+		expect(relay.stdout()).toContain('shutdown did not finish within the grace time; exiting');
+	}, 60_000);
+});
