@@ -46,6 +46,21 @@ async function burst(urls: string[], total: number, prefix: string, after: (acke
 	return { acked, failed };
 }
 
+/** A burst during which `victim` is SIGKILLed once `killAfterAcks` postbacks were acknowledged. */
+async function burstKilling(victim: RelayProcess, urls: string[], total: number, prefix: string, killAfterAcks: number): Promise<BurstResult> {
+	let killed = false;
+	const result = await burst(urls, total, prefix, (acked) => {
+		if (!killed && acked >= killAfterAcks) {
+			killed = true;
+			victim.proc.kill('SIGKILL');
+		}
+	});
+	expect(killed).toBe(true);
+	await victim.exited;
+	expect(victim.proc.signalCode).toBe('SIGKILL');
+	return result;
+}
+
 const trsIdsAt = (target: Target) => new Set(target.received.map((r) => new URLSearchParams(r.body).get('TrsId') ?? ''));
 
 /** Waits until the target has every acknowledged postback, then prints and returns the counts. */
@@ -87,16 +102,7 @@ describe('crash safety', () => {
 
 		const total = 600;
 		const killAfterAcks = 200;
-		let killed = false;
-		const result = await burst([first.url], total, 'T-crash', (acked) => {
-			if (!killed && acked >= killAfterAcks) {
-				killed = true;
-				first.proc.kill('SIGKILL');
-			}
-		});
-		expect(killed).toBe(true);
-		await first.exited;
-		expect(first.proc.signalCode).toBe('SIGKILL');
+		const result = await burstKilling(first, [first.url], total, 'T-crash', killAfterAcks);
 		const deliveredBeforeRestart = trsIdsAt(target).size;
 
 		const second = await spawnRelay(env);
@@ -146,16 +152,7 @@ describe('crash safety: two relay instances on one PostgreSQL database', () => {
 
 		const total = 800;
 		const killAfterAcks = 250;
-		let killed = false;
-		const result = await burst([a.url, b.url], total, 'T-pg-kill', (acked) => {
-			if (!killed && acked >= killAfterAcks) {
-				killed = true;
-				a.proc.kill('SIGKILL');
-			}
-		});
-		expect(killed).toBe(true);
-		await a.exited;
-		expect(a.proc.signalCode).toBe('SIGKILL');
+		const result = await burstKilling(a, [a.url, b.url], total, 'T-pg-kill', killAfterAcks);
 		expect(target.received).toHaveLength(0);
 
 		await target.listen(port);
