@@ -27,10 +27,8 @@ import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { PostgresStore } from '../src/store/postgres.ts';
-import { SqliteStore } from '../src/store/sqlite.ts';
 import type { NewEvent, Store } from '../src/store/types.ts';
 
 interface Histogram {
@@ -64,6 +62,10 @@ const require = createRequire(import.meta.url);
 const autocannon = require('autocannon') as Autocannon;
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+// The stores that fill the drain backlogs come from the compiled relay (`npm run build`), like the
+// servers: from source, Node cannot load the contract they import.
+const { SqliteStore } = (await import(pathToFileURL(join(ROOT, 'relay/dist/relay/src/store/sqlite.js')).href)) as typeof import('../src/store/sqlite.ts');
+const { PostgresStore } = (await import(pathToFileURL(join(ROOT, 'relay/dist/relay/src/store/postgres.js')).href)) as typeof import('../src/store/postgres.ts');
 const NODE = process.execPath;
 const TOKEN = 'bench|token-0123456789abcdefghijklmnopqrstuvwxyz';
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
