@@ -12,6 +12,8 @@ import { adminRoutes } from './routes/admin.ts';
 import { healthRoutes } from './routes/health.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { postbackRoutes } from './routes/postbacks.ts';
+import { openStore } from './store/open.ts';
+import { Pruner } from './store/retention.ts';
 import { SqliteStore } from './store/sqlite.ts';
 import type { Store } from './store/types.ts';
 
@@ -41,8 +43,12 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 	const buffered = deps.logger || deps.logStream ? undefined : bufferedStdoutLogger(config.logLevel);
 	const logger = deps.logger ?? buffered?.logger ?? createLogger(config.logLevel, deps.logStream);
 	const ownStore = deps.store === undefined;
-	const store = deps.store ?? (await SqliteStore.open(config.database));
+	const store = deps.store ?? (await openStore(config.database, logger.child({ component: 'store' })));
 	const metrics = deps.metrics ?? new Metrics({ store: storeKind(config.database) });
+	const pruner =
+		config.retentionDays > 0
+			? new Pruner({ store, retentionDays: config.retentionDays, logger: logger.child({ component: 'pruner' }) })
+			: undefined;
 	const forwarder =
 		deps.forwarder === false
 			? undefined
@@ -81,9 +87,11 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 
 	app.addHook('onReady', async () => {
 		forwarder?.start();
+		pruner?.start();
 	});
 	app.addHook('onClose', async () => {
 		await forwarder?.stop(config.shutdownGraceMs);
+		await pruner?.stop();
 		if (ownStore) {
 			if (store instanceof SqliteStore) {
 				// Group-commit figures since start: calls per commit, and how many commits were fsynced.

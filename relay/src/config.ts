@@ -19,8 +19,10 @@ export interface RelayConfig {
 	requireReceipt: boolean;
 	successUrl: string | undefined;
 	failUrl: string | undefined;
-	/** A file path for the embedded SQLite store. */
+	/** A file path for the embedded SQLite store, or a postgres:// URL for the PostgreSQL store. */
 	database: string;
+	/** Delivered events older than this many days are pruned; 0 keeps everything. */
+	retentionDays: number;
 	adminToken: string;
 	bodyLimit: number;
 	retryBudgetMs: number;
@@ -80,6 +82,18 @@ const urlList = z
 	)
 	.refine((list) => list.every(httpUrl), 'must be a comma-separated list of http(s) URLs');
 
+/** RELAY_DATABASE names the PostgreSQL store. */
+export const isPostgresUrl = (value: string) => /^postgres(ql)?:\/\//i.test(value);
+
+const postgresUrlOk = (value: string) => {
+	try {
+		const u = new URL(value);
+		return u.hostname !== '' && u.pathname.length > 1;
+	} catch {
+		return false;
+	}
+};
+
 const optionalUrl = z
 	.string()
 	.trim()
@@ -113,8 +127,8 @@ const schema = z
 			.optional()
 			.transform((v) => (v === undefined || v === '' ? '.relay-data/relay.sqlite' : v))
 			.refine(
-				(v) => !/^postgres(ql)?:\/\//i.test(v),
-				'PostgreSQL is not supported yet; give a file path for the embedded SQLite store',
+				(v) => !isPostgresUrl(v) || postgresUrlOk(v),
+				'must be a file path (SQLite) or a postgres://user@host:port/database URL',
 			),
 		RELAY_ADMIN_TOKEN: z
 			.string({ error: 'is required (bearer token of the admin API, at least 16 characters)' })
@@ -129,6 +143,9 @@ const schema = z
 		RELAY_CONCURRENCY: int(1, 16),
 		RELAY_POLL_INTERVAL_MS: int(10, 1_000),
 		RELAY_SHUTDOWN_GRACE_MS: int(0, 10_000),
+		// The service retries a postback for about 31 hours (10 s … 10^5 s): pruning sooner than two
+		// days could forget a dedupe key while its retries may still come. 0 disables pruning.
+		RELAY_RETENTION_DAYS: int(0, 30).refine((d) => d === 0 || d >= 2, 'must be 0 (keep everything) or at least 2 days'),
 		RELAY_REDIRECT_LIMIT_PER_CLIENT: int(0, 30),
 		RELAY_REDIRECT_LIMIT_PER_PAYMENT: int(0, 10),
 		RELAY_REDIRECT_LIMIT_WINDOW_MS: int(1_000, 60_000),
@@ -203,6 +220,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 		successUrl: c.RELAY_SUCCESS_URL,
 		failUrl: c.RELAY_FAIL_URL,
 		database: c.RELAY_DATABASE,
+		retentionDays: c.RELAY_RETENTION_DAYS,
 		adminToken: c.RELAY_ADMIN_TOKEN,
 		bodyLimit: c.RELAY_BODY_LIMIT,
 		retryBudgetMs: c.RELAY_RETRY_BUDGET_MS,

@@ -108,6 +108,7 @@ export class Forwarder {
 	#inflight = new Map<number, InFlight>();
 	#wake: (() => void) | undefined;
 	#kicked = false;
+	#unsubscribe: (() => void) | undefined;
 
 	constructor(options: ForwarderOptions) {
 		this.#o = options;
@@ -122,6 +123,8 @@ export class Forwarder {
 		if (this.#running) return;
 		this.#running = true;
 		this.#stopping = false;
+		// Another instance sharing the store may have stored the work (PostgreSQL).
+		this.#unsubscribe = this.#o.store.onNewWork?.(() => this.kick());
 		this.#loopDone = this.#loop();
 	}
 
@@ -140,6 +143,8 @@ export class Forwarder {
 	async stop(graceMs = 10_000): Promise<void> {
 		if (!this.#running) return;
 		this.#running = false;
+		this.#unsubscribe?.();
+		this.#unsubscribe = undefined;
 		this.kick();
 		await this.#loopDone;
 		const pending = [...this.#inflight.values()];
@@ -220,6 +225,7 @@ export class Forwarder {
 	async #deliver(d: ClaimedDelivery, abort: AbortController): Promise<void> {
 		const { store, metrics, logger } = this.#o;
 		const stop = abort.signal;
+		const startedAt = Date.now();
 		const timer = setTimeout(() => abort.abort(new DOMException('delivery attempt timed out', 'TimeoutError')), this.#o.deliveryTimeoutMs);
 		let status: number | undefined;
 		let retryAfter: string | string[] | undefined;
@@ -258,10 +264,11 @@ export class Forwarder {
 			clearTimeout(timer);
 		}
 		const now = Date.now();
+		const timing = { attempt: d.attempts, startedAt, durationMs: Math.max(0, now - startedAt) };
 		const outcome = classify(status, d.kind, { required: this.#o.requireReceipt, present: receipt !== undefined });
 		const log = { deliveryId: d.id, eventId: d.eventId, kind: d.kind, target: d.target, attempt: d.attempts, status };
 		if (outcome === 'success') {
-			await store.markDelivered(d.id, now, status ?? 0);
+			await store.markDelivered(d.id, now, status ?? 0, timing);
 			metrics.delivered.inc({ kind: d.kind });
 			metrics.latency.observe(Math.max(0, now - d.receivedAt) / 1000);
 			logger.debug({ ...log, receipt }, 'delivered');
@@ -270,7 +277,7 @@ export class Forwarder {
 		const noReceipt = outcome === 'retry' && status !== undefined && status < 400;
 		const reason = error || (noReceipt ? `HTTP ${status}: ${NO_RECEIPT_ERROR}` : `HTTP ${status}`);
 		if (outcome === 'permanent') {
-			await store.markDead(d.id, this.owner, status ?? null, reason);
+			await store.markDead(d.id, this.owner, status ?? null, reason, timing);
 			metrics.dead.inc({ kind: d.kind });
 			logger.error({ ...log, error: reason }, 'delivery refused by the target; dead (requeue through the admin API)');
 			return;
@@ -283,12 +290,12 @@ export class Forwarder {
 		const delay = fromHeader ?? backoffDelay(d.attempts, this.#o.baseDelayMs, this.#o.maxDelayMs, this.#random);
 		const next = now + delay;
 		if (next > d.budgetStart + this.#o.retryBudgetMs) {
-			await store.markDead(d.id, this.owner, status ?? null, reason);
+			await store.markDead(d.id, this.owner, status ?? null, reason, timing);
 			metrics.dead.inc({ kind: d.kind });
 			logger.error({ ...log, error: reason }, 'retry budget spent; delivery dead (requeue through the admin API)');
 			return;
 		}
-		await store.markRetry(d.id, this.owner, next, status ?? null, reason);
+		await store.markRetry(d.id, this.owner, next, status ?? null, reason, timing);
 		metrics.retries.inc({ kind: d.kind });
 		logger.warn({ ...log, error: reason, retryInMs: delay }, 'delivery failed; will retry');
 	}

@@ -4,6 +4,7 @@ import { buildApp } from './app.ts';
 import type { AppDeps } from './app.ts';
 import { loadConfig } from './config.ts';
 import { targetsByKind } from './context.ts';
+import { describeDatabase } from './store/open.ts';
 
 /** Time a graceful close gets on top of RELAY_SHUTDOWN_GRACE_MS (leases released, store closed). */
 export const CLOSE_MARGIN_MS = 5_000;
@@ -56,7 +57,7 @@ export async function start(
 	app.log.info(
 		{
 			url,
-			database: config.database,
+			database: describeDatabase(config.database),
 			targets: Object.fromEntries(Object.entries(targetsByKind(config)).map(([kind, list]) => [kind, list.length])),
 			requireReceipt: config.requireReceipt,
 			tokens: config.apiTokens.length,

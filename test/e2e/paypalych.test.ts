@@ -15,6 +15,11 @@ import { Phases, waitFor } from '../../scripts/harness/proc.ts';
 import { startSink, type Sink } from '../../scripts/harness/sink.ts';
 import { startStack, type Stack } from '../../scripts/harness/stack.ts';
 import { utcDay } from '../helpers/sandbox.ts';
+import { createTestDatabase, type TestDatabase } from '../relay/pg.ts';
+
+/** The relay's store: SQLite by default; paypalych-postgres.test.ts runs this suite on PostgreSQL. */
+const RELAY_STORE = process.env.PAYPALYCH_E2E_RELAY_STORE === 'postgres' ? 'postgres' : 'sqlite';
+let relayDatabase: TestDatabase | undefined;
 
 // Oracle for the signature rule, written out here rather than taken from the code under test.
 const md5Upper = (text: string) => createHash('md5').update(text).digest('hex').toUpperCase();
@@ -184,6 +189,7 @@ function suiteWorkflows(examples: WorkflowJson[]): WorkflowJson[] {
 beforeAll(async () => {
 	stateDir = mkdtempSync(join(tmpdir(), 'paypalych-e2e-'));
 	sink = await startSink();
+	relayDatabase = RELAY_STORE === 'postgres' ? await createTestDatabase() : undefined;
 	stack = await startStack({
 		stateDir,
 		shopBackend: sink.url,
@@ -191,20 +197,27 @@ beforeAll(async () => {
 		timeFactor: 0.01,
 		workflows: examplesForTheSuite,
 		// Fast retries: a queued postback is retried many times while n8n stops and starts again.
-		relayEnv: { RELAY_BASE_DELAY_MS: '50', RELAY_MAX_DELAY_MS: '200', RELAY_POLL_INTERVAL_MS: '20', LOG_LEVEL: 'warn' },
+		relayEnv: {
+			RELAY_BASE_DELAY_MS: '50',
+			RELAY_MAX_DELAY_MS: '200',
+			RELAY_POLL_INTERVAL_MS: '20',
+			LOG_LEVEL: 'warn',
+			...(relayDatabase ? { RELAY_DATABASE: relayDatabase.url } : {}),
+		},
 		phases,
 	});
 });
 
 afterAll(async () => {
 	await stack?.stop();
+	await relayDatabase?.drop();
 	await sink?.close();
 	phases.mark('stopped');
 	phases.total();
 	if (stateDir && !process.env.PAYPALYCH_E2E_KEEP) rmSync(stateDir, { recursive: true, force: true });
 });
 
-describe('PayPalych in a real n8n', () => {
+describe(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, () => {
 	it('loads the package as an installed community package and publishes every example', async () => {
 		const examples = loadExamples();
 		expect(examples.map((e) => e.workflow.id).sort()).toEqual(Object.values(EXAMPLE_IDS).sort());

@@ -30,6 +30,7 @@ describe('relay configuration', () => {
 		expect(c.requireReceipt).toBe(true);
 		expect(c.retryBudgetMs).toBe(24 * 3_600_000);
 		expect(c.database).toBe('.relay-data/relay.sqlite');
+		expect(c.retentionDays).toBe(30);
 		expect(c.successUrl).toBeUndefined();
 	});
 
@@ -92,8 +93,15 @@ describe('relay configuration', () => {
 		expect(errorOf({ ...minimal, RELAY_SUCCESS_TARGETS: 'nope' }).variables).toEqual(['RELAY_SUCCESS_TARGETS']);
 	});
 
-	it('refuses a PostgreSQL URL until that store exists, and a relay without targets', () => {
-		expect(errorOf({ ...minimal, RELAY_DATABASE: 'postgres://u:p@db/relay' }).variables).toEqual(['RELAY_DATABASE']);
+	it('takes a PostgreSQL URL and a retention, refuses a malformed URL, a short retention and a relay without targets', () => {
+		expect(loadConfig({ ...minimal, RELAY_DATABASE: 'postgres://u:p@db:5432/relay' }).database).toBe('postgres://u:p@db:5432/relay');
+		expect(loadConfig({ ...minimal, RELAY_DATABASE: 'postgresql://db/relay' }).database).toBe('postgresql://db/relay');
+		expect(errorOf({ ...minimal, RELAY_DATABASE: 'postgres://db' }).variables).toEqual(['RELAY_DATABASE']);
+		expect(errorOf({ ...minimal, RELAY_DATABASE: 'postgres://' }).variables).toEqual(['RELAY_DATABASE']);
+		expect(loadConfig({ ...minimal, RELAY_RETENTION_DAYS: '0' }).retentionDays).toBe(0);
+		expect(loadConfig({ ...minimal, RELAY_RETENTION_DAYS: '2' }).retentionDays).toBe(2);
+		expect(errorOf({ ...minimal, RELAY_RETENTION_DAYS: '1' }).variables).toEqual(['RELAY_RETENTION_DAYS']);
+		expect(errorOf({ ...minimal, RELAY_RETENTION_DAYS: 'forever' }).variables).toEqual(['RELAY_RETENTION_DAYS']);
 		expect(errorOf({ ...minimal, RELAY_PAYMENT_TARGETS: '' }).variables).toEqual(['RELAY_PAYMENT_TARGETS']);
 		expect(errorOf({ ...minimal, PAYPALYCH_API_TOKEN: ' , ' }).variables).toEqual(['PAYPALYCH_API_TOKEN']);
 		// Checks across variables run once each variable is valid on its own.

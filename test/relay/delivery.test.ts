@@ -156,6 +156,33 @@ describe('forwarder against real targets (long budget)', () => {
 		// it is due, so it cannot come earlier.
 		expect(hits[1].at - hits[0].at).toBeGreaterThanOrEqual(200);
 		expect(store.deliveriesFor('T-429')[0].attempts).toBe(2);
+
+		// Both attempts are kept, with their timing, and shown by the admin API.
+		const row = store.deliveriesFor('T-429')[0];
+		const detail = (await (await admin(relay, `/events/${String(row.event_id)}`)).json()) as {
+			deliveries: Array<{ id: number; attempts: number; attemptHistory: Array<Record<string, unknown>> }>;
+		};
+		expect(detail.deliveries[0].attempts).toBe(2);
+		const attempts = detail.deliveries[0].attemptHistory;
+		expect(attempts.map((a) => [a.attempt, a.httpStatus, a.outcome, a.error])).toEqual([
+			[1, 429, 'retry', 'HTTP 429'],
+			[2, 200, 'delivered', null],
+		]);
+		expect(Number(attempts[0].startedAt)).toBeGreaterThanOrEqual(hits[0].at - 1_000);
+		expect(Number(attempts[0].startedAt)).toBeLessThanOrEqual(hits[0].at);
+		expect(Number(attempts[1].startedAt) - Number(attempts[0].startedAt)).toBeGreaterThanOrEqual(200);
+		expect(attempts.every((a) => Number(a.durationMs) >= 0 && a.deliveryId === row.id)).toBe(true);
+		const own = await admin(relay, `/deliveries/${String(row.id)}/attempts`);
+		expect(own.status).toBe(200);
+		const body = (await own.json()) as { delivery: { id: number; status: string }; data: unknown[] };
+		expect(body.delivery).toMatchObject({ id: row.id, status: 'delivered' });
+		expect(body.data).toEqual(attempts);
+		expect((await admin(relay, '/deliveries/999999/attempts')).status).toBe(404);
+		expect((await admin(relay, '/deliveries/abc/attempts')).status).toBe(400);
+		expect((await admin(relay, '/deliveries/0/attempts')).status).toBe(400);
+		const found = (await (await admin(relay, '/events?trsId=T-429&status=delivered')).json()) as { data: Array<{ id: string }> };
+		expect(found.data.map((e) => e.id)).toEqual([String(row.event_id)]);
+		expect((await admin(relay, '/events?status=gone')).status).toBe(400);
 	});
 
 	it('does not park a delivery for a hostile Retry-After: 999999999, nor hammer a target whose Retry-After is in the past', async () => {

@@ -234,7 +234,11 @@ export async function spawnRelay(env: Record<string, string>, options: { command
 			}
 		});
 		exited.then((code) => reject(new Error(`relay exited with ${code} before listening: ${stderr}`)));
-		setTimeout(() => reject(new Error(`relay did not start: ${stderr}`)), 15_000);
+		setTimeout(() => {
+			// No "relay listening" line (a log level above info, a hang): stop it, or it outlives the test.
+			proc.kill('SIGKILL');
+			reject(new Error(`relay did not start: ${stderr}`));
+		}, 15_000);
 	});
 	return { proc, url, exited, stdout: () => stdout };
 }

@@ -313,6 +313,33 @@ describe('redirect targets and the X-PayPalych-Event header', () => {
 });
 
 describe('readiness', () => {
+	it('commits a write to answer ready, and fails while the SQLite file cannot be written', async () => {
+		const tmp = tempDir();
+		try {
+			const config = loadConfig(baseEnv(tmp.dir, { payment: ['http://127.0.0.1:9/x'] }, { LOG_LEVEL: 'silent' }));
+			const app = await buildApp(config, { forwarder: false });
+			const before = Date.now();
+			expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+			const other = new DatabaseSync(config.database);
+			const beat = other.prepare('SELECT at FROM heartbeat WHERE id = 1').get() as { at: number };
+			expect(beat.at).toBeGreaterThanOrEqual(before);
+			// Another connection holds the write lock: the store cannot commit, so it is not ready.
+			other.exec('PRAGMA busy_timeout = 0');
+			other.exec('BEGIN IMMEDIATE');
+			try {
+				const res = await app.inject({ method: 'GET', url: '/readyz' });
+				expect(res.statusCode).toBe(503);
+			} finally {
+				other.exec('ROLLBACK');
+				other.close();
+			}
+			expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+			await app.close();
+		} finally {
+			tmp.cleanup();
+		}
+	}, 30_000);
+
 	it('answers 503 when the store does not answer', async () => {
 		const tmp = tempDir();
 		try {

@@ -19,9 +19,19 @@ const time = z.union([z.number(), z.string()]).transform((v, ctx) => {
 const kind = z.enum(POSTBACK_EVENTS as [PostbackEvent, ...PostbackEvent[]]);
 const limit = z.coerce.number().int().min(1).max(1000).default(100);
 
-const eventQuery = z.object({ kind: kind.optional(), from: time.optional(), to: time.optional(), before: time.optional(), limit });
+const status = z.enum(DELIVERY_STATUSES as ['pending', 'delivering', 'delivered', 'dead']);
+const eventQuery = z.object({
+	kind: kind.optional(),
+	trsId: z.string().min(1).optional(),
+	invId: z.string().min(1).optional(),
+	status: status.optional(),
+	from: time.optional(),
+	to: time.optional(),
+	before: time.optional(),
+	limit,
+});
 const deliveryQuery = z.object({
-	status: z.enum(DELIVERY_STATUSES as ['pending', 'delivering', 'delivered', 'dead']).optional(),
+	status: status.optional(),
 	target: z.string().optional(),
 	eventId: z.string().optional(),
 	from: time.optional(),
@@ -31,6 +41,13 @@ const deliveryQuery = z.object({
 });
 const rangeBody = z.object({ from: time, to: time, kind: kind.optional() }).refine((r) => r.from < r.to, 'from must be before to');
 const requeueBody = z.object({ ids: z.array(z.number().int()).optional() }).optional();
+
+/** A delivery id from the path, or undefined when it is not a positive integer. */
+function deliveryId(text: string): number | undefined {
+	if (!/^\d{1,15}$/.test(text)) return undefined;
+	const id = Number(text);
+	return id > 0 ? id : undefined;
+}
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
@@ -64,7 +81,10 @@ export async function adminRoutes(app: FastifyInstance, { ctx }: ContextOptions)
 		const event = await ctx.store.getEvent(request.params.id);
 		if (!event) return reply.code(404).send({ error: 'Not Found' });
 		const deliveries = await ctx.store.listDeliveries({ eventId: event.id, limit: 1000 });
-		return { event, deliveries };
+		const attempts = await ctx.store.listAttempts(deliveries.map((d) => d.id));
+		// `attempts` stays the delivery's attempt count; the attempts themselves are `attemptHistory`.
+		const history = (id: number) => attempts.filter((a) => a.deliveryId === id);
+		return { event, deliveries: deliveries.map((d) => ({ ...d, attemptHistory: history(d.id) })) };
 	});
 
 	app.post<{ Params: { id: string } }>('/events/:id/replay', async (request, reply) => {
@@ -105,6 +125,14 @@ export async function adminRoutes(app: FastifyInstance, { ctx }: ContextOptions)
 		ctx.kick();
 		request.log.info({ requeued }, 'dead deliveries requeued');
 		return { requeued };
+	});
+
+	app.get<{ Params: { id: string } }>('/deliveries/:id/attempts', async (request, reply) => {
+		const id = deliveryId(request.params.id);
+		if (id === undefined) return reply.code(400).send({ error: 'Bad Request', message: 'the delivery id must be a positive integer' });
+		const [delivery] = await ctx.store.listDeliveries({ beforeId: id + 1, limit: 1 });
+		if (!delivery || delivery.id !== id) return reply.code(404).send({ error: 'Not Found' });
+		return { delivery, data: await ctx.store.listAttempts([id]) };
 	});
 
 	app.post<{ Params: { id: string } }>('/deliveries/:id/requeue', async (request, reply) => {

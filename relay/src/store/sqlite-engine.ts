@@ -1,86 +1,9 @@
-import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
-import type { StatementSync } from 'node:sqlite';
-import type { PostbackEvent } from '../contract.ts';
-import type {
-	ClaimedDelivery,
-	Delivery,
-	DeliveryCounts,
-	DeliveryFilter,
-	DeliveryStatus,
-	EventFilter,
-	InsertResult,
-	NewEvent,
-	StoredEvent,
-	TargetsByKind,
-} from './types.ts';
+import type { DatabaseSync } from 'node:sqlite';
+import { SqliteQueries } from './sqlite-queries.ts';
+import { openSqlite } from './sqlite-schema.ts';
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS events (
-	id TEXT PRIMARY KEY,
-	kind TEXT NOT NULL,
-	dedupe_key TEXT UNIQUE,
-	content_type TEXT NOT NULL,
-	body TEXT NOT NULL,
-	fields_json TEXT NOT NULL,
-	received_at INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS events_received ON events (received_at);
-CREATE TABLE IF NOT EXISTS deliveries (
-	id INTEGER PRIMARY KEY AUTOINCREMENT,
-	event_id TEXT NOT NULL REFERENCES events (id),
-	target TEXT NOT NULL,
-	status TEXT NOT NULL,
-	attempts INTEGER NOT NULL DEFAULT 0,
-	created_at INTEGER NOT NULL,
-	budget_start INTEGER NOT NULL,
-	next_attempt_at INTEGER NOT NULL,
-	lease_until INTEGER,
-	lease_owner TEXT,
-	last_status INTEGER,
-	last_error TEXT,
-	delivered_at INTEGER
-);
-CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (next_attempt_at) WHERE status IN ('pending', 'delivering');
-CREATE INDEX IF NOT EXISTS deliveries_event ON deliveries (event_id);
-CREATE INDEX IF NOT EXISTS deliveries_status ON deliveries (status, created_at);
-`;
-
-type Row = Record<string, unknown>;
-
-/**
- * A time-ordered UUID (version 7: 48-bit milliseconds, then random bits). New events land at the
- * right edge of the primary-key index, so a commit touches few pages (a random v4 id would dirty a
- * different index page for every event).
- */
-export function uuidV7(ms: number = Date.now()): string {
-	// randomUUID draws from a cached entropy pool (one getrandom per 128 ids, where randomBytes(16)
-	// costs one per id); its version-4 bits are replaced below.
-	const r = randomUUID();
-	const t = ms.toString(16).padStart(12, '0').slice(-12);
-	const variant = ((parseInt(r[19], 16) & 0x3) | 0x8).toString(16);
-	return `${t.slice(0, 8)}-${t.slice(8, 12)}-7${r.slice(15, 18)}-${variant}${r.slice(20)}`;
-}
-
-/** The operations a batch can carry: every Store method except close. */
-export type EngineOp =
-	| 'insertEvent'
-	| 'claimDue'
-	| 'markDelivered'
-	| 'markRetry'
-	| 'markDead'
-	| 'releaseLease'
-	| 'listEvents'
-	| 'getEvent'
-	| 'listDeliveries'
-	| 'replayEvents'
-	| 'eventIdsInRange'
-	| 'requeueDead'
-	| 'counts'
-	| 'ping'
-	| 'stats';
+/** The operations a batch can carry: every store operation, and the engine's own counters. */
+export type EngineOp = Exclude<keyof SqliteQueries, symbol> | 'stats';
 
 export interface EngineCall {
 	op: EngineOp;
@@ -94,7 +17,7 @@ export interface EngineCall {
  * nothing but bookkeeping commits without an fsync; the next durable commit syncs the WAL with
  * everything before it (WAL frames are appended in order, so consistency never depends on it).
  */
-export const DURABLE_OPS: ReadonlySet<EngineOp> = new Set<EngineOp>(['insertEvent', 'replayEvents', 'requeueDead']);
+export const DURABLE_OPS: ReadonlySet<EngineOp> = new Set<EngineOp>(['insertEvent', 'replayEvents', 'requeueDead', 'ping']);
 
 export type EngineResult = { ok: true; value: unknown } | { ok: false; error: string };
 
@@ -106,33 +29,20 @@ export type EngineResult = { ok: true; value: unknown } | { ok: false; error: st
  */
 export class SqliteEngine {
 	#db: DatabaseSync;
-	#stmts: Record<string, StatementSync> = {};
+	#queries: SqliteQueries;
 	#stats = { commits: 0, calls: 0, syncedCommits: 0 };
 	#synchronous: 'FULL' | 'NORMAL' = 'FULL';
 
 	constructor(path: string) {
-		if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-		this.#db = new DatabaseSync(path);
-		this.#db.exec('PRAGMA journal_mode = WAL');
-		this.#db.exec('PRAGMA synchronous = FULL');
-		this.#db.exec('PRAGMA busy_timeout = 5000');
-		this.#db.exec('PRAGMA foreign_keys = ON');
-		this.#db.exec(SCHEMA);
-	}
-
-	#stmt(sql: string): StatementSync {
-		let s = this.#stmts[sql];
-		if (!s) {
-			s = this.#db.prepare(sql);
-			this.#stmts[sql] = s;
-		}
-		return s;
+		this.#db = openSqlite(path);
+		this.#queries = new SqliteQueries(this.#db);
 	}
 
 	#call(c: EngineCall): unknown {
-		const fn = (this as unknown as Record<string, (...args: unknown[]) => unknown>)[c.op];
-		if (typeof fn !== 'function') throw new Error(`unknown store operation ${c.op}`);
-		return fn.apply(this, c.args);
+		if (c.op === 'stats') return this.stats();
+		const fn = this.#queries[c.op] as unknown;
+		if (typeof fn !== 'function') throw new Error(`unknown store operation ${String(c.op)}`);
+		return (fn as (...args: unknown[]) => unknown).apply(this.#queries, c.args);
 	}
 
 	/**
@@ -179,215 +89,4 @@ export class SqliteEngine {
 	stats(): { commits: number; calls: number; syncedCommits: number } {
 		return { ...this.#stats };
 	}
-
-	insertEvent(event: NewEvent): InsertResult {
-			const id = uuidV7(event.receivedAt);
-			const inserted = this.#stmt(
-				`INSERT INTO events (id, kind, dedupe_key, content_type, body, fields_json, received_at)
-				 VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dedupe_key) DO NOTHING`,
-			).run(id, event.kind, event.dedupeKey, event.contentType, event.body, JSON.stringify(event.fields), event.receivedAt);
-			if (inserted.changes === 0) {
-				const existing = this.#stmt('SELECT id FROM events WHERE dedupe_key = ?').get(event.dedupeKey) as Row;
-				return { eventId: String(existing.id), duplicate: true, deliveries: 0 };
-			}
-			for (const target of event.targets) this.#insertDelivery(id, target, event.receivedAt);
-			return { eventId: id, duplicate: false, deliveries: event.targets.length };
-	}
-
-	#insertDelivery(eventId: string, target: string, now: number): void {
-		this.#stmt(
-			`INSERT INTO deliveries (event_id, target, status, attempts, created_at, budget_start, next_attempt_at)
-			 VALUES (?, ?, 'pending', 0, ?, ?, ?)`,
-		).run(eventId, target, now, now, now);
-	}
-
-	/**
-	 * The due deliveries come from the partial index `deliveries_due`, in `next_attempt_at` order, so
-	 * a claim reads `limit` index entries however large the backlog is. Without INDEXED BY, SQLite
-	 * (no ANALYZE statistics) picks `deliveries_status` and sorts every pending row on every claim:
-	 * 6 ms per claim at 30,000 pending deliveries, 0.03 ms with the index.
-	 */
-	claimDue(now: number, limit: number, leaseMs: number, owner: string): ClaimedDelivery[] {
-			const until = now + leaseMs;
-			const rows = this.#stmt(
-				`UPDATE deliveries SET status = 'delivering', attempts = attempts + 1, lease_until = ?, lease_owner = ?,
-				   next_attempt_at = ?
-				 WHERE id IN (SELECT id FROM deliveries INDEXED BY deliveries_due
-				              WHERE status IN ('pending', 'delivering') AND next_attempt_at <= ?
-				              ORDER BY next_attempt_at LIMIT ?)
-				 RETURNING *`,
-			).all(until, owner, until, now, limit) as Row[];
-			const eventStmt = this.#stmt('SELECT kind, content_type, body, received_at FROM events WHERE id = ?');
-			return rows.map((row) => {
-				const ev = eventStmt.get(row.event_id as string) as Row;
-				return {
-					...toDelivery(row),
-					kind: ev.kind as PostbackEvent,
-					contentType: String(ev.content_type),
-					body: String(ev.body),
-					receivedAt: Number(ev.received_at),
-				};
-			});
-	}
-
-	markDelivered(id: number, now: number, httpStatus: number): void {
-			this.#stmt(
-				`UPDATE deliveries SET status = 'delivered', delivered_at = ?, last_status = ?, last_error = NULL,
-				   lease_until = NULL, lease_owner = NULL
-				 WHERE id = ? AND status <> 'delivered'`,
-			).run(now, httpStatus, id);
-	}
-
-	markRetry(id: number, owner: string, nextAttemptAt: number, httpStatus: number | null, error: string): void {
-			this.#stmt(
-				`UPDATE deliveries SET status = 'pending', next_attempt_at = ?, last_status = ?, last_error = ?,
-				   lease_until = NULL, lease_owner = NULL
-				 WHERE id = ? AND status = 'delivering' AND lease_owner = ?`,
-			).run(nextAttemptAt, httpStatus, error, id, owner);
-	}
-
-	markDead(id: number, owner: string, httpStatus: number | null, error: string): void {
-			this.#stmt(
-				`UPDATE deliveries SET status = 'dead', last_status = ?, last_error = ?, lease_until = NULL, lease_owner = NULL
-				 WHERE id = ? AND status = 'delivering' AND lease_owner = ?`,
-			).run(httpStatus, error, id, owner);
-	}
-
-	releaseLease(id: number, owner: string, now: number): void {
-			this.#stmt(
-				`UPDATE deliveries SET status = 'pending', attempts = MAX(attempts - 1, 0), next_attempt_at = ?,
-				   lease_until = NULL, lease_owner = NULL
-				 WHERE id = ? AND status = 'delivering' AND lease_owner = ?`,
-			).run(now, id, owner);
-	}
-
-	listEvents(filter: EventFilter): StoredEvent[] {
-		const where: string[] = [];
-		const params: Array<string | number> = [];
-		if (filter.kind) {
-			where.push('kind = ?');
-			params.push(filter.kind);
-		}
-		if (filter.from !== undefined) {
-			where.push('received_at >= ?');
-			params.push(filter.from);
-		}
-		if (filter.to !== undefined) {
-			where.push('received_at < ?');
-			params.push(filter.to);
-		}
-		if (filter.before !== undefined) {
-			where.push('received_at < ?');
-			params.push(filter.before);
-		}
-		const sql = `SELECT id, kind, dedupe_key, content_type, fields_json, received_at FROM events
-			${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY received_at DESC, id DESC LIMIT ?`;
-		return (this.#db.prepare(sql).all(...params, filter.limit) as Row[]).map(toEvent);
-	}
-
-	getEvent(id: string): StoredEvent | undefined {
-		const row = this.#stmt(
-			'SELECT id, kind, dedupe_key, content_type, fields_json, received_at FROM events WHERE id = ?',
-		).get(id) as Row | undefined;
-		return row ? toEvent(row) : undefined;
-	}
-
-	listDeliveries(filter: DeliveryFilter): Delivery[] {
-		const where: string[] = [];
-		const params: Array<string | number> = [];
-		const add = (sql: string, value: string | number | undefined) => {
-			if (value === undefined) return;
-			where.push(sql);
-			params.push(value);
-		};
-		add('status = ?', filter.status);
-		add('target = ?', filter.target);
-		add('event_id = ?', filter.eventId);
-		add('created_at >= ?', filter.from);
-		add('created_at < ?', filter.to);
-		add('id < ?', filter.beforeId);
-		const sql = `SELECT * FROM deliveries ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT ?`;
-		return (this.#db.prepare(sql).all(...params, filter.limit) as Row[]).map(toDelivery);
-	}
-
-	replayEvents(eventIds: readonly string[], targets: TargetsByKind, now: number): number {
-			let created = 0;
-			const kindStmt = this.#stmt('SELECT kind FROM events WHERE id = ?');
-			for (const id of eventIds) {
-				const row = kindStmt.get(id) as Row | undefined;
-				if (!row) continue;
-				for (const target of targets[row.kind as PostbackEvent] ?? []) {
-					this.#insertDelivery(id, target, now);
-					created += 1;
-				}
-			}
-			return created;
-	}
-
-	eventIdsInRange(from: number, to: number, kind?: PostbackEvent): string[] {
-		const rows = (
-			kind
-				? this.#stmt('SELECT id FROM events WHERE received_at >= ? AND received_at < ? AND kind = ? ORDER BY received_at').all(from, to, kind)
-				: this.#stmt('SELECT id FROM events WHERE received_at >= ? AND received_at < ? ORDER BY received_at').all(from, to)
-		) as Row[];
-		return rows.map((r) => String(r.id));
-	}
-
-	requeueDead(ids: readonly number[] | undefined, now: number): number {
-			const sql = `UPDATE deliveries SET status = 'pending', attempts = 0, budget_start = ?, next_attempt_at = ?,
-				last_error = NULL WHERE status = 'dead'`;
-			if (ids === undefined) return Number(this.#stmt(sql).run(now, now).changes);
-			let n = 0;
-			const one = this.#stmt(`${sql} AND id = ?`);
-			for (const id of ids) n += Number(one.run(now, now, id).changes);
-			return n;
-	}
-
-	counts(): DeliveryCounts {
-		const rows = this.#stmt(
-			`SELECT status, attempts > 0 AS retried, COUNT(*) AS n FROM deliveries GROUP BY status, attempts > 0`,
-		).all() as Row[];
-		const c: DeliveryCounts = { pending: 0, retrying: 0, delivering: 0, delivered: 0, dead: 0 };
-		for (const r of rows) {
-			const status = r.status as DeliveryStatus;
-			const n = Number(r.n);
-			if (status === 'pending' && Number(r.retried) === 1) c.retrying += n;
-			else c[status] += n;
-		}
-		return c;
-	}
-
-	ping(): void {
-		this.#stmt('SELECT 1').get();
-	}
-}
-
-function toEvent(row: Row): StoredEvent {
-	return {
-		id: String(row.id),
-		kind: row.kind as PostbackEvent,
-		dedupeKey: row.dedupe_key === null ? null : String(row.dedupe_key),
-		contentType: String(row.content_type),
-		fields: JSON.parse(String(row.fields_json)) as Record<string, string>,
-		receivedAt: Number(row.received_at),
-	};
-}
-
-const numOrNull = (v: unknown) => (v === null || v === undefined ? null : Number(v));
-
-function toDelivery(row: Row): Delivery {
-	return {
-		id: Number(row.id),
-		eventId: String(row.event_id),
-		target: String(row.target),
-		status: row.status as DeliveryStatus,
-		attempts: Number(row.attempts),
-		createdAt: Number(row.created_at),
-		budgetStart: Number(row.budget_start),
-		nextAttemptAt: Number(row.next_attempt_at),
-		leaseUntil: numOrNull(row.lease_until),
-		lastStatus: numOrNull(row.last_status),
-		lastError: row.last_error === null || row.last_error === undefined ? null : String(row.last_error),
-		deliveredAt: numOrNull(row.delivered_at),
-	};
 }

@@ -1,12 +1,16 @@
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { POSTBACK_EVENTS } from '../contract.ts';
 import type { PostbackEvent } from '../contract.ts';
 import { SqliteEngine } from './sqlite-engine.ts';
 import type { EngineCall, EngineOp, EngineResult } from './sqlite-engine.ts';
 import type {
+	ActivityBucket,
+	AttemptTiming,
 	ClaimedDelivery,
 	Delivery,
+	DeliveryAttempt,
 	DeliveryCounts,
 	DeliveryFilter,
 	EventFilter,
@@ -14,6 +18,7 @@ import type {
 	NewEvent,
 	Store,
 	StoredEvent,
+	TargetHealth,
 	TargetsByKind,
 } from './types.ts';
 
@@ -144,14 +149,21 @@ export class SqliteStore implements Store {
 	claimDue(now: number, limit: number, leaseMs: number, owner: string): Promise<ClaimedDelivery[]> {
 		return this.#call('claimDue', now, limit, leaseMs, owner);
 	}
-	markDelivered(id: number, now: number, httpStatus: number): Promise<void> {
-		return this.#call('markDelivered', id, now, httpStatus);
+	markDelivered(id: number, now: number, httpStatus: number, timing: AttemptTiming): Promise<void> {
+		return this.#call('markDelivered', id, now, httpStatus, timing);
 	}
-	markRetry(id: number, owner: string, nextAttemptAt: number, httpStatus: number | null, error: string): Promise<void> {
-		return this.#call('markRetry', id, owner, nextAttemptAt, httpStatus, error);
+	markRetry(
+		id: number,
+		owner: string,
+		nextAttemptAt: number,
+		httpStatus: number | null,
+		error: string,
+		timing: AttemptTiming,
+	): Promise<void> {
+		return this.#call('markRetry', id, owner, nextAttemptAt, httpStatus, error, timing);
 	}
-	markDead(id: number, owner: string, httpStatus: number | null, error: string): Promise<void> {
-		return this.#call('markDead', id, owner, httpStatus, error);
+	markDead(id: number, owner: string, httpStatus: number | null, error: string, timing: AttemptTiming): Promise<void> {
+		return this.#call('markDead', id, owner, httpStatus, error, timing);
 	}
 	releaseLease(id: number, owner: string, now: number): Promise<void> {
 		return this.#call('releaseLease', id, owner, now);
@@ -177,8 +189,23 @@ export class SqliteStore implements Store {
 	counts(): Promise<DeliveryCounts> {
 		return this.#call('counts');
 	}
+	listAttempts(deliveryIds: readonly number[]): Promise<DeliveryAttempt[]> {
+		return this.#call('listAttempts', [...deliveryIds]);
+	}
+	activity(from: number, to: number, bucketMs: number): Promise<ActivityBucket[]> {
+		return this.#call('activity', from, to, bucketMs, POSTBACK_EVENTS);
+	}
+	targetHealth(since: number): Promise<TargetHealth[]> {
+		return this.#call('targetHealth', since);
+	}
+	oldestUndelivered(): Promise<number | null> {
+		return this.#call('oldestUndelivered');
+	}
+	prune(before: number, limit: number): Promise<number> {
+		return this.#call('prune', before, limit);
+	}
 	ping(): Promise<void> {
-		return this.#call('ping');
+		return this.#call('ping', Date.now());
 	}
 	/** Commits and calls carried so far (the benchmark prints the batch size). */
 	stats(): Promise<{ commits: number; calls: number; syncedCommits: number }> {

@@ -63,6 +63,12 @@ export interface ClaimedDelivery extends Delivery {
 
 export interface EventFilter {
 	kind?: PostbackEvent;
+	/** Exact match on the stored TrsId field. */
+	trsId?: string;
+	/** Exact match on the stored InvId field. */
+	invId?: string;
+	/** Events having at least one delivery in this status. */
+	status?: DeliveryStatus;
 	from?: number;
 	to?: number;
 	limit: number;
@@ -89,16 +95,85 @@ export interface DeliveryCounts {
 	dead: number;
 }
 
+/** One delivery attempt, kept for the operator (issue 10's attempts history). */
+export interface DeliveryAttempt {
+	id: number;
+	deliveryId: number;
+	/** 1-based, the attempt number sent as X-PayPalych-Delivery-Attempt. */
+	attempt: number;
+	/** Epoch ms. */
+	startedAt: number;
+	durationMs: number;
+	httpStatus: number | null;
+	/** null when delivered. */
+	error: string | null;
+	outcome: AttemptOutcome;
+}
+
+export type AttemptOutcome = 'delivered' | 'retry' | 'dead';
+
+/** When an attempt started and how long it took (recorded with its outcome). */
+export interface AttemptTiming {
+	/** 1-based attempt number (the claim's `attempts`). */
+	attempt: number;
+	startedAt: number;
+	durationMs: number;
+}
+
+/** Counts of one time bucket and one event kind, for the console's charts. */
+export interface ActivityBucket {
+	/** Start of the bucket, epoch ms. */
+	start: number;
+	kind: PostbackEvent;
+	/** Events received. */
+	received: number;
+	/** Deliveries delivered (by deliveredAt). */
+	delivered: number;
+	/** Attempts that failed (outcome retry or dead). */
+	failedAttempts: number;
+	/** Deliveries that died (by the start of their dead attempt). */
+	died: number;
+}
+
+export interface TargetHealth {
+	target: string;
+	/** Attempts since `since`, and the successful ones among them. */
+	attempts: number;
+	succeeded: number;
+	/** Deliveries to this target now in each state. */
+	pending: number;
+	delivering: number;
+	dead: number;
+	/** The latest failed attempt's error and start time (any time), or null. */
+	lastError: string | null;
+	lastErrorAt: number | null;
+}
+
+/** Most buckets one activity() call may ask for. */
+export const MAX_ACTIVITY_BUCKETS = 10_000;
+
 export type TargetsByKind = Partial<Record<PostbackEvent, readonly string[]>>;
 
 export interface Store {
 	insertEvent(event: NewEvent): Promise<InsertResult>;
 	/** Claims up to `limit` due deliveries (pending and due, or delivering with an expired lease). */
 	claimDue(now: number, limit: number, leaseMs: number, owner: string): Promise<ClaimedDelivery[]>;
-	markDelivered(id: number, now: number, httpStatus: number): Promise<void>;
+	/**
+	 * The result of one attempt, recorded with its timing in the same commit as the delivery's new
+	 * state. markRetry and markDead change nothing (and record no attempt) when this owner no
+	 * longer holds the lease; a delivered attempt is always recorded (the target has the event).
+	 */
+	markDelivered(id: number, now: number, httpStatus: number, timing: AttemptTiming): Promise<void>;
 	/** Schedules another attempt; ignored if this owner no longer holds the lease. */
-	markRetry(id: number, owner: string, nextAttemptAt: number, httpStatus: number | null, error: string): Promise<void>;
-	markDead(id: number, owner: string, httpStatus: number | null, error: string): Promise<void>;
+	markRetry(
+		id: number,
+		owner: string,
+		nextAttemptAt: number,
+		httpStatus: number | null,
+		error: string,
+		timing: AttemptTiming,
+	): Promise<void>;
+	markDead(id: number, owner: string, httpStatus: number | null, error: string, timing: AttemptTiming): Promise<void>;
 	/** Gives a claimed delivery back without counting an attempt (graceful shutdown). */
 	releaseLease(id: number, owner: string, now: number): Promise<void>;
 	listEvents(filter: EventFilter): Promise<StoredEvent[]>;
@@ -110,6 +185,32 @@ export interface Store {
 	/** Dead deliveries back to pending with a fresh budget; all dead ones when `ids` is undefined. */
 	requeueDead(ids: readonly number[] | undefined, now: number): Promise<number>;
 	counts(): Promise<DeliveryCounts>;
+	/** Every attempt of these deliveries, ordered by deliveryId then attempt. */
+	listAttempts(deliveryIds: readonly number[]): Promise<DeliveryAttempt[]>;
+	/**
+	 * Counts for the console's charts: for each bucket [from + i*bucketMs, from + (i+1)*bucketMs)
+	 * and each event kind (zeros included), events received, deliveries delivered (by deliveredAt),
+	 * attempts failed (retry or dead outcome) and deliveries that died (by the time of their dead
+	 * attempt). Throws on a bad range or more than MAX_ACTIVITY_BUCKETS buckets.
+	 */
+	activity(from: number, to: number, bucketMs: number): Promise<ActivityBucket[]>;
+	/** Per target: attempts and successful attempts since `since`, deliveries now pending/delivering/dead, and the last error with its time. */
+	targetHealth(since: number): Promise<TargetHealth[]>;
+	/** receivedAt of the oldest event that has a delivery not yet delivered (pending, delivering or dead), or null. */
+	oldestUndelivered(): Promise<number | null>;
+	/**
+	 * Deletes up to `limit` events received before `before` whose deliveries are all delivered
+	 * (an event with a pending, delivering or dead delivery is never pruned), with their deliveries
+	 * and attempts, oldest first. Returns how many events went. Their dedupe keys go with them: the
+	 * caller keeps `before` older than the service's retry window (see retention.ts).
+	 */
+	prune(before: number, limit: number): Promise<number>;
+	/**
+	 * Calls `listener` when new work was stored, by this process or another one sharing the store
+	 * (PostgreSQL LISTEN/NOTIFY). Returns the unsubscribe. Absent: only this process stores work.
+	 */
+	onNewWork?(listener: () => void): () => void;
+	/** Checks that the store answers and can commit a write (readiness). */
 	ping(): Promise<void>;
 	close(): Promise<void>;
 }

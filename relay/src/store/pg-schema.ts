@@ -1,0 +1,103 @@
+// Versioned schema migrations of the PostgreSQL store: plain SQL, one entry per version, applied at
+// start in one transaction under an advisory lock, and recorded in relay_schema_migrations.
+// Why not a migration tool: two short migrations do not need a dependency, the SQL ships inside the
+// relay (no files to find at run time), and the lock lets several instances start at once.
+import type { PoolClient } from 'pg';
+
+export interface Migration {
+	version: number;
+	name: string;
+	sql: string;
+}
+
+export const PG_MIGRATIONS: readonly Migration[] = [
+	{
+		version: 1,
+		name: 'events, deliveries, attempts',
+		sql: `
+CREATE TABLE events (
+	id text PRIMARY KEY,
+	kind text NOT NULL,
+	dedupe_key text UNIQUE,
+	content_type text NOT NULL,
+	body text NOT NULL,
+	fields_json jsonb NOT NULL,
+	received_at bigint NOT NULL
+);
+CREATE INDEX events_received ON events (received_at);
+CREATE INDEX events_trs_id ON events ((fields_json ->> 'TrsId'));
+CREATE INDEX events_inv_id ON events ((fields_json ->> 'InvId'));
+CREATE TABLE deliveries (
+	id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	event_id text NOT NULL REFERENCES events (id),
+	target text NOT NULL,
+	status text NOT NULL CHECK (status IN ('pending', 'delivering', 'delivered', 'dead')),
+	attempts integer NOT NULL DEFAULT 0,
+	created_at bigint NOT NULL,
+	budget_start bigint NOT NULL,
+	next_attempt_at bigint NOT NULL,
+	lease_until bigint,
+	lease_owner text,
+	last_status integer,
+	last_error text,
+	delivered_at bigint
+);
+CREATE INDEX deliveries_due ON deliveries (next_attempt_at) WHERE status IN ('pending', 'delivering');
+CREATE INDEX deliveries_event ON deliveries (event_id);
+CREATE INDEX deliveries_status ON deliveries (status, created_at);
+CREATE INDEX deliveries_target ON deliveries (target, status);
+CREATE INDEX deliveries_delivered ON deliveries (delivered_at) WHERE delivered_at IS NOT NULL;
+CREATE TABLE attempts (
+	id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	delivery_id bigint NOT NULL REFERENCES deliveries (id),
+	target text NOT NULL,
+	attempt integer NOT NULL,
+	started_at bigint NOT NULL,
+	duration_ms integer NOT NULL,
+	http_status integer,
+	error text,
+	outcome text NOT NULL CHECK (outcome IN ('delivered', 'retry', 'dead'))
+);
+CREATE INDEX attempts_delivery ON attempts (delivery_id, attempt);
+CREATE INDEX attempts_started ON attempts (started_at);
+CREATE INDEX attempts_target_error ON attempts (target, started_at) WHERE error IS NOT NULL;
+CREATE TABLE heartbeat (id integer PRIMARY KEY, at bigint NOT NULL);
+`,
+	},
+];
+
+/** Any constant: the advisory lock that serialises migrations of instances starting together. */
+const MIGRATION_LOCK = 0x70617972; // 'payr'
+
+/**
+ * Brings the schema to the newest version; returns the versions applied. Refuses a database
+ * migrated by a newer relay (its schema may not fit this code).
+ */
+export async function migrate(client: PoolClient, migrations: readonly Migration[] = PG_MIGRATIONS): Promise<number[]> {
+	await client.query('BEGIN');
+	try {
+		await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+		await client.query(
+			`CREATE TABLE IF NOT EXISTS relay_schema_migrations (
+				version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+		);
+		const { rows } = await client.query<{ v: number | null }>('SELECT MAX(version) AS v FROM relay_schema_migrations');
+		const current = rows[0]?.v ?? 0;
+		const newest = migrations.at(-1)?.version ?? 0;
+		if (current > newest) {
+			throw new Error(`the database schema is at version ${current}, newer than this relay knows (${newest}); upgrade the relay`);
+		}
+		const applied: number[] = [];
+		for (const m of migrations) {
+			if (m.version <= current) continue;
+			await client.query(m.sql);
+			await client.query('INSERT INTO relay_schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+			applied.push(m.version);
+		}
+		await client.query('COMMIT');
+		return applied;
+	} catch (error) {
+		await client.query('ROLLBACK').catch(() => {});
+		throw error;
+	}
+}

@@ -1,0 +1,60 @@
+// Row → object mapping shared by both stores (SQLite returns fields as JSON text, PostgreSQL as jsonb).
+import type { PostbackEvent } from '../contract.ts';
+import type { AttemptOutcome, ClaimedDelivery, Delivery, DeliveryAttempt, DeliveryStatus, StoredEvent } from './types.ts';
+import type { Row } from './sql.ts';
+
+const numOrNull = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+const strOrNull = (v: unknown) => (v === null || v === undefined ? null : String(v));
+
+export function toEvent(row: Row): StoredEvent {
+	const fields = row.fields_json;
+	return {
+		id: String(row.id),
+		kind: row.kind as PostbackEvent,
+		dedupeKey: strOrNull(row.dedupe_key),
+		contentType: String(row.content_type),
+		fields: (typeof fields === 'string' ? JSON.parse(fields) : fields) as Record<string, string>,
+		receivedAt: Number(row.received_at),
+	};
+}
+
+export function toDelivery(row: Row): Delivery {
+	return {
+		id: Number(row.id),
+		eventId: String(row.event_id),
+		target: String(row.target),
+		status: row.status as DeliveryStatus,
+		attempts: Number(row.attempts),
+		createdAt: Number(row.created_at),
+		budgetStart: Number(row.budget_start),
+		nextAttemptAt: Number(row.next_attempt_at),
+		leaseUntil: numOrNull(row.lease_until),
+		lastStatus: numOrNull(row.last_status),
+		lastError: strOrNull(row.last_error),
+		deliveredAt: numOrNull(row.delivered_at),
+	};
+}
+
+/** A claimed delivery: its row, and what must be sent from its event's row (the same row when joined). */
+export function toClaimed(row: Row, event: Row = row): ClaimedDelivery {
+	return {
+		...toDelivery(row),
+		kind: event.kind as PostbackEvent,
+		contentType: String(event.content_type),
+		body: String(event.body),
+		receivedAt: Number(event.received_at),
+	};
+}
+
+export function toAttempt(row: Row): DeliveryAttempt {
+	return {
+		id: Number(row.id),
+		deliveryId: Number(row.delivery_id),
+		attempt: Number(row.attempt),
+		startedAt: Number(row.started_at),
+		durationMs: Number(row.duration_ms),
+		httpStatus: numOrNull(row.http_status),
+		error: strOrNull(row.error),
+		outcome: row.outcome as AttemptOutcome,
+	};
+}

@@ -1,0 +1,234 @@
+// SQL shared by both stores. Written with `?` placeholders in the common subset of SQLite and
+// PostgreSQL; the PostgreSQL store numbers them ($1, $2, …) with `numbered`. No value import of
+// the contract: the SQLite writer thread loads this module from source, where Node cannot load it.
+import type { PostbackEvent } from '../contract.ts';
+import { MAX_ACTIVITY_BUCKETS } from './types.ts';
+import type { ActivityBucket, DeliveryCounts, DeliveryFilter, DeliveryStatus, EventFilter, TargetHealth } from './types.ts';
+
+export type Row = Record<string, unknown>;
+export type Param = string | number | null;
+
+export interface Query {
+	sql: string;
+	params: Param[];
+}
+
+/** How a store reads one field of an event's stored fields (an indexed expression in both). */
+export type FieldExpr = (name: 'TrsId' | 'InvId') => string;
+
+/** `?` → `$1`, `$2`, … (the shared SQL has no `?` inside string literals). */
+export function numbered(sql: string): string {
+	let n = 0;
+	return sql.replace(/\?/g, () => `$${++n}`);
+}
+
+export const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(', ');
+
+class Where {
+	readonly parts: string[] = [];
+	readonly params: Param[] = [];
+	add(sql: string, value: Param | undefined): void {
+		if (value === undefined) return;
+		this.parts.push(sql);
+		this.params.push(value);
+	}
+	get sql(): string {
+		return this.parts.length ? `WHERE ${this.parts.join(' AND ')}` : '';
+	}
+}
+
+export const EVENT_COLUMNS = 'id, kind, dedupe_key, content_type, fields_json, received_at';
+
+export const GET_EVENT = `SELECT ${EVENT_COLUMNS} FROM events WHERE id = ?`;
+
+export function eventIdsQuery(from: number, to: number, kind?: PostbackEvent): Query {
+	return kind
+		? { sql: 'SELECT id FROM events WHERE received_at >= ? AND received_at < ? AND kind = ? ORDER BY received_at, id', params: [from, to, kind] }
+		: { sql: 'SELECT id FROM events WHERE received_at >= ? AND received_at < ? ORDER BY received_at, id', params: [from, to] };
+}
+
+/** Readiness: a write the store must commit (parameter: now). */
+export const HEARTBEAT = 'INSERT INTO heartbeat (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at';
+
+export const COUNTS = `SELECT status, CASE WHEN attempts > 0 THEN 1 ELSE 0 END AS retried, COUNT(*) AS n
+	FROM deliveries GROUP BY status, CASE WHEN attempts > 0 THEN 1 ELSE 0 END`;
+
+/** Pending deliveries that had an attempt count as retrying. */
+export function assembleCounts(rows: Row[]): DeliveryCounts {
+	const c: DeliveryCounts = { pending: 0, retrying: 0, delivering: 0, delivered: 0, dead: 0 };
+	for (const r of rows) {
+		const status = r.status as DeliveryStatus;
+		const n = Number(r.n);
+		if (status === 'pending' && Number(r.retried) === 1) c.retrying += n;
+		else c[status] += n;
+	}
+	return c;
+}
+
+export function eventsQuery(filter: EventFilter, field: FieldExpr): Query {
+	const w = new Where();
+	w.add('kind = ?', filter.kind);
+	w.add(`${field('TrsId')} = ?`, filter.trsId);
+	w.add(`${field('InvId')} = ?`, filter.invId);
+	w.add('EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.id AND d.status = ?)', filter.status);
+	w.add('received_at >= ?', filter.from);
+	w.add('received_at < ?', filter.to);
+	w.add('received_at < ?', filter.before);
+	return {
+		sql: `SELECT ${EVENT_COLUMNS} FROM events ${w.sql} ORDER BY received_at DESC, id DESC LIMIT ?`,
+		params: [...w.params, filter.limit],
+	};
+}
+
+export function deliveriesQuery(filter: DeliveryFilter): Query {
+	const w = new Where();
+	w.add('status = ?', filter.status);
+	w.add('target = ?', filter.target);
+	w.add('event_id = ?', filter.eventId);
+	w.add('created_at >= ?', filter.from);
+	w.add('created_at < ?', filter.to);
+	w.add('id < ?', filter.beforeId);
+	return { sql: `SELECT * FROM deliveries ${w.sql} ORDER BY id DESC LIMIT ?`, params: [...w.params, filter.limit] };
+}
+
+export function attemptsQuery(deliveryIds: readonly number[]): Query {
+	return {
+		sql: `SELECT * FROM attempts WHERE delivery_id IN (${placeholders(deliveryIds.length)}) ORDER BY delivery_id, attempt, id`,
+		params: [...deliveryIds],
+	};
+}
+
+/**
+ * Records one attempt, taking the target from the delivery row. Parameters: started_at,
+ * duration_ms, attempt, http_status, error, outcome, delivery id.
+ */
+export const INSERT_ATTEMPT = `INSERT INTO attempts (delivery_id, target, attempt, started_at, duration_ms, http_status, error, outcome)
+	SELECT id, target, ?, ?, ?, ?, ?, ? FROM deliveries WHERE id = ?`;
+
+export const OLDEST_UNDELIVERED = `SELECT MIN(e.received_at) AS t FROM deliveries d JOIN events e ON e.id = d.event_id
+	WHERE d.status IN ('pending', 'delivering', 'dead')`;
+
+/** The bucket index of a time column, for the activity queries (integer in both stores). */
+const bucket = (column: string) => `CAST((${column} - ?) / ? AS INTEGER)`;
+
+/** Three grouped counts over [from, to); each query takes (from, bucketMs, from, to). */
+export const ACTIVITY_QUERIES = {
+	received: `SELECT ${bucket('received_at')} AS b, kind, COUNT(*) AS received FROM events
+		WHERE received_at >= ? AND received_at < ? GROUP BY 1, kind`,
+	delivered: `SELECT ${bucket('d.delivered_at')} AS b, e.kind, COUNT(*) AS delivered
+		FROM deliveries d JOIN events e ON e.id = d.event_id
+		WHERE d.delivered_at >= ? AND d.delivered_at < ? GROUP BY 1, e.kind`,
+	failed: `SELECT ${bucket('a.started_at')} AS b, e.kind, COUNT(*) AS failed,
+			COUNT(DISTINCT CASE WHEN a.outcome = 'dead' THEN a.delivery_id END) AS died
+		FROM attempts a JOIN deliveries d ON d.id = a.delivery_id JOIN events e ON e.id = d.event_id
+		WHERE a.started_at >= ? AND a.started_at < ? AND a.outcome IN ('retry', 'dead') GROUP BY 1, e.kind`,
+} as const;
+
+export function activityParams(from: number, to: number, bucketMs: number): Param[] {
+	return [from, bucketMs, from, to];
+}
+
+/** Bad activity arguments get a clear error before any query runs. */
+export function checkActivityRange(from: number, to: number, bucketMs: number): number {
+	for (const [name, v] of [['from', from], ['to', to], ['bucketMs', bucketMs]] as const) {
+		if (!Number.isSafeInteger(v)) throw new RangeError(`activity: ${name} must be an integer (epoch ms), got ${v}`);
+	}
+	if (bucketMs <= 0) throw new RangeError('activity: bucketMs must be positive');
+	if (to <= from) throw new RangeError('activity: from must be before to');
+	const buckets = Math.ceil((to - from) / bucketMs);
+	if (buckets > MAX_ACTIVITY_BUCKETS) throw new RangeError(`activity: ${buckets} buckets asked for; at most ${MAX_ACTIVITY_BUCKETS}`);
+	return buckets;
+}
+
+/** Every bucket × every kind (`kinds`: the contract's POSTBACK_EVENTS), zeros included, filled from the three grouped queries' rows. */
+export function assembleActivity(
+	kinds: readonly PostbackEvent[],
+	from: number,
+	bucketMs: number,
+	buckets: number,
+	received: Row[],
+	delivered: Row[],
+	failed: Row[],
+): ActivityBucket[] {
+	const out: ActivityBucket[] = [];
+	const index = new Map<string, ActivityBucket>();
+	for (let i = 0; i < buckets; i++) {
+		for (const kind of kinds) {
+			const b: ActivityBucket = { start: from + i * bucketMs, kind, received: 0, delivered: 0, failedAttempts: 0, died: 0 };
+			out.push(b);
+			index.set(`${i}:${kind}`, b);
+		}
+	}
+	const at = (r: Row) => index.get(`${Number(r.b)}:${String(r.kind)}`);
+	for (const r of received) {
+		const b = at(r);
+		if (b) b.received = Number(r.received);
+	}
+	for (const r of delivered) {
+		const b = at(r);
+		if (b) b.delivered = Number(r.delivered);
+	}
+	for (const r of failed) {
+		const b = at(r);
+		if (!b) continue;
+		b.failedAttempts = Number(r.failed);
+		b.died = Number(r.died);
+	}
+	return out;
+}
+
+/** Deliveries per target and state (every target that has a delivery). */
+export const TARGET_STATES = `SELECT target,
+		SUM(CASE WHEN status = 'pending' THEN 1 ELSE 0 END) AS pending,
+		SUM(CASE WHEN status = 'delivering' THEN 1 ELSE 0 END) AS delivering,
+		SUM(CASE WHEN status = 'dead' THEN 1 ELSE 0 END) AS dead
+	FROM deliveries GROUP BY target ORDER BY target`;
+/** Attempts per target since ? . */
+export const TARGET_ATTEMPTS = `SELECT target, COUNT(*) AS attempts,
+		SUM(CASE WHEN outcome = 'delivered' THEN 1 ELSE 0 END) AS succeeded
+	FROM attempts WHERE started_at >= ? GROUP BY target`;
+/** The latest failed attempt of the target ? (partial index attempts_target_error). */
+export const TARGET_LAST_ERROR = `SELECT error, started_at FROM attempts WHERE target = ? AND error IS NOT NULL
+	ORDER BY started_at DESC, id DESC LIMIT 1`;
+
+export function assembleHealth(
+	states: Row[],
+	attempts: Row[],
+	lastErrors: ReadonlyMap<string, Row>,
+): TargetHealth[] {
+	const byTarget = new Map(attempts.map((r) => [String(r.target), r]));
+	return states.map((s) => {
+		const target = String(s.target);
+		const a = byTarget.get(target);
+		const e = lastErrors.get(target);
+		return {
+			target,
+			attempts: Number(a?.attempts ?? 0),
+			succeeded: Number(a?.succeeded ?? 0),
+			pending: Number(s.pending ?? 0),
+			delivering: Number(s.delivering ?? 0),
+			dead: Number(s.dead ?? 0),
+			lastError: e ? String(e.error) : null,
+			lastErrorAt: e ? Number(e.started_at) : null,
+		};
+	});
+}
+
+/**
+ * Events that may be pruned: received before ? and with no delivery other than delivered;
+ * oldest first, at most ? of them.
+ */
+export const PRUNABLE = `SELECT id FROM events e WHERE received_at < ?
+	AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.status <> 'delivered')
+	ORDER BY received_at LIMIT ?`;
+
+/** Deletes the listed events with their deliveries and attempts, in foreign-key order. */
+export function pruneStatements(eventIds: readonly string[]): Query[] {
+	const list = placeholders(eventIds.length);
+	const params = [...eventIds];
+	return [
+		{ sql: `DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM deliveries WHERE event_id IN (${list}))`, params },
+		{ sql: `DELETE FROM deliveries WHERE event_id IN (${list})`, params },
+		{ sql: `DELETE FROM events WHERE id IN (${list})`, params },
+	];
+}

@@ -1,0 +1,250 @@
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import type { PostbackEvent } from '../contract.ts';
+import { uuidV7 } from './ids.ts';
+import { toAttempt, toClaimed, toDelivery, toEvent } from './rows.ts';
+import {
+	ACTIVITY_QUERIES,
+	COUNTS,
+	GET_EVENT,
+	HEARTBEAT,
+	INSERT_ATTEMPT,
+	OLDEST_UNDELIVERED,
+	PRUNABLE,
+	TARGET_ATTEMPTS,
+	TARGET_LAST_ERROR,
+	TARGET_STATES,
+	activityParams,
+	assembleActivity,
+	assembleCounts,
+	assembleHealth,
+	attemptsQuery,
+	checkActivityRange,
+	deliveriesQuery,
+	eventIdsQuery,
+	eventsQuery,
+	pruneStatements,
+} from './sql.ts';
+import type { FieldExpr, Row } from './sql.ts';
+import type {
+	ActivityBucket,
+	AttemptOutcome,
+	AttemptTiming,
+	ClaimedDelivery,
+	Delivery,
+	DeliveryAttempt,
+	DeliveryCounts,
+	DeliveryFilter,
+	EventFilter,
+	InsertResult,
+	NewEvent,
+	StoredEvent,
+	TargetHealth,
+	TargetsByKind,
+} from './types.ts';
+
+/** The stored field as SQLite reads it (the same expression as the events_trs_id / events_inv_id indexes). */
+const field: FieldExpr = (name) => `json_extract(fields_json, '$.${name}')`;
+
+/**
+ * The store's operations on one open SQLite connection, synchronous, each inside the transaction
+ * the engine opened around its batch (see SqliteEngine). Statements are prepared once and cached.
+ */
+export class SqliteQueries {
+	#db: DatabaseSync;
+	#stmts: Record<string, StatementSync> = {};
+
+	constructor(db: DatabaseSync) {
+		this.#db = db;
+	}
+
+	#stmt(sql: string): StatementSync {
+		let s = this.#stmts[sql];
+		if (!s) {
+			s = this.#db.prepare(sql);
+			this.#stmts[sql] = s;
+		}
+		return s;
+	}
+
+	insertEvent(event: NewEvent): InsertResult {
+		const id = uuidV7(event.receivedAt);
+		const inserted = this.#stmt(
+			`INSERT INTO events (id, kind, dedupe_key, content_type, body, fields_json, received_at)
+			 VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dedupe_key) DO NOTHING`,
+		).run(id, event.kind, event.dedupeKey, event.contentType, event.body, JSON.stringify(event.fields), event.receivedAt);
+		if (inserted.changes === 0) {
+			const existing = this.#stmt('SELECT id FROM events WHERE dedupe_key = ?').get(event.dedupeKey) as Row;
+			return { eventId: String(existing.id), duplicate: true, deliveries: 0 };
+		}
+		for (const target of event.targets) this.#insertDelivery(id, target, event.receivedAt);
+		return { eventId: id, duplicate: false, deliveries: event.targets.length };
+	}
+
+	#insertDelivery(eventId: string, target: string, now: number): void {
+		this.#stmt(
+			`INSERT INTO deliveries (event_id, target, status, attempts, created_at, budget_start, next_attempt_at)
+			 VALUES (?, ?, 'pending', 0, ?, ?, ?)`,
+		).run(eventId, target, now, now, now);
+	}
+
+	/**
+	 * The due deliveries come from the partial index `deliveries_due`, in `next_attempt_at` order, so
+	 * a claim reads `limit` index entries however large the backlog is. Without INDEXED BY, SQLite
+	 * (no ANALYZE statistics) picks `deliveries_status` and sorts every pending row on every claim:
+	 * 6 ms per claim at 30,000 pending deliveries, 0.03 ms with the index.
+	 */
+	claimDue(now: number, limit: number, leaseMs: number, owner: string): ClaimedDelivery[] {
+		const until = now + leaseMs;
+		const rows = this.#stmt(
+			`UPDATE deliveries SET status = 'delivering', attempts = attempts + 1, lease_until = ?, lease_owner = ?,
+			   next_attempt_at = ?
+			 WHERE id IN (SELECT id FROM deliveries INDEXED BY deliveries_due
+			              WHERE status IN ('pending', 'delivering') AND next_attempt_at <= ?
+			              ORDER BY next_attempt_at LIMIT ?)
+			 RETURNING *`,
+		).all(until, owner, until, now, limit) as Row[];
+		const eventStmt = this.#stmt('SELECT kind, content_type, body, received_at FROM events WHERE id = ?');
+		return rows.map((row) => toClaimed(row, eventStmt.get(row.event_id as string) as Row));
+	}
+
+	#recordAttempt(id: number, t: AttemptTiming, httpStatus: number | null, error: string | null, outcome: AttemptOutcome): void {
+		this.#stmt(INSERT_ATTEMPT).run(t.attempt, t.startedAt, t.durationMs, httpStatus, error, outcome, id);
+	}
+
+	markDelivered(id: number, now: number, httpStatus: number, timing: AttemptTiming): void {
+		this.#stmt(
+			`UPDATE deliveries SET status = 'delivered', delivered_at = ?, last_status = ?, last_error = NULL,
+			   lease_until = NULL, lease_owner = NULL
+			 WHERE id = ? AND status <> 'delivered'`,
+		).run(now, httpStatus, id);
+		this.#recordAttempt(id, timing, httpStatus, null, 'delivered');
+	}
+
+	markRetry(
+		id: number,
+		owner: string,
+		nextAttemptAt: number,
+		httpStatus: number | null,
+		error: string,
+		timing: AttemptTiming,
+	): void {
+		const { changes } = this.#stmt(
+			`UPDATE deliveries SET status = 'pending', next_attempt_at = ?, last_status = ?, last_error = ?,
+			   lease_until = NULL, lease_owner = NULL
+			 WHERE id = ? AND status = 'delivering' AND lease_owner = ?`,
+		).run(nextAttemptAt, httpStatus, error, id, owner);
+		if (Number(changes) > 0) this.#recordAttempt(id, timing, httpStatus, error, 'retry');
+	}
+
+	markDead(id: number, owner: string, httpStatus: number | null, error: string, timing: AttemptTiming): void {
+		const { changes } = this.#stmt(
+			`UPDATE deliveries SET status = 'dead', last_status = ?, last_error = ?, lease_until = NULL, lease_owner = NULL
+			 WHERE id = ? AND status = 'delivering' AND lease_owner = ?`,
+		).run(httpStatus, error, id, owner);
+		if (Number(changes) > 0) this.#recordAttempt(id, timing, httpStatus, error, 'dead');
+	}
+
+	releaseLease(id: number, owner: string, now: number): void {
+		this.#stmt(
+			`UPDATE deliveries SET status = 'pending', attempts = MAX(attempts - 1, 0), next_attempt_at = ?,
+			   lease_until = NULL, lease_owner = NULL
+			 WHERE id = ? AND status = 'delivering' AND lease_owner = ?`,
+		).run(now, id, owner);
+	}
+
+	listEvents(filter: EventFilter): StoredEvent[] {
+		const q = eventsQuery(filter, field);
+		return (this.#db.prepare(q.sql).all(...q.params) as Row[]).map(toEvent);
+	}
+
+	getEvent(id: string): StoredEvent | undefined {
+		const row = this.#stmt(GET_EVENT).get(id) as Row | undefined;
+		return row ? toEvent(row) : undefined;
+	}
+
+	listDeliveries(filter: DeliveryFilter): Delivery[] {
+		const q = deliveriesQuery(filter);
+		return (this.#db.prepare(q.sql).all(...q.params) as Row[]).map(toDelivery);
+	}
+
+	replayEvents(eventIds: readonly string[], targets: TargetsByKind, now: number): number {
+		let created = 0;
+		const kindStmt = this.#stmt('SELECT kind FROM events WHERE id = ?');
+		for (const id of eventIds) {
+			const row = kindStmt.get(id) as Row | undefined;
+			if (!row) continue;
+			for (const target of targets[row.kind as PostbackEvent] ?? []) {
+				this.#insertDelivery(id, target, now);
+				created += 1;
+			}
+		}
+		return created;
+	}
+
+	eventIdsInRange(from: number, to: number, kind?: PostbackEvent): string[] {
+		const q = eventIdsQuery(from, to, kind);
+		return (this.#stmt(q.sql).all(...q.params) as Row[]).map((r) => String(r.id));
+	}
+
+	requeueDead(ids: readonly number[] | undefined, now: number): number {
+		const sql = `UPDATE deliveries SET status = 'pending', attempts = 0, budget_start = ?, next_attempt_at = ?,
+			last_error = NULL WHERE status = 'dead'`;
+		if (ids === undefined) return Number(this.#stmt(sql).run(now, now).changes);
+		let n = 0;
+		const one = this.#stmt(`${sql} AND id = ?`);
+		for (const id of ids) n += Number(one.run(now, now, id).changes);
+		return n;
+	}
+
+	counts(): DeliveryCounts {
+		return assembleCounts(this.#stmt(COUNTS).all() as Row[]);
+	}
+
+	listAttempts(deliveryIds: readonly number[]): DeliveryAttempt[] {
+		if (deliveryIds.length === 0) return [];
+		const q = attemptsQuery(deliveryIds);
+		return (this.#db.prepare(q.sql).all(...q.params) as Row[]).map(toAttempt);
+	}
+
+	activity(from: number, to: number, bucketMs: number, kinds: readonly PostbackEvent[]): ActivityBucket[] {
+		const buckets = checkActivityRange(from, to, bucketMs);
+		const params = activityParams(from, to, bucketMs);
+		const run = (sql: string) => this.#stmt(sql).all(...params) as Row[];
+		return assembleActivity(
+			kinds,
+			from,
+			bucketMs,
+			buckets,
+			run(ACTIVITY_QUERIES.received),
+			run(ACTIVITY_QUERIES.delivered),
+			run(ACTIVITY_QUERIES.failed),
+		);
+	}
+
+	targetHealth(since: number): TargetHealth[] {
+		const states = this.#stmt(TARGET_STATES).all() as Row[];
+		const lastErrors = new Map<string, Row>();
+		for (const s of states) {
+			const row = this.#stmt(TARGET_LAST_ERROR).get(String(s.target)) as Row | undefined;
+			if (row) lastErrors.set(String(s.target), row);
+		}
+		return assembleHealth(states, this.#stmt(TARGET_ATTEMPTS).all(since) as Row[], lastErrors);
+	}
+
+	oldestUndelivered(): number | null {
+		const row = this.#stmt(OLDEST_UNDELIVERED).get() as Row | undefined;
+		return row?.t === null || row?.t === undefined ? null : Number(row.t);
+	}
+
+	prune(before: number, limit: number): number {
+		const ids = (this.#stmt(PRUNABLE).all(before, limit) as Row[]).map((r) => String(r.id));
+		if (ids.length === 0) return 0;
+		for (const q of pruneStatements(ids)) this.#db.prepare(q.sql).run(...q.params);
+		return ids.length;
+	}
+
+	/** A committed write, not only a read: readiness fails when the file cannot be written. */
+	ping(now: number): void {
+		this.#stmt(HEARTBEAT).run(now);
+	}
+}

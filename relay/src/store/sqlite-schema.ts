@@ -1,0 +1,93 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+
+/**
+ * Versioned migrations of the SQLite file, numbered by PRAGMA user_version (index + 1). Version 1
+ * is the schema files had before versions existed; every statement says IF NOT EXISTS, so a file
+ * from before the versions simply moves up.
+ */
+export const SQLITE_MIGRATIONS: readonly string[] = [
+	`
+CREATE TABLE IF NOT EXISTS events (
+	id TEXT PRIMARY KEY,
+	kind TEXT NOT NULL,
+	dedupe_key TEXT UNIQUE,
+	content_type TEXT NOT NULL,
+	body TEXT NOT NULL,
+	fields_json TEXT NOT NULL,
+	received_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_received ON events (received_at);
+CREATE TABLE IF NOT EXISTS deliveries (
+	id INTEGER PRIMARY KEY AUTOINCREMENT,
+	event_id TEXT NOT NULL REFERENCES events (id),
+	target TEXT NOT NULL,
+	status TEXT NOT NULL,
+	attempts INTEGER NOT NULL DEFAULT 0,
+	created_at INTEGER NOT NULL,
+	budget_start INTEGER NOT NULL,
+	next_attempt_at INTEGER NOT NULL,
+	lease_until INTEGER,
+	lease_owner TEXT,
+	last_status INTEGER,
+	last_error TEXT,
+	delivered_at INTEGER
+);
+CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (next_attempt_at) WHERE status IN ('pending', 'delivering');
+CREATE INDEX IF NOT EXISTS deliveries_event ON deliveries (event_id);
+CREATE INDEX IF NOT EXISTS deliveries_status ON deliveries (status, created_at);
+`,
+	`
+CREATE INDEX IF NOT EXISTS deliveries_target ON deliveries (target, status);
+CREATE INDEX IF NOT EXISTS deliveries_delivered ON deliveries (delivered_at) WHERE delivered_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS events_trs_id ON events (json_extract(fields_json, '$.TrsId'));
+CREATE INDEX IF NOT EXISTS events_inv_id ON events (json_extract(fields_json, '$.InvId'));
+CREATE TABLE IF NOT EXISTS attempts (
+	id INTEGER PRIMARY KEY AUTOINCREMENT,
+	delivery_id INTEGER NOT NULL REFERENCES deliveries (id),
+	target TEXT NOT NULL,
+	attempt INTEGER NOT NULL,
+	started_at INTEGER NOT NULL,
+	duration_ms INTEGER NOT NULL,
+	http_status INTEGER,
+	error TEXT,
+	outcome TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS attempts_delivery ON attempts (delivery_id, attempt);
+CREATE INDEX IF NOT EXISTS attempts_started ON attempts (started_at);
+CREATE INDEX IF NOT EXISTS attempts_target_error ON attempts (target, started_at) WHERE error IS NOT NULL;
+CREATE TABLE IF NOT EXISTS heartbeat (id INTEGER PRIMARY KEY, at INTEGER NOT NULL);
+`,
+];
+
+/**
+ * Opens (creating file and directory if needed) the store file: WAL journal, synchronous=FULL,
+ * foreign keys, and the schema migrated to the newest version, each version in a transaction.
+ */
+export function openSqlite(path: string): DatabaseSync {
+	if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+	const db = new DatabaseSync(path);
+	db.exec('PRAGMA journal_mode = WAL');
+	db.exec('PRAGMA synchronous = FULL');
+	db.exec('PRAGMA busy_timeout = 5000');
+	db.exec('PRAGMA foreign_keys = ON');
+	const current = Number((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
+	if (current > SQLITE_MIGRATIONS.length) {
+		db.close();
+		throw new Error(`the store file is at schema version ${current}, newer than this relay knows (${SQLITE_MIGRATIONS.length}); upgrade the relay`);
+	}
+	for (let v = current + 1; v <= SQLITE_MIGRATIONS.length; v++) {
+		db.exec('BEGIN IMMEDIATE');
+		try {
+			db.exec(SQLITE_MIGRATIONS[v - 1]);
+			db.exec(`PRAGMA user_version = ${v}`);
+			db.exec('COMMIT');
+		} catch (error) {
+			db.exec('ROLLBACK');
+			db.close();
+			throw error;
+		}
+	}
+	return db;
+}
