@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import type { DestinationStream, Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { RelayConfig } from './config.ts';
+import { consoleRoutes } from './console/index.ts';
 import type { RelayContext } from './context.ts';
 import { Forwarder } from './forwarder.ts';
 import { takeNote } from './log-context.ts';
@@ -151,6 +152,7 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 	app.register(healthRoutes, { ctx });
 	app.register(metricsRoutes, { ctx });
 	app.register(adminRoutes, { ctx, prefix: '/admin' });
+	app.register(consoleRoutes, { ctx, prefix: '/admin' });
 
 	app.addHook('onReady', async () => {
 		forwarder?.start();
