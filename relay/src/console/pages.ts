@@ -164,10 +164,8 @@ export async function consolePages(app: FastifyInstance, { ctx, auth, cookie }: 
 	app.get('/dead', async (request, reply) => {
 		const q = deadQuery.safeParse(request.query ?? {});
 		const now = Date.now();
-		const dead = await allDead(ctx.store);
-		const byTarget = new Map<string, number>();
-		for (const t of configuredTargets()) byTarget.set(t, 0);
-		for (const d of dead) byTarget.set(d.target, (byTarget.get(d.target) ?? 0) + 1);
+		const byTarget = new Map<string, number>(configuredTargets().map((t) => [t, 0]));
+		for (const h of await ctx.store.targetHealth(now)) if (h.dead > 0 || byTarget.has(h.target)) byTarget.set(h.target, h.dead);
 		const known = new Set(configuredTargets());
 		const targets: TargetDead[] = [...byTarget].map(([target, n]) => ({ target, dead: n, configured: known.has(target) }));
 		targets.sort((a, b) => b.dead - a.dead || a.target.localeCompare(b.target));
