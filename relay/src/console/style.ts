@@ -49,18 +49,23 @@ dl.fields dt { color:var(--muted); } dl.fields dd { margin:0; word-break:break-a
 .legend { display:flex; flex-wrap:wrap; gap:.3rem .9rem; font-size:.82rem; color:var(--muted); margin-top:.3rem; }
 .chart { margin:0; }
 .chart .grid { stroke:var(--line); stroke-width:1; }
-.chart .axis { fill:var(--muted); font-size:11px; }
-.chart .line { fill:none; stroke-width:2; stroke-linejoin:round; }
+.chart .axis { fill:var(--muted); font-size:15px; }
 .legend .mark { display:inline-block; width:.7rem; height:.7rem; margin-right:.15rem; vertical-align:-.05rem; }
-.line.c-received { stroke:var(--accent); } rect.c-received { fill:var(--accent); }
-.line.c-delivered { stroke:var(--ok); } rect.c-delivered { fill:var(--ok); }
-.line.c-retrying { stroke:var(--warn); } rect.c-retrying { fill:var(--warn); }
-.line.c-dead { stroke:var(--bad); } rect.c-dead { fill:var(--bad); }
+rect.c-received { fill:var(--accent); }
+rect.c-delivered { fill:var(--ok); }
+rect.c-retrying { fill:var(--warn); }
+rect.c-dead { fill:var(--bad); }
 .login { max-width:380px; margin:12vh auto; }
 .login form { display:flex; flex-direction:column; gap:.8rem; }
 @media (max-width: 600px) {
   main { padding:.6rem; }
   th, td { padding:.4rem .45rem; }
-  .hide-sm { display:none; }
+  /* Tables become one card per row, each value after its column name. */
+  table.cards thead { display:none; }
+  table.cards, table.cards tbody, table.cards tr { display:block; }
+  table.cards tr { border-bottom:1px solid var(--line); padding:.35rem 0; }
+  table.cards td { display:block; position:relative; border:none; padding:.15rem .6rem .15rem 7.6rem; min-height:1.6rem; text-align:left; }
+  table.cards td::before { content:attr(data-label); position:absolute; left:.6rem; width:6.6rem; color:var(--muted); font-size:.8rem; padding-top:.1rem; }
+  table.cards td:empty { display:none; }
 }
 `;

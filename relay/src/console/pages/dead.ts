@@ -37,22 +37,22 @@ export function deadPage(opts: {
 	const back = `${CONSOLE}/dead${opts.filterTarget ? `?target=${encodeURIComponent(opts.filterTarget)}` : ''}`;
 	const summary = opts.targets.map(
 		(t) => html`<tr>
-			<td class="wrap mono"><a href="${CONSOLE}/dead?target=${encodeURIComponent(t.target)}">${t.target}</a>${t.configured ? '' : html` <span class="muted">(no longer configured)</span>`}</td>
-			<td class="num">${t.dead}</td>
-			<td>${t.dead > 0
+			<td data-label="Target" class="wrap mono"><a href="${CONSOLE}/dead?target=${encodeURIComponent(t.target)}">${t.target}</a>${t.configured ? '' : html` <span class="muted">(no longer configured)</span>`}</td>
+			<td data-label="Dead" class="num">${t.dead}</td>
+			<td data-label="">${t.dead > 0
 				? html`<form method="post" action="${CONSOLE}/dead/requeue-target" class="inline">${formGuard(csrf, back)}<input type="hidden" name="target" value="${t.target}"><button type="submit">Requeue all ${t.dead}</button></form>`
 				: ''}</td>
 		</tr>`,
 	);
 	const rows = opts.dead.map(
 		(d) => html`<tr>
-			<td class="num">${d.id}</td>
-			<td><a href="${CONSOLE}/events/${encodeURIComponent(d.eventId)}#delivery-${d.id}">${utc(d.createdAt)}</a></td>
-			<td class="wrap mono hide-sm">${d.target}</td>
-			<td class="num">${d.attempts}</td>
-			<td class="num">${d.lastStatus ?? '—'}</td>
-			<td class="wrap">${d.lastError ?? ''}</td>
-			<td><form method="post" action="${CONSOLE}/deliveries/${d.id}/requeue" class="inline">${formGuard(csrf, back)}<button type="submit" aria-label="Requeue delivery ${d.id}">Requeue</button></form></td>
+			<td data-label="Id" class="num">${d.id}</td>
+			<td data-label="Created"><a href="${CONSOLE}/events/${encodeURIComponent(d.eventId)}#delivery-${d.id}">${utc(d.createdAt)}</a></td>
+			<td data-label="Target" class="wrap mono">${d.target}</td>
+			<td data-label="Attempts" class="num">${d.attempts}</td>
+			<td data-label="HTTP" class="num">${d.lastStatus ?? '—'}</td>
+			<td data-label="Last error" class="wrap">${d.lastError ?? ''}</td>
+			<td data-label=""><form method="post" action="${CONSOLE}/deliveries/${d.id}/requeue" class="inline">${formGuard(csrf, back)}<button type="submit" aria-label="Requeue delivery ${d.id}">Requeue</button></form></td>
 		</tr>`,
 	);
 	const dayAgo = inputTime(opts.now - 86_400_000);
@@ -61,13 +61,13 @@ export function deadPage(opts: {
 		html`<h1>Dead letters</h1>
 		<p class="muted">A dead delivery was refused for good (a 4xx other than 404/408/429) or ran out of its retry budget. Fix the target, then requeue: it gets a fresh budget.</p>
 		<h2>By target</h2>
-		<div class="scroll"><table>
+		<div class="scroll"><table class="cards">
 			<thead><tr><th>Target</th><th class="num">Dead</th><th></th></tr></thead>
 			<tbody>${summary.length ? summary : html`<tr><td colspan="3" class="muted">No target.</td></tr>`}</tbody>
 		</table></div>
 		<h2>${opts.filterTarget ? html`Dead deliveries to <span class="mono">${opts.filterTarget}</span> · <a href="${CONSOLE}/dead">all targets</a>` : 'Dead deliveries'}</h2>
-		<div class="scroll"><table>
-			<thead><tr><th class="num">Id</th><th>Created (UTC)</th><th class="hide-sm">Target</th><th class="num">Attempts</th><th class="num">HTTP</th><th>Last error</th><th></th></tr></thead>
+		<div class="scroll"><table class="cards">
+			<thead><tr><th class="num">Id</th><th>Created (UTC)</th><th>Target</th><th class="num">Attempts</th><th class="num">HTTP</th><th>Last error</th><th></th></tr></thead>
 			<tbody>${rows.length ? rows : html`<tr><td colspan="7" class="muted">No dead delivery.</td></tr>`}</tbody>
 		</table></div>
 		${opts.nextBeforeId

@@ -65,13 +65,13 @@ export function eventsPage(opts: {
 	const { query, events } = opts;
 	const rows = events.map(
 		(e) => html`<tr>
-			<td><a href="${CONSOLE}/events/${encodeURIComponent(e.id)}">${utc(e.receivedAt)}</a></td>
-			<td>${e.kind}</td>
-			<td class="wrap">${e.fields.InvId ?? ''}</td>
-			<td class="wrap hide-sm">${e.fields.TrsId ?? ''}</td>
-			<td>${e.fields.Status ?? ''}</td>
-			<td class="num hide-sm">${amountOf(e)}</td>
-			<td>${deliverySummary(opts.deliveries.get(e.id) ?? [])}</td>
+			<td data-label="Received"><a href="${CONSOLE}/events/${encodeURIComponent(e.id)}">${utc(e.receivedAt)}</a></td>
+			<td data-label="Kind">${e.kind}</td>
+			<td data-label="InvId" class="wrap">${e.fields.InvId ?? ''}</td>
+			<td data-label="TrsId" class="wrap">${e.fields.TrsId ?? ''}</td>
+			<td data-label="Status">${e.fields.Status ?? ''}</td>
+			<td data-label="Amount" class="num">${amountOf(e)}</td>
+			<td data-label="Deliveries">${deliverySummary(opts.deliveries.get(e.id) ?? [])}</td>
 		</tr>`,
 	);
 	return page(
@@ -80,8 +80,8 @@ export function eventsPage(opts: {
 		${filters(query, opts.raw)}
 		${opts.errors?.length
 			? ''
-			: html`<div class="scroll"><table>
-				<thead><tr><th>Received (UTC)</th><th>Kind</th><th>InvId</th><th class="hide-sm">TrsId</th><th>Status</th><th class="num hide-sm">Amount</th><th>Deliveries</th></tr></thead>
+			: html`<div class="scroll"><table class="cards">
+				<thead><tr><th>Received (UTC)</th><th>Kind</th><th>InvId</th><th>TrsId</th><th>Status</th><th class="num">Amount</th><th>Deliveries</th></tr></thead>
 				<tbody>${rows.length ? rows : html`<tr><td colspan="7" class="muted">No event matches.</td></tr>`}</tbody>
 			</table></div>
 			<div class="pager">
@@ -93,12 +93,12 @@ export function eventsPage(opts: {
 
 function attemptsTable(attempts: readonly DeliveryAttempt[]): Html {
 	if (attempts.length === 0) return html`<p class="muted">No attempt yet.</p>`;
-	return html`<div class="scroll"><table>
+	return html`<div class="scroll"><table class="cards">
 		<thead><tr><th class="num">#</th><th>Started (UTC)</th><th class="num">Took</th><th class="num">HTTP</th><th>Outcome</th><th>Error</th></tr></thead>
 		<tbody>${attempts.map(
 			(a) => html`<tr>
-				<td class="num">${a.attempt}</td><td>${utc(a.startedAt)}</td><td class="num">${a.durationMs} ms</td>
-				<td class="num">${a.httpStatus ?? '—'}</td><td>${badge(a.outcome)}</td><td class="wrap">${a.error ?? ''}</td>
+				<td data-label="#" class="num">${a.attempt}</td><td data-label="Started">${utc(a.startedAt)}</td><td data-label="Took" class="num">${a.durationMs} ms</td>
+				<td data-label="HTTP" class="num">${a.httpStatus ?? '—'}</td><td data-label="Outcome">${badge(a.outcome)}</td><td data-label="Error" class="wrap">${a.error ?? ''}</td>
 			</tr>`,
 		)}</tbody>
 	</table></div>`;

@@ -3,7 +3,7 @@ import type { PostbackEvent } from '../../../../dist/nodes/shared/index.js';
 import { targetsByKind } from '../../context.ts';
 import type { RelayContext } from '../../context.ts';
 import type { ActivityBucket, TargetHealth } from '../../store/types.ts';
-import { lineChart } from '../charts.ts';
+import { barChart } from '../charts.ts';
 import { html } from '../html.ts';
 import type { Html } from '../html.ts';
 import { CONSOLE, badge, duration, page, utc } from '../layout.ts';
@@ -33,7 +33,7 @@ function windowCharts(title: string, starts: readonly number[], buckets: readonl
 			retrying[i] += b.failedAttempts - b.died;
 			dead[i] += b.died;
 		}
-		return html`<div class="card"><h3>${kind}</h3>${lineChart(`${kind} events, ${title.toLowerCase()}`, starts, [
+		return html`<div class="card"><h3>${kind}</h3>${barChart(`${kind} events, ${title.toLowerCase()}`, starts, [
 			{ name: 'received', cls: 'c-received', values: received },
 			{ name: 'delivered', cls: 'c-delivered', values: delivered },
 			{ name: 'failed, retrying', cls: 'c-retrying', values: retrying },
@@ -51,16 +51,16 @@ function targetsTable(health: readonly TargetHealth[], kindsOf: Map<string, Post
 		const kinds = kindsOf.get(target);
 		const rate = h && h.attempts > 0 ? `${((100 * h.succeeded) / h.attempts).toFixed(1)} %` : '—';
 		return html`<tr>
-			<td class="wrap mono">${target}${kinds ? '' : html` <span class="muted">(no longer configured)</span>`}</td>
-			<td class="hide-sm">${kinds?.join(', ') ?? ''}</td>
-			<td class="num">${rate}<br><span class="muted">${h ? `${h.succeeded}/${h.attempts}` : '0/0'}</span></td>
-			<td class="num">${h?.pending ?? 0}</td>
-			<td class="num">${h?.dead ? html`<a href="${CONSOLE}/dead?target=${encodeURIComponent(target)}">${h.dead}</a>` : 0}</td>
-			<td class="wrap">${h?.lastError ? html`${h.lastError}<br><span class="muted">${utc(h.lastErrorAt)}</span>` : html`<span class="muted">none</span>`}</td>
+			<td data-label="Target" class="wrap mono">${target}${kinds ? '' : html` <span class="muted">(no longer configured)</span>`}</td>
+			<td data-label="Events">${kinds?.join(', ') ?? ''}</td>
+			<td data-label="Success 24 h" class="num">${rate} <span class="muted">(${h ? `${h.succeeded}/${h.attempts}` : '0/0'})</span></td>
+			<td data-label="Pending" class="num">${h?.pending ?? 0}</td>
+			<td data-label="Dead" class="num">${h?.dead ? html`<a href="${CONSOLE}/dead?target=${encodeURIComponent(target)}">${h.dead}</a>` : 0}</td>
+			<td data-label="Last error" class="wrap">${h?.lastError ? html`${h.lastError}<br><span class="muted">${utc(h.lastErrorAt)}</span>` : html`<span class="muted">none</span>`}</td>
 		</tr>`;
 	});
-	return html`<div class="scroll"><table>
-		<thead><tr><th>Target</th><th class="hide-sm">Events</th><th class="num">Success (24 h)</th><th class="num">Pending</th><th class="num">Dead</th><th>Last error</th></tr></thead>
+	return html`<div class="scroll"><table class="cards">
+		<thead><tr><th>Target</th><th>Events</th><th class="num">Success (24 h)</th><th class="num">Pending</th><th class="num">Dead</th><th>Last error</th></tr></thead>
 		<tbody>${rows.length ? rows : html`<tr><td colspan="6" class="muted">No target.</td></tr>`}</tbody>
 	</table></div>`;
 }
