@@ -219,9 +219,10 @@ describe('relay console in headless Chromium', () => {
 			['events', '/admin/console/events'],
 			['event', `/admin/console/events/${anEvent.id}`],
 			['dead-letters', '/admin/console/dead'],
+			['replay-confirm', `/admin/console/replay?from=${Date.now() - 86_400_000}&to=${Date.now()}&target=*`],
 		] as const) {
 			await p.goto(`${relay.url}${path}`);
-			expect(new URL(p.url()).pathname, name).toBe(path);
+			expect(`${new URL(p.url()).pathname}${new URL(p.url()).search}`, name).toBe(path);
 			// Nothing wider than the screen except inside the scrolling table boxes.
 			const overflow = Number(await p.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'));
 			expect(overflow, name).toBeLessThanOrEqual(0);
