@@ -29,6 +29,17 @@ function setCookieLine(res: LightMyRequestResponse, name: string): string {
 }
 const csrfIn = (body: string) => /name="_csrf" value="([^"]+)"/.exec(body)?.[1] ?? '';
 
+/** What a browser does: open the login form, then post it (with its token and cookie) and `fields`. */
+async function submitLogin(app: FastifyInstance, fields: Record<string, string>, headers: Record<string, string> = {}) {
+	const page = await app.inject({ url: '/admin/login', headers });
+	return app.inject({
+		method: 'POST',
+		url: '/admin/login',
+		headers: { ...headers, cookie: cookieOf(page, 'relay_console_login') ?? '', 'content-type': FORM },
+		payload: form({ _csrf: csrfIn(page.body), ...fields }),
+	});
+}
+
 const event = (trsId: string, receivedAt: number, targets: string[], extra: Record<string, string> = {}, kind: NewEvent['kind'] = 'payment'): NewEvent => ({
 	kind,
 	dedupeKey: `${kind}:${trsId}:SUCCESS`,
@@ -53,13 +64,7 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 			JSON.stringify([await store.listDeliveries({ limit: 1000 }), await store.listEvents({ limit: 1000 }), await store.counts()]);
 
 		async function login(): Promise<{ cookie: string; csrf: string }> {
-			const page = await app.inject({ url: '/admin/login' });
-			const res = await app.inject({
-				method: 'POST',
-				url: '/admin/login',
-				headers: { cookie: cookieOf(page, 'relay_console_login') ?? '', 'content-type': FORM },
-				payload: form({ _csrf: csrfIn(page.body), token: ADMIN_TOKEN }),
-			});
+			const res = await submitLogin(app, { token: ADMIN_TOKEN });
 			expect(res.statusCode).toBe(303);
 			const cookie = cookieOf(res, 'relay_console') ?? '';
 			const home = await app.inject({ url: '/admin/console', headers: { cookie } });
@@ -120,12 +125,7 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 				const page = await app.inject({ url: '/admin/login' });
 				expect(page.statusCode).toBe(200);
 				expect(page.body).toContain('type="password"');
-				const res = await app.inject({
-					method: 'POST',
-					url: '/admin/login',
-					headers: { cookie: cookieOf(page, 'relay_console_login')!, 'content-type': FORM },
-					payload: form({ _csrf: csrfIn(page.body), token: ADMIN_TOKEN, next: '/admin/console/events?kind=payment' }),
-				});
+				const res = await submitLogin(app, { token: ADMIN_TOKEN, next: '/admin/console/events?kind=payment' });
 				expect(res.statusCode).toBe(303);
 				expect(res.headers.location).toBe('/admin/console/events?kind=payment');
 				const line = setCookieLine(res, 'relay_console');
@@ -160,14 +160,8 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 			});
 
 			it('never sends a login to another site', async () => {
-				const page = await app.inject({ url: '/admin/login' });
 				for (const next of ['https://evil.example/admin/console', '//evil.example/admin/console', '/admin/consolex', '/admin/events']) {
-					const res = await app.inject({
-						method: 'POST',
-						url: '/admin/login',
-						headers: { cookie: cookieOf(page, 'relay_console_login')!, 'content-type': FORM },
-						payload: form({ _csrf: csrfIn(page.body), token: ADMIN_TOKEN, next }),
-					});
+					const res = await submitLogin(app, { token: ADMIN_TOKEN, next });
 					expect(res.headers.location, next).toBe('/admin/console');
 				}
 			});
@@ -443,15 +437,7 @@ describe('relay console behind a TLS-terminating proxy', () => {
 		const config = loadConfig(baseEnv(tmp.dir, { payment: [PAY_A] }, { RELAY_TRUST_PROXY: 'true', LOG_LEVEL: 'silent' }));
 		const app = await buildApp(config, { forwarder: false });
 		try {
-			const loginOver = async (proto: string) => {
-				const page = await app.inject({ url: '/admin/login', headers: { 'x-forwarded-proto': proto } });
-				return app.inject({
-					method: 'POST',
-					url: '/admin/login',
-					headers: { cookie: cookieOf(page, 'relay_console_login')!, 'content-type': FORM, 'x-forwarded-proto': proto },
-					payload: form({ _csrf: csrfIn(page.body), token: ADMIN_TOKEN }),
-				});
-			};
+			const loginOver = (proto: string) => submitLogin(app, { token: ADMIN_TOKEN }, { 'x-forwarded-proto': proto });
 			expect(setCookieLine(await loginOver('https'), 'relay_console')).toMatch(/; Secure/);
 			expect(setCookieLine(await loginOver('http'), 'relay_console')).not.toMatch(/Secure/);
 		} finally {
@@ -464,15 +450,7 @@ describe('relay console behind a TLS-terminating proxy', () => {
 		const tmp = tempDir();
 		const app = await buildApp(loadConfig(baseEnv(tmp.dir, { payment: [PAY_A] }, { LOG_LEVEL: 'silent' })), { forwarder: false });
 		try {
-			const tryToken = async (token: string) => {
-				const page = await app.inject({ url: '/admin/login' });
-				return app.inject({
-					method: 'POST',
-					url: '/admin/login',
-					headers: { cookie: cookieOf(page, 'relay_console_login')!, 'content-type': FORM },
-					payload: form({ _csrf: csrfIn(page.body), token }),
-				});
-			};
+			const tryToken = (token: string) => submitLogin(app, { token });
 			for (let i = 0; i < 10; i++) expect((await tryToken(`wrong-token-${i}-000000`)).statusCode).toBe(401);
 			const blocked = await tryToken(ADMIN_TOKEN);
 			expect(blocked.statusCode).toBe(429);
@@ -487,13 +465,7 @@ describe('relay console behind a TLS-terminating proxy', () => {
 		const tmp = tempDir();
 		const env = baseEnv(tmp.dir, { payment: [PAY_A] }, { LOG_LEVEL: 'silent' });
 		const first = await buildApp(loadConfig(env), { forwarder: false });
-		const page = await first.inject({ url: '/admin/login' });
-		const res = await first.inject({
-			method: 'POST',
-			url: '/admin/login',
-			headers: { cookie: cookieOf(page, 'relay_console_login')!, 'content-type': FORM },
-			payload: form({ _csrf: csrfIn(page.body), token: ADMIN_TOKEN }),
-		});
+		const res = await submitLogin(first, { token: ADMIN_TOKEN });
 		const cookie = cookieOf(res, 'relay_console')!;
 		expect((await first.inject({ url: '/admin/console/events', headers: { cookie } })).statusCode).toBe(200);
 		await first.close();
