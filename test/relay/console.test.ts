@@ -278,8 +278,18 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 					expect(res.body).toContain(message);
 					expect(res.body).toContain('Nothing was replayed.');
 				}
-				const empty = await post('/admin/console/replay', { _csrf: s.csrf, from: '2001-01-01T00:00', to: '2001-01-02T00:00', target: '*' });
+				const empty = await post('/admin/console/replay', { _csrf: s.csrf, from: '2001-01-01T00:00', to: '2001-01-02T00:00', target: '*', deliveries: '1' });
 				expect(empty.statusCode).toBe(409);
+				expect(empty.body).toContain('No event in this range goes to this target.');
+				// A replay must carry the number its confirmation showed, and that number must still hold.
+				const unconfirmed = await post('/admin/console/replay', { _csrf: s.csrf, from, to, target: PAY_A });
+				expect(unconfirmed.statusCode).toBe(400);
+				expect(unconfirmed.body).toContain('Deliveries: is missing: confirm the replay on its confirmation page');
+				const stale = await post('/admin/console/replay', { _csrf: s.csrf, from, to, target: PAY_A, deliveries: '1' });
+				expect(stale.statusCode).toBe(409);
+				// T-old, T-other and T-xss are payments received in these two hours.
+				expect(stale.body).toContain('The range now makes 3 deliveries, not the 1 you confirmed. Nothing was replayed: confirm again.');
+				expect(stale.body).toContain('name="deliveries" value="3"');
 				expect(await snapshot()).toBe(before);
 			});
 
@@ -345,6 +355,8 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 				expect(res.body).toContain(`Requeue delivery ${ids.dead}`);
 				expect(res.body).not.toContain(`Requeue delivery ${ids.delivered}`);
 				expect(res.body).toContain('Replay to its 2 current targets');
+				// Nothing in flight (one dead, one delivered): no reloading.
+				expect(res.body).not.toContain('http-equiv="refresh"');
 			});
 
 			it('filters events by kind, delivery status, TrsId, InvId and time, and pages through events of one millisecond', async () => {
@@ -394,7 +406,8 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 				const everyTarget = await get(`/admin/console/replay?${new URLSearchParams({ from, to, target: '*' }).toString()}`);
 				expect(everyTarget.body).toContain('This makes <b>4</b> new deliveries.');
 				const before = await store.listDeliveries({ target: PAY_A, limit: 1000 });
-				const res = await post('/admin/console/replay', { _csrf: s.csrf, from, to, target: PAY_A });
+				expect(preview.body).toContain('name="deliveries" value="2"');
+				const res = await post('/admin/console/replay', { _csrf: s.csrf, from, to, target: PAY_A, deliveries: '2' });
 				expect(res.statusCode).toBe(303);
 				expect(res.headers.location).toBe('/admin/console/dead?notice=replayed&n=2&m=2');
 				const after = await store.listDeliveries({ target: PAY_A, limit: 1000 });
@@ -408,6 +421,9 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 				expect(one.headers.location).toBe(`/admin/console/events/${ids.deadEvent}?notice=requeued&n=1`);
 				const [requeued] = await store.listDeliveries({ eventId: ids.deadEvent, target: PAY_A, limit: 10, beforeId: ids.dead + 1 });
 				expect(requeued).toMatchObject({ id: ids.dead, status: 'pending', attempts: 0 });
+				// Its event's page now reloads itself until the delivery lands.
+				const page = await get(`/admin/console/events/${ids.deadEvent}`);
+				expect(page.body).toContain('<meta http-equiv="refresh" content="5">');
 				const again = await post(`/admin/console/deliveries/${ids.dead}/requeue`, { _csrf: s.csrf });
 				expect(again.statusCode).toBe(409);
 				const all = await post('/admin/console/dead/requeue-target', { _csrf: s.csrf, target: PAY_B, back: 'https://evil.example/' });

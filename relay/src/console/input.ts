@@ -70,12 +70,16 @@ export const replayForm = z
 		target: z.string({ error: 'is required' }).trim().min(1, 'is required'),
 	})
 	.refine((r) => r.from < r.to, { message: 'From must be before To', path: ['from'] });
+/** The confirmed replay also carries the number of deliveries the confirmation showed. */
+export const confirmedReplay = z.object({
+	deliveries: z.coerce.number({ error: 'is missing: confirm the replay on its confirmation page' }).int().min(1),
+});
 
 export const loginForm = z.object({ token: z.string({ error: 'is required' }).max(4096), _csrf: z.string().optional() });
 
 /** The messages a redirect after an action may show (only these, by code: nothing from the URL is echoed). */
 export const noticeQuery = z.object({
-	notice: z.enum(['requeued', 'replayed', 'loggedin']).optional().catch(undefined),
+	notice: z.enum(['requeued', 'replayed']).optional().catch(undefined),
 	n: z.coerce.number().int().min(0).optional().catch(undefined),
 	m: z.coerce.number().int().min(0).optional().catch(undefined),
 });

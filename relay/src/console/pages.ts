@@ -2,8 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { targetsByKind } from '../context.ts';
 import type { RelayContext } from '../context.ts';
 import { html } from './html.ts';
-import { deadQuery, deliveryId, describeIssues, eventsQuery, noticeQuery, plainForm, replayForm, targetForm } from './input.ts';
-import { CONSOLE, LOGIN, page, safeReturn, sendPage } from './layout.ts';
+import { confirmedReplay, deadQuery, deliveryId, describeIssues, eventsQuery, noticeQuery, plainForm, replayForm, targetForm } from './input.ts';
+import { CONSOLE, LOGIN, inputTime, page, safeReturn, sendPage } from './layout.ts';
 import { deadPage, replayConfirmPage, replayErrorPage } from './pages/dead.ts';
 import type { TargetDead } from './pages/dead.ts';
 import { eventPage, eventsPage } from './pages/events.ts';
@@ -116,7 +116,6 @@ export async function consolePages(app: FastifyInstance, { ctx, auth, cookie }: 
 				attempts,
 				replayTargets: configured()[event.kind].length,
 				notice: noticeText(request.query),
-				now: Date.now(),
 			}),
 		);
 	});
@@ -205,7 +204,7 @@ export async function consolePages(app: FastifyInstance, { ctx, auth, cookie }: 
 		if (target !== undefined && !configuredTargets().includes(target)) {
 			return { ok: false as const, values, errors: ['Target: is not one of the configured targets.'] };
 		}
-		return { ok: true as const, from: r.data.from, to: r.data.to, target };
+		return { ok: true as const, from: r.data.from, to: r.data.to, target, values: { from: inputTime(r.data.from), to: inputTime(r.data.to), target: r.data.target } };
 	};
 
 	app.get('/replay', async (request, reply) => {
@@ -218,8 +217,17 @@ export async function consolePages(app: FastifyInstance, { ctx, auth, cookie }: 
 	app.post('/replay', async (request, reply) => {
 		const r = readReplay(request.body);
 		if (!r.ok) return sendPage(reply, 400, replayErrorPage({ csrf: csrfOf(request), configuredTargets: configuredTargets(), values: r.values, errors: r.errors }));
+		const confirmed = confirmedReplay.safeParse(request.body);
+		if (!confirmed.success) {
+			return sendPage(reply, 400, replayErrorPage({ csrf: csrfOf(request), configuredTargets: configuredTargets(), values: r.values, errors: describeIssues(confirmed.error, { deliveries: 'Deliveries' }) }));
+		}
 		const plan = await replayPlan(ctx.store, configured(), r.from, r.to, r.target);
 		if (plan.deliveries === 0) return refuse(request, reply, 409, 'Nothing to replay', ['No event in this range goes to this target.']);
+		if (plan.deliveries !== confirmed.data.deliveries) {
+			// Events arrived (or the targets changed) since the confirmation: confirm the new number.
+			const errors = [`The range now makes ${plan.deliveries} deliveries, not the ${confirmed.data.deliveries} you confirmed. Nothing was replayed: confirm again.`];
+			return sendPage(reply, 409, replayConfirmPage({ csrf: csrfOf(request), from: r.from, to: r.to, target: r.target, plan, errors }));
+		}
 		const deliveries = await ctx.store.replayEvents(plan.eventIds, plan.targets, Date.now());
 		ctx.kick();
 		request.log.info({ events: plan.events, deliveries }, 'console: range replayed');

@@ -85,12 +85,14 @@ export function replayConfirmPage(opts: {
 	to: number;
 	target: string | undefined;
 	plan: ReplayPlan;
+	/** Set when the range changed between the confirmation and the replay. */
+	errors?: readonly string[];
 }): string {
 	const { plan } = opts;
 	const where = opts.target === undefined ? 'every current target' : opts.target;
 	const kinds = Object.entries(plan.targets).map(([kind, list]) => html`<li>${kind}: ${list?.length ?? 0} target${list?.length === 1 ? '' : 's'}</li>`);
 	return page(
-		{ title: 'Confirm replay', section: 'dead', csrf: opts.csrf },
+		{ title: 'Confirm replay', section: 'dead', csrf: opts.csrf, errors: opts.errors },
 		html`<h1>Confirm replay</h1>
 		<div class="card">
 			<p>Replay the <b>${plan.events}</b> event${plan.events === 1 ? '' : 's'} received from <b>${utc(opts.from)}</b> to <b>${utc(opts.to)}</b> UTC to <b class="wrap">${where}</b>.</p>
@@ -100,7 +102,7 @@ export function replayConfirmPage(opts: {
 				${plan.deliveries > 0
 					? html`<form method="post" action="${CONSOLE}/replay" class="inline">${formGuard(opts.csrf)}
 						<input type="hidden" name="from" value="${opts.from}"><input type="hidden" name="to" value="${opts.to}">
-						<input type="hidden" name="target" value="${opts.target ?? '*'}">
+						<input type="hidden" name="target" value="${opts.target ?? '*'}"><input type="hidden" name="deliveries" value="${plan.deliveries}">
 						<button type="submit" class="danger">Make ${plan.deliveries} deliver${plan.deliveries === 1 ? 'y' : 'ies'}</button></form>`
 					: ''}
 				<a href="${CONSOLE}/dead">Cancel</a>

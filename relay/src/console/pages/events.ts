@@ -7,6 +7,8 @@ import type { EventsQuery } from '../input.ts';
 import { CONSOLE, badge, formGuard, inputTime, page, utc } from '../layout.ts';
 import type { EventCursor } from '../queries.ts';
 
+export const EVENT_REFRESH_SECONDS = 5;
+
 /** Never shown, whatever a field list holds (the store already drops SignatureValue). */
 export const isSecretField = (name: string) => /signature/i.test(name);
 
@@ -111,11 +113,12 @@ export function eventPage(opts: {
 	attempts: readonly DeliveryAttempt[];
 	replayTargets: number;
 	notice?: string;
-	now: number;
 }): string {
 	const { event, csrf } = opts;
 	const here = `${CONSOLE}/events/${encodeURIComponent(event.id)}`;
 	const fields = Object.entries(event.fields).filter(([name]) => !isSecretField(name));
+	// While a delivery is on its way the page reloads itself, so that the operator sees it land.
+	const inFlight = opts.deliveries.some((d) => d.status === 'pending' || d.status === 'delivering');
 	const deliveries = opts.deliveries.map(
 		(d) => html`<section class="card" id="delivery-${d.id}">
 			<div class="actions"><b>Delivery ${d.id}</b> ${badge(d.status)} <span class="wrap mono">${d.target}</span></div>
@@ -135,7 +138,7 @@ export function eventPage(opts: {
 		</section>`,
 	);
 	return page(
-		{ title: `Event ${event.id}`, section: 'events', csrf, notice: opts.notice },
+		{ title: `Event ${event.id}`, section: 'events', csrf, notice: opts.notice, refreshSeconds: inFlight ? EVENT_REFRESH_SECONDS : undefined },
 		html`<h1>${event.kind} event <span class="mono muted">${event.id}</span></h1>
 		<div class="grid">
 			<div class="card"><h2>Event</h2><dl class="fields">
@@ -153,6 +156,7 @@ export function eventPage(opts: {
 				: html`<span class="muted">No target is configured for ${event.kind} events now: nothing to replay to.</span>`}
 		</div>
 		<h2>Deliveries (${opts.deliveries.length})</h2>
+		${inFlight ? html`<p class="muted">A delivery is pending: this page reloads every ${EVENT_REFRESH_SECONDS} s.</p>` : ''}
 		${deliveries.length ? deliveries : html`<p class="muted">No delivery.</p>`}`,
 	);
 }

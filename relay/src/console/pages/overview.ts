@@ -30,7 +30,7 @@ function windowCharts(title: string, starts: readonly number[], buckets: readonl
 			if (b.kind !== kind || i === undefined) continue;
 			received[i] += b.received;
 			delivered[i] += b.delivered;
-			retrying[i] += b.failedAttempts - b.died;
+			retrying[i] += Math.max(0, b.failedAttempts - b.died);
 			dead[i] += b.died;
 		}
 		return html`<div class="card"><h3>${kind}</h3>${barChart(`${kind} events, ${title.toLowerCase()}`, starts, [
