@@ -5,6 +5,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../relay/src/app.ts';
 import { loadConfig } from '../../relay/src/config.ts';
+import { ConsoleAuth, LOGIN_FORM_TTL_MS, SESSION_TTL_MS } from '../../relay/src/console/session.ts';
 import { SqliteStore } from '../../relay/src/store/sqlite.ts';
 import type { NewEvent, Store } from '../../relay/src/store/types.ts';
 import { ADMIN_TOKEN, LogSink, TOKEN, baseEnv, form, paymentFields, tempDir } from './helpers.ts';
@@ -492,5 +493,32 @@ describe('relay console behind a TLS-terminating proxy', () => {
 			await second.close();
 			tmp.cleanup();
 		}
+	});
+});
+
+describe('console sessions (ConsoleAuth, with a clock of its own)', () => {
+	it('expires a session after 8 hours and a login form after an hour, and binds CSRF tokens to one session', () => {
+		let now = 1_800_000_000_000;
+		const auth = new ConsoleAuth(ADMIN_TOKEN, () => now);
+		const { cookie, session } = auth.issue();
+		expect(cookie).not.toContain(ADMIN_TOKEN);
+		expect(auth.verify(cookie)).toEqual(session);
+		const form = auth.loginForm();
+		expect(auth.checkLoginForm(form.nonce, form.token)).toBe(true);
+		expect(auth.checkLoginForm(form.nonce, auth.loginForm().token)).toBe(false);
+		now += LOGIN_FORM_TTL_MS;
+		expect(auth.checkLoginForm(form.nonce, form.token)).toBe(false);
+		expect(auth.verify(cookie)).toEqual(session);
+		now += SESSION_TTL_MS - LOGIN_FORM_TTL_MS - 1;
+		expect(auth.verify(cookie)).toEqual(session);
+		now += 1;
+		expect(auth.verify(cookie)).toBeUndefined();
+		const other = auth.issue().session;
+		expect(auth.checkCsrf(other, auth.csrfToken(other))).toBe(true);
+		expect(auth.checkCsrf(other, auth.csrfToken(session))).toBe(false);
+		expect(auth.checkCsrf(other, undefined)).toBe(false);
+		expect(new ConsoleAuth('another-admin-token-0000').verify(auth.issue().cookie)).toBeUndefined();
+		expect(auth.checkToken(` ${ADMIN_TOKEN} `)).toBe(true);
+		expect(auth.checkToken(ADMIN_TOKEN.slice(0, -1))).toBe(false);
 	});
 });
