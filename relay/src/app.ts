@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { RelayConfig } from './config.ts';
+import { consoleRoutes } from './console/index.ts';
 import type { RelayContext } from './context.ts';
 import { Forwarder } from './forwarder.ts';
 import { RelayLogController, bufferedStdoutLogger, createLogger } from './logging.ts';
@@ -84,6 +85,7 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 	app.register(healthRoutes, { ctx });
 	app.register(metricsRoutes, { ctx });
 	app.register(adminRoutes, { ctx, prefix: '/admin' });
+	app.register(consoleRoutes, { ctx, prefix: '/admin' });
 
 	app.addHook('onReady', async () => {
 		forwarder?.start();
