@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, realpathSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, NODE, ROOT, Target, baseEnv, form, paymentFields, spawnRelay, stopRelays, tempDir, waitFor } from './helpers.ts';
@@ -14,6 +14,13 @@ const npm = (args: string[], cwd: string) =>
 	execFileSync('npm', args, { cwd, encoding: 'utf8', env: { ...process.env, PATH }, stdio: ['ignore', 'pipe', 'pipe'], timeout: 300_000 });
 
 describe('the relay package', () => {
+	it('reads the wire contract only through src/contract.ts: no file of relay/src imports a build output', () => {
+		const sources = (readdirSync(join(ROOT, 'relay', 'src'), { recursive: true }) as string[]).filter((file) => file.endsWith('.ts'));
+		expect(sources.length).toBeGreaterThan(20);
+		const offenders = sources.filter((file) => /from '[^']*dist\//.test(readFileSync(join(ROOT, 'relay', 'src', file), 'utf8')));
+		expect(offenders).toEqual([]);
+	});
+
 	const tmp = tempDir();
 	const target = new Target();
 	let relay: RelayProcess | undefined;

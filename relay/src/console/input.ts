@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { POSTBACK_EVENTS } from '../../../dist/nodes/shared/index.js';
-import type { PostbackEvent } from '../../../dist/nodes/shared/index.js';
+import { POSTBACK_EVENTS } from '../contract.ts';
+import type { PostbackEvent } from '../contract.ts';
 import { DELIVERY_STATUSES } from '../store/types.ts';
 import type { DeliveryStatus } from '../store/types.ts';
 

@@ -1,4 +1,4 @@
-import type { PostbackEvent } from '../../../dist/nodes/shared/index.js';
+import type { PostbackEvent } from '../contract.ts';
 import type { Delivery, EventFilter, Store, StoredEvent, TargetsByKind } from '../store/types.ts';
 
 /** The store's largest page (the admin API caps `limit` at it too). */

@@ -1,4 +1,4 @@
-import { POSTBACK_EVENTS } from '../../../../dist/nodes/shared/index.js';
+import { POSTBACK_EVENTS } from '../../contract.ts';
 import { DELIVERY_STATUSES } from '../../store/types.ts';
 import type { Delivery, DeliveryAttempt, StoredEvent } from '../../store/types.ts';
 import { html } from '../html.ts';

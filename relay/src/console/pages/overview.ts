@@ -1,5 +1,5 @@
-import { POSTBACK_EVENTS } from '../../../../dist/nodes/shared/index.js';
-import type { PostbackEvent } from '../../../../dist/nodes/shared/index.js';
+import { POSTBACK_EVENTS } from '../../contract.ts';
+import type { PostbackEvent } from '../../contract.ts';
 import { targetsByKind } from '../../context.ts';
 import type { RelayContext } from '../../context.ts';
 import type { ActivityBucket, TargetHealth } from '../../store/types.ts';
