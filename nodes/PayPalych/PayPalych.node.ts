@@ -1,4 +1,9 @@
-import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
+import type {
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeType,
+	INodeTypeDescription,
+} from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
 import * as balance from './actions/balance';
@@ -17,7 +22,8 @@ export class PayPalych implements INodeType {
 		group: ['transform'],
 		version: 1,
 		subtitle: '={{$parameter["operation"] + ": " + $parameter["resource"]}}',
-		description: 'Create bills (payment links), read payments and balances, and send payouts with PayPalych',
+		description:
+			'Create bills (payment links), read payments and balances, and send payouts with PayPalych',
 		defaults: { name: 'PayPalych' },
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],
@@ -30,11 +36,23 @@ export class PayPalych implements INodeType {
 				type: 'options',
 				noDataExpression: true,
 				options: [
-					{ name: 'Balance', value: 'balance', description: 'Balances of the merchant account per currency' },
+					{
+						name: 'Balance',
+						value: 'balance',
+						description: 'Balances of the merchant account per currency',
+					},
 					{ name: 'Bill', value: 'bill', description: 'A payment link the customer pays on' },
 					{ name: 'Payment', value: 'payment', description: 'A payment made on a bill' },
-					{ name: 'Payout', value: 'payout', description: 'A withdrawal from the balance to an account, a card or SBP' },
-					{ name: 'SBP Bank', value: 'sbpBank', description: 'Banks reachable through the Faster Payments System' },
+					{
+						name: 'Payout',
+						value: 'payout',
+						description: 'A withdrawal from the balance to an account, a card or SBP',
+					},
+					{
+						name: 'SBP Bank',
+						value: 'sbpBank',
+						description: 'Banks reachable through the Faster Payments System',
+					},
 				],
 				default: 'bill',
 			},
@@ -44,7 +62,7 @@ export class PayPalych implements INodeType {
 			...payout.description,
 			...sbpBank.description,
 		],
-};
+	};
 
 	methods = { listSearch };
 

@@ -54,7 +54,6 @@ interface PlainResponse {
  */
 type Receipt = 'accepted' | 'duplicate' | 'ignored' | 'rejected' | 'retry';
 
-
 /** What a 503 asks the sender to wait before trying a postback again that could not be confirmed. */
 const RETRY_AFTER_SECONDS = 60;
 
@@ -119,8 +118,10 @@ export class PayPalychTrigger implements INodeType {
 		icon: { light: 'file:../../icons/paypalych.svg', dark: 'file:../../icons/paypalych.dark.svg' },
 		group: ['trigger'],
 		version: 1,
-		subtitle: '={{ {"payment": "Payment postback", "payout": "Payout postback", "success": "Success redirect", "fail": "Fail redirect"}[$parameter["event"]] }}',
-		description: 'Starts the workflow when PayPalych reports a payment or a payout, or a customer returns after paying',
+		subtitle:
+			'={{ {"payment": "Payment postback", "payout": "Payout postback", "success": "Success redirect", "fail": "Fail redirect"}[$parameter["event"]] }}',
+		description:
+			'Starts the workflow when PayPalych reports a payment or a payout, or a customer returns after paying',
 		defaults: { name: 'PayPalych Trigger' },
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
@@ -174,15 +175,22 @@ export class PayPalychTrigger implements INodeType {
 		const refuse = (status: number, why: string): IWebhookResponseData => {
 			// The reason names a field or a rule, never the token or the received signature. A field name
 			// comes from the caller: control characters are replaced and the length is capped.
-			const reason = Array.from(why.slice(0, 200), (c) => (c.charCodeAt(0) < 32 || c.charCodeAt(0) === 127 ? '?' : c)).join('');
-			this.logger.warn(`PayPalych Trigger refused a ${event} call (HTTP ${status}): ${reason}`, { workflowId });
+			const reason = Array.from(why.slice(0, 200), (c) =>
+				c.charCodeAt(0) < 32 || c.charCodeAt(0) === 127 ? '?' : c,
+			).join('');
+			this.logger.warn(`PayPalych Trigger refused a ${event} call (HTTP ${status}): ${reason}`, {
+				workflowId,
+			});
 			answer(res, status, reason, 'rejected');
 			return { noWebhookResponse: true };
 		};
 
 		const forwardedAs = req.headers[EVENT_HEADER];
 		if (typeof forwardedAs === 'string' && forwardedAs.trim().toLowerCase() !== event) {
-			this.logger.debug(`PayPalych Trigger (${event}) ignored a call forwarded as ${forwardedAs.slice(0, 20)}`, { workflowId });
+			this.logger.debug(
+				`PayPalych Trigger (${event}) ignored a call forwarded as ${forwardedAs.slice(0, 20)}`,
+				{ workflowId },
+			);
 			answer(res, 200, 'OK', 'ignored');
 			return { noWebhookResponse: true };
 		}
@@ -194,11 +202,17 @@ export class PayPalychTrigger implements INodeType {
 		} catch {
 			return refuse(400, 'The body could not be read');
 		}
-		const parsed = readPostbackBody(raw, raw === undefined ? this.getBodyData() : undefined, contentType);
+		const parsed = readPostbackBody(
+			raw,
+			raw === undefined ? this.getBodyData() : undefined,
+			contentType,
+		);
 		if (!parsed.ok) {
 			return refuse(
 				400,
-				parsed.reason === 'too_large' ? `The body is larger than ${MAX_BODY_BYTES} bytes` : describeRejection(parsed),
+				parsed.reason === 'too_large'
+					? `The body is larger than ${MAX_BODY_BYTES} bytes`
+					: describeRejection(parsed),
 			);
 		}
 		const fields = parsed.fields;
@@ -209,28 +223,45 @@ export class PayPalychTrigger implements INodeType {
 		const verified = verifyPostback(event, fields, tokens);
 		if (!verified.ok) {
 			if (verified.reason === 'no_token') {
-				return refuse(500, 'The trigger has no API token to verify calls: set it in the PayPalych credential');
+				return refuse(
+					500,
+					'The trigger has no API token to verify calls: set it in the PayPalych credential',
+				);
 			}
 			return refuse(401, describeRejection(verified));
 		}
 
-		const item = { ...enrichPostback(event, fields), receivedAt: new Date().toISOString() } as IDataObject;
+		const item = {
+			...enrichPostback(event, fields),
+			receivedAt: new Date().toISOString(),
+		} as IDataObject;
 
 		if (event === 'success' || event === 'fail') {
 			return answerRedirect(this, event, fields, item, res);
 		}
 
-		const selected = this.getNodeParameter(event === 'payment' ? 'paymentStatuses' : 'payoutStatuses', []) as string[];
+		const selected = this.getNodeParameter(
+			event === 'payment' ? 'paymentStatuses' : 'payoutStatuses',
+			[],
+		) as string[];
 		if (!statusSelected(fields.Status, selected, POSTBACK_RULES[event].statuses)) {
-			this.logger.debug(`PayPalych Trigger: ${event} postback with status ${fields.Status} is not selected`, { workflowId });
+			this.logger.debug(
+				`PayPalych Trigger: ${event} postback with status ${fields.Status} is not selected`,
+				{ workflowId },
+			);
 			answer(res, 200, 'OK', 'ignored');
 			return { noWebhookResponse: true };
 		}
 
 		const key = postbackKey(event, fields) as string;
-		const seen = new SeenPostbacks(this.getWorkflowStaticData('node'), `${workflowId ?? ''}:${this.getNode().name}`);
+		const seen = new SeenPostbacks(
+			this.getWorkflowStaticData('node'),
+			`${workflowId ?? ''}:${this.getNode().name}`,
+		);
 		const duplicate = (which: string): IWebhookResponseData => {
-			this.logger.info(`PayPalych Trigger: ${event} postback ${which} was already received`, { workflowId });
+			this.logger.info(`PayPalych Trigger: ${event} postback ${which} was already received`, {
+				workflowId,
+			});
 			answer(res, 200, 'OK', 'duplicate');
 			return { noWebhookResponse: true };
 		};
@@ -262,7 +293,10 @@ export class PayPalychTrigger implements INodeType {
 		if (!verdict.ok) {
 			const reason = `Not confirmed by the service: ${verdict.reason}`;
 			if (verdict.retry) {
-				this.logger.warn(`PayPalych Trigger asked for a retry of a ${event} postback (HTTP 503): ${reason}`, { workflowId });
+				this.logger.warn(
+					`PayPalych Trigger asked for a retry of a ${event} postback (HTTP 503): ${reason}`,
+					{ workflowId },
+				);
 				answer(res, 503, `${reason}. Try again later.`, 'retry');
 				return { noWebhookResponse: true };
 			}
@@ -271,7 +305,12 @@ export class PayPalychTrigger implements INodeType {
 		const record = verdict.record;
 		// The service's own id and status: a replay whose TrsId is spelled another way but names the
 		// same record is a duplicate too.
-		const recordKey = JSON.stringify([event, 'record', String(record.id), canonicalStatus(record.status)]);
+		const recordKey = JSON.stringify([
+			event,
+			'record',
+			String(record.id),
+			canonicalStatus(record.status),
+		]);
 		if (seen.has(recordKey)) return duplicate(label);
 		seen.remember(recordKey);
 		item.confirmed = true;

@@ -1,6 +1,12 @@
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
-import { ENDPOINTS, confirmPayment, confirmPayout, type Confirmation, type PostbackFields } from '../shared';
+import {
+	ENDPOINTS,
+	confirmPayment,
+	confirmPayout,
+	type Confirmation,
+	type PostbackFields,
+} from '../shared';
 import { normalizeResponse } from '../PayPalych/helpers/normalize';
 import { apiRequest } from '../PayPalych/transport';
 
@@ -22,10 +28,18 @@ function errorKey(error: unknown): string {
  * postback is a refusal.
  */
 function unreachable(what: string, error: unknown): ConfirmResult {
-	return { ok: false, retry: true, reason: `${what} could not be read from the service (${errorKey(error)})` };
+	return {
+		ok: false,
+		retry: true,
+		reason: `${what} could not be read from the service (${errorKey(error)})`,
+	};
 }
 
-async function get(context: IWebhookFunctions, path: string, qs: Record<string, string>): Promise<IDataObject> {
+async function get(
+	context: IWebhookFunctions,
+	path: string,
+	qs: Record<string, string>,
+): Promise<IDataObject> {
 	return await apiRequest.call(context, 'GET', path, { qs, timeoutMs: CONFIRM_TIMEOUT_MS });
 }
 
@@ -52,7 +66,11 @@ export async function confirmWithService(
 	if (trsId === '') return { ok: false, retry: false, reason: 'TrsId is empty' };
 	let record: IDataObject;
 	try {
-		record = await get(context, event === 'payment' ? ENDPOINTS.paymentStatus.path : ENDPOINTS.payoutStatus.path, { id: trsId });
+		record = await get(
+			context,
+			event === 'payment' ? ENDPOINTS.paymentStatus.path : ENDPOINTS.payoutStatus.path,
+			{ id: trsId },
+		);
 	} catch (error) {
 		return unreachable(`${event === 'payment' ? 'Payment' : 'Payout'} ${trsId}`, error);
 	}
@@ -61,7 +79,10 @@ export async function confirmWithService(
 		return verdict.ok ? { ok: true, record: clean(record) } : verdict;
 	}
 	let orderId = orderIdOf(record);
-	const billId = typeof record.bill_id === 'string' || typeof record.bill_id === 'number' ? String(record.bill_id) : '';
+	const billId =
+		typeof record.bill_id === 'string' || typeof record.bill_id === 'number'
+			? String(record.bill_id)
+			: '';
 	if (orderId === undefined && billId !== '') {
 		try {
 			orderId = orderIdOf(await get(context, ENDPOINTS.billStatus.path, { id: billId }));
@@ -70,7 +91,9 @@ export async function confirmWithService(
 		}
 	}
 	const verdict = confirmPayment(fields, record, orderId, requireOrderId);
-	return verdict.ok ? { ok: true, record: clean(record), orderConfirmed: verdict.orderConfirmed } : verdict;
+	return verdict.ok
+		? { ok: true, record: clean(record), orderConfirmed: verdict.orderConfirmed }
+		: verdict;
 }
 
 function clean(record: IDataObject): IDataObject {

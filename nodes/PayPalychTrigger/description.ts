@@ -17,7 +17,8 @@ const REDIRECT_IS_NO_PROOF =
 	'<b>Fulfil orders from the Payment Postback only.</b> A redirect is the customer\'s own browser: anyone can post it, its signature is public, and it may never arrive. Its output says which page the customer was sent to (customerSentTo) and carries no "paid". ';
 
 export const triggerPanel: TriggerPanelDefinition = {
-	header: 'PayPalych has no API to register notification URLs: copy the URL above and paste it into your merchant account',
+	header:
+		'PayPalych has no API to register notification URLs: copy the URL above and paste it into your merchant account',
 	executionsHelp: {
 		inactive:
 			'<b>While building</b>: click "Listen for test event", paste the <b>Test URL</b> where this event is set (Result URL, payout webhook, Success URL or Fail URL), then pay a bill or finish a payout. The call shows up here.<br /><br />' +
@@ -61,11 +62,12 @@ export const properties: INodeProperties[] = [
 				description: "The customer's browser comes back after a failed payment",
 			},
 		],
-		description: 'Which call of the service starts the workflow. Use one trigger node per event: each gets its own URL.',
+		description:
+			'Which call of the service starts the workflow. Use one trigger node per event: each gets its own URL.',
 	},
 	{
 		displayName:
-			'Paste this node\'s Production URL as the <b>Result URL</b> in the shop settings of your PayPalych merchant account. The service then posts every finished payment (SUCCESS, UNDERPAID, OVERPAID, FAIL) here. ' +
+			"Paste this node's Production URL as the <b>Result URL</b> in the shop settings of your PayPalych merchant account. The service then posts every finished payment (SUCCESS, UNDERPAID, OVERPAID, FAIL) here. " +
 			'Each postback is confirmed with the PayPalych API before the workflow starts (see Confirm With PayPalych API): use <b>paid</b> and the <b>payment</b> record of the output to fulfil the order, and <b>eventKey</b> as the Order ID of any payout it causes. ' +
 			TEST_VS_PRODUCTION,
 		name: 'paymentNotice',
@@ -75,7 +77,7 @@ export const properties: INodeProperties[] = [
 	},
 	{
 		displayName:
-			'Paste this node\'s Production URL as the <b>payout webhook URL</b> under <b>Webhooks</b> in your PayPalych merchant account. The service then posts every finished payout (SUCCESS, DECLINED, FAIL) here. ' +
+			"Paste this node's Production URL as the <b>payout webhook URL</b> under <b>Webhooks</b> in your PayPalych merchant account. The service then posts every finished payout (SUCCESS, DECLINED, FAIL) here. " +
 			TEST_VS_PRODUCTION,
 		name: 'payoutNotice',
 		type: 'notice',
@@ -84,7 +86,7 @@ export const properties: INodeProperties[] = [
 	},
 	{
 		displayName:
-			'Paste this node\'s Production URL as the <b>Success URL</b> in the shop settings of your PayPalych merchant account. After a successful payment the customer\'s browser comes here; the workflow starts and the customer is sent on to the page below. ' +
+			"Paste this node's Production URL as the <b>Success URL</b> in the shop settings of your PayPalych merchant account. After a successful payment the customer's browser comes here; the workflow starts and the customer is sent on to the page below. " +
 			REDIRECT_IS_NO_PROOF +
 			TEST_VS_PRODUCTION,
 		name: 'successNotice',
@@ -94,7 +96,7 @@ export const properties: INodeProperties[] = [
 	},
 	{
 		displayName:
-			'Paste this node\'s Production URL as the <b>Fail URL</b> in the shop settings of your PayPalych merchant account. After a failed payment the customer\'s browser comes here; the workflow starts and the customer is sent on to the page below. ' +
+			"Paste this node's Production URL as the <b>Fail URL</b> in the shop settings of your PayPalych merchant account. After a failed payment the customer's browser comes here; the workflow starts and the customer is sent on to the page below. " +
 			REDIRECT_IS_NO_PROOF +
 			TEST_VS_PRODUCTION,
 		name: 'failNotice',
@@ -147,7 +149,7 @@ export const properties: INodeProperties[] = [
 		type: 'boolean',
 		default: true,
 		description:
-			'Whether to look the postback up with the PayPalych API (payment/status or payout/status, with the credential) before starting the workflow. The workflow starts only when the service\'s own record has the same transaction, status, amount and (for payments) order ID, and the output then carries that record (payment or payout) and confirmed: true. Turning this off trusts the postback\'s Status and TrsId, which the signature does not cover: anyone who saw a Success or Fail redirect of your shop can then make a workflow mark an order paid.',
+			"Whether to look the postback up with the PayPalych API (payment/status or payout/status, with the credential) before starting the workflow. The workflow starts only when the service's own record has the same transaction, status, amount and (for payments) order ID, and the output then carries that record (payment or payout) and confirmed: true. Turning this off trusts the postback's Status and TrsId, which the signature does not cover: anyone who saw a Success or Fail redirect of your shop can then make a workflow mark an order paid.",
 		displayOptions: { show: { event: ['payment', 'payout'] } },
 	},
 	{
@@ -157,16 +159,16 @@ export const properties: INodeProperties[] = [
 		default: 'orderId',
 		options: [
 			{
-				name: 'InvId Must Be the Bill\'s Order ID',
+				name: "InvId Must Be the Bill's Order ID",
 				value: 'orderId',
 				description:
-					'The postback\'s InvId is compared with the order ID the service shows for the payment\'s bill. Where the service does not show it, the postback is refused: use the other choice then.',
+					"The postback's InvId is compared with the order ID the service shows for the payment's bill. Where the service does not show it, the postback is refused: use the other choice then.",
 			},
 			{
 				name: 'Bill ID Only',
 				value: 'billId',
 				description:
-					'For deployments that do not show a bill\'s order ID: the payment and its bill are confirmed, InvId is not (orderConfirmed is false). Find the order by payment.bill_id, which you saved when you created the bill, never by InvId.',
+					"For deployments that do not show a bill's order ID: the payment and its bill are confirmed, InvId is not (orderConfirmed is false). Find the order by payment.bill_id, which you saved when you created the bill, never by InvId.",
 			},
 		],
 		description: 'How the trigger makes sure the payment belongs to the order the postback names',
@@ -179,7 +181,7 @@ export const properties: INodeProperties[] = [
 		default: '',
 		placeholder: 'https://shop.example.com/thank-you',
 		description:
-			'Page of your site the customer\'s browser is sent to (HTTP 303). Leave empty to show a plain page saying whether the payment succeeded.',
+			"Page of your site the customer's browser is sent to (HTTP 303). Leave empty to show a plain page saying whether the payment succeeded.",
 		displayOptions: { show: { event: ['success', 'fail'] } },
 	},
 ];

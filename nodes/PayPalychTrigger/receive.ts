@@ -1,5 +1,10 @@
 import type { IDataObject } from 'n8n-workflow';
-import { canonicalStatus, parsePostbackBody, type ParseResult, type PostbackFields } from '../shared';
+import {
+	canonicalStatus,
+	parsePostbackBody,
+	type ParseResult,
+	type PostbackFields,
+} from '../shared';
 
 /**
  * The pieces of the trigger that need no n8n context: reading the body, the status filter, the
@@ -27,7 +32,11 @@ export type ReadBodyResult = ParseResult | { ok: false; reason: 'too_large' };
  * Turns the received body into postback fields. The raw bytes are preferred (n8n keeps them as
  * `rawBody`); an already parsed body is the fallback. Values are never re-formatted.
  */
-export function readPostbackBody(raw: Buffer | undefined, parsedBody: unknown, contentType: string): ReadBodyResult {
+export function readPostbackBody(
+	raw: Buffer | undefined,
+	parsedBody: unknown,
+	contentType: string,
+): ReadBodyResult {
 	if (raw !== undefined) {
 		if (raw.length > MAX_BODY_BYTES) return { ok: false, reason: 'too_large' };
 		return parsePostbackBody(raw, contentType);
@@ -48,7 +57,11 @@ export function readPostbackBody(raw: Buffer | undefined, parsedBody: unknown, c
 }
 
 /** Whether a status passes the Statuses parameter (an empty selection lets every status through). */
-export function statusSelected(status: string | undefined, selected: readonly string[], known: readonly string[]): boolean {
+export function statusSelected(
+	status: string | undefined,
+	selected: readonly string[],
+	known: readonly string[],
+): boolean {
 	if (selected.length === 0) return true;
 	const value = canonicalStatus(status);
 	if (known.includes(value)) return selected.includes(value);
@@ -92,7 +105,9 @@ export class SeenPostbacks {
 
 	private keys(): string[] {
 		const stored = this.staticData[SEEN_KEYS_FIELD];
-		const kept = Array.isArray(stored) ? stored.filter((k): k is string => typeof k === 'string') : [];
+		const kept = Array.isArray(stored)
+			? stored.filter((k): k is string => typeof k === 'string')
+			: [];
 		const recent = processMemory.get(this.scope) ?? [];
 		const inRecent = new Set(recent);
 		return [...kept.filter((k) => !inRecent.has(k)), ...recent];

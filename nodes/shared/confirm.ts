@@ -21,7 +21,8 @@ const NOT_FINAL = ['NEW', 'PROCESS', 'MODERATING'];
 
 /** Whole cents of a decimal the service sent (number or text), or undefined. */
 export function toCents(value: unknown): number | undefined {
-	if (typeof value === 'number') return Number.isFinite(value) ? Math.round(value * 100) : undefined;
+	if (typeof value === 'number')
+		return Number.isFinite(value) ? Math.round(value * 100) : undefined;
 	if (typeof value !== 'string') return undefined;
 	const text = value.trim();
 	const match = /^(-?)(\d+)(?:\.(\d+))?$/.exec(text);
@@ -48,31 +49,60 @@ function sum(a: number | undefined, b: number | undefined): number | undefined {
 }
 
 /** The record's id and status against the postback's TrsId and Status. */
-function compareRecord(kind: 'payment' | 'payout', fields: PostbackFields, record: Record<string, unknown>): Confirmation | undefined {
+function compareRecord(
+	kind: 'payment' | 'payout',
+	fields: PostbackFields,
+	record: Record<string, unknown>,
+): Confirmation | undefined {
 	const trsId = (fields.TrsId ?? '').trim();
 	if (text(record.id) !== trsId) {
-		return { ok: false, retry: false, reason: `the service answered ${kind} ${text(record.id) || '(none)'} for TrsId ${trsId}` };
+		return {
+			ok: false,
+			retry: false,
+			reason: `the service answered ${kind} ${text(record.id) || '(none)'} for TrsId ${trsId}`,
+		};
 	}
 	return compareStatus(kind, record.status, fields.Status);
 }
 
 /** The signed amount field against the record's possible amounts (whole cents; unknown ones left out). */
-function compareAmount(kind: 'payment' | 'payout', field: string, sent: string | undefined, amounts: Array<number | undefined>): Confirmation | undefined {
+function compareAmount(
+	kind: 'payment' | 'payout',
+	field: string,
+	sent: string | undefined,
+	amounts: Array<number | undefined>,
+): Confirmation | undefined {
 	const cents = toCents(sent);
 	const candidates = amounts.filter((value): value is number => value !== undefined);
 	if (cents !== undefined && candidates.includes(cents)) return undefined;
 	const shown = candidates.map(money).join(' / ') || 'no amount';
-	return { ok: false, retry: false, reason: `${field} ${sent ?? ''} is not the ${kind}'s amount (${shown})` };
+	return {
+		ok: false,
+		retry: false,
+		reason: `${field} ${sent ?? ''} is not the ${kind}'s amount (${shown})`,
+	};
 }
 
-function compareStatus(kind: 'payment' | 'payout', recorded: unknown, sent: string | undefined): Confirmation | undefined {
+function compareStatus(
+	kind: 'payment' | 'payout',
+	recorded: unknown,
+	sent: string | undefined,
+): Confirmation | undefined {
 	const service = canonicalStatus(recorded);
 	const postback = canonicalStatus(sent);
 	if (service === postback) return undefined;
 	if (NOT_FINAL.includes(service)) {
-		return { ok: false, retry: true, reason: `the service still shows the ${kind} as ${service}, not ${postback}` };
+		return {
+			ok: false,
+			retry: true,
+			reason: `the service still shows the ${kind} as ${service}, not ${postback}`,
+		};
 	}
-	return { ok: false, retry: false, reason: `the service shows the ${kind} as ${service || 'no status'}, the postback says ${postback}` };
+	return {
+		ok: false,
+		retry: false,
+		reason: `the service shows the ${kind} as ${service || 'no status'}, the postback says ${postback}`,
+	};
 }
 
 /**
@@ -100,11 +130,23 @@ export function confirmPayment(
 	const received = toCents(payment.amount_received);
 	const mismatch =
 		compareRecord('payment', fields, payment) ??
-		compareAmount('payment', 'OutSum', fields.OutSum, [toCents(payment.amount), received, sum(received, toCents(payment.commission))]);
+		compareAmount('payment', 'OutSum', fields.OutSum, [
+			toCents(payment.amount),
+			received,
+			sum(received, toCents(payment.commission)),
+		]);
 	if (mismatch) return mismatch;
 	const currency = text(payment.currency_in);
-	if (currency !== '' && fields.CurrencyIn !== undefined && fields.CurrencyIn.trim().toUpperCase() !== currency.toUpperCase()) {
-		return { ok: false, retry: false, reason: `CurrencyIn ${fields.CurrencyIn} is not the payment's currency ${currency}` };
+	if (
+		currency !== '' &&
+		fields.CurrencyIn !== undefined &&
+		fields.CurrencyIn.trim().toUpperCase() !== currency.toUpperCase()
+	) {
+		return {
+			ok: false,
+			retry: false,
+			reason: `CurrencyIn ${fields.CurrencyIn} is not the payment's currency ${currency}`,
+		};
 	}
 	if (billOrderId === undefined) {
 		if (!requireOrderId) return { ok: true, orderConfirmed: false };
@@ -130,9 +172,17 @@ export function confirmPayment(
  * status in canonical form (NEW, MODERATING or PROCESS on the service: retry later), and Amount,
  * which includes the commission (the payout's `amount + commission`, or `amount` alone).
  */
-export function confirmPayout(fields: PostbackFields, payout: Record<string, unknown>): Confirmation {
+export function confirmPayout(
+	fields: PostbackFields,
+	payout: Record<string, unknown>,
+): Confirmation {
 	const amount = toCents(payout.amount);
-	const mismatch = compareRecord('payout', fields, payout) ?? compareAmount('payout', 'Amount', fields.Amount, [amount, sum(amount, toCents(payout.commission))]);
+	const mismatch =
+		compareRecord('payout', fields, payout) ??
+		compareAmount('payout', 'Amount', fields.Amount, [
+			amount,
+			sum(amount, toCents(payout.commission)),
+		]);
 	if (mismatch) return mismatch;
 	return { ok: true };
 }

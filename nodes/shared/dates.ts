@@ -21,7 +21,11 @@ export function toYmd(input: unknown): DateCheck {
 	if (input instanceof Date) {
 		if (Number.isNaN(input.getTime())) return { ok: false, message: 'is not a valid date' };
 		text = input.toISOString().slice(0, 10);
-	} else if (typeof input === 'object' && input !== null && typeof (input as { toISODate?: unknown }).toISODate === 'function') {
+	} else if (
+		typeof input === 'object' &&
+		input !== null &&
+		typeof (input as { toISODate?: unknown }).toISODate === 'function'
+	) {
 		const iso = (input as { toISODate: () => unknown }).toISODate();
 		text = typeof iso === 'string' ? iso : undefined;
 	} else if (typeof input === 'string') {

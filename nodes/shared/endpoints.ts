@@ -22,6 +22,7 @@ export const DEFAULT_BASE_URL = 'https://pal24.pro';
 
 /** The base URL without trailing slashes, and without an `/api/v1` suffix pasted by mistake. */
 export function normalizeBaseUrl(baseUrl: unknown): string {
-	const text = typeof baseUrl === 'string' && baseUrl.trim() !== '' ? baseUrl.trim() : DEFAULT_BASE_URL;
+	const text =
+		typeof baseUrl === 'string' && baseUrl.trim() !== '' ? baseUrl.trim() : DEFAULT_BASE_URL;
 	return text.replace(/\/+$/, '').replace(/\/api\/v1$/i, '');
 }

@@ -134,7 +134,9 @@ function asRecord(value: unknown): Record<string, unknown> | undefined {
 			return undefined;
 		}
 	}
-	return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+	return typeof value === 'object' && value !== null && !Array.isArray(value)
+		? (value as Record<string, unknown>)
+		: undefined;
 }
 
 /** Matches a message such as "Unauthenticated." or "This action is unauthorized." to its key. */
@@ -166,12 +168,17 @@ export function describeApiError(httpCode: number | undefined, body: unknown): D
 	if (!key) key = httpCode ? `http_${httpCode}` : 'network_error';
 
 	const entry = ERROR_CATALOGUE[key];
-	const sentence = entry?.message ?? (serviceMessage || (httpCode ? `The service answered HTTP ${httpCode}` : 'The service could not be reached'));
+	const sentence =
+		entry?.message ??
+		(serviceMessage ||
+			(httpCode ? `The service answered HTTP ${httpCode}` : 'The service could not be reached'));
 	const parts: string[] = [];
 	if (entry?.hint) parts.push(entry.hint + '.');
-	if (serviceMessage && serviceMessage !== key && !serviceMessage.startsWith('api:error.')) parts.push(`Service said: ${serviceMessage}`);
+	if (serviceMessage && serviceMessage !== key && !serviceMessage.startsWith('api:error.'))
+		parts.push(`Service said: ${serviceMessage}`);
 	if (fieldErrors) {
-		for (const [field, messages] of Object.entries(fieldErrors)) parts.push(`${field}: ${messages.join(' ')}`);
+		for (const [field, messages] of Object.entries(fieldErrors))
+			parts.push(`${field}: ${messages.join(' ')}`);
 	}
 	if (httpCode) parts.push(`HTTP ${httpCode}.`);
 	return {
@@ -185,20 +192,20 @@ export function describeApiError(httpCode: number | undefined, body: unknown): D
 
 /** Both payout-create operations list the same business errors, all with HTTP 400. */
 const PAYOUT_CREATE_ERRORS: ReadonlyArray<readonly [number, string]> = [
-		[401, UNAUTHENTICATED_KEY],
-		[400, 'api:error.invalid_amount'],
-		[400, 'api:error.merchant_banned'],
-		[400, 'api:error.merchant_not_found'],
-		[400, 'api:error.merchant_subscription_inactive'],
-		[400, 'api:error.merchant_subscription_not_found'],
-		[400, 'api:error.payout_account_not_found'],
-		[400, 'api:error.payout_account_banned'],
-		[400, 'api:error.daily_payout_limit_exceeded'],
-		[400, 'api:error.monthly_payout_limit_exceeded'],
-		[400, 'api:error.balance_not_enough'],
-		[400, 'api:error.direction_not_available'],
-		[400, 'api:error.merchant_not_verified'],
-		[422, VALIDATION_KEY],
+	[401, UNAUTHENTICATED_KEY],
+	[400, 'api:error.invalid_amount'],
+	[400, 'api:error.merchant_banned'],
+	[400, 'api:error.merchant_not_found'],
+	[400, 'api:error.merchant_subscription_inactive'],
+	[400, 'api:error.merchant_subscription_not_found'],
+	[400, 'api:error.payout_account_not_found'],
+	[400, 'api:error.payout_account_banned'],
+	[400, 'api:error.daily_payout_limit_exceeded'],
+	[400, 'api:error.monthly_payout_limit_exceeded'],
+	[400, 'api:error.balance_not_enough'],
+	[400, 'api:error.direction_not_available'],
+	[400, 'api:error.merchant_not_verified'],
+	[422, VALIDATION_KEY],
 ];
 
 /**
@@ -259,7 +266,11 @@ export const ENDPOINT_ERRORS: Readonly<Record<string, ReadonlyArray<readonly [nu
 		[422, VALIDATION_KEY],
 	],
 	'/api/v1/payout/personal/create': [...PAYOUT_CREATE_ERRORS, [500, 'api:error.general_error']],
-	'/api/v1/payout/regular/create': [...PAYOUT_CREATE_ERRORS, [403, UNAUTHORIZED_KEY], [500, 'api:error.general_error']],
+	'/api/v1/payout/regular/create': [
+		...PAYOUT_CREATE_ERRORS,
+		[403, UNAUTHORIZED_KEY],
+		[500, 'api:error.general_error'],
+	],
 	'/api/v1/payout/status': [
 		[401, UNAUTHENTICATED_KEY],
 		[403, 'api:error.merchant_banned'],

@@ -7,7 +7,9 @@
 export const MAX_AMOUNT = '99999999.99';
 const MAX_CENTS = 9999999999;
 
-export type AmountCheck = { ok: true; value: string; cents: number } | { ok: false; message: string };
+export type AmountCheck =
+	| { ok: true; value: string; cents: number }
+	| { ok: false; message: string };
 
 function fromCents(cents: number): string {
 	const whole = Math.floor(cents / 100);
@@ -21,16 +23,23 @@ function fromCents(cents: number): string {
  * may hold a thousands separator is refused rather than guessed: "1,500" (one and a half, or
  * fifteen hundred?), "1 500,00", "1.500" and "1.000.000" (a dot before groups of three digits).
  */
-function readDecimalText(input: string): { ok: true; text: string } | { ok: false; message: string } {
+function readDecimalText(
+	input: string,
+): { ok: true; text: string } | { ok: false; message: string } {
 	const text = input.trim();
 	if (/\s/.test(text)) {
-		return { ok: false, message: 'must not contain spaces (a thousands separator?): write the plain number, such as 1500.00' };
+		return {
+			ok: false,
+			message:
+				'must not contain spaces (a thousands separator?): write the plain number, such as 1500.00',
+		};
 	}
 	if (text.includes(',')) {
 		if (text.includes('.') || !/^\d+,\d{1,2}$/.test(text)) {
 			return {
 				ok: false,
-				message: 'is ambiguous: a comma is read only as a decimal separator with one or two digits after it; write 1500 or 1.50',
+				message:
+					'is ambiguous: a comma is read only as a decimal separator with one or two digits after it; write 1500 or 1.50',
 			};
 		}
 		return { ok: true, text: text.replace(',', '.') };
@@ -38,7 +47,8 @@ function readDecimalText(input: string): { ok: true; text: string } | { ok: fals
 	if (/^[1-9]\d{0,2}(\.\d{3})+$/.test(text)) {
 		return {
 			ok: false,
-			message: 'is ambiguous: a dot before three digits may be a thousands separator; write 1.50 for one and a half or 1500 for fifteen hundred',
+			message:
+				'is ambiguous: a dot before three digits may be a thousands separator; write 1.50 for one and a half or 1500 for fifteen hundred',
 		};
 	}
 	return { ok: true, text };
@@ -64,7 +74,8 @@ export function normalizeAmount(input: unknown): AmountCheck {
 		const read = readDecimalText(input);
 		if (!read.ok) return read;
 		const match = /^(\d+)(?:\.(\d+))?$/.exec(read.text);
-		if (!match) return { ok: false, message: 'must be a positive decimal number such as 100 or 99.90' };
+		if (!match)
+			return { ok: false, message: 'must be a positive decimal number such as 100 or 99.90' };
 		const [, whole, frac = ''] = match;
 		if (frac.length > 2 && !/^0+$/.test(frac.slice(2))) {
 			return { ok: false, message: 'must have at most 2 decimals' };

@@ -1,6 +1,11 @@
 import { createHash } from 'crypto';
 import { isWellFormedSignature, md5Upper, signaturesMatch } from './signature';
-import { PAYMENT_POSTBACK_STATUSES, PAYOUT_POSTBACK_STATUSES, canonicalStatus, isPaidStatus } from './statuses';
+import {
+	PAYMENT_POSTBACK_STATUSES,
+	PAYOUT_POSTBACK_STATUSES,
+	canonicalStatus,
+	isPaidStatus,
+} from './statuses';
 import { decimalToNumber } from './money';
 
 /** The four kinds of call the service (or the customer's browser) makes to the merchant. */
@@ -70,7 +75,11 @@ export type PostbackFields = Record<string, string>;
 
 export type ParseResult =
 	| { ok: true; fields: PostbackFields }
-	| { ok: false; reason: 'empty_body' | 'not_an_object' | 'repeated_field' | 'nested_value' | 'bad_json'; field?: string };
+	| {
+			ok: false;
+			reason: 'empty_body' | 'not_an_object' | 'repeated_field' | 'nested_value' | 'bad_json';
+			field?: string;
+	  };
 
 /**
  * Turns a received body into postback fields.
@@ -85,7 +94,9 @@ export function parsePostbackBody(body: unknown, contentType = ''): ParseResult 
 	if (typeof body === 'string' || body instanceof Uint8Array) {
 		const text = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
 		if (text.trim() === '') return { ok: false, reason: 'empty_body' };
-		const looksJson = /json/i.test(contentType) || (!/urlencoded/i.test(contentType) && text.trim().startsWith('{'));
+		const looksJson =
+			/json/i.test(contentType) ||
+			(!/urlencoded/i.test(contentType) && text.trim().startsWith('{'));
 		if (looksJson) {
 			let parsed: unknown;
 			try {
@@ -140,7 +151,11 @@ function fieldsFromObject(value: unknown): ParseResult {
 }
 
 /** The signature the service puts on a call of this kind, computed from the received values. */
-export function expectedSignature(event: PostbackEvent, fields: PostbackFields, token: string): string {
+export function expectedSignature(
+	event: PostbackEvent,
+	fields: PostbackFields,
+	token: string,
+): string {
 	const rule = POSTBACK_RULES[event];
 	return md5Upper(`${fields[rule.amountField] ?? ''}:${fields[rule.idField] ?? ''}:${token}`);
 }
@@ -172,7 +187,9 @@ export function verifyPostback(
 		const ok = signaturesMatch(expectedSignature(event, fields, token), received);
 		if (ok && matched === -1) matched = index;
 	});
-	return matched === -1 ? { ok: false, reason: 'bad_signature' } : { ok: true, tokenIndex: matched };
+	return matched === -1
+		? { ok: false, reason: 'bad_signature' }
+		: { ok: true, tokenIndex: matched };
 }
 
 /**
@@ -196,7 +213,10 @@ export interface PostbackIdentity {
 	signedId: string;
 }
 
-export function postbackIdentity(event: PostbackEvent, fields: PostbackFields): PostbackIdentity | undefined {
+export function postbackIdentity(
+	event: PostbackEvent,
+	fields: PostbackFields,
+): PostbackIdentity | undefined {
 	const rule = POSTBACK_RULES[event];
 	if (!rule.deduplicate) return undefined;
 	return {
@@ -226,13 +246,20 @@ export function postbackKey(event: PostbackEvent, fields: PostbackFields): strin
  */
 export function eventKeyOf(event: PostbackEvent, trsId: string, status: string): string {
 	const id = trsId.trim();
-	const part = /^[A-Za-z0-9_.-]{1,40}$/.test(id) ? id : createHash('sha256').update(id, 'utf8').digest('hex').slice(0, 24);
-	const canonical = canonicalStatus(status).replace(/[^A-Z0-9_]/g, '_').slice(0, 20) || 'NONE';
+	const part = /^[A-Za-z0-9_.-]{1,40}$/.test(id)
+		? id
+		: createHash('sha256').update(id, 'utf8').digest('hex').slice(0, 24);
+	const canonical =
+		canonicalStatus(status)
+			.replace(/[^A-Z0-9_]/g, '_')
+			.slice(0, 20) || 'NONE';
 	return `${event}-${part}-${canonical}`;
 }
 
 /** Human-readable reason for a rejected call; never contains a token or a signature. */
-export function describeRejection(result: Exclude<VerifyResult, { ok: true }> | Exclude<ParseResult, { ok: true }>): string {
+export function describeRejection(
+	result: Exclude<VerifyResult, { ok: true }> | Exclude<ParseResult, { ok: true }>,
+): string {
 	switch (result.reason) {
 		case 'missing_field':
 			return `Required field ${result.field} is missing`;
@@ -262,7 +289,10 @@ export function describeRejection(result: Exclude<VerifyResult, { ok: true }> | 
  * the trigger replaces `paid` with what the service confirms. Redirects never get `paid`: a
  * redirect is the customer's browser coming back and proves no payment.
  */
-export function enrichPostback(event: PostbackEvent, fields: PostbackFields): Record<string, unknown> {
+export function enrichPostback(
+	event: PostbackEvent,
+	fields: PostbackFields,
+): Record<string, unknown> {
 	const out: Record<string, unknown> = { ...fields, event, verified: true };
 	if (POSTBACK_RULES[event].idField === 'InvId' && out.InvId === undefined) out.InvId = '';
 	const identity = postbackIdentity(event, fields);

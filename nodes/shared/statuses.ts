@@ -1,6 +1,13 @@
 /** Status values of the service, as the interface document lists them. */
 
-export const BILL_STATUSES = ['NEW', 'PROCESS', 'UNDERPAID', 'SUCCESS', 'OVERPAID', 'FAIL'] as const;
+export const BILL_STATUSES = [
+	'NEW',
+	'PROCESS',
+	'UNDERPAID',
+	'SUCCESS',
+	'OVERPAID',
+	'FAIL',
+] as const;
 export const PAYMENT_STATUSES = BILL_STATUSES;
 export const PAYOUT_STATUSES = [
 	'NEW',

@@ -12,7 +12,9 @@ const server = createServer((req, res) => {
 	req.resume();
 	req.on('end', () => {
 		received += 1;
-		res.writeHead(200, { 'content-type': 'text/plain', 'x-paypalych-receipt': 'accepted' }).end('OK');
+		res
+			.writeHead(200, { 'content-type': 'text/plain', 'x-paypalych-receipt': 'accepted' })
+			.end('OK');
 	});
 });
 server.listen(Number(process.env.PORT ?? 0), '127.0.0.1');

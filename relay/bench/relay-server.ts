@@ -3,4 +3,7 @@
 // without delivery competing for the CPU (the events and their deliveries are stored all the same).
 import { start } from '../src/server.ts';
 
-await start(process.env, { handleSignals: true, deps: { forwarder: process.env.BENCH_DELIVERY !== 'paused' } });
+await start(process.env, {
+	handleSignals: true,
+	deps: { forwarder: process.env.BENCH_DELIVERY !== 'paused' },
+});

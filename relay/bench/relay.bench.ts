@@ -21,7 +21,15 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import {
+	closeSync,
+	mkdirSync,
+	mkdtempSync,
+	openSync,
+	readFileSync,
+	readdirSync,
+	rmSync,
+} from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
@@ -64,8 +72,12 @@ const autocannon = require('autocannon') as Autocannon;
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 // The stores that fill the drain backlogs come from the compiled relay (`npm run build`), like the
 // servers: from source, Node cannot load the contract they import.
-const { SqliteStore } = (await import(pathToFileURL(join(ROOT, 'relay/dist/relay/src/store/sqlite.js')).href)) as typeof import('../src/store/sqlite.ts');
-const { PostgresStore } = (await import(pathToFileURL(join(ROOT, 'relay/dist/relay/src/store/postgres.js')).href)) as typeof import('../src/store/postgres.ts');
+const { SqliteStore } = (await import(
+	pathToFileURL(join(ROOT, 'relay/dist/relay/src/store/sqlite.js')).href
+)) as typeof import('../src/store/sqlite.ts');
+const { PostgresStore } = (await import(
+	pathToFileURL(join(ROOT, 'relay/dist/relay/src/store/postgres.js')).href
+)) as typeof import('../src/store/postgres.ts');
 const NODE = process.execPath;
 const TOKEN = 'bench|token-0123456789abcdefghijklmnopqrstuvwxyz';
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -132,7 +144,11 @@ async function stopServer(proc: ChildProcess): Promise<void> {
 	await exited;
 }
 
-function relayEnv(dir: string, target: string, extra: Record<string, string> = {}): Record<string, string> {
+function relayEnv(
+	dir: string,
+	target: string,
+	extra: Record<string, string> = {},
+): Record<string, string> {
 	return {
 		HOST: '127.0.0.1',
 		PAYPALYCH_API_TOKEN: TOKEN,
@@ -190,7 +206,8 @@ function postgresTicks(): number {
 	for (const entry of readdirSync('/proc')) {
 		if (!/^\d+$/.test(entry)) continue;
 		try {
-			if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') sum += processTicks(Number(entry));
+			if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres')
+				sum += processTicks(Number(entry));
 		} catch {
 			// gone
 		}
@@ -202,7 +219,10 @@ function postgresTicks(): number {
  * Runs the load and says where the CPU went: how busy the machine was, and the CPU time per
  * request of the servers under test and of PostgreSQL.
  */
-async function measuredLoad(url: string | string[], servers: ChildProcess[]): Promise<{ result: AutocannonResult; cpu: string }> {
+async function measuredLoad(
+	url: string | string[],
+	servers: ChildProcess[],
+): Promise<{ result: AutocannonResult; cpu: string }> {
 	const m0 = machineTicks();
 	const s0 = servers.reduce((a, p) => a + processTicks(p.pid), 0);
 	const p0 = postgresTicks();
@@ -210,7 +230,8 @@ async function measuredLoad(url: string | string[], servers: ChildProcess[]): Pr
 	const m1 = machineTicks();
 	const s1 = servers.reduce((a, p) => a + processTicks(p.pid), 0);
 	const p1 = postgresTicks();
-	const perRequest = (ticks: number) => fmt(((ticks * TICK_MS) / Math.max(1, result.requests.total)) * 1000, 0);
+	const perRequest = (ticks: number) =>
+		fmt(((ticks * TICK_MS) / Math.max(1, result.requests.total)) * 1000, 0);
 	const cpu =
 		`CPU: machine ${fmt((100 * (m1.busy - m0.busy)) / Math.max(1, m1.total - m0.total), 0)}% busy (${cpus().length} cores); ` +
 		`server${servers.length > 1 ? 's' : ''} ${perRequest(s1 - s0)} µs/request; PostgreSQL processes ${perRequest(p1 - p0)} µs/request`;
@@ -224,7 +245,9 @@ function groupCommit(logFile: string): string {
 		.filter((l) => l.includes('"store closing"'))
 		.pop();
 	if (!line) return 'group commit: no "store closing" line in the log';
-	const { commits, calls, syncedCommits } = (JSON.parse(line) as { store: { commits: number; calls: number; syncedCommits: number } }).store;
+	const { commits, calls, syncedCommits } = (
+		JSON.parse(line) as { store: { commits: number; calls: number; syncedCommits: number } }
+	).store;
 	return `group commit: ${calls} store calls in ${commits} commits (${fmt(calls / commits, 1)} per commit), ${syncedCommits} of them fsynced`;
 }
 
@@ -294,7 +317,12 @@ async function drain(
 		const base = await received();
 		const started = Date.now();
 		const drainers = await Promise.all(
-			Array.from({ length: instances }, () => spawnServer(join(ROOT, 'relay/dist/relay/src/bin.js'), relayEnv(dir, targetUrl, { RELAY_DATABASE: database }))),
+			Array.from({ length: instances }, () =>
+				spawnServer(
+					join(ROOT, 'relay/dist/relay/src/bin.js'),
+					relayEnv(dir, targetUrl, { RELAY_DATABASE: database }),
+				),
+			),
 		);
 		const listening = Date.now();
 		while ((await received()) - base < BACKLOG) await new Promise((r) => setTimeout(r, 20));
@@ -316,14 +344,21 @@ async function main(): Promise<void> {
 	const dir = mkdtempSync(join(tmpdir(), 'relay-bench-'));
 	const target = await spawnServer(join(ROOT, 'relay/bench/fast-target.ts'), {});
 	targetUrl = `${target.url}/webhook/paypalych`;
-	received = async () => ((await (await fetch(`${target.url}/count`)).json()) as { received: number }).received;
+	received = async () =>
+		((await (await fetch(`${target.url}/count`)).json()) as { received: number }).received;
 	try {
 		console.log(
 			`relay benchmark: ${CONNECTIONS} connections x ${DURATION} s each, node ${process.version}, SQLite WAL synchronous=FULL, ` +
-				`${cpus().length} cores, load average ${loadavg().map((x) => fmt(x, 2)).join(' ')}`,
+				`${cpus().length} cores, load average ${loadavg()
+					.map((x) => fmt(x, 2))
+					.join(' ')}`,
 		);
 
-		const relay = await spawnServer(join(ROOT, 'relay/dist/relay/src/bin.js'), relayEnv(dir, targetUrl), join(dir, 'relay.log'));
+		const relay = await spawnServer(
+			join(ROOT, 'relay/dist/relay/src/bin.js'),
+			relayEnv(dir, targetUrl),
+			join(dir, 'relay.log'),
+		);
 		const { result: relayResult, cpu: relayCpu } = await measuredLoad(relay.url, [relay.proc]);
 		await stopServer(relay.proc);
 		const deliveredDuringLoad = await received();
@@ -350,12 +385,18 @@ async function main(): Promise<void> {
 		console.log(`  ${relayCpu}`);
 		console.log(line('bare Fastify POST (answers 200)', bareResult));
 		console.log(`  ${bareCpu}`);
-		console.log(`ratio relay/bare: ${ratio(relayResult)} (forwarder delivering during the load, as in production)`);
-		console.log(`delivered to the target during the load: ${deliveredDuringLoad} (the rest stays queued and is delivered later)`);
+		console.log(
+			`ratio relay/bare: ${ratio(relayResult)} (forwarder delivering during the load, as in production)`,
+		);
+		console.log(
+			`delivered to the target during the load: ${deliveredDuringLoad} (the rest stays queued and is delivered later)`,
+		);
 		console.log(line('relay, delivery paused (ingestion only)', pausedResult));
 		console.log(`  ${groupCommit(join(dir, 'paused', 'relay.log'))}`);
 		console.log(`  ${pausedCpu}`);
-		console.log(`ratio relay/bare, delivery paused: ${ratio(pausedResult)} (second figure: no forwarder, no target traffic)`);
+		console.log(
+			`ratio relay/bare, delivery paused: ${ratio(pausedResult)} (second figure: no forwarder, no target traffic)`,
+		);
 
 		const sqliteDrain = await drain('SQLite', 1, async () => {
 			const store = await SqliteStore.open(join(dir, 'drain', 'relay.sqlite'));
@@ -370,7 +411,9 @@ async function main(): Promise<void> {
 		const drains = [sqliteDrain];
 		const pgUp = await pgReachable();
 		if (!pgUp) {
-			console.log(`PostgreSQL: not reachable at ${PG_URL} (set BENCH_PG_URL); its figures are left out`);
+			console.log(
+				`PostgreSQL: not reachable at ${PG_URL} (set BENCH_PG_URL); its figures are left out`,
+			);
 		} else {
 			for (const [instances, paused] of [
 				[1, false],
@@ -382,8 +425,14 @@ async function main(): Promise<void> {
 					const relays = await Promise.all(
 						Array.from({ length: instances }, (_, i) =>
 							spawnServer(
-								join(ROOT, paused ? 'relay/dist/relay/bench/relay-server.js' : 'relay/dist/relay/src/bin.js'),
-								relayEnv(dir, targetUrl, { RELAY_DATABASE: db.url, ...(paused ? { BENCH_DELIVERY: 'paused' } : {}) }),
+								join(
+									ROOT,
+									paused ? 'relay/dist/relay/bench/relay-server.js' : 'relay/dist/relay/src/bin.js',
+								),
+								relayEnv(dir, targetUrl, {
+									RELAY_DATABASE: db.url,
+									...(paused ? { BENCH_DELIVERY: 'paused' } : {}),
+								}),
 								join(dir, `pg${instances}-${i}.log`),
 							),
 						),
@@ -397,22 +446,31 @@ async function main(): Promise<void> {
 					const name = `PostgreSQL store, ${instances} instance${instances > 1 ? 's' : ''}${paused ? ', delivery paused' : ''}`;
 					console.log(line(name, result));
 					console.log(`  ${cpu}`);
-					if (!paused) console.log(`  delivered to the target during the load: ${(await received()) - before}`);
+					if (!paused)
+						console.log(
+							`  delivered to the target during the load: ${(await received()) - before}`,
+						);
 					rows.push([name, result]);
 				} finally {
 					await db.drop();
 				}
 				if (paused) continue;
 				drains.push(
-					await drain(`PostgreSQL, ${instances} instance${instances > 1 ? 's' : ''}`, instances, async () => {
-						const d = await createDatabase();
-						return { store: await PostgresStore.open(d.url), database: d.url, drop: d.drop };
-					}),
+					await drain(
+						`PostgreSQL, ${instances} instance${instances > 1 ? 's' : ''}`,
+						instances,
+						async () => {
+							const d = await createDatabase();
+							return { store: await PostgresStore.open(d.url), database: d.url, drop: d.drop };
+						},
+					),
 				);
 			}
 		}
 
-		console.log('\nsummary (ratios to bare Fastify in this run; issue target for PostgreSQL with two instances: >= 0.50 with p99 < 25 ms)');
+		console.log(
+			'\nsummary (ratios to bare Fastify in this run; issue target for PostgreSQL with two instances: >= 0.50 with p99 < 25 ms)',
+		);
 		for (const [name, r] of rows) {
 			console.log(
 				`  ${name.padEnd(34)} ${fmt(r.requests.average, 0).padStart(7)} req/s  ratio ${ratio(r)}  p99 ${fmt(r.latency.p99).padStart(5)} ms`,

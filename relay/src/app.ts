@@ -41,14 +41,20 @@ export interface AppDeps {
  * deliveries) when it closes.
  */
 export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise<FastifyInstance> {
-	const buffered = deps.logger || deps.logStream ? undefined : bufferedStdoutLogger(config.logLevel);
+	const buffered =
+		deps.logger || deps.logStream ? undefined : bufferedStdoutLogger(config.logLevel);
 	const logger = deps.logger ?? buffered?.logger ?? createLogger(config.logLevel, deps.logStream);
 	const ownStore = deps.store === undefined;
-	const store = deps.store ?? (await openStore(config.database, logger.child({ component: 'store' })));
+	const store =
+		deps.store ?? (await openStore(config.database, logger.child({ component: 'store' })));
 	const metrics = deps.metrics ?? new Metrics({ store: storeKind(config.database) });
 	const pruner =
 		config.retentionDays > 0
-			? new Pruner({ store, retentionDays: config.retentionDays, logger: logger.child({ component: 'pruner' }) })
+			? new Pruner({
+					store,
+					retentionDays: config.retentionDays,
+					logger: logger.child({ component: 'pruner' }),
+				})
 			: undefined;
 	const forwarder =
 		deps.forwarder === false

@@ -9,6 +9,8 @@ try {
 		process.stderr.write(`paypalych-relay: ${error.message}\n`);
 		process.exit(2);
 	}
-	process.stderr.write(`paypalych-relay: failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+	process.stderr.write(
+		`paypalych-relay: failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+	);
 	process.exit(1);
 }

@@ -10,7 +10,13 @@ export interface RelayConfig {
 	 * The lists as configured. `redirect` receives both success and fail redirects, `success` and
 	 * `fail` only their own; `targetsFor` (context.ts) resolves what each kind fans out to.
 	 */
-	targets: { payment: string[]; payout: string[]; redirect: string[]; success: string[]; fail: string[] };
+	targets: {
+		payment: string[];
+		payout: string[];
+		redirect: string[];
+		success: string[];
+		fail: string[];
+	};
 	/**
 	 * true: a 2xx (or a redirect event's 3xx) counts as delivered only with an X-PayPalych-Receipt
 	 * header, which the PayPalych Trigger sets on every answer it writes; n8n answers 200 to every
@@ -103,7 +109,12 @@ const optionalUrl = z
 
 const schema = z
 	.object({
-		HOST: z.string().trim().min(1).optional().transform((v) => v ?? '127.0.0.1'),
+		HOST: z
+			.string()
+			.trim()
+			.min(1)
+			.optional()
+			.transform((v) => v ?? '127.0.0.1'),
 		PORT: int(0, 8080).refine((p) => p <= 65535, 'must be a port number (0-65535)'),
 		PAYPALYCH_API_TOKEN: z
 			.string({ error: 'is required (the API token; comma-separated old,new during rotation)' })
@@ -145,7 +156,10 @@ const schema = z
 		RELAY_SHUTDOWN_GRACE_MS: int(0, 10_000),
 		// The service retries a postback for about 31 hours (10 s … 10^5 s): pruning sooner than two
 		// days could forget a dedupe key while its retries may still come. 0 disables pruning.
-		RELAY_RETENTION_DAYS: int(0, 30).refine((d) => d === 0 || d >= 2, 'must be 0 (keep everything) or at least 2 days'),
+		RELAY_RETENTION_DAYS: int(0, 30).refine(
+			(d) => d === 0 || d >= 2,
+			'must be 0 (keep everything) or at least 2 days',
+		),
 		RELAY_REDIRECT_LIMIT_PER_CLIENT: int(0, 30),
 		RELAY_REDIRECT_LIMIT_PER_PAYMENT: int(0, 10),
 		RELAY_REDIRECT_LIMIT_WINDOW_MS: int(1_000, 60_000),
@@ -157,7 +171,13 @@ const schema = z
 			.transform((v) => (v === undefined || v === '' ? 'info' : v)),
 	})
 	.superRefine((c, ctx) => {
-		const lists = [c.RELAY_PAYMENT_TARGETS, c.RELAY_PAYOUT_TARGETS, c.RELAY_REDIRECT_TARGETS, c.RELAY_SUCCESS_TARGETS, c.RELAY_FAIL_TARGETS];
+		const lists = [
+			c.RELAY_PAYMENT_TARGETS,
+			c.RELAY_PAYOUT_TARGETS,
+			c.RELAY_REDIRECT_TARGETS,
+			c.RELAY_SUCCESS_TARGETS,
+			c.RELAY_FAIL_TARGETS,
+		];
 		if (lists.every((l) => l.length === 0)) {
 			ctx.addIssue({
 				code: 'custom',

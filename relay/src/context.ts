@@ -44,7 +44,12 @@ export function targetsByKind(config: RelayConfig): Record<PostbackEvent, readon
 	let r = resolved.get(config);
 	if (!r) {
 		const t = config.targets;
-		r = { payment: unique(t.payment), payout: unique(t.payout), success: unique(t.success, t.redirect), fail: unique(t.fail, t.redirect) };
+		r = {
+			payment: unique(t.payment),
+			payout: unique(t.payout),
+			success: unique(t.success, t.redirect),
+			fail: unique(t.fail, t.redirect),
+		};
 		resolved.set(config, r);
 	}
 	return r;

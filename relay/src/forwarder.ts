@@ -47,22 +47,36 @@ export const NO_RECEIPT_ERROR =
  * answers every request, webhooks included, with 200 "n8n is starting up. Please wait" while it
  * starts. Such an answer is retried like a 503.
  */
-export function classify(status: number | undefined, kind: PostbackEvent, receipt?: { required: boolean; present: boolean }): Outcome {
+export function classify(
+	status: number | undefined,
+	kind: PostbackEvent,
+	receipt?: { required: boolean; present: boolean },
+): Outcome {
 	if (status === undefined) return 'retry';
-	const ok = (status >= 200 && status < 300) || (status >= 300 && status < 400 && (kind === 'success' || kind === 'fail'));
+	const ok =
+		(status >= 200 && status < 300) ||
+		(status >= 300 && status < 400 && (kind === 'success' || kind === 'fail'));
 	if (ok) return receipt && receipt.required && !receipt.present ? 'retry' : 'success';
 	if (status === 404 || status === 408 || status === 429 || status >= 500) return 'retry';
 	return 'permanent';
 }
 
 /** Exponential backoff with equal jitter: half of min(max, base * 2^(attempt-1)) plus a random half. */
-export function backoffDelay(attempt: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
+export function backoffDelay(
+	attempt: number,
+	baseMs: number,
+	maxMs: number,
+	random: () => number = Math.random,
+): number {
 	const exp = Math.min(maxMs, baseMs * 2 ** Math.max(0, Math.min(attempt - 1, 52)));
 	return Math.round(exp / 2 + random() * (exp / 2));
 }
 
 /** Retry-After as delay-seconds or an HTTP date; undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | string[] | undefined, now: number): number | undefined {
+export function parseRetryAfter(
+	value: string | string[] | undefined,
+	now: number,
+): number | undefined {
 	const v = Array.isArray(value) ? value[0] : value;
 	if (v === undefined || v.trim() === '') return undefined;
 	if (/^\s*\d+\s*$/.test(v)) return Number(v.trim()) * 1000;
@@ -184,7 +198,10 @@ export class Forwarder {
 		while (this.#running) {
 			const free = concurrency - this.#inflight.size;
 			// Claim in batches: wait until a quarter of the slots is free unless nothing is in flight.
-			if (free > 0 && (this.#inflight.size === 0 || free >= Math.max(1, Math.floor(concurrency / 4)))) {
+			if (
+				free > 0 &&
+				(this.#inflight.size === 0 || free >= Math.max(1, Math.floor(concurrency / 4)))
+			) {
 				let claimed: ClaimedDelivery[] = [];
 				try {
 					claimed = await this.#o.store.claimDue(Date.now(), free, this.#o.leaseMs, this.owner);
@@ -193,7 +210,11 @@ export class Forwarder {
 				}
 				if (!this.#running) {
 					// stop() arrived while claiming: give the claims back at once.
-					await Promise.all(claimed.map((d) => this.#o.store.releaseLease(d.id, this.owner, Date.now()).catch(() => {})));
+					await Promise.all(
+						claimed.map((d) =>
+							this.#o.store.releaseLease(d.id, this.owner, Date.now()).catch(() => {}),
+						),
+					);
 					break;
 				}
 				for (const d of claimed) this.#launch(d);
@@ -207,7 +228,10 @@ export class Forwarder {
 		const abort = new AbortController();
 		const done = this.#deliver(d, abort)
 			.catch((error: unknown) => {
-				this.#o.logger.error({ err: error, deliveryId: d.id }, 'recording a delivery result failed');
+				this.#o.logger.error(
+					{ err: error, deliveryId: d.id },
+					'recording a delivery result failed',
+				);
 			})
 			.finally(() => {
 				this.#inflight.delete(d.id);
@@ -226,7 +250,10 @@ export class Forwarder {
 		const { store, metrics, logger } = this.#o;
 		const stop = abort.signal;
 		const startedAt = Date.now();
-		const timer = setTimeout(() => abort.abort(new DOMException('delivery attempt timed out', 'TimeoutError')), this.#o.deliveryTimeoutMs);
+		const timer = setTimeout(
+			() => abort.abort(new DOMException('delivery attempt timed out', 'TimeoutError')),
+			this.#o.deliveryTimeoutMs,
+		);
 		let status: number | undefined;
 		let retryAfter: string | string[] | undefined;
 		let receipt: string | string[] | undefined;
@@ -253,7 +280,8 @@ export class Forwarder {
 			receipt = res.headers[RECEIPT_HEADER];
 			await res.body.dump({ limit: 64 * 1024 });
 		} catch (err) {
-			const timedOut = stop.aborted && (stop.reason as { name?: string } | undefined)?.name === 'TimeoutError';
+			const timedOut =
+				stop.aborted && (stop.reason as { name?: string } | undefined)?.name === 'TimeoutError';
 			if (stop.aborted && !timedOut && this.#stopping) {
 				await store.releaseLease(d.id, this.owner, Date.now());
 				logger.info({ deliveryId: d.id, eventId: d.eventId }, 'delivery released at shutdown');
@@ -265,8 +293,18 @@ export class Forwarder {
 		}
 		const now = Date.now();
 		const timing = { attempt: d.attempts, startedAt, durationMs: Math.max(0, now - startedAt) };
-		const outcome = classify(status, d.kind, { required: this.#o.requireReceipt, present: receipt !== undefined });
-		const log = { deliveryId: d.id, eventId: d.eventId, kind: d.kind, target: d.target, attempt: d.attempts, status };
+		const outcome = classify(status, d.kind, {
+			required: this.#o.requireReceipt,
+			present: receipt !== undefined,
+		});
+		const log = {
+			deliveryId: d.id,
+			eventId: d.eventId,
+			kind: d.kind,
+			target: d.target,
+			attempt: d.attempts,
+			status,
+		};
 		if (outcome === 'success') {
 			await store.markDelivered(d.id, now, status ?? 0, timing);
 			metrics.delivered.inc({ kind: d.kind });
@@ -279,20 +317,31 @@ export class Forwarder {
 		if (outcome === 'permanent') {
 			await store.markDead(d.id, this.owner, status ?? null, reason, timing);
 			metrics.dead.inc({ kind: d.kind });
-			logger.error({ ...log, error: reason }, 'delivery refused by the target; dead (requeue through the admin API)');
+			logger.error(
+				{ ...log, error: reason },
+				'delivery refused by the target; dead (requeue through the admin API)',
+			);
 			return;
 		}
 		const remainingMs = d.budgetStart + this.#o.retryBudgetMs - now;
 		const fromHeader =
 			status === 429 || status === 503
-				? retryAfterDelay(retryAfter, now, { baseMs: this.#o.baseDelayMs, maxMs: this.#o.maxDelayMs, remainingMs })
+				? retryAfterDelay(retryAfter, now, {
+						baseMs: this.#o.baseDelayMs,
+						maxMs: this.#o.maxDelayMs,
+						remainingMs,
+					})
 				: undefined;
-		const delay = fromHeader ?? backoffDelay(d.attempts, this.#o.baseDelayMs, this.#o.maxDelayMs, this.#random);
+		const delay =
+			fromHeader ?? backoffDelay(d.attempts, this.#o.baseDelayMs, this.#o.maxDelayMs, this.#random);
 		const next = now + delay;
 		if (next > d.budgetStart + this.#o.retryBudgetMs) {
 			await store.markDead(d.id, this.owner, status ?? null, reason, timing);
 			metrics.dead.inc({ kind: d.kind });
-			logger.error({ ...log, error: reason }, 'retry budget spent; delivery dead (requeue through the admin API)');
+			logger.error(
+				{ ...log, error: reason },
+				'retry budget spent; delivery dead (requeue through the admin API)',
+			);
 			return;
 		}
 		await store.markRetry(d.id, this.owner, next, status ?? null, reason, timing);
@@ -304,7 +353,12 @@ export class Forwarder {
 function describeError(err: unknown): string {
 	if (err && typeof err === 'object') {
 		const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string } };
-		if (e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT') return 'timeout';
+		if (
+			e.name === 'TimeoutError' ||
+			e.code === 'UND_ERR_HEADERS_TIMEOUT' ||
+			e.code === 'UND_ERR_BODY_TIMEOUT'
+		)
+			return 'timeout';
 		const code = e.code ?? e.cause?.code;
 		if (code) return code;
 		if (e.message) return e.message.slice(0, 200);

@@ -9,7 +9,12 @@ import { takeNote } from './log-context.ts';
  * fields, headers or its configuration; these paths are a second line of defence (few and without
  * wildcards: redaction runs on every line).
  */
-export const REDACT_PATHS = ['req.headers.authorization', 'headers.authorization', 'SignatureValue', 'fields.SignatureValue'];
+export const REDACT_PATHS = [
+	'req.headers.authorization',
+	'headers.authorization',
+	'SignatureValue',
+	'fields.SignatureValue',
+];
 
 const QUIET_URLS = new Set(['/healthz', '/readyz', '/metrics']);
 
@@ -24,15 +29,25 @@ export class RelayLogController extends LogController {
 	override incomingRequest(request: FastifyRequest): void {
 		request.log.debug({ req: request }, 'incoming request');
 	}
-	override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
+	override requestCompleted(
+		error: Error | null,
+		request: FastifyRequest,
+		reply: FastifyReply,
+	): void {
 		if (this.isLogDisabled(request)) return;
 		const note = takeNote(request);
 		if (error) {
-			reply.log.error({ res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
+			reply.log.error(
+				{ res: reply, err: error, responseTime: reply.elapsedTime },
+				'request errored',
+			);
 			return;
 		}
 		const { msg = 'request completed', level = 'info', ...details } = note ?? {};
-		reply.log[level]({ req: request, res: reply, responseTime: reply.elapsedTime, ...details }, msg);
+		reply.log[level](
+			{ req: request, res: reply, responseTime: reply.elapsedTime, ...details },
+			msg,
+		);
 	}
 }
 

@@ -11,9 +11,17 @@ import type { DeliveryCounts } from './store/types.ts';
  */
 
 /** The states of the `paypalych_relay_deliveries` gauge (retrying: pending after a failed attempt). */
-const GAUGE_STATES = ['pending', 'retrying', 'delivering', 'delivered', 'dead'] as const satisfies ReadonlyArray<keyof DeliveryCounts>;
+const GAUGE_STATES = [
+	'pending',
+	'retrying',
+	'delivering',
+	'delivered',
+	'dead',
+] as const satisfies ReadonlyArray<keyof DeliveryCounts>;
 
-const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 21600, 86400];
+const LATENCY_BUCKETS = [
+	0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 3600, 21600, 86400,
+];
 
 /** What the build-info gauge says besides the relay's version and Node's. */
 export interface BuildInfo {
@@ -23,12 +31,36 @@ export interface BuildInfo {
 
 export class Metrics {
 	readonly registry = new Registry();
-	readonly received = this.#counter('paypalych_relay_received_total', 'Verified calls stored, by event kind (duplicates included).', ['kind']);
-	readonly rejected = this.#counter('paypalych_relay_rejected_total', 'Calls rejected before storage, by event kind and reason.', ['kind', 'reason']);
-	readonly duplicates = this.#counter('paypalych_relay_duplicates_total', 'Verified postbacks already stored (same TrsId and Status).', ['kind']);
-	readonly delivered = this.#counter('paypalych_relay_delivered_total', 'Deliveries a target accepted.', ['kind']);
-	readonly retries = this.#counter('paypalych_relay_delivery_retries_total', 'Failed delivery attempts scheduled for another try.', ['kind']);
-	readonly dead = this.#counter('paypalych_relay_dead_total', 'Deliveries given up (retry budget spent or permanent refusal).', ['kind']);
+	readonly received = this.#counter(
+		'paypalych_relay_received_total',
+		'Verified calls stored, by event kind (duplicates included).',
+		['kind'],
+	);
+	readonly rejected = this.#counter(
+		'paypalych_relay_rejected_total',
+		'Calls rejected before storage, by event kind and reason.',
+		['kind', 'reason'],
+	);
+	readonly duplicates = this.#counter(
+		'paypalych_relay_duplicates_total',
+		'Verified postbacks already stored (same TrsId and Status).',
+		['kind'],
+	);
+	readonly delivered = this.#counter(
+		'paypalych_relay_delivered_total',
+		'Deliveries a target accepted.',
+		['kind'],
+	);
+	readonly retries = this.#counter(
+		'paypalych_relay_delivery_retries_total',
+		'Failed delivery attempts scheduled for another try.',
+		['kind'],
+	);
+	readonly dead = this.#counter(
+		'paypalych_relay_dead_total',
+		'Deliveries given up (retry budget spent or permanent refusal).',
+		['kind'],
+	);
 	readonly latency = new Histogram({
 		name: 'paypalych_relay_delivery_latency_seconds',
 		help: 'Time from receiving a call to its successful delivery to a target.',
@@ -95,7 +127,10 @@ function packageVersion(): string {
 	let dir = dirname(fileURLToPath(import.meta.url));
 	for (;;) {
 		try {
-			return (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version?: string }).version ?? 'unknown';
+			return (
+				(JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version?: string })
+					.version ?? 'unknown'
+			);
 		} catch {
 			const parent = dirname(dir);
 			if (parent === dir) return 'unknown';

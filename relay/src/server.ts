@@ -44,8 +44,15 @@ export async function start(
 		closeWithGrace(
 			{
 				delay,
-				logger: { error: (message: unknown) => app.log.error(typeof message === 'string' ? message : { err: message }, 'shutdown') },
-				onTimeout: () => app.log.error({ graceMs: delay }, 'shutdown did not finish within the grace time; exiting'),
+				logger: {
+					error: (message: unknown) =>
+						app.log.error(typeof message === 'string' ? message : { err: message }, 'shutdown'),
+				},
+				onTimeout: () =>
+					app.log.error(
+						{ graceMs: delay },
+						'shutdown did not finish within the grace time; exiting',
+					),
 			},
 			async ({ signal, err }) => {
 				if (err) app.log.error({ err }, 'uncaught error; shutting down');
@@ -58,7 +65,9 @@ export async function start(
 		{
 			url,
 			database: describeDatabase(config.database),
-			targets: Object.fromEntries(Object.entries(targetsByKind(config)).map(([kind, list]) => [kind, list.length])),
+			targets: Object.fromEntries(
+				Object.entries(targetsByKind(config)).map(([kind, list]) => [kind, list.length]),
+			),
 			requireReceipt: config.requireReceipt,
 			tokens: config.apiTokens.length,
 		},

@@ -1,6 +1,11 @@
 /** The app factory: one Fastify instance with the API, the pages and the control API. */
 import formbody from '@fastify/formbody';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, {
+	type FastifyError,
+	type FastifyInstance,
+	type FastifyReply,
+	type FastifyRequest,
+} from 'fastify';
 import { billRoutes } from './api/bill.ts';
 import { payoutRoutes } from './api/payout.ts';
 import { SandboxContext, type Fault, type SandboxOptions } from './context.ts';
@@ -8,10 +13,17 @@ import { controlRoutes } from './control.ts';
 import { ApiError, endpointOf, keyError } from './errors.ts';
 import { pageRoutes } from './pages.ts';
 
-const POST_ENDPOINTS = new Set(['bill/create', 'bill/toggle_activity', 'payout/personal/create', 'payout/regular/create']);
+const POST_ENDPOINTS = new Set([
+	'bill/create',
+	'bill/toggle_activity',
+	'payout/personal/create',
+	'payout/regular/create',
+]);
 
 function takeFault(ctx: SandboxContext, path: string): Fault | undefined {
-	const fault = ctx.faults.find((candidate) => candidate.path === null || path.startsWith(candidate.path));
+	const fault = ctx.faults.find(
+		(candidate) => candidate.path === null || path.startsWith(candidate.path),
+	);
 	if (!fault) return undefined;
 	fault.remaining -= 1;
 	if (fault.remaining <= 0) ctx.faults = ctx.faults.filter((candidate) => candidate !== fault);
@@ -23,7 +35,11 @@ const dropAfterHandling = new WeakSet<FastifyRequest>();
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-async function applyFault(ctx: SandboxContext, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+async function applyFault(
+	ctx: SandboxContext,
+	request: FastifyRequest,
+	reply: FastifyReply,
+): Promise<unknown> {
 	const path = request.url.split('?')[0] ?? request.url;
 	const fault = takeFault(ctx, path);
 	if (!fault) return undefined;
@@ -46,14 +62,20 @@ async function applyFault(ctx: SandboxContext, request: FastifyRequest, reply: F
 			return undefined;
 		case 'error': {
 			const endpoint = endpointOf(path);
-			const error = endpoint ? keyError(endpoint, fault.key ?? 'general_error') : new ApiError(400, { success: false, message: `api:error.${fault.key}` });
+			const error = endpoint
+				? keyError(endpoint, fault.key ?? 'general_error')
+				: new ApiError(400, { success: false, message: `api:error.${fault.key}` });
 			return reply.code(error.status).send(error.body);
 		}
 	}
 }
 
 /** Errors of the API: its own shapes; framework errors (body too large, bad JSON, bad media type) keep their 4xx. */
-function apiErrorHandler(error: FastifyError | ApiError, _request: FastifyRequest, reply: FastifyReply): void {
+function apiErrorHandler(
+	error: FastifyError | ApiError,
+	_request: FastifyRequest,
+	reply: FastifyReply,
+): void {
 	if (error instanceof ApiError) {
 		void reply.code(error.status).headers(error.headers).send(error.body);
 		return;
@@ -66,9 +88,16 @@ function apiErrorHandler(error: FastifyError | ApiError, _request: FastifyReques
 	void reply.code(500).send({ success: false, message: 'api:error.general_error' });
 }
 
-export function createSandbox(options: SandboxOptions = {}): { app: FastifyInstance; ctx: SandboxContext } {
+export function createSandbox(options: SandboxOptions = {}): {
+	app: FastifyInstance;
+	ctx: SandboxContext;
+} {
 	const ctx = new SandboxContext(options);
-	const app = Fastify({ bodyLimit: ctx.options.bodyLimit, logger: false, forceCloseConnections: true });
+	const app = Fastify({
+		bodyLimit: ctx.options.bodyLimit,
+		logger: false,
+		forceCloseConnections: true,
+	});
 	void app.register(formbody, { bodyLimit: ctx.options.bodyLimit });
 
 	app.addHook('onRequest', async (request, reply) => {
@@ -102,10 +131,15 @@ export function createSandbox(options: SandboxOptions = {}): { app: FastifyInsta
 			void reply
 				.code(405)
 				.header('allow', allowed)
-				.send({ message: `The ${request.method} method is not supported for route api/v1/${endpoint}. Supported methods: ${allowed}.` });
+				.send({
+					message: `The ${request.method} method is not supported for route api/v1/${endpoint}. Supported methods: ${allowed}.`,
+				});
 			return;
 		}
-		void reply.code(404).send({ success: false, message: `Not found: ${request.method} ${request.url.split('?')[0]}` });
+		void reply.code(404).send({
+			success: false,
+			message: `Not found: ${request.method} ${request.url.split('?')[0]}`,
+		});
 	});
 	app.setErrorHandler(apiErrorHandler);
 	return { app, ctx };

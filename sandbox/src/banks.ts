@@ -20,7 +20,12 @@ export const SBP_BANKS: readonly SbpBank[] = [
 	{ member_id: 100000000017, name: 'МТС-Банк', name_en: 'MTS Bank', bic: 44525232 },
 	{ member_id: 100000000273, name: 'Озон Банк', name_en: 'Ozon Bank', bic: 44525068 },
 	{ member_id: 100000000150, name: 'Яндекс Банк', name_en: 'Yandex Bank', bic: 44525833 },
-	{ member_id: 100000000014, name: 'Банк Русский Стандарт', name_en: 'Russian Standard Bank', bic: 44525151 },
+	{
+		member_id: 100000000014,
+		name: 'Банк Русский Стандарт',
+		name_en: 'Russian Standard Bank',
+		bic: 44525151,
+	},
 	{ member_id: 100000000024, name: 'Хоум Банк', name_en: 'Home Bank', bic: 44525245 },
 	{ member_id: 100000000006, name: 'АК БАРС БАНК', name_en: 'AK BARS Bank', bic: 49205805 },
 ];

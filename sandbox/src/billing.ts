@@ -28,8 +28,17 @@ export const INCOMING_COMMISSION_BP = 300;
 /** The currency the payment postback's `Currency` field names: the interface document lists RUB only. */
 export const PAYMENT_POSTBACK_CURRENCY = 'RUB';
 
-export function createBill(state: State, init: Omit<Bill, 'id' | 'status' | 'active' | 'createdAt'>): Bill {
-	const bill: Bill = { ...init, id: randomId(10), status: 'NEW', active: true, createdAt: state.now() };
+export function createBill(
+	state: State,
+	init: Omit<Bill, 'id' | 'status' | 'active' | 'createdAt'>,
+): Bill {
+	const bill: Bill = {
+		...init,
+		id: randomId(10),
+		status: 'NEW',
+		active: true,
+		createdAt: state.now(),
+	};
 	state.bills.set(bill.id, bill);
 	return bill;
 }
@@ -49,28 +58,43 @@ export function payRefusal(state: State, bill: Bill): SandboxError | null {
 	if (!merchant || !merchant.exists || merchant.banned) {
 		return new SandboxError(409, 'merchant_unavailable', 'the merchant cannot accept payments');
 	}
-	if (!shop || !shop.enabled) return new SandboxError(409, 'shop_not_enabled', 'the shop is switched off');
+	if (!shop || !shop.enabled)
+		return new SandboxError(409, 'shop_not_enabled', 'the shop is switched off');
 	return null;
 }
 
 /** The amount paid towards the bill (before a payer commission) and the status it gives. */
-function outcomeOf(bill: Bill, outcome: Outcome, amount: number | undefined): { base: number; status: BillStatus } {
+function outcomeOf(
+	bill: Bill,
+	outcome: Outcome,
+	amount: number | undefined,
+): { base: number; status: BillStatus } {
 	if (outcome === 'process') return { base: amount ?? bill.amount, status: 'PROCESS' };
 	if (amount !== undefined) {
-		const status = outcome === 'fail' ? 'FAIL' : amount < bill.amount ? 'UNDERPAID' : amount > bill.amount ? 'OVERPAID' : 'SUCCESS';
+		const status =
+			outcome === 'fail'
+				? 'FAIL'
+				: amount < bill.amount
+					? 'UNDERPAID'
+					: amount > bill.amount
+						? 'OVERPAID'
+						: 'SUCCESS';
 		return { base: amount, status };
 	}
 	if (outcome === 'under') {
 		const base = Math.max(1, Math.floor(bill.amount / 2));
 		return { base, status: base < bill.amount ? 'UNDERPAID' : 'SUCCESS' };
 	}
-	if (outcome === 'over') return { base: bill.amount + Math.max(1, Math.floor(bill.amount / 2)), status: 'OVERPAID' };
+	if (outcome === 'over')
+		return { base: bill.amount + Math.max(1, Math.floor(bill.amount / 2)), status: 'OVERPAID' };
 	return { base: bill.amount, status: outcome === 'fail' ? 'FAIL' : 'SUCCESS' };
 }
 
 function randomFromCard(method: PaymentMethod): string {
 	const last4 = String(randomInt(0, 10_000)).padStart(4, '0');
-	return method === 'SBP' ? `+79*****${last4}` : `${['220070', '427601', '553691'][randomInt(0, 3)]}******${last4}`;
+	return method === 'SBP'
+		? `+79*****${last4}`
+		: `${['220070', '427601', '553691'][randomInt(0, 3)]}******${last4}`;
 }
 
 /**
@@ -106,8 +130,19 @@ function redirectOf(bill: Bill, payment: Payment, merchant: Merchant, shop: Shop
 	const invId = bill.orderId ?? '';
 	const outSum = format2(payment.amount);
 	return {
-		url: payment.status === 'PROCESS' ? null : isPaidStatus(payment.status) ? shop.successUrl : shop.failUrl,
-		fields: { InvId: invId, OutSum: outSum, CurrencyIn: bill.currency, custom: bill.custom ?? '', SignatureValue: paymentSignature(outSum, invId, merchant.token) },
+		url:
+			payment.status === 'PROCESS'
+				? null
+				: isPaidStatus(payment.status)
+					? shop.successUrl
+					: shop.failUrl,
+		fields: {
+			InvId: invId,
+			OutSum: outSum,
+			CurrencyIn: bill.currency,
+			custom: bill.custom ?? '',
+			SignatureValue: paymentSignature(outSum, invId, merchant.token),
+		},
 	};
 }
 
@@ -117,7 +152,11 @@ function redirectOf(bill: Bill, payment: Payment, merchant: Merchant, shop: Shop
  * under = half of it, over = one and a half times it, fail = the bill amount, not charged;
  * process = a payment still in PROCESS (no credit, no postback, no redirect).
  */
-export function pay(state: State, bill: Bill, request: { outcome?: Outcome; method?: PaymentMethod; amount?: number }): PayResult {
+export function pay(
+	state: State,
+	bill: Bill,
+	request: { outcome?: Outcome; method?: PaymentMethod; amount?: number },
+): PayResult {
 	const refusal = payRefusal(state, bill);
 	if (refusal) throw refusal;
 	const merchant = state.merchants.get(bill.merchantId) as Merchant;

@@ -41,7 +41,11 @@ const sandbox = await startSandbox({
 	token: values.token ?? env['SANDBOX_TOKEN'] ?? undefined,
 	timeFactor: number('--time-factor', values['time-factor'] ?? env['SANDBOX_TIME_FACTOR'], 1) || 1,
 	publicUrl: values['public-url'] ?? env['SANDBOX_PUBLIC_URL'] ?? undefined,
-	autoAdvanceMs: number('--auto-advance-ms', values['auto-advance-ms'] ?? env['SANDBOX_AUTO_ADVANCE_MS'], 0),
+	autoAdvanceMs: number(
+		'--auto-advance-ms',
+		values['auto-advance-ms'] ?? env['SANDBOX_AUTO_ADVANCE_MS'],
+		0,
+	),
 	liveExtras: values['live-extras'] ?? env['SANDBOX_LIVE_EXTRAS'] === '1',
 });
 

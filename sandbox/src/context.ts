@@ -84,12 +84,20 @@ export class SandboxContext {
 		if (!(this.options.timeFactor > 0) || !Number.isFinite(this.options.timeFactor)) {
 			throw new Error('timeFactor must be a positive number');
 		}
-		this.deliverer = new Deliverer({ timeFactor: this.options.timeFactor, timeoutMs: this.options.postbackTimeoutMs });
+		this.deliverer = new Deliverer({
+			timeFactor: this.options.timeFactor,
+			timeoutMs: this.options.postbackTimeoutMs,
+		});
 		this.state = this.newState();
 		const merchant = this.state.createMerchant({ token: this.options.token });
 		const shop = this.state.createShop(merchant.id);
 		const account = this.state.createAccount(merchant.id);
-		this.demo = { merchantId: merchant.id, token: merchant.token, shopId: shop.id, payoutAccountId: account.id };
+		this.demo = {
+			merchantId: merchant.id,
+			token: merchant.token,
+			shopId: shop.id,
+			payoutAccountId: account.id,
+		};
 	}
 
 	private newState(): State {
@@ -108,7 +116,10 @@ export class SandboxContext {
 		this.deliverer.cancelAll(true);
 		this.faults = [];
 		this.state = this.newState();
-		const merchant = this.state.createMerchant({ id: this.demo.merchantId, token: this.demo.token });
+		const merchant = this.state.createMerchant({
+			id: this.demo.merchantId,
+			token: this.demo.token,
+		});
 		this.state.createShop(merchant.id, { id: this.demo.shopId });
 		this.state.createAccount(merchant.id, { id: this.demo.payoutAccountId });
 	}

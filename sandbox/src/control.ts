@@ -5,13 +5,24 @@ import { pay, paymentsOf } from './billing.ts';
 import type { ContextOptions, Fault, SandboxContext } from './context.ts';
 import { ERROR_TABLE } from './errors.ts';
 import { format2, parseControlAmount } from './money.ts';
-import { CURRENCIES, REGULAR_DIRECTIONS, SandboxError, type Bill, type Merchant, type Payout, type PayoutAccount, type Shop } from './model.ts';
+import {
+	CURRENCIES,
+	REGULAR_DIRECTIONS,
+	SandboxError,
+	type Bill,
+	type Merchant,
+	type Payout,
+	type PayoutAccount,
+	type Shop,
+} from './model.ts';
 import { advancePayout } from './payouts.ts';
 import { paymentView, payoutView } from './views.ts';
 
 const amount = z
 	.union([z.string(), z.number()])
-	.refine((value) => parseControlAmount(value) !== null, { error: 'must be a non-negative decimal amount with at most 2 decimals' })
+	.refine((value) => parseControlAmount(value) !== null, {
+		error: 'must be a non-negative decimal amount with at most 2 decimals',
+	})
 	.transform((value) => parseControlAmount(value) as number);
 const positiveAmount = amount.refine((value) => value > 0, { error: 'must be greater than zero' });
 const url = z.union([z.url({ protocol: /^https?$/ }), z.null()]);
@@ -46,7 +57,10 @@ const accountFields = z.object({
 	banned: z.boolean().optional(),
 	directionAvailable: z.boolean().optional(),
 	accountType: z.enum(['BANK_CARD', 'SBP']).optional(),
-	accountNumber: z.string().regex(/^\+?\d{10,19}$/).optional(),
+	accountNumber: z
+		.string()
+		.regex(/^\+?\d{10,19}$/)
+		.optional(),
 });
 
 const merchantCreate = merchantPatch.extend({
@@ -62,17 +76,28 @@ const paySchema = z.object({
 	amount: positiveAmount.optional(),
 });
 
-const advanceSchema = z.object({ status: z.enum(['PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED']) });
+const advanceSchema = z.object({
+	status: z.enum(['PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED']),
+});
 
 const faultSchema = z
 	.object({
-		kind: z.union([z.enum(['500', '429', 'delay', 'drop', 'drop_after', 'error']), z.literal(500), z.literal(429)]).transform((kind) => String(kind) as Fault['kind']),
+		kind: z
+			.union([
+				z.enum(['500', '429', 'delay', 'drop', 'drop_after', 'error']),
+				z.literal(500),
+				z.literal(429),
+			])
+			.transform((kind) => String(kind) as Fault['kind']),
 		count: z.int().min(1).max(1_000_000).default(1),
 		delayMs: z.int().min(0).max(600_000).default(1000),
 		path: z.string().startsWith('/').optional(),
 		key: z.string().min(1).optional(),
 	})
-	.refine((fault) => fault.kind !== 'error' || fault.key !== undefined, { error: 'kind "error" needs a key', path: ['key'] });
+	.refine((fault) => fault.kind !== 'error' || fault.key !== undefined, {
+		error: 'kind "error" needs a key',
+		path: ['key'],
+	});
 
 const deliveriesQuery = z.object({
 	kind: z.enum(['payment', 'payout']).optional(),
@@ -89,11 +114,17 @@ function notFound(what: string, id: string): SandboxError {
 	return new SandboxError(404, 'not_found', `no ${what} ${id}`);
 }
 
-function controlErrorHandler(error: FastifyError | Error, _request: FastifyRequest, reply: FastifyReply): void {
+function controlErrorHandler(
+	error: FastifyError | Error,
+	_request: FastifyRequest,
+	reply: FastifyReply,
+): void {
 	if (error instanceof ZodError) {
 		void reply.code(400).send({
 			error: 'invalid_request',
-			message: error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; '),
+			message: error.issues
+				.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`)
+				.join('; '),
 			issues: error.issues,
 		});
 		return;
@@ -132,7 +163,14 @@ export function merchantView(ctx: SandboxContext, merchant: Merchant): Record<st
 		balances: Object.fromEntries(
 			CURRENCIES.map((currency) => {
 				const balance = merchant.balances[currency];
-				return [currency, { available: format2(balance.available), locked: format2(balance.locked), hold: format2(balance.hold) }];
+				return [
+					currency,
+					{
+						available: format2(balance.available),
+						locked: format2(balance.locked),
+						hold: format2(balance.hold),
+					},
+				];
 			}),
 		),
 		dailyPayoutLimit: cents(merchant.dailyPayoutLimit),
@@ -141,9 +179,15 @@ export function merchantView(ctx: SandboxContext, merchant: Merchant): Record<st
 		payoutWebhookUrl: merchant.payoutWebhookUrl,
 		tooManyPaymentsThreshold: merchant.tooManyPaymentsThreshold,
 		liveExtras: merchant.liveExtras,
-		shops: [...ctx.state.shops.values()].filter((shop) => shop.merchantId === merchant.id).map(shopView),
-		payoutAccounts: [...ctx.state.accounts.values()].filter((account) => account.merchantId === merchant.id).map(accountView),
-		payouts: [...ctx.state.payouts.values()].filter((payout) => payout.merchantId === merchant.id).map(payoutControlView),
+		shops: [...ctx.state.shops.values()]
+			.filter((shop) => shop.merchantId === merchant.id)
+			.map(shopView),
+		payoutAccounts: [...ctx.state.accounts.values()]
+			.filter((account) => account.merchantId === merchant.id)
+			.map(accountView),
+		payouts: [...ctx.state.payouts.values()]
+			.filter((payout) => payout.merchantId === merchant.id)
+			.map(payoutControlView),
 	};
 }
 
@@ -170,7 +214,12 @@ function billControlView(ctx: SandboxContext, bill: Bill, base: string): Record<
 }
 
 function payoutControlView(payout: Payout): Record<string, unknown> {
-	return { ...payoutView(payout, true), merchantId: payout.merchantId, kind: payout.kind, accountType: payout.accountType };
+	return {
+		...payoutView(payout, true),
+		merchantId: payout.merchantId,
+		kind: payout.kind,
+		accountType: payout.accountType,
+	};
 }
 
 function applyMerchantPatch(merchant: Merchant, patch: z.output<typeof merchantPatch>): void {
@@ -178,16 +227,20 @@ function applyMerchantPatch(merchant: Merchant, patch: z.output<typeof merchantP
 	if (patch.exists !== undefined) merchant.exists = patch.exists;
 	if (patch.verified !== undefined) merchant.verified = patch.verified;
 	if (patch.subscription !== undefined) merchant.subscription = patch.subscription;
-	if (patch.regularPayoutsEnabled !== undefined) merchant.regularPayoutsEnabled = patch.regularPayoutsEnabled;
+	if (patch.regularPayoutsEnabled !== undefined)
+		merchant.regularPayoutsEnabled = patch.regularPayoutsEnabled;
 	if (patch.regularDirections !== undefined) merchant.regularDirections = patch.regularDirections;
 	for (const [currency, value] of Object.entries(patch.balances ?? {})) {
-		if (value !== undefined) merchant.balances[currency as keyof Merchant['balances']].available = value;
+		if (value !== undefined)
+			merchant.balances[currency as keyof Merchant['balances']].available = value;
 	}
 	if (patch.dailyPayoutLimit !== undefined) merchant.dailyPayoutLimit = patch.dailyPayoutLimit;
-	if (patch.monthlyPayoutLimit !== undefined) merchant.monthlyPayoutLimit = patch.monthlyPayoutLimit;
+	if (patch.monthlyPayoutLimit !== undefined)
+		merchant.monthlyPayoutLimit = patch.monthlyPayoutLimit;
 	if (patch.payoutSplitSize !== undefined) merchant.payoutSplitSize = patch.payoutSplitSize;
 	if (patch.payoutWebhookUrl !== undefined) merchant.payoutWebhookUrl = patch.payoutWebhookUrl;
-	if (patch.tooManyPaymentsThreshold !== undefined) merchant.tooManyPaymentsThreshold = patch.tooManyPaymentsThreshold;
+	if (patch.tooManyPaymentsThreshold !== undefined)
+		merchant.tooManyPaymentsThreshold = patch.tooManyPaymentsThreshold;
 	if (patch.liveExtras !== undefined) merchant.liveExtras = patch.liveExtras;
 }
 
@@ -219,9 +272,13 @@ export async function controlRoutes(app: FastifyInstance, { ctx }: ContextOption
 		if (!merchant) throw notFound('merchant', id);
 		return merchant;
 	};
-	const ownerOf = (request: FastifyRequest): Merchant => merchantOf(owner.parse(body(request)).merchantId ?? ctx.demo.merchantId);
+	const ownerOf = (request: FastifyRequest): Merchant =>
+		merchantOf(owner.parse(body(request)).merchantId ?? ctx.demo.merchantId);
 
-	app.get('/demo', async () => ({ ...ctx.demo, token: ctx.state.merchants.get(ctx.demo.merchantId)?.token ?? ctx.demo.token }));
+	app.get('/demo', async () => ({
+		...ctx.demo,
+		token: ctx.state.merchants.get(ctx.demo.merchantId)?.token ?? ctx.demo.token,
+	}));
 
 	app.post('/merchants', async (request, reply) => {
 		const data = merchantCreate.parse(body(request));
@@ -231,7 +288,12 @@ export async function controlRoutes(app: FastifyInstance, { ctx }: ContextOption
 		const account = ctx.state.createAccount(merchant.id);
 		applyMerchantPatch(merchant, data);
 		void reply.code(201);
-		return { merchantId: merchant.id, token: merchant.token, shopId: shop.id, payoutAccountId: account.id };
+		return {
+			merchantId: merchant.id,
+			token: merchant.token,
+			shopId: shop.id,
+			payoutAccountId: account.id,
+		};
 	});
 
 	app.get('/merchants/:id', async (request) => merchantView(ctx, merchantOf(param(request))));
@@ -289,12 +351,18 @@ export async function controlRoutes(app: FastifyInstance, { ctx }: ContextOption
 		if (!bill) throw notFound('bill', id);
 		return bill;
 	};
-	app.get('/bills/:id', async (request) => billControlView(ctx, billOf(param(request)), ctx.baseUrl(request)));
+	app.get('/bills/:id', async (request) =>
+		billControlView(ctx, billOf(param(request)), ctx.baseUrl(request)),
+	);
 	app.post('/bills/:id/pay', async (request) => {
 		const bill = billOf(param(request));
 		const data = paySchema.parse(body(request));
 		const result = pay(ctx.state, bill, data);
-		return { payment: paymentView(result.payment, true), postback: result.postback, redirect: result.redirect };
+		return {
+			payment: paymentView(result.payment, true),
+			postback: result.postback,
+			redirect: result.redirect,
+		};
 	});
 
 	const payoutOf = (id: string): Payout => {
@@ -304,7 +372,9 @@ export async function controlRoutes(app: FastifyInstance, { ctx }: ContextOption
 	};
 	app.get('/payouts', async (request) => {
 		const { merchantId } = z.object({ merchantId: z.string().optional() }).parse(request.query);
-		const payouts = [...ctx.state.payouts.values()].filter((payout) => merchantId === undefined || payout.merchantId === merchantId);
+		const payouts = [...ctx.state.payouts.values()].filter(
+			(payout) => merchantId === undefined || payout.merchantId === merchantId,
+		);
 		return { data: payouts.map(payoutControlView) };
 	});
 	app.get('/payouts/:id', async (request) => payoutControlView(payoutOf(param(request))));
@@ -318,7 +388,9 @@ export async function controlRoutes(app: FastifyInstance, { ctx }: ContextOption
 	app.post('/faults', async (request) => {
 		const data = faultSchema.parse(body(request));
 		if (data.kind === 'error' && data.key !== undefined) {
-			const known = Object.values(ERROR_TABLE).some((table) => data.key !== undefined && data.key in table);
+			const known = Object.values(ERROR_TABLE).some(
+				(table) => data.key !== undefined && data.key in table,
+			);
 			if (!known) throw new SandboxError(400, 'invalid_request', `unknown error key ${data.key}`);
 		}
 		ctx.faultSeq += 1;
@@ -350,7 +422,8 @@ export async function controlRoutes(app: FastifyInstance, { ctx }: ContextOption
 
 	app.post('/clock', async (request) => {
 		const data = clockSchema.parse(body(request));
-		if (data.now !== undefined) ctx.state.clockOffsetMs = data.now === null ? 0 : Date.parse(data.now) - Date.now();
+		if (data.now !== undefined)
+			ctx.state.clockOffsetMs = data.now === null ? 0 : Date.parse(data.now) - Date.now();
 		if (data.offsetMs !== undefined) ctx.state.clockOffsetMs = data.offsetMs;
 		return { now: new Date(ctx.state.now()).toISOString(), offsetMs: ctx.state.clockOffsetMs };
 	});

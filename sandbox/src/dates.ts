@@ -14,7 +14,8 @@ export function parseYmd(text: string): number | null {
 	const [y, m, d] = [Number(match[1]), Number(match[2]), Number(match[3])];
 	const ms = Date.UTC(y, m - 1, d);
 	const back = new Date(ms);
-	if (back.getUTCFullYear() !== y || back.getUTCMonth() !== m - 1 || back.getUTCDate() !== d) return null;
+	if (back.getUTCFullYear() !== y || back.getUTCMonth() !== m - 1 || back.getUTCDate() !== d)
+		return null;
 	return ms;
 }
 

@@ -128,7 +128,10 @@ export class ApiError extends Error {
 }
 
 export function endpointOf(path: string): Endpoint | undefined {
-	const bare = path.split('?')[0]?.replace(/^\/api\/v1\//, '').replace(/\/+$/, '');
+	const bare = path
+		.split('?')[0]
+		?.replace(/^\/api\/v1\//, '')
+		.replace(/\/+$/, '');
 	return bare !== undefined && bare in ERROR_TABLE ? (bare as Endpoint) : undefined;
 }
 

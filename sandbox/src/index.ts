@@ -24,8 +24,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
 	const host = options.host ?? '127.0.0.1';
 	await app.listen({ port: options.port ?? 0, host });
 	const address = app.server.address();
-	const port = typeof address === 'object' && address ? address.port : options.port ?? 0;
-	const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+	const port = typeof address === 'object' && address ? address.port : (options.port ?? 0);
+	const shownHost =
+		host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
 	const url = `http://${shownHost}:${port}`;
 	ctx.listenUrl = url;
 	return {

@@ -6,16 +6,41 @@ import { createHash, randomBytes } from 'node:crypto';
 
 export const CURRENCIES = ['RUB', 'USD', 'EUR'] as const;
 export type Currency = (typeof CURRENCIES)[number];
-export const BILL_STATUSES = ['NEW', 'PROCESS', 'UNDERPAID', 'SUCCESS', 'OVERPAID', 'FAIL'] as const;
+export const BILL_STATUSES = [
+	'NEW',
+	'PROCESS',
+	'UNDERPAID',
+	'SUCCESS',
+	'OVERPAID',
+	'FAIL',
+] as const;
 export type BillStatus = (typeof BILL_STATUSES)[number];
-export const PAYOUT_STATUSES = ['NEW', 'MODERATING', 'PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED'] as const;
+export const PAYOUT_STATUSES = [
+	'NEW',
+	'MODERATING',
+	'PROCESS',
+	'SUCCESS',
+	'FAIL',
+	'ERROR',
+	'DECLINED',
+] as const;
 export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
 /** Statuses a payment postback carries (a payment still in PROCESS sends none). */
-export const PAYMENT_POSTBACK_STATUSES: readonly BillStatus[] = ['SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL'];
+export const PAYMENT_POSTBACK_STATUSES: readonly BillStatus[] = [
+	'SUCCESS',
+	'UNDERPAID',
+	'OVERPAID',
+	'FAIL',
+];
 /** Statuses a payout postback carries (ERROR is final but sends none). */
 export const PAYOUT_POSTBACK_STATUSES: readonly PayoutStatus[] = ['SUCCESS', 'FAIL', 'DECLINED'];
 export const PAID_STATUSES: readonly BillStatus[] = ['SUCCESS', 'OVERPAID'];
-export const FINAL_PAYOUT_STATUSES: readonly PayoutStatus[] = ['SUCCESS', 'FAIL', 'ERROR', 'DECLINED'];
+export const FINAL_PAYOUT_STATUSES: readonly PayoutStatus[] = [
+	'SUCCESS',
+	'FAIL',
+	'ERROR',
+	'DECLINED',
+];
 export type Subscription = 'active' | 'inactive' | 'none';
 /** Bill types as bill/create takes them (either case); answers give them upper case. */
 export const BILL_TYPES = ['normal', 'multi'] as const;

@@ -24,7 +24,8 @@ export function parseAmount(text: string): ParsedAmount {
 	const sign = match[1] ?? '';
 	const whole = (match[2] ?? '').replace(/^0+/, '') || '0';
 	const fraction = match[3] ?? '';
-	if (fraction.length > 2 && /[1-9]/.test(fraction.slice(2))) return { ok: false, reason: 'too_precise' };
+	if (fraction.length > 2 && /[1-9]/.test(fraction.slice(2)))
+		return { ok: false, reason: 'too_precise' };
 	if (whole.length > 8) return { ok: false, reason: 'too_large' };
 	const cents = Number(whole) * 100 + Number((fraction + '00').slice(0, 2));
 	if (sign === '-' || cents <= 0) return { ok: false, reason: 'not_positive' };

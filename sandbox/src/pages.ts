@@ -31,7 +31,10 @@ function sendHtml(reply: FastifyReply, status: number, html: string): FastifyRep
 /** An auto-submitting POST form to the shop's Success or Fail URL. */
 export function redirectPage(url: string, fields: Fields, heading: string): string {
 	const inputs = Object.entries(fields)
-		.map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
+		.map(
+			([name, value]) =>
+				`<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`,
+		)
 		.join('\n');
 	return page(
 		heading,
@@ -66,7 +69,13 @@ function pseudoQr(text: string): string {
 				? (() => {
 						const fx = x < 7 ? x : x - (size - 7);
 						const fy = y < 7 ? y : y - (size - 7);
-						return fx === 0 || fx === 6 || fy === 0 || fy === 6 || (fx >= 2 && fx <= 4 && fy >= 2 && fy <= 4);
+						return (
+							fx === 0 ||
+							fx === 6 ||
+							fy === 0 ||
+							fy === 6 ||
+							(fx >= 2 && fx <= 4 && fy >= 2 && fy <= 4)
+						);
 					})()
 				: bits[y * size + x] === '1';
 			if (on) cells.push(`<rect x="${x}" y="${y}" width="1" height="1"/>`);
@@ -85,7 +94,12 @@ ${bill.payerPaysCommission ? '<p class="muted">The payment commission is added t
 
 export async function pageRoutes(app: FastifyInstance, { ctx }: ContextOptions): Promise<void> {
 	const findBill = (id: string): Bill | undefined => ctx.state.bills.get(id);
-	const missing = (reply: FastifyReply) => sendHtml(reply, 404, page('Bill not found', '<h1>Bill not found</h1><p>This payment link does not exist.</p>'));
+	const missing = (reply: FastifyReply) =>
+		sendHtml(
+			reply,
+			404,
+			page('Bill not found', '<h1>Bill not found</h1><p>This payment link does not exist.</p>'),
+		);
 
 	app.get('/', async (request, reply) => {
 		const base = ctx.baseUrl(request);
@@ -104,9 +118,18 @@ export async function pageRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 		if (!bill) return missing(reply);
 		const refusal = payRefusal(ctx.state, bill);
 		if (refusal) {
-			return sendHtml(reply, 409, page('Payment unavailable', `${billSummary(bill)}<p><strong>${escapeHtml(refusal.message)}.</strong></p>`));
+			return sendHtml(
+				reply,
+				409,
+				page(
+					'Payment unavailable',
+					`${billSummary(bill)}<p><strong>${escapeHtml(refusal.message)}.</strong></p>`,
+				),
+			);
 		}
-		const methods: PaymentMethod[] = bill.paymentMethod ? [bill.paymentMethod] : ['BANK_CARD', 'SBP'];
+		const methods: PaymentMethod[] = bill.paymentMethod
+			? [bill.paymentMethod]
+			: ['BANK_CARD', 'SBP'];
 		const methodInputs = methods
 			.map(
 				(method, index) =>
@@ -135,22 +158,43 @@ export async function pageRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 		const bill = findBill((request.params as { id: string }).id);
 		if (!bill) return missing(reply);
 		const form = payForm.safeParse(request.body ?? {});
-		if (!form.success) return sendHtml(reply, 400, page('Bad request', '<h1>Bad request</h1><p>Choose an outcome and a payment method.</p>'));
+		if (!form.success)
+			return sendHtml(
+				reply,
+				400,
+				page('Bad request', '<h1>Bad request</h1><p>Choose an outcome and a payment method.</p>'),
+			);
 		if (bill.paymentMethod && form.data.method && form.data.method !== bill.paymentMethod) {
-			return sendHtml(reply, 400, page('Bad request', `<h1>Bad request</h1><p>This bill is paid by ${bill.paymentMethod} only.</p>`));
+			return sendHtml(
+				reply,
+				400,
+				page(
+					'Bad request',
+					`<h1>Bad request</h1><p>This bill is paid by ${bill.paymentMethod} only.</p>`,
+				),
+			);
 		}
 		let result;
 		try {
 			result = pay(ctx.state, bill, form.data);
 		} catch (error) {
 			if (error instanceof SandboxError) {
-				return sendHtml(reply, error.status, page('Payment unavailable', `${billSummary(bill)}<p><strong>${escapeHtml(error.message)}.</strong></p>`));
+				return sendHtml(
+					reply,
+					error.status,
+					page(
+						'Payment unavailable',
+						`${billSummary(bill)}<p><strong>${escapeHtml(error.message)}.</strong></p>`,
+					),
+				);
 			}
 			throw error;
 		}
 		const { payment, redirect } = result;
-		const heading = payment.status === 'FAIL' ? 'Payment failed' : `Payment ${payment.status.toLowerCase()}`;
-		if (redirect.url) return sendHtml(reply, 200, redirectPage(redirect.url, redirect.fields, heading));
+		const heading =
+			payment.status === 'FAIL' ? 'Payment failed' : `Payment ${payment.status.toLowerCase()}`;
+		if (redirect.url)
+			return sendHtml(reply, 200, redirectPage(redirect.url, redirect.fields, heading));
 		return sendHtml(
 			reply,
 			200,

@@ -29,7 +29,10 @@ export const MAX_PAYOUT_PARTS = 1000;
  * The payout postback's AccountType: the interface document's enum is QIWI, BANK_CARD, with a
  * phone number as the AccountNumber of QIWI; so payouts to a phone number (SBP) say QIWI.
  */
-export const POSTBACK_ACCOUNT_TYPES: Readonly<Record<AccountKind, string>> = { BANK_CARD: 'BANK_CARD', SBP: 'QIWI' };
+export const POSTBACK_ACCOUNT_TYPES: Readonly<Record<AccountKind, string>> = {
+	BANK_CARD: 'BANK_CARD',
+	SBP: 'QIWI',
+};
 
 export function payoutCommission(amount: number): number {
 	return share(amount, PAYOUT_COMMISSION_BP) + PAYOUT_FIXED_COMMISSION;
@@ -55,19 +58,31 @@ export function payoutVolumeSince(state: State, merchantId: string, from: number
 	let total = 0;
 	for (const payout of state.payouts.values()) {
 		if (payout.merchantId !== merchantId || payout.createdAt < from) continue;
-		if (payout.status === 'FAIL' || payout.status === 'ERROR' || payout.status === 'DECLINED') continue;
+		if (payout.status === 'FAIL' || payout.status === 'ERROR' || payout.status === 'DECLINED')
+			continue;
 		total += payout.amount;
 	}
 	return total;
 }
 
 /** The limit that a new payout volume would break, or null. */
-export function limitBroken(state: State, merchant: Merchant, amount: number): 'daily_payout_limit_exceeded' | 'monthly_payout_limit_exceeded' | null {
+export function limitBroken(
+	state: State,
+	merchant: Merchant,
+	amount: number,
+): 'daily_payout_limit_exceeded' | 'monthly_payout_limit_exceeded' | null {
 	const now = state.now();
-	if (merchant.dailyPayoutLimit !== null && payoutVolumeSince(state, merchant.id, startOfUtcDay(now)) + amount > merchant.dailyPayoutLimit) {
+	if (
+		merchant.dailyPayoutLimit !== null &&
+		payoutVolumeSince(state, merchant.id, startOfUtcDay(now)) + amount > merchant.dailyPayoutLimit
+	) {
 		return 'daily_payout_limit_exceeded';
 	}
-	if (merchant.monthlyPayoutLimit !== null && payoutVolumeSince(state, merchant.id, startOfUtcMonth(now)) + amount > merchant.monthlyPayoutLimit) {
+	if (
+		merchant.monthlyPayoutLimit !== null &&
+		payoutVolumeSince(state, merchant.id, startOfUtcMonth(now)) + amount >
+			merchant.monthlyPayoutLimit
+	) {
 		return 'monthly_payout_limit_exceeded';
 	}
 	return null;
@@ -85,7 +100,12 @@ export function createPayouts(
 	state: State,
 	merchant: Merchant,
 	parts: number[],
-	request: { orderId: string | null; kind: 'personal' | 'regular'; accountType: AccountKind; accountIdentifier: string },
+	request: {
+		orderId: string | null;
+		kind: 'personal' | 'regular';
+		accountType: AccountKind;
+		accountIdentifier: string;
+	},
 ): Payout[] {
 	const createdAt = state.now();
 	const created = parts.map((amount): Payout => {
@@ -131,7 +151,11 @@ export function advancePayout(state: State, payout: Payout, status: PayoutStatus
 		throw new SandboxError(409, 'payout_is_final', `the payout is already ${payout.status}`);
 	}
 	if (status === 'NEW' || status === 'MODERATING' || status === payout.status) {
-		throw new SandboxError(409, 'bad_transition', `cannot move a ${payout.status} payout to ${status}`);
+		throw new SandboxError(
+			409,
+			'bad_transition',
+			`cannot move a ${payout.status} payout to ${status}`,
+		);
 	}
 	const merchant = state.merchants.get(payout.merchantId) as Merchant;
 	const total = payout.amount + payout.commission;
@@ -144,7 +168,12 @@ export function advancePayout(state: State, payout: Payout, status: PayoutStatus
 		balance.available += total;
 	}
 	if (PAYOUT_POSTBACK_STATUSES.includes(status) && merchant.payoutWebhookUrl) {
-		state.options.deliver('payout', merchant.payoutWebhookUrl, payoutPostback(payout, merchant), payout.id);
+		state.options.deliver(
+			'payout',
+			merchant.payoutWebhookUrl,
+			payoutPostback(payout, merchant),
+			payout.id,
+		);
 	}
 	return payout;
 }

@@ -80,14 +80,20 @@ export class Deliverer {
 	private async attempt(delivery: Delivery, attempt: number, generation: number): Promise<void> {
 		const controller = new AbortController();
 		this.inFlight.add(controller);
-		const timeout = setTimeout(() => controller.abort(new Error('timeout')), this.options.timeoutMs);
+		const timeout = setTimeout(
+			() => controller.abort(new Error('timeout')),
+			this.options.timeoutMs,
+		);
 		let status: number | null = null;
 		let error: string | null = null;
 		let response: string | null = null;
 		try {
 			const answer = await fetch(delivery.url, {
 				method: 'POST',
-				headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'paypalych-sandbox' },
+				headers: {
+					'content-type': 'application/x-www-form-urlencoded',
+					'user-agent': 'paypalych-sandbox',
+				},
 				body: new URLSearchParams(delivery.body).toString(),
 				signal: controller.signal,
 				redirect: 'manual',

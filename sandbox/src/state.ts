@@ -2,7 +2,18 @@
  * The sandbox's in-memory state: the records (see model.ts), the clock, merchant tokens, and the
  * timers and postback deliveries the money rules (billing.ts, payouts.ts) start.
  */
-import { DEFAULTS, randomId, SandboxError, type Bill, type Fields, type Merchant, type Payment, type Payout, type PayoutAccount, type Shop } from './model.ts';
+import {
+	DEFAULTS,
+	randomId,
+	SandboxError,
+	type Bill,
+	type Fields,
+	type Merchant,
+	type Payment,
+	type Payout,
+	type PayoutAccount,
+	type Shop,
+} from './model.ts';
 
 export interface StateOptions {
 	/** Delivers a postback (kind, url, fields, trsId). */
@@ -51,7 +62,8 @@ export class State {
 	createMerchant(init: { id?: string; token?: string } = {}): Merchant {
 		const id = init.id ?? `M${randomId(9)}`;
 		const token = init.token ?? this.newToken();
-		if (this.tokens.has(token)) throw new SandboxError(409, 'token_taken', 'that token belongs to another merchant');
+		if (this.tokens.has(token))
+			throw new SandboxError(409, 'token_taken', 'that token belongs to another merchant');
 		const merchant: Merchant = {
 			id,
 			token,
@@ -85,7 +97,8 @@ export class State {
 
 	rotateToken(merchant: Merchant, token?: string): string {
 		const next = token ?? this.newToken();
-		if (this.tokens.has(next)) throw new SandboxError(409, 'token_taken', 'that token belongs to a merchant');
+		if (this.tokens.has(next))
+			throw new SandboxError(409, 'token_taken', 'that token belongs to a merchant');
 		this.tokens.delete(merchant.token);
 		merchant.token = next;
 		this.tokens.set(next, merchant.id);
@@ -108,7 +121,10 @@ export class State {
 		return shop;
 	}
 
-	createAccount(merchantId: string, init: Partial<Omit<PayoutAccount, 'merchantId'>> = {}): PayoutAccount {
+	createAccount(
+		merchantId: string,
+		init: Partial<Omit<PayoutAccount, 'merchantId'>> = {},
+	): PayoutAccount {
 		const account: PayoutAccount = {
 			id: init.id ?? randomId(10),
 			merchantId,

@@ -43,7 +43,9 @@ export const rules = {
 			.transform((value) => value as T),
 	boolean: () =>
 		z
-			.union([z.boolean(), z.string(), z.number()], { error: 'The :attribute field must be true or false.' })
+			.union([z.boolean(), z.string(), z.number()], {
+				error: 'The :attribute field must be true or false.',
+			})
 			.refine((value) => [true, false, 0, 1, '0', '1', 'true', 'false'].includes(value), {
 				error: 'The :attribute field must be true or false.',
 			})
@@ -51,15 +53,21 @@ export const rules = {
 	integer: () =>
 		z
 			.union([z.string(), z.number()], { error: 'The :attribute field must be an integer.' })
-			.refine((value) => (typeof value === 'number' ? Number.isSafeInteger(value) : /^-?\d{1,15}$/.test(value)), {
-				error: 'The :attribute field must be an integer.',
-			})
+			.refine(
+				(value) =>
+					typeof value === 'number' ? Number.isSafeInteger(value) : /^-?\d{1,15}$/.test(value),
+				{
+					error: 'The :attribute field must be an integer.',
+				},
+			)
 			.transform((value) => Number(value)),
 	date: () =>
 		z
 			.string({ error: 'The :attribute field must be a valid date.' })
 			.regex(/^\d{4}-\d{2}-\d{2}$/, { error: 'The :attribute field must match the format Y-m-d.' })
-			.refine((value) => parseYmd(value) !== null, { error: 'The :attribute field must be a valid date.' }),
+			.refine((value) => parseYmd(value) !== null, {
+				error: 'The :attribute field must be a valid date.',
+			}),
 };
 
 /**
@@ -84,9 +92,13 @@ export function validate<S extends z.ZodType>(
 	}
 	for (const [field, message] of Object.entries(more)) found[field] ??= message;
 	const order = Object.keys((schema as unknown as { shape?: Record<string, unknown> }).shape ?? {});
-	const fields = [...order.filter((field) => field in found), ...Object.keys(found).filter((field) => !order.includes(field))];
+	const fields = [
+		...order.filter((field) => field in found),
+		...Object.keys(found).filter((field) => !order.includes(field)),
+	];
 	const errors: Record<string, string[]> = {};
-	for (const field of fields) errors[field] = [(found[field] as string).replace(/:attribute/g, attribute(field))];
+	for (const field of fields)
+		errors[field] = [(found[field] as string).replace(/:attribute/g, attribute(field))];
 	throw validationError(errors);
 }
 

@@ -38,14 +38,22 @@ export function loadExamples(): Array<{ file: string; workflow: WorkflowJson }> 
 	return readdirSync(EXAMPLES_DIR)
 		.filter((f) => f.endsWith('.json'))
 		.sort()
-		.map((file) => ({ file, workflow: JSON.parse(readFileSync(join(EXAMPLES_DIR, file), 'utf8')) as WorkflowJson }));
+		.map((file) => ({
+			file,
+			workflow: JSON.parse(readFileSync(join(EXAMPLES_DIR, file), 'utf8')) as WorkflowJson,
+		}));
 }
 
 function replaceDeep(value: unknown, replace: (text: string) => string): unknown {
 	if (typeof value === 'string') return replace(value);
 	if (Array.isArray(value)) return value.map((v) => replaceDeep(v, replace));
 	if (value !== null && typeof value === 'object') {
-		return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, replaceDeep(v, replace)]));
+		return Object.fromEntries(
+			Object.entries(value as Record<string, unknown>).map(([k, v]) => [
+				k,
+				replaceDeep(v, replace),
+			]),
+		);
 	}
 	return value;
 }
@@ -63,12 +71,17 @@ export function configureWorkflow(workflow: WorkflowJson, settings: ExampleSetti
 			.join(backend);
 	return {
 		...workflow,
-		nodes: workflow.nodes.map((node) => ({ ...node, parameters: replaceDeep(node.parameters, replace) as Record<string, unknown> })),
+		nodes: workflow.nodes.map((node) => ({
+			...node,
+			parameters: replaceDeep(node.parameters, replace) as Record<string, unknown>,
+		})),
 	};
 }
 
 /** Trigger nodes of the given workflows, with the event each listens for. */
-export function triggersOf(workflows: WorkflowJson[]): Array<{ workflowId: string; node: string; event: string }> {
+export function triggersOf(
+	workflows: WorkflowJson[],
+): Array<{ workflowId: string; node: string; event: string }> {
 	const out: Array<{ workflowId: string; node: string; event: string }> = [];
 	for (const workflow of workflows) {
 		for (const node of workflow.nodes) {

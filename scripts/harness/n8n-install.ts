@@ -36,7 +36,9 @@ export function nodeBinary(): string {
 	if (major >= 24) return process.execPath;
 	const local = join(REPO_ROOT, 'node_modules', '.bin', 'node');
 	if (existsSync(local)) return local;
-	throw new Error(`Node 24 is required (running ${process.versions.node}); run through npm so node_modules/.bin comes first`);
+	throw new Error(
+		`Node 24 is required (running ${process.versions.node}); run through npm so node_modules/.bin comes first`,
+	);
 }
 
 export function isN8nInstalled(): boolean {
@@ -47,15 +49,23 @@ export function isN8nInstalled(): boolean {
  * Makes sure n8n is installed, running scripts/install-n8n.sh (with its progress on the terminal)
  * the first time on a machine. Later calls return at once.
  */
-export async function ensureN8nInstalled(print: (line: string) => void = (l) => process.stdout.write(l + '\n')): Promise<void> {
+export async function ensureN8nInstalled(
+	print: (line: string) => void = (l) => process.stdout.write(l + '\n'),
+): Promise<void> {
 	if (isN8nInstalled()) return;
-	print(`n8n ${N8N_VERSION} is not installed yet: installing it once into ${n8nInstallDir()} (about 4 minutes, 3 GB)`);
+	print(
+		`n8n ${N8N_VERSION} is not installed yet: installing it once into ${n8nInstallDir()} (about 4 minutes, 3 GB)`,
+	);
 	const binDir = dirname(nodeBinary());
 	const code = await new Promise<number>((resolvePromise, reject) => {
 		const child = spawn('bash', [join(REPO_ROOT, 'scripts', 'install-n8n.sh')], {
 			cwd: REPO_ROOT,
 			stdio: ['ignore', 'inherit', 'inherit'],
-			env: { ...process.env, PATH: `${join(REPO_ROOT, 'node_modules', '.bin')}:${binDir}:${process.env.PATH ?? ''}`, N8N_VERSION },
+			env: {
+				...process.env,
+				PATH: `${join(REPO_ROOT, 'node_modules', '.bin')}:${binDir}:${process.env.PATH ?? ''}`,
+				N8N_VERSION,
+			},
 		});
 		child.on('error', reject);
 		child.on('exit', (c) => resolvePromise(c ?? 1));
@@ -67,7 +77,9 @@ export async function ensureN8nInstalled(print: (line: string) => void = (l) => 
 
 /** Files the built package must contain (the `n8n` section of package.json). */
 function packageEntryFiles(): string[] {
-	const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { n8n: { nodes: string[]; credentials: string[] } };
+	const manifest = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
+		n8n: { nodes: string[]; credentials: string[] };
+	};
 	return [...manifest.n8n.nodes, ...manifest.n8n.credentials];
 }
 
@@ -79,7 +91,10 @@ function packageEntryFiles(): string[] {
  * the working tree does not change a running n8n.
  */
 export async function installPackage(dataFolder: string): Promise<string> {
-	const npmCli = process.env.npm_execpath && process.env.npm_execpath.endsWith('.js') ? process.env.npm_execpath : undefined;
+	const npmCli =
+		process.env.npm_execpath && process.env.npm_execpath.endsWith('.js')
+			? process.env.npm_execpath
+			: undefined;
 	const nodesDir = join(dataFolder, 'nodes');
 	const target = join(nodesDir, 'node_modules', PACKAGE_NAME);
 	const entries = packageEntryFiles();
@@ -98,10 +113,19 @@ export async function installPackage(dataFolder: string): Promise<string> {
 				? await run(nodeBinary(), [npmCli, ...packArgs], { cwd: REPO_ROOT, timeoutMs: 120_000 })
 				: await run('npm', packArgs, { cwd: REPO_ROOT, timeoutMs: 120_000 });
 			if (packed.code !== 0) throw new Error(`npm pack failed: ${packed.stderr.slice(-2000)}`);
-			const info = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as Array<{ filename: string; version: string }>;
+			const info = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as Array<{
+				filename: string;
+				version: string;
+			}>;
 			rmSync(target, { recursive: true, force: true });
 			mkdirSync(target, { recursive: true });
-			const untar = await run('tar', ['-xzf', join(packDir, info[0].filename), '-C', target, '--strip-components=1']);
+			const untar = await run('tar', [
+				'-xzf',
+				join(packDir, info[0].filename),
+				'-C',
+				target,
+				'--strip-components=1',
+			]);
 			if (untar.code !== 0) throw new Error(`unpacking the package failed: ${untar.stderr}`);
 			const stillMissing = entries.filter((f) => !existsSync(join(target, f)));
 			if (stillMissing.length > 0) {
@@ -111,13 +135,24 @@ export async function installPackage(dataFolder: string): Promise<string> {
 				continue;
 			}
 			const manifestFile = join(target, 'package.json');
-			const { devDependencies: _dev, peerDependencies: _peer, optionalDependencies: _optional, ...manifest } = JSON.parse(
-				readFileSync(manifestFile, 'utf8'),
-			) as Record<string, unknown>;
+			const {
+				devDependencies: _dev,
+				peerDependencies: _peer,
+				optionalDependencies: _optional,
+				...manifest
+			} = JSON.parse(readFileSync(manifestFile, 'utf8')) as Record<string, unknown>;
 			writeFileSync(manifestFile, JSON.stringify(manifest, null, 2));
 			writeFileSync(
 				join(nodesDir, 'package.json'),
-				JSON.stringify({ name: 'installed-nodes', private: true, dependencies: { [PACKAGE_NAME]: info[0].version } }, null, 2) + '\n',
+				JSON.stringify(
+					{
+						name: 'installed-nodes',
+						private: true,
+						dependencies: { [PACKAGE_NAME]: info[0].version },
+					},
+					null,
+					2,
+				) + '\n',
 			);
 			return target;
 		} finally {
@@ -126,4 +161,3 @@ export async function installPackage(dataFolder: string): Promise<string> {
 	}
 	throw new Error(`could not install the package into n8n: ${lastProblem}`);
 }
-

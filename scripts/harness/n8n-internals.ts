@@ -49,11 +49,22 @@ export interface ExecutionRun {
 	status?: string;
 	mode?: string;
 	finished?: boolean;
-	data: { resultData: { runData: Record<string, NodeRun[]>; error?: { message?: string }; lastNodeExecuted?: string } };
+	data: {
+		resultData: {
+			runData: Record<string, NodeRun[]>;
+			error?: { message?: string };
+			lastNodeExecuted?: string;
+		};
+	};
 }
 
 /** The items a node put out on its first output in its first (or given) run. */
-export function nodeOutput(run: ExecutionRun, nodeName: string, runIndex = 0, output = 0): Array<Record<string, unknown>> {
+export function nodeOutput(
+	run: ExecutionRun,
+	nodeName: string,
+	runIndex = 0,
+	output = 0,
+): Array<Record<string, unknown>> {
 	const runs = run.data.resultData.runData[nodeName];
 	if (!runs || !runs[runIndex]) return [];
 	return (runs[runIndex].data?.main?.[output] ?? []).map((item) => item.json);
@@ -68,7 +79,9 @@ export function hasDatabase(dataFolder: string): boolean {
 export function registeredWebhooks(dataFolder: string, baseUrl: string): RegisteredWebhook[] {
 	const db = new DatabaseSync(join(dataFolder, 'database.sqlite'), { readOnly: true });
 	try {
-		const rows = db.prepare('SELECT workflowId, node, method, webhookPath FROM webhook_entity').all() as Array<{
+		const rows = db
+			.prepare('SELECT workflowId, node, method, webhookPath FROM webhook_entity')
+			.all() as Array<{
 			workflowId: string;
 			node: string;
 			method: string;
@@ -154,43 +167,58 @@ export class N8nSession {
 			body: body === undefined ? undefined : JSON.stringify(body),
 		});
 		const text = await res.text();
-		if (!res.ok) throw new Error(`${method} /rest${path} answered HTTP ${res.status}: ${text.slice(0, 500)}`);
+		if (!res.ok)
+			throw new Error(`${method} /rest${path} answered HTTP ${res.status}: ${text.slice(0, 500)}`);
 		const parsed = text === '' ? undefined : (JSON.parse(text) as { data?: T });
 		return (parsed && typeof parsed === 'object' && 'data' in parsed ? parsed.data : parsed) as T;
 	}
 
 	/** Publishes (activates) a workflow, as the editor's Publish button does. */
 	async activateWorkflow(id: string): Promise<void> {
-		const workflow = await this.rest<{ versionId: string; activeVersionId?: string | null }>('GET', `/workflows/${id}`);
+		const workflow = await this.rest<{ versionId: string; activeVersionId?: string | null }>(
+			'GET',
+			`/workflows/${id}`,
+		);
 		if (workflow.activeVersionId && workflow.activeVersionId === workflow.versionId) return;
 		await this.rest('POST', `/workflows/${id}/activate`, { versionId: workflow.versionId });
 	}
 
 	/** Whether a workflow is published with its current version. */
 	async isActive(id: string): Promise<boolean> {
-		const workflow = await this.rest<{ versionId: string; activeVersionId?: string | null }>('GET', `/workflows/${id}`);
+		const workflow = await this.rest<{ versionId: string; activeVersionId?: string | null }>(
+			'GET',
+			`/workflows/${id}`,
+		);
 		return Boolean(workflow.activeVersionId) && workflow.activeVersionId === workflow.versionId;
 	}
 
 	/** Executions of a workflow, newest first, as the executions list shows them. */
 	async executions(workflowId: string): Promise<ExecutionSummary[]> {
 		const filter = encodeURIComponent(JSON.stringify({ workflowId }));
-		const data = await this.rest<{ results: ExecutionSummary[] } | ExecutionSummary[]>('GET', `/executions?filter=${filter}&limit=100`);
+		const data = await this.rest<{ results: ExecutionSummary[] } | ExecutionSummary[]>(
+			'GET',
+			`/executions?filter=${filter}&limit=100`,
+		);
 		return Array.isArray(data) ? data : data.results;
 	}
 
 	/** One execution with its run data, which n8n stores as `flatted` text. */
 	async execution(id: string): Promise<ExecutionRun> {
-		const data = await this.rest<{ data: string | ExecutionRun['data']; status: string; mode: string; workflowId?: string }>(
-			'GET',
-			`/executions/${id}`,
-		);
-		const runData = typeof data.data === 'string' ? (parseFlatted(data.data) as ExecutionRun['data']) : data.data;
+		const data = await this.rest<{
+			data: string | ExecutionRun['data'];
+			status: string;
+			mode: string;
+			workflowId?: string;
+		}>('GET', `/executions/${id}`);
+		const runData =
+			typeof data.data === 'string' ? (parseFlatted(data.data) as ExecutionRun['data']) : data.data;
 		return { ...data, data: runData } as ExecutionRun;
 	}
 
 	/** The descriptions of the given node types, as the editor loads them. */
-	async nodeTypes<T = Record<string, unknown>>(types: Array<{ name: string; version: number }>): Promise<T[]> {
+	async nodeTypes<T = Record<string, unknown>>(
+		types: Array<{ name: string; version: number }>,
+	): Promise<T[]> {
 		return await this.rest<T[]>('POST', '/node-types', { nodeInfos: types });
 	}
 }

@@ -15,15 +15,44 @@ import {
 	type Owner,
 	type RegisteredWebhook,
 } from './n8n-internals.ts';
-import { freePort, run, sleep, startService, waitForHttp, type RunResult, type Service } from './proc.ts';
+import {
+	freePort,
+	run,
+	sleep,
+	startService,
+	waitForHttp,
+	type RunResult,
+	type Service,
+} from './proc.ts';
 
-export { NODE_TYPE, PACKAGE_NAME, REPO_ROOT, TRIGGER_TYPE, ensureN8nInstalled, nodeBinary } from './n8n-install.ts';
-export { nodeOutput, type ExecutionRun, type ExecutionSummary, type NodeRun, type Owner, type RegisteredWebhook } from './n8n-internals.ts';
+export {
+	NODE_TYPE,
+	PACKAGE_NAME,
+	REPO_ROOT,
+	TRIGGER_TYPE,
+	ensureN8nInstalled,
+	nodeBinary,
+} from './n8n-install.ts';
+export {
+	nodeOutput,
+	type ExecutionRun,
+	type ExecutionSummary,
+	type NodeRun,
+	type Owner,
+	type RegisteredWebhook,
+} from './n8n-internals.ts';
 
 export interface WorkflowJson {
 	id: string;
 	name: string;
-	nodes: Array<Record<string, unknown> & { name: string; type: string; parameters: Record<string, unknown>; webhookId?: string }>;
+	nodes: Array<
+		Record<string, unknown> & {
+			name: string;
+			type: string;
+			parameters: Record<string, unknown>;
+			webhookId?: string;
+		}
+	>;
 	connections: Record<string, unknown>;
 	[key: string]: unknown;
 }
@@ -115,15 +144,24 @@ export class N8n {
 	}
 
 	/** Runs an n8n CLI command (`import:workflow`, `publish:workflow`, `execute`, ...). */
-	async cli(args: string[], options: { allowFailure?: boolean; timeoutMs?: number; logLevel?: string } = {}): Promise<RunResult> {
+	async cli(
+		args: string[],
+		options: { allowFailure?: boolean; timeoutMs?: number; logLevel?: string } = {},
+	): Promise<RunResult> {
 		// Its own task-runner broker port: the CLI may run beside `n8n start`.
 		const result = await run(nodeBinary(), [n8nBinScript(), ...args], {
 			cwd: this.userFolder,
-			env: { ...this.env(), N8N_LOG_LEVEL: options.logLevel ?? 'warn', N8N_RUNNERS_BROKER_PORT: String(await freePort()) },
+			env: {
+				...this.env(),
+				N8N_LOG_LEVEL: options.logLevel ?? 'warn',
+				N8N_RUNNERS_BROKER_PORT: String(await freePort()),
+			},
 			timeoutMs: options.timeoutMs ?? 180_000,
 		});
 		if (result.code !== 0 && !options.allowFailure) {
-			throw new Error(`n8n ${args.join(' ')} failed (exit ${result.code}):\n${(result.stdout + result.stderr).slice(-3000)}`);
+			throw new Error(
+				`n8n ${args.join(' ')} failed (exit ${result.code}):\n${(result.stdout + result.stderr).slice(-3000)}`,
+			);
 		}
 		return result;
 	}
@@ -152,7 +190,8 @@ export class N8n {
 
 	/** Marks a workflow published: it is activated when `n8n start` next starts. */
 	async publishWorkflow(id: string): Promise<void> {
-		if (this.running) throw new Error('publish:workflow only takes effect at start-up: stop n8n first');
+		if (this.running)
+			throw new Error('publish:workflow only takes effect at start-up: stop n8n first');
 		await this.cli(['publish:workflow', `--id=${id}`]);
 	}
 
@@ -162,7 +201,10 @@ export class N8n {
 	 * node that failed.
 	 */
 	async execute(id: string): Promise<ExecutionRun> {
-		const result = await this.cli(['execute', `--id=${id}`, '--rawOutput'], { allowFailure: true, logLevel: 'info' });
+		const result = await this.cli(['execute', `--id=${id}`, '--rawOutput'], {
+			allowFailure: true,
+			logLevel: 'info',
+		});
 		const text = result.stdout;
 		const start = text.search(/^\{/m);
 		const end = text.search(/^\}/m);
@@ -208,7 +250,8 @@ export class N8n {
 			await waitForHttp(`${this.url}/healthz/readiness`, { timeoutMs: 120_000, service: server });
 			const deadline = Date.now() + 90_000;
 			while (!activated) {
-				if (Date.now() > deadline) throw new Error(`n8n did not finish activating its workflows:\n${server.tail()}`);
+				if (Date.now() > deadline)
+					throw new Error(`n8n did not finish activating its workflows:\n${server.tail()}`);
 				await sleep(100);
 			}
 		} catch (error) {
@@ -258,7 +301,9 @@ export class N8n {
 	}
 
 	/** The descriptions of node types, as the editor loads them. */
-	async nodeTypes<T = Record<string, unknown>>(types: Array<{ name: string; version: number }>): Promise<T[]> {
+	async nodeTypes<T = Record<string, unknown>>(
+		types: Array<{ name: string; version: number }>,
+	): Promise<T[]> {
 		return await this.session.nodeTypes<T>(types);
 	}
 
@@ -269,8 +314,13 @@ export class N8n {
 
 	/** The production URL of a node's webhook in an active workflow. */
 	webhookUrl(workflowId: string, nodeName: string): string {
-		const hit = this.registeredWebhooks().find((w) => w.workflowId === workflowId && w.node === nodeName);
-		if (!hit) throw new Error(`no production webhook is registered for node "${nodeName}" of workflow ${workflowId}: is it published?`);
+		const hit = this.registeredWebhooks().find(
+			(w) => w.workflowId === workflowId && w.node === nodeName,
+		);
+		if (!hit)
+			throw new Error(
+				`no production webhook is registered for node "${nodeName}" of workflow ${workflowId}: is it published?`,
+			);
 		return hit.url;
 	}
 
@@ -279,4 +329,3 @@ export class N8n {
 		return this.server?.tail() ?? '';
 	}
 }
-

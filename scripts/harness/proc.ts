@@ -166,7 +166,9 @@ export async function run(
 		child.stdout?.on('data', (c: Buffer) => out.push(c));
 		child.stderr?.on('data', (c: Buffer) => err.push(c));
 		const timer =
-			options.timeoutMs === undefined ? undefined : setTimeout(() => killGroup(child, 'SIGKILL'), options.timeoutMs);
+			options.timeoutMs === undefined
+				? undefined
+				: setTimeout(() => killGroup(child, 'SIGKILL'), options.timeoutMs);
 		child.on('error', (error) => {
 			running.delete(child);
 			if (timer) clearTimeout(timer);
@@ -185,7 +187,10 @@ export async function run(
 }
 
 /** Polls a URL until it answers 2xx; fails early if `service` exits first. */
-export async function waitForHttp(url: string, options: { timeoutMs?: number; service?: Service } = {}): Promise<void> {
+export async function waitForHttp(
+	url: string,
+	options: { timeoutMs?: number; service?: Service } = {},
+): Promise<void> {
 	const deadline = Date.now() + (options.timeoutMs ?? 60_000);
 	let exited: number | string | undefined;
 	void options.service?.exited.then((code) => {
@@ -194,7 +199,9 @@ export async function waitForHttp(url: string, options: { timeoutMs?: number; se
 	let lastError = '';
 	while (Date.now() < deadline) {
 		if (exited !== undefined) {
-			throw new Error(`${options.service?.name} exited (${exited}) before ${url} answered:\n${options.service?.tail()}`);
+			throw new Error(
+				`${options.service?.name} exited (${exited}) before ${url} answered:\n${options.service?.tail()}`,
+			);
 		}
 		try {
 			const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
@@ -215,7 +222,12 @@ export async function waitForHttp(url: string, options: { timeoutMs?: number; se
 }
 
 /** Waits until `check` returns a value other than undefined, polling; throws with `what` on timeout. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs = 30_000, everyMs = 200): Promise<T> {
+export async function waitFor<T>(
+	what: string,
+	check: () => Promise<T | undefined> | T | undefined,
+	timeoutMs = 30_000,
+	everyMs = 200,
+): Promise<T> {
 	const deadline = Date.now() + timeoutMs;
 	for (;;) {
 		const value = await check();
@@ -234,12 +246,17 @@ export async function httpJson<T = unknown>(
 ): Promise<T> {
 	const res = await fetch(url, {
 		method,
-		headers: { accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+		headers: {
+			accept: 'application/json',
+			...(body === undefined ? {} : { 'content-type': 'application/json' }),
+			...headers,
+		},
 		body: body === undefined ? undefined : JSON.stringify(body),
 		signal: AbortSignal.timeout(30_000),
 	});
 	const text = await res.text();
-	if (!res.ok) throw new Error(`${method} ${url} answered HTTP ${res.status}: ${text.slice(0, 500)}`);
+	if (!res.ok)
+		throw new Error(`${method} ${url} answered HTTP ${res.status}: ${text.slice(0, 500)}`);
 	return (text === '' ? undefined : JSON.parse(text)) as T;
 }
 
@@ -250,7 +267,10 @@ export class Phases {
 	readonly entries: Array<{ name: string; ms: number }> = [];
 	private readonly label: string;
 	private readonly out: (line: string) => void;
-	constructor(label: string, out: (line: string) => void = (line) => process.stdout.write(line + '\n')) {
+	constructor(
+		label: string,
+		out: (line: string) => void = (line) => process.stdout.write(line + '\n'),
+	) {
 		this.label = label;
 		this.out = out;
 	}

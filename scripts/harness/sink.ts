@@ -24,7 +24,9 @@ export interface Sink {
 	close(): Promise<void>;
 }
 
-export async function startSink(options: { port?: number; onRequest?: (request: SinkRequest) => void } = {}): Promise<Sink> {
+export async function startSink(
+	options: { port?: number; onRequest?: (request: SinkRequest) => void } = {},
+): Promise<Sink> {
 	const requests: SinkRequest[] = [];
 	const server = createServer((req, res) => {
 		const chunks: Buffer[] = [];
@@ -68,7 +70,9 @@ export async function startSink(options: { port?: number; onRequest?: (request: 
 			const deadline = Date.now() + timeoutMs;
 			while (on(path).length < count) {
 				if (Date.now() > deadline) {
-					throw new Error(`the sink got ${on(path).length} of ${count} expected calls to ${path} in time`);
+					throw new Error(
+						`the sink got ${on(path).length} of ${count} expected calls to ${path} in time`,
+					);
 				}
 				await sleep(100);
 			}

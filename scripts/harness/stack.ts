@@ -6,9 +6,23 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CREDENTIAL_ID, CREDENTIAL_NAME, configureWorkflow, loadExamples, triggersOf, type ExampleSettings } from './examples.ts';
+import {
+	CREDENTIAL_ID,
+	CREDENTIAL_NAME,
+	configureWorkflow,
+	loadExamples,
+	triggersOf,
+	type ExampleSettings,
+} from './examples.ts';
 import { hasDatabase } from './n8n-internals.ts';
-import { N8n, REPO_ROOT, ensureN8nInstalled, nodeBinary, type Owner, type WorkflowJson } from './n8n.ts';
+import {
+	N8n,
+	REPO_ROOT,
+	ensureN8nInstalled,
+	nodeBinary,
+	type Owner,
+	type WorkflowJson,
+} from './n8n.ts';
 import { Phases, freePort, httpJson, startService, waitForHttp, type Service } from './proc.ts';
 
 export interface StackOptions {
@@ -68,7 +82,11 @@ export interface Stack {
 	/** Calls the sandbox control API (`/_sandbox<path>`). */
 	control<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T>;
 	/** Calls the sandbox service API as the stack's merchant. */
-	api<T = Record<string, unknown>>(method: 'GET' | 'POST', path: string, params?: Record<string, string>): Promise<T>;
+	api<T = Record<string, unknown>>(
+		method: 'GET' | 'POST',
+		path: string,
+		params?: Record<string, string>,
+	): Promise<T>;
 	stop(): Promise<void>;
 }
 
@@ -120,10 +138,18 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 		});
 		stoppers.push(() => sandboxService.stop(5_000));
 		const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
-		await waitForHttp(`${sandboxUrl}/_sandbox/demo`, { timeoutMs: 30_000, service: sandboxService });
+		await waitForHttp(`${sandboxUrl}/_sandbox/demo`, {
+			timeoutMs: 30_000,
+			service: sandboxService,
+		});
 		const control = async <T>(method: string, path: string, body?: unknown) =>
 			await httpJson<T>(method, `${sandboxUrl}/_sandbox${path}`, body);
-		const merchant = await control<{ merchantId: string; token: string; shopId: string; payoutAccountId: string }>('POST', '/merchants', {
+		const merchant = await control<{
+			merchantId: string;
+			token: string;
+			shopId: string;
+			payoutAccountId: string;
+		}>('POST', '/merchants', {
 			...(options.merchantToken ? { token: options.merchantToken } : {}),
 			verified: true,
 			subscription: 'active',
@@ -141,18 +167,34 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 		phases.mark(`sandbox up at ${sandboxUrl}, merchant ${merchant.merchantId}`);
 
 		// 2. The workflows, placeholders filled in.
-		const settings: ExampleSettings = { shopId: merchant.shopId, payoutAccountId: merchant.payoutAccountId, shopBackend: options.shopBackend };
-		const workflows = options.workflows ? options.workflows(settings) : loadExamples().map((e) => configureWorkflow(e.workflow, settings));
+		const settings: ExampleSettings = {
+			shopId: merchant.shopId,
+			payoutAccountId: merchant.payoutAccountId,
+			shopBackend: options.shopBackend,
+		};
+		const workflows = options.workflows
+			? options.workflows(settings)
+			: loadExamples().map((e) => configureWorkflow(e.workflow, settings));
 
 		// 3. n8n: credential and workflows imported through its CLI (skipped when unchanged), then
 		//    started, the owner set up, and every workflow published.
 		await n8n.prepare();
 		const credentials = [
-			{ id: CREDENTIAL_ID, name: CREDENTIAL_NAME, type: 'payPalychApi', data: { apiToken: merchant.token, baseUrl: sandboxUrl } },
+			{
+				id: CREDENTIAL_ID,
+				name: CREDENTIAL_NAME,
+				type: 'payPalychApi',
+				data: { apiToken: merchant.token, baseUrl: sandboxUrl },
+			},
 		];
-		const digest = createHash('sha256').update(JSON.stringify({ credentials, workflows })).digest('hex');
+		const digest = createHash('sha256')
+			.update(JSON.stringify({ credentials, workflows }))
+			.digest('hex');
 		const digestFile = join(n8n.userFolder, 'imported.sha256');
-		const unchanged = existsSync(digestFile) && readFileSync(digestFile, 'utf8') === digest && hasDatabase(n8n.dataFolder);
+		const unchanged =
+			existsSync(digestFile) &&
+			readFileSync(digestFile, 'utf8') === digest &&
+			hasDatabase(n8n.dataFolder);
 		if (!unchanged) {
 			rmSync(digestFile, { force: true });
 			await n8n.importCredentials(credentials);
@@ -171,7 +213,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 		const triggers = triggersOf(workflows).map((t) => {
 			const hit = registered.find((w) => w.workflowId === t.workflowId && w.node === t.node);
 			if (!hit) {
-				throw new Error(`n8n registered no webhook for "${t.node}" of ${t.workflowId}; registered: ${registered.map((w) => w.url).join(', ')}`);
+				throw new Error(
+					`n8n registered no webhook for "${t.node}" of ${t.workflowId}; registered: ${registered.map((w) => w.url).join(', ')}`,
+				);
 			}
 			return { ...t, url: hit.url };
 		});
@@ -186,7 +230,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 				.map((t) => t.url)
 				.join(',');
 		const database = join(stateDir, 'relay.sqlite');
-		if (!options.keepRelayStore) for (const suffix of ['', '-wal', '-shm']) rmSync(database + suffix, { force: true });
+		if (!options.keepRelayStore)
+			for (const suffix of ['', '-wal', '-shm']) rmSync(database + suffix, { force: true });
 		const adminToken = randomBytes(16).toString('hex');
 		const relayEnv: Record<string, string> = {
 			HOST: '127.0.0.1',
@@ -237,15 +282,18 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 			control: control as Stack['control'],
 			async api<T>(method: 'GET' | 'POST', path: string, params: Record<string, string> = {}) {
 				const query = new URLSearchParams(params).toString();
-				const res = await fetch(`${sandboxUrl}${path}${method === 'GET' && query ? `?${query}` : ''}`, {
-					method,
-					headers: {
-						authorization: `Bearer ${merchant.token}`,
-						accept: 'application/json',
-						...(method === 'POST' ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+				const res = await fetch(
+					`${sandboxUrl}${path}${method === 'GET' && query ? `?${query}` : ''}`,
+					{
+						method,
+						headers: {
+							authorization: `Bearer ${merchant.token}`,
+							accept: 'application/json',
+							...(method === 'POST' ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+						},
+						body: method === 'POST' ? query : undefined,
 					},
-					body: method === 'POST' ? query : undefined,
-				});
+				);
 				const text = await res.text();
 				if (!res.ok) throw new Error(`${method} ${path} answered HTTP ${res.status}: ${text}`);
 				return JSON.parse(text) as T;

@@ -9,8 +9,20 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXAMPLE_IDS, CREDENTIAL_ID, configureWorkflow, loadExamples, type ExampleSettings } from '../../scripts/harness/examples.ts';
-import { NODE_TYPE, TRIGGER_TYPE, nodeOutput, type ExecutionSummary, type WorkflowJson } from '../../scripts/harness/n8n.ts';
+import {
+	EXAMPLE_IDS,
+	CREDENTIAL_ID,
+	configureWorkflow,
+	loadExamples,
+	type ExampleSettings,
+} from '../../scripts/harness/examples.ts';
+import {
+	NODE_TYPE,
+	TRIGGER_TYPE,
+	nodeOutput,
+	type ExecutionSummary,
+	type WorkflowJson,
+} from '../../scripts/harness/n8n.ts';
 import { Phases, waitFor } from '../../scripts/harness/proc.ts';
 import { startSink, type Sink } from '../../scripts/harness/sink.ts';
 import { startStack, type Stack } from '../../scripts/harness/stack.ts';
@@ -53,21 +65,35 @@ async function requestPaymentLink(body: Json): Promise<{ status: number; answer:
 
 /** Creates a bill directly on the sandbox API, as the merchant. */
 async function createBill(amount: string, orderId: string): Promise<string> {
-	const bill = await stack.api<Json>('POST', '/api/v1/bill/create', { amount, shop_id: stack.sandbox.shopId, order_id: orderId });
+	const bill = await stack.api<Json>('POST', '/api/v1/bill/create', {
+		amount,
+		shop_id: stack.sandbox.shopId,
+		order_id: orderId,
+	});
 	expect(bill.bill_id).toEqual(expect.any(String));
 	return bill.bill_id as string;
 }
 
 /** Pays a bill on the sandbox; the sandbox then sends the signed postback to the shop's Result URL. */
-async function pay(billId: string, outcome: 'full' | 'fail' | 'under' | 'over' = 'full'): Promise<Json> {
-	const result = await stack.control<{ payment: Json; postback: Json }>('POST', `/bills/${billId}/pay`, { outcome, method: 'BANK_CARD' });
+async function pay(
+	billId: string,
+	outcome: 'full' | 'fail' | 'under' | 'over' = 'full',
+): Promise<Json> {
+	const result = await stack.control<{ payment: Json; postback: Json }>(
+		'POST',
+		`/bills/${billId}/pay`,
+		{ outcome, method: 'BANK_CARD' },
+	);
 	return result.payment;
 }
 
 /** The sandbox's record of its postback for a payment, once the relay has answered it. */
 async function deliveredToRelay(trsId: string): Promise<Json> {
 	return await waitFor(`the sandbox to post payment ${trsId}`, async () => {
-		const { data } = await stack.control<{ data: Json[] }>('GET', `/deliveries?kind=payment&trsId=${encodeURIComponent(trsId)}`);
+		const { data } = await stack.control<{ data: Json[] }>(
+			'GET',
+			`/deliveries?kind=payment&trsId=${encodeURIComponent(trsId)}`,
+		);
 		return data.find((d) => d.status !== undefined && d.status !== null);
 	});
 }
@@ -81,7 +107,9 @@ async function waitForExecutions(workflowId: string, count: number): Promise<Exe
 	return await waitFor(
 		`${count} finished executions of ${workflowId}`,
 		async () => {
-			const list = (await executionsOf(workflowId)).filter((e) => e.status !== 'running' && e.status !== 'new');
+			const list = (await executionsOf(workflowId)).filter(
+				(e) => e.status !== 'running' && e.status !== 'new',
+			);
 			return list.length >= count ? list : undefined;
 		},
 		60_000,
@@ -97,7 +125,8 @@ async function settledExecutions(workflowId: string): Promise<ExecutionSummary[]
 		async () => {
 			const list = await executionsOf(workflowId);
 			const key = list.map((e) => `${e.id}:${e.status}`).join(',');
-			const settled = key === previous && list.every((e) => !['running', 'new', 'waiting'].includes(e.status));
+			const settled =
+				key === previous && list.every((e) => !['running', 'new', 'waiting'].includes(e.status));
 			previous = key;
 			return settled ? list : undefined;
 		},
@@ -106,7 +135,8 @@ async function settledExecutions(workflowId: string): Promise<ExecutionSummary[]
 	);
 }
 
-const paidCalls = (orderId: string) => sink.on('/api/orders/paid').filter((r) => (r.body as Json).orderId === orderId);
+const paidCalls = (orderId: string) =>
+	sink.on('/api/orders/paid').filter((r) => (r.body as Json).orderId === orderId);
 
 /**
  * The examples as `npm start` imports them, except that their schedules fire once a year, 12 hours
@@ -123,7 +153,10 @@ function examplesForTheSuite(settings: ExampleSettings): WorkflowJson[] {
 			...configured,
 			nodes: configured.nodes.map((node) =>
 				node.type === 'n8n-nodes-base.scheduleTrigger'
-					? { ...node, parameters: { rule: { interval: [{ field: 'cronExpression', expression: cron }] } } }
+					? {
+							...node,
+							parameters: { rule: { interval: [{ field: 'cronExpression', expression: cron }] } },
+						}
 					: node,
 			),
 		};
@@ -131,7 +164,10 @@ function examplesForTheSuite(settings: ExampleSettings): WorkflowJson[] {
 }
 
 /** Workflows of the security suite only (published beside the examples). */
-const SUITE_IDS = { sellerCopy: 'ppE2eSellerCopy', successRedirect: 'ppE2eSuccessRedirect' } as const;
+const SUITE_IDS = {
+	sellerCopy: 'ppE2eSellerCopy',
+	successRedirect: 'ppE2eSuccessRedirect',
+} as const;
 
 /**
  * - a second copy of the seller-payout example, as after an accidental second import: every
@@ -146,7 +182,13 @@ function suiteWorkflows(examples: WorkflowJson[]): WorkflowJson[] {
 		id: SUITE_IDS.sellerCopy,
 		name: `${seller.name} (second copy)`,
 		nodes: seller.nodes.map((node) =>
-			node.type === TRIGGER_TYPE ? { ...node, id: `${String(node.id)}-copy`, webhookId: '5f1c7a2e-0d1b-4c55-9a3e-7b1f0c2d9e95' } : { ...node, id: `${String(node.id)}-copy` },
+			node.type === TRIGGER_TYPE
+				? {
+						...node,
+						id: `${String(node.id)}-copy`,
+						webhookId: '5f1c7a2e-0d1b-4c55-9a3e-7b1f0c2d9e95',
+					}
+				: { ...node, id: `${String(node.id)}-copy` },
 		),
 	};
 	const redirect = {
@@ -193,7 +235,12 @@ beforeAll(async () => {
 	stack = await startStack({
 		stateDir,
 		shopBackend: sink.url,
-		owner: { email: 'e2e-owner@example.com', password: 'E2e-Passw0rd', firstName: 'E2E', lastName: 'Owner' },
+		owner: {
+			email: 'e2e-owner@example.com',
+			password: 'E2e-Passw0rd',
+			firstName: 'E2E',
+			lastName: 'Owner',
+		},
 		timeFactor: 0.01,
 		workflows: examplesForTheSuite,
 		// Fast retries: a queued postback is retried many times while n8n stops and starts again.
@@ -214,7 +261,8 @@ afterAll(async () => {
 	await sink?.close();
 	phases.mark('stopped');
 	phases.total();
-	if (stateDir && !process.env.PAYPALYCH_E2E_KEEP) rmSync(stateDir, { recursive: true, force: true });
+	if (stateDir && !process.env.PAYPALYCH_E2E_KEEP)
+		rmSync(stateDir, { recursive: true, force: true });
 });
 
 describe(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, () => {
@@ -224,7 +272,10 @@ describe(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, () => {
 		for (const { file, workflow } of examples) {
 			const ours = workflow.nodes.filter((n) => n.type === NODE_TYPE || n.type === TRIGGER_TYPE);
 			expect(ours.length, `${file} uses the package's nodes`).toBeGreaterThan(0);
-			for (const node of ours) expect((node.credentials as Json).payPalychApi.id, `${file}: ${node.name}`).toBe(CREDENTIAL_ID);
+			for (const node of ours)
+				expect((node.credentials as Json).payPalychApi.id, `${file}: ${node.name}`).toBe(
+					CREDENTIAL_ID,
+				);
 			expect(await stack.n8n.isActive(workflow.id), `${file} is published`).toBe(true);
 		}
 		// The editor's node list comes from the installed package: both types are known to n8n.
@@ -240,18 +291,32 @@ describe(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, () => {
 	it('a bill created in n8n and paid on the sandbox runs the payment workflow once via the relay', async () => {
 		const before = (await executionsOf(EXAMPLE_IDS.paymentPaid)).length;
 		const orderId = `e2e-order-${Date.now()}`;
-		const { status, answer } = await requestPaymentLink({ amount: '1234.50', orderId, custom: 'cart-42' });
+		const { status, answer } = await requestPaymentLink({
+			amount: '1234.50',
+			orderId,
+			custom: 'cart-42',
+		});
 		expect(status).toBe(201);
 		expect(answer.paymentPage).toBe(`${stack.sandbox.url}/pay/${answer.billId}`);
 		const bill = await stack.control<Json>('GET', `/bills/${answer.billId}`);
-		expect(bill).toMatchObject({ orderId, amount: '1234.50', shopId: stack.sandbox.shopId, status: 'NEW', custom: 'cart-42' });
+		expect(bill).toMatchObject({
+			orderId,
+			amount: '1234.50',
+			shopId: stack.sandbox.shopId,
+			status: 'NEW',
+			custom: 'cart-42',
+		});
 
 		const payment = await pay(answer.billId);
 		const delivery = await deliveredToRelay(payment.id);
 		expect(delivery.url).toBe(`${stack.relay.url}/postback/payment`);
 		expect(delivery.status).toBe(200);
 
-		await waitFor(`the shop call for ${orderId}`, () => (paidCalls(orderId).length >= 1 ? true : undefined), 60_000);
+		await waitFor(
+			`the shop call for ${orderId}`,
+			() => (paidCalls(orderId).length >= 1 ? true : undefined),
+			60_000,
+		);
 		expect(paidCalls(orderId)).toHaveLength(1);
 		expect(paidCalls(orderId)[0].body).toMatchObject({
 			orderId,
@@ -286,27 +351,62 @@ describe(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, () => {
 		const before = (await executionsOf(EXAMPLE_IDS.paymentPaid)).length;
 		const forgedOrder = `e2e-forged-${Date.now()}`;
 		await createBill('500.00', forgedOrder);
-		const fields = { InvId: forgedOrder, OutSum: '500.00', Commission: '0.00', CurrencyIn: 'RUB', TrsId: `forged-${Date.now()}`, Status: 'SUCCESS' };
-		const forge = (token: string) => new URLSearchParams({ ...fields, SignatureValue: md5Upper(`${fields.OutSum}:${fields.InvId}:${token}`) }).toString();
+		const fields = {
+			InvId: forgedOrder,
+			OutSum: '500.00',
+			Commission: '0.00',
+			CurrencyIn: 'RUB',
+			TrsId: `forged-${Date.now()}`,
+			Status: 'SUCCESS',
+		};
+		const forge = (token: string) =>
+			new URLSearchParams({
+				...fields,
+				SignatureValue: md5Upper(`${fields.OutSum}:${fields.InvId}:${token}`),
+			}).toString();
 		const post = async (url: string, body: string) =>
-			(await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body })).status;
+			(
+				await fetch(url, {
+					method: 'POST',
+					headers: { 'content-type': 'application/x-www-form-urlencoded' },
+					body,
+				})
+			).status;
 
 		// Through the relay (what the Result URL points at) and straight at n8n's trigger URL.
 		expect(await post(`${stack.relay.url}/postback/payment`, forge('not-the-token'))).toBe(401);
-		expect(await post(stack.triggerUrls[EXAMPLE_IDS.paymentPaid], forge('not-the-token'))).toBe(401);
-		expect(await post(stack.triggerUrls[EXAMPLE_IDS.paymentPaid], new URLSearchParams(fields).toString())).toBeGreaterThanOrEqual(400);
+		expect(await post(stack.triggerUrls[EXAMPLE_IDS.paymentPaid], forge('not-the-token'))).toBe(
+			401,
+		);
+		expect(
+			await post(
+				stack.triggerUrls[EXAMPLE_IDS.paymentPaid],
+				new URLSearchParams(fields).toString(),
+			),
+		).toBeGreaterThanOrEqual(400);
 		// Signed over a different amount than the one sent.
-		const tampered = new URLSearchParams({ ...fields, OutSum: '5000.00', SignatureValue: md5Upper(`500.00:${forgedOrder}:${stack.sandbox.token}`) });
+		const tampered = new URLSearchParams({
+			...fields,
+			OutSum: '5000.00',
+			SignatureValue: md5Upper(`500.00:${forgedOrder}:${stack.sandbox.token}`),
+		});
 		expect(await post(stack.triggerUrls[EXAMPLE_IDS.paymentPaid], tampered.toString())).toBe(401);
 
 		// A genuine payment afterwards goes through: the pipeline was live the whole time.
 		const realOrder = `e2e-after-forged-${Date.now()}`;
 		const payment = await pay(await createBill('75.00', realOrder));
-		await waitFor(`the shop call for ${realOrder}`, () => (paidCalls(realOrder).length === 1 ? true : undefined), 60_000);
+		await waitFor(
+			`the shop call for ${realOrder}`,
+			() => (paidCalls(realOrder).length === 1 ? true : undefined),
+			60_000,
+		);
 		const executions = await waitForExecutions(EXAMPLE_IDS.paymentPaid, before + 1);
 		expect(executions).toHaveLength(before + 1);
 		const run = await stack.n8n.execution(executions[0].id);
-		expect(nodeOutput(run, 'Payment postback')[0]).toMatchObject({ TrsId: payment.id, InvId: realOrder });
+		expect(nodeOutput(run, 'Payment postback')[0]).toMatchObject({
+			TrsId: payment.id,
+			InvId: realOrder,
+		});
 		expect(paidCalls(forgedOrder)).toHaveLength(0);
 		const events = await relayAdmin<{ data: Json[] }>('/events?kind=payment&limit=1000');
 		expect(events.data.some((e) => e.fields.TrsId === fields.TrsId)).toBe(false);
@@ -314,7 +414,12 @@ describe(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, () => {
 	});
 
 	// Shared by the outage test and the redelivery test after it.
-	const outage: { before: number; orders: string[]; payments: Json[]; events: Json[] } = { before: 0, orders: [], payments: [], events: [] };
+	const outage: { before: number; orders: string[]; payments: Json[]; events: Json[] } = {
+		before: 0,
+		orders: [],
+		payments: [],
+		events: [],
+	};
 
 	/** Which payments the executions since `outage.before` handled, as "<status> <TrsId>", sorted. */
 	async function handledSinceOutage(): Promise<string[]> {
@@ -331,7 +436,8 @@ describe(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, () => {
 	async function allDelivered(): Promise<true | undefined> {
 		for (const event of outage.events) {
 			const { deliveries } = await relayAdmin<{ deliveries: Json[] }>(`/events/${event.id}`);
-			if (deliveries.length === 0 || deliveries.some((d) => d.status !== 'delivered')) return undefined;
+			if (deliveries.length === 0 || deliveries.some((d) => d.status !== 'delivered'))
+				return undefined;
 		}
 		return true;
 	}
@@ -344,7 +450,8 @@ describe(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, () => {
 		const stamp = Date.now();
 		const orders = [1, 2, 3].map((i) => `e2e-offline-${stamp}-${i}`);
 		const payments: Json[] = [];
-		for (const [i, orderId] of orders.entries()) payments.push(await pay(await createBill(`${100 + i}.00`, orderId)));
+		for (const [i, orderId] of orders.entries())
+			payments.push(await pay(await createBill(`${100 + i}.00`, orderId)));
 		outage.orders = orders;
 		outage.payments = payments;
 		for (const payment of payments) {
@@ -361,12 +468,23 @@ describe(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, () => {
 		await waitFor('failed delivery attempts while n8n is down', async () => {
 			for (const event of events) {
 				const { deliveries } = await relayAdmin<{ deliveries: Json[] }>(`/events/${event.id}`);
-				if (!(deliveries.length > 0 && deliveries.every((d) => d.status === 'pending' && d.attempts >= 1))) return undefined;
+				if (
+					!(
+						deliveries.length > 0 &&
+						deliveries.every((d) => d.status === 'pending' && d.attempts >= 1)
+					)
+				)
+					return undefined;
 			}
 			return true;
 		});
 		// The service sends one of them again (a retry): the relay must not hand it over twice.
-		const [first] = (await stack.control<{ data: Json[] }>('GET', `/deliveries?kind=payment&trsId=${payments[0].id}`)).data;
+		const [first] = (
+			await stack.control<{ data: Json[] }>(
+				'GET',
+				`/deliveries?kind=payment&trsId=${payments[0].id}`,
+			)
+		).data;
 		const again = await fetch(`${stack.relay.url}/postback/payment`, {
 			method: 'POST',
 			headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -386,10 +504,16 @@ describe(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, () => {
 				60_000,
 			);
 		} catch (error) {
-			const deliveries = await Promise.all(events.map((e) => relayAdmin<{ event: Json; deliveries: Json[] }>(`/events/${e.id}`)));
+			const deliveries = await Promise.all(
+				events.map((e) => relayAdmin<{ event: Json; deliveries: Json[] }>(`/events/${e.id}`)),
+			);
 			const executions = await executionsOf(EXAMPLE_IDS.paymentPaid);
 			const lost = deliveries
-				.filter((d) => d.deliveries.every((x) => x.status === 'delivered') && paidCalls(d.event.fields.InvId).length === 0)
+				.filter(
+					(d) =>
+						d.deliveries.every((x) => x.status === 'delivered') &&
+						paidCalls(d.event.fields.InvId).length === 0,
+				)
 				.map((d) => d.event.fields.InvId);
 			throw new Error(
 				`${(error as Error).message}\n` +
@@ -412,13 +536,22 @@ describe(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, () => {
 		const receivedAt = outage.events.map((e) => Number(e.receivedAt));
 		const replay = await fetch(`${stack.relay.url}/admin/replay`, {
 			method: 'POST',
-			headers: { authorization: `Bearer ${stack.relay.adminToken}`, 'content-type': 'application/json' },
-			body: JSON.stringify({ from: Math.min(...receivedAt), to: Math.max(...receivedAt) + 1, kind: 'payment' }),
+			headers: {
+				authorization: `Bearer ${stack.relay.adminToken}`,
+				'content-type': 'application/json',
+			},
+			body: JSON.stringify({
+				from: Math.min(...receivedAt),
+				to: Math.max(...receivedAt) + 1,
+				kind: 'payment',
+			}),
 		});
 		expect(replay.status).toBe(200);
 		expect(((await replay.json()) as Json).events).toBe(outage.events.length);
 		await waitFor('the replayed deliveries', allDelivered);
-		expect(await handledSinceOutage()).toEqual(outage.payments.map((p) => `success ${p.id}`).sort());
+		expect(await handledSinceOutage()).toEqual(
+			outage.payments.map((p) => `success ${p.id}`).sort(),
+		);
 		for (const orderId of outage.orders) expect(paidCalls(orderId), orderId).toHaveLength(1);
 		phases.mark('replayed postbacks deduplicated');
 	});
@@ -426,9 +559,12 @@ describe(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, () => {
 	it('the payout sweep run twice on the same day pays once', async () => {
 		const merchantPath = `/merchants/${stack.sandbox.merchantId}`;
 		const payoutsOf = async (orderId: string) =>
-			(await stack.control<{ data: Json[] }>('GET', `/payouts?merchantId=${stack.sandbox.merchantId}`)).data.filter(
-				(p) => p.order_id === orderId,
-			);
+			(
+				await stack.control<{ data: Json[] }>(
+					'GET',
+					`/payouts?merchantId=${stack.sandbox.merchantId}`,
+				)
+			).data.filter((p) => p.order_id === orderId);
 		await stack.control('PATCH', merchantPath, { balances: { RUB: '5000.00' } });
 		const dayBefore = utcDay();
 		const first = await stack.n8n.execute(EXAMPLE_IDS.payoutSweep);
@@ -462,7 +598,11 @@ describe(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, () => {
 		let ids: string[];
 		let paid: Json;
 		try {
-			ids = [await createBill('100.00', 'recon-paid'), await createBill('200.00', 'recon-failed'), await createBill('300.50', 'recon-open')];
+			ids = [
+				await createBill('100.00', 'recon-paid'),
+				await createBill('200.00', 'recon-failed'),
+				await createBill('300.50', 'recon-open'),
+			];
 			paid = await pay(ids[0], 'full');
 			await pay(ids[1], 'fail');
 		} finally {
@@ -484,31 +624,61 @@ describe(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, () => {
 			totals: { RUB: { billed: '600.50', received: Number(paid.amount_received).toFixed(2) } },
 		});
 		expect(Number(paid.amount_received)).toBeGreaterThan(0);
-		expect((summary.unpaidBills as Json[]).map((b) => b.id).sort()).toEqual([ids[1], ids[2]].sort());
+		expect((summary.unpaidBills as Json[]).map((b) => b.id).sort()).toEqual(
+			[ids[1], ids[2]].sort(),
+		);
 		phases.mark('reconciliation (n8n execute)');
 	});
 
 	describe('security: what a dishonest customer or an unlucky operator can do', () => {
 		const form = (fields: Json) => new URLSearchParams(fields as Record<string, string>).toString();
-		async function send(url: string, fields: Json): Promise<{ status: number; receipt: string | null }> {
-			const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form(fields), redirect: 'manual' });
+		async function send(
+			url: string,
+			fields: Json,
+		): Promise<{ status: number; receipt: string | null }> {
+			const res = await fetch(url, {
+				method: 'POST',
+				headers: { 'content-type': 'application/x-www-form-urlencoded' },
+				body: form(fields),
+				redirect: 'manual',
+			});
 			await res.arrayBuffer();
 			return { status: res.status, receipt: res.headers.get('x-paypalych-receipt') };
 		}
 		const relayPayment = () => `${stack.relay.url}/postback/payment`;
 		const direct = () => stack.triggerUrls[EXAMPLE_IDS.paymentPaid];
-		type PayResult = { payment: Json; postback: Json; redirect: { url: string | null; fields: Json } };
+		type PayResult = {
+			payment: Json;
+			postback: Json;
+			redirect: { url: string | null; fields: Json };
+		};
 		const payFull = async (billId: string, outcome: 'full' | 'fail' = 'full') =>
-			await stack.control<PayResult>('POST', `/bills/${billId}/pay`, { outcome, method: 'BANK_CARD' });
+			await stack.control<PayResult>('POST', `/bills/${billId}/pay`, {
+				outcome,
+				method: 'BANK_CARD',
+			});
 
 		/** The relay's events for a TrsId with a given Status, once every delivery of each has finished. */
-		async function settledRelayEvents(trsId: string, status: string): Promise<Array<{ event: Json; deliveries: Json[] }>> {
+		async function settledRelayEvents(
+			trsId: string,
+			status: string,
+		): Promise<Array<{ event: Json; deliveries: Json[] }>> {
 			return await waitFor(`the relay's deliveries of ${trsId} ${status} to finish`, async () => {
 				const { data } = await relayAdmin<{ data: Json[] }>('/events?kind=payment&limit=1000');
-				const ours = data.filter((e) => String(e.fields.TrsId).trim() === trsId && String(e.fields.Status).trim().toUpperCase() === status);
+				const ours = data.filter(
+					(e) =>
+						String(e.fields.TrsId).trim() === trsId &&
+						String(e.fields.Status).trim().toUpperCase() === status,
+				);
 				if (ours.length === 0) return undefined;
-				const detailed = await Promise.all(ours.map((e) => relayAdmin<{ event: Json; deliveries: Json[] }>(`/events/${e.id}`)));
-				const done = detailed.every((d) => d.deliveries.length > 0 && d.deliveries.every((x) => x.status === 'delivered' || x.status === 'dead'));
+				const detailed = await Promise.all(
+					ours.map((e) => relayAdmin<{ event: Json; deliveries: Json[] }>(`/events/${e.id}`)),
+				);
+				const done = detailed.every(
+					(d) =>
+						d.deliveries.length > 0 &&
+						d.deliveries.every((x) => x.status === 'delivered' || x.status === 'dead'),
+				);
 				return done ? detailed : undefined;
 			});
 		}
@@ -520,11 +690,16 @@ describe(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, () => {
 			// The customer's browser showed them this form: a valid signature for (OutSum, InvId).
 			const forged = { ...failed.redirect.fields, TrsId: failed.payment.id, Status: 'SUCCESS' };
 			expect(await send(direct(), forged)).toEqual({ status: 422, receipt: 'rejected' });
-			expect(await send(direct(), { ...forged, TrsId: `made-up-${Date.now()}` })).toEqual({ status: 503, receipt: 'retry' });
+			expect(await send(direct(), { ...forged, TrsId: `made-up-${Date.now()}` })).toEqual({
+				status: 503,
+				receipt: 'retry',
+			});
 			// The relay can only check the signature: it stores the call, and every trigger refuses it.
 			expect((await send(relayPayment(), forged)).status).toBe(200);
 			const [event] = await settledRelayEvents(failed.payment.id, 'SUCCESS');
-			expect(event.deliveries.map((d) => [d.status, d.lastStatus])).toEqual(event.deliveries.map(() => ['dead', 422]));
+			expect(event.deliveries.map((d) => [d.status, d.lastStatus])).toEqual(
+				event.deliveries.map(() => ['dead', 422]),
+			);
 			expect(paidCalls(orderId)).toHaveLength(0);
 			phases.mark('forged SUCCESS from a Fail redirect refused');
 		});
@@ -535,7 +710,15 @@ describe(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, () => {
 			const twin = await payFull(await createBill('3000.00', `e2e-sec-twin-${stamp}`));
 			const victimOrder = `e2e-sec-victim-${stamp}`;
 			const victim = await payFull(await createBill('3000.00', victimOrder), 'fail');
-			await waitFor('the genuine payments', () => (paidCalls(`e2e-sec-cheap-${stamp}`).length === 1 && paidCalls(`e2e-sec-twin-${stamp}`).length === 1 ? true : undefined), 60_000);
+			await waitFor(
+				'the genuine payments',
+				() =>
+					paidCalls(`e2e-sec-cheap-${stamp}`).length === 1 &&
+					paidCalls(`e2e-sec-twin-${stamp}`).length === 1
+						? true
+						: undefined,
+				60_000,
+			);
 			for (const borrowed of [cheap.payment.id, twin.payment.id]) {
 				const forged = { ...victim.redirect.fields, TrsId: borrowed, Status: 'SUCCESS' };
 				expect(await send(direct(), forged)).toEqual({ status: 422, receipt: 'rejected' });
@@ -544,7 +727,9 @@ describe(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, () => {
 			for (const borrowed of [cheap.payment.id, twin.payment.id]) {
 				const events = await settledRelayEvents(borrowed, 'SUCCESS');
 				// The genuine postback and the forged one are two events; only the genuine one was delivered.
-				const forgedEvent = events.find((e) => e.event.fields.InvId === victimOrder) as { deliveries: Json[] };
+				const forgedEvent = events.find((e) => e.event.fields.InvId === victimOrder) as {
+					deliveries: Json[];
+				};
 				expect(
 					forgedEvent.deliveries.map((d) => [d.status, d.lastStatus]),
 					`deliveries of the forged call with TrsId ${borrowed}: ${JSON.stringify(forgedEvent.deliveries)}`,
@@ -559,12 +744,24 @@ describe(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, () => {
 		it('replays in another spelling of Status or TrsId start no second execution, through the relay or straight to n8n', async () => {
 			const orderId = `e2e-sec-replay-${Date.now()}`;
 			const paid = await payFull(await createBill('64.00', orderId));
-			await waitFor(`the shop call for ${orderId}`, () => (paidCalls(orderId).length === 1 ? true : undefined), 60_000);
+			await waitFor(
+				`the shop call for ${orderId}`,
+				() => (paidCalls(orderId).length === 1 ? true : undefined),
+				60_000,
+			);
 			const before = (await settledExecutions(EXAMPLE_IDS.paymentPaid)).length;
 			const genuine = paid.postback;
-			for (const variant of [{ Status: 'success' }, { Status: ' SUCCESS' }, { Status: 'Success ' }, { TrsId: ` ${String(genuine.TrsId)} ` }]) {
+			for (const variant of [
+				{ Status: 'success' },
+				{ Status: ' SUCCESS' },
+				{ Status: 'Success ' },
+				{ TrsId: ` ${String(genuine.TrsId)} ` },
+			]) {
 				expect((await send(relayPayment(), { ...genuine, ...variant })).status).toBe(200);
-				expect(await send(direct(), { ...genuine, ...variant })).toEqual({ status: 200, receipt: 'duplicate' });
+				expect(await send(direct(), { ...genuine, ...variant })).toEqual({
+					status: 200,
+					receipt: 'duplicate',
+				});
 			}
 			const events = await settledRelayEvents(String(genuine.TrsId), 'SUCCESS');
 			expect(events).toHaveLength(1);
@@ -583,12 +780,23 @@ describe(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, () => {
 				redirect: 'manual',
 			});
 			expect(res.status).toBeLessThan(400);
-			const [report] = await waitFor('the success-redirect workflow', () => {
-				const calls = sink.on('/api/redirects/success').filter((r) => (r.body as Json).InvId === orderId);
-				return calls.length > 0 ? calls : undefined;
-			}, 60_000);
+			const [report] = await waitFor(
+				'the success-redirect workflow',
+				() => {
+					const calls = sink
+						.on('/api/redirects/success')
+						.filter((r) => (r.body as Json).InvId === orderId);
+					return calls.length > 0 ? calls : undefined;
+				},
+				60_000,
+			);
 			// The shop backend's placeholder was replaced with the suite's stand-in backend.
-			expect(report.body).toMatchObject({ event: 'success', verified: true, paymentProof: false, customerSentTo: `${sink.url}/thanks` });
+			expect(report.body).toMatchObject({
+				event: 'success',
+				verified: true,
+				paymentProof: false,
+				customerSentTo: `${sink.url}/thanks`,
+			});
 			expect(report.body).not.toHaveProperty('paid');
 			expect(paidCalls(orderId)).toHaveLength(0);
 			phases.mark('redirect claims nothing');
@@ -596,24 +804,47 @@ describe(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, () => {
 
 		it('a marketplace payment pays its seller once: two workflows get the postback, the service drops the answer after paying, the relay replays it', async () => {
 			const orderId = `mkt-e2e-${Date.now()}`;
-			const sellerCalls = () => sink.on('/api/payouts/seller').filter((r) => (r.body as Json).orderId === orderId);
+			const sellerCalls = () =>
+				sink.on('/api/payouts/seller').filter((r) => (r.body as Json).orderId === orderId);
 			// The first payout request is carried out, then its answer is lost.
-			await stack.control('POST', '/faults', { kind: 'drop_after', path: '/api/v1/payout/personal/create', count: 1 });
+			await stack.control('POST', '/faults', {
+				kind: 'drop_after',
+				path: '/api/v1/payout/personal/create',
+				count: 1,
+			});
 			const paid = await payFull(await createBill('500.00', orderId));
 			const payoutOrderId = `seller-payment-${String(paid.payment.id)}-SUCCESS`;
-			await waitFor('both seller workflows', () => (sellerCalls().length >= 2 ? true : undefined), 60_000);
+			await waitFor(
+				'both seller workflows',
+				() => (sellerCalls().length >= 2 ? true : undefined),
+				60_000,
+			);
 			const payouts = async () =>
-				(await stack.control<{ data: Json[] }>('GET', `/payouts?merchantId=${stack.sandbox.merchantId}`)).data.filter((p) => p.order_id === payoutOrderId);
+				(
+					await stack.control<{ data: Json[] }>(
+						'GET',
+						`/payouts?merchantId=${stack.sandbox.merchantId}`,
+					)
+				).data.filter((p) => p.order_id === payoutOrderId);
 			expect(await payouts()).toHaveLength(1);
-			expect(sellerCalls().map((c) => (c.body as Json).alreadyExisted).sort()).toEqual([false, true]);
+			expect(
+				sellerCalls()
+					.map((c) => (c.body as Json).alreadyExisted)
+					.sort(),
+			).toEqual([false, true]);
 			expect(new Set(sellerCalls().map((c) => (c.body as Json).payoutId)).size).toBe(1);
 
 			// An operator replays the event: the triggers know it, nothing runs again.
 			const [event] = await settledRelayEvents(String(paid.payment.id), 'SUCCESS');
 			await relayAdmin(`/events/${event.event.id}/replay`, 'POST');
 			await waitFor('the replayed deliveries', async () => {
-				const { deliveries } = await relayAdmin<{ deliveries: Json[] }>(`/events/${event.event.id}`);
-				return deliveries.length >= 2 * event.deliveries.length && deliveries.every((d) => d.status === 'delivered') ? true : undefined;
+				const { deliveries } = await relayAdmin<{ deliveries: Json[] }>(
+					`/events/${event.event.id}`,
+				);
+				return deliveries.length >= 2 * event.deliveries.length &&
+					deliveries.every((d) => d.status === 'delivered')
+					? true
+					: undefined;
 			});
 			await settledExecutions(EXAMPLE_IDS.sellerPayout);
 			expect(sellerCalls()).toHaveLength(2);
@@ -625,8 +856,14 @@ describe(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, () => {
 	it('every example workflow has run successfully', async () => {
 		for (const id of Object.values(EXAMPLE_IDS)) {
 			const executions = await executionsOf(id);
-			expect(executions.some((e) => e.status === 'success'), `${id} has a successful execution`).toBe(true);
-			expect(executions.filter((e) => e.status === 'error'), `${id} has no failed execution`).toHaveLength(0);
+			expect(
+				executions.some((e) => e.status === 'success'),
+				`${id} has a successful execution`,
+			).toBe(true);
+			expect(
+				executions.filter((e) => e.status === 'error'),
+				`${id} has no failed execution`,
+			).toHaveLength(0);
 		}
 		phases.mark('executions checked');
 	});

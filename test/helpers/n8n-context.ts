@@ -38,7 +38,9 @@ const core = load('n8n-core') as typeof import('n8n-core');
 const { Workflow, ICredentialsHelper, createRunExecutionData } = workflowLib;
 
 const root = join(__dirname, '..', '..');
-const { PayPalych } = load(join(root, 'dist/nodes/PayPalych/PayPalych.node.js')) as { PayPalych: new () => INodeType };
+const { PayPalych } = load(join(root, 'dist/nodes/PayPalych/PayPalych.node.js')) as {
+	PayPalych: new () => INodeType;
+};
 const { PayPalychApi } = load(join(root, 'dist/credentials/PayPalychApi.credentials.js')) as {
 	PayPalychApi: new () => ICredentialType;
 };
@@ -79,7 +81,14 @@ export class TestCredentialsHelper extends ICredentialsHelper {
 			for (const [key, value] of Object.entries(values as IDataObject)) {
 				target[key] =
 					typeof value === 'string' && value.startsWith('=') && workflow && node
-						? workflow.expression.getSimpleParameterValue(node, value, 'internal', { $credentials: credentials }, undefined, '')
+						? workflow.expression.getSimpleParameterValue(
+								node,
+								value,
+								'internal',
+								{ $credentials: credentials },
+								undefined,
+								'',
+							)
 						: value;
 			}
 			options[outer] = target;
@@ -95,7 +104,11 @@ export class TestCredentialsHelper extends ICredentialsHelper {
 	async getCredentials(): Promise<ICredentials> {
 		throw new Error('not used');
 	}
-	async getDecrypted(_a: IWorkflowExecuteAdditionalData, _n: INodeCredentialsDetails, type: string): Promise<ICredentialDataDecryptedObject> {
+	async getDecrypted(
+		_a: IWorkflowExecuteAdditionalData,
+		_n: INodeCredentialsDetails,
+		type: string,
+	): Promise<ICredentialDataDecryptedObject> {
 		if (type !== 'payPalychApi') throw new Error(`No credential of type ${type}`);
 		return { ...this.data };
 	}
@@ -142,7 +155,14 @@ function build(options: Omit<RunOptions, 'items'>) {
 	});
 	// Resolve the parameters like n8n does (defaults filled in, display options applied).
 	const nodeType = new PayPalych();
-	const resolved = workflowLib.NodeHelpers.getNodeParameters(nodeType.description.properties, node.parameters, true, false, node, nodeType.description);
+	const resolved = workflowLib.NodeHelpers.getNodeParameters(
+		nodeType.description.properties,
+		node.parameters,
+		true,
+		false,
+		node,
+		nodeType.description,
+	);
 	node.parameters = resolved ?? node.parameters;
 	const additionalData = {
 		credentialsHelper: new TestCredentialsHelper(options.credential),
@@ -189,7 +209,12 @@ export async function runListSearch(
 ): Promise<INodeListSearchResult> {
 	const { node, workflow, nodeType, additionalData } = build(options);
 	const context = new core.LoadOptionsContext(workflow, node, additionalData, 'parameters.bank');
-	const method = (nodeType.methods?.listSearch as Record<string, (this: unknown, filter?: string) => Promise<INodeListSearchResult>>)[options.method];
+	const method = (
+		nodeType.methods?.listSearch as Record<
+			string,
+			(this: unknown, filter?: string) => Promise<INodeListSearchResult>
+		>
+	)[options.method];
 	return await method.call(context, options.filter);
 }
 
@@ -201,7 +226,14 @@ export { workflowLib };
  */
 export function resolveCredentialExpression(expression: string, credentials: Credential): unknown {
 	const { node, workflow } = build({ credential: credentials, parameters: {} });
-	return workflow.expression.getSimpleParameterValue(node, expression, 'internal', { $credentials: credentials }, undefined, '');
+	return workflow.expression.getSimpleParameterValue(
+		node,
+		expression,
+		'internal',
+		{ $credentials: credentials },
+		undefined,
+		'',
+	);
 }
 
 export { PayPalych, PayPalychApi };

@@ -7,7 +7,12 @@ export async function start(): Promise<Sandbox> {
 }
 
 /** Calls the sandbox's control API (`/_sandbox/...`) and returns its JSON answer. */
-export async function control<T = Record<string, any>>(sandbox: Sandbox, method: string, path: string, body?: unknown): Promise<T> {
+export async function control<T = Record<string, any>>(
+	sandbox: Sandbox,
+	method: string,
+	path: string,
+	body?: unknown,
+): Promise<T> {
 	const response = await fetch(`${sandbox.url}/_sandbox${path}`, {
 		method,
 		headers: body === undefined ? {} : { 'content-type': 'application/json' },
@@ -27,17 +32,38 @@ export interface TestMerchant {
 }
 
 /** A fresh merchant (verified, subscribed, RUB balance, direct payouts on) with its own state. */
-export async function newMerchant(sandbox: Sandbox, fields: Record<string, unknown> = {}): Promise<TestMerchant> {
-	const created = await control<Omit<TestMerchant, 'credential'>>(sandbox, 'POST', '/merchants', fields);
+export async function newMerchant(
+	sandbox: Sandbox,
+	fields: Record<string, unknown> = {},
+): Promise<TestMerchant> {
+	const created = await control<Omit<TestMerchant, 'credential'>>(
+		sandbox,
+		'POST',
+		'/merchants',
+		fields,
+	);
 	return { ...created, credential: { apiToken: created.token, baseUrl: sandbox.url } };
 }
 
-export async function patchMerchant(sandbox: Sandbox, merchantId: string, fields: Record<string, unknown>): Promise<void> {
+export async function patchMerchant(
+	sandbox: Sandbox,
+	merchantId: string,
+	fields: Record<string, unknown>,
+): Promise<void> {
 	await control(sandbox, 'PATCH', `/merchants/${merchantId}`, fields);
 }
 
-export async function payoutsOf(sandbox: Sandbox, merchantId: string): Promise<Array<Record<string, any>>> {
-	return (await control<{ data: Array<Record<string, any>> }>(sandbox, 'GET', `/payouts?merchantId=${merchantId}`)).data;
+export async function payoutsOf(
+	sandbox: Sandbox,
+	merchantId: string,
+): Promise<Array<Record<string, any>>> {
+	return (
+		await control<{ data: Array<Record<string, any>> }>(
+			sandbox,
+			'GET',
+			`/payouts?merchantId=${merchantId}`,
+		)
+	).data;
 }
 
 /** The UTC date `offsetDays` from today, as Y-m-d (the sandbox keeps dates in UTC). */

@@ -89,12 +89,14 @@ export interface WebhookHarness {
 	close(): Promise<void>;
 }
 
-let n8nReady: Promise<{
-	WebhookContext: typeof import('n8n-core').WebhookContext;
-	HookContext: typeof import('n8n-core').HookContext;
-	Workflow: typeof import('n8n-workflow').Workflow;
-	logs: LogEntry[];
-}> | undefined;
+let n8nReady:
+	| Promise<{
+			WebhookContext: typeof import('n8n-core').WebhookContext;
+			HookContext: typeof import('n8n-core').HookContext;
+			Workflow: typeof import('n8n-workflow').Workflow;
+			logs: LogEntry[];
+	  }>
+	| undefined;
 
 /** Loads n8n-core once, with its instance folder in a temporary directory and a capturing logger. */
 function loadN8n() {
@@ -121,7 +123,12 @@ function loadN8n() {
 			},
 		};
 		Container.set(Logger, logger as unknown as InstanceType<typeof Logger>);
-		return { WebhookContext: core.WebhookContext, HookContext: core.HookContext, Workflow: workflow.Workflow, logs };
+		return {
+			WebhookContext: core.WebhookContext,
+			HookContext: core.HookContext,
+			Workflow: workflow.Workflow,
+			logs,
+		};
 	})();
 	return n8nReady;
 }
@@ -157,12 +164,16 @@ function prepareRequest(req: IncomingMessage, raw: Buffer): 'ok' | 'unparsable' 
 	target.rawBody = raw;
 	if (raw.length === 0) return 'ok';
 	const parsable =
-		contentType === 'application/json' || contentType === 'application/x-www-form-urlencoded' || contentType === 'text/plain';
+		contentType === 'application/json' ||
+		contentType === 'application/x-www-form-urlencoded' ||
+		contentType === 'text/plain';
 	if (!parsable) return 'ok';
 	try {
 		if (contentType === 'application/json') target.body = JSON.parse(raw.toString(encoding));
 		else if (contentType === 'application/x-www-form-urlencoded')
-			target.body = parseQueryString(raw.toString(encoding), undefined, undefined, { maxKeys: 1000 });
+			target.body = parseQueryString(raw.toString(encoding), undefined, undefined, {
+				maxKeys: 1000,
+			});
 		else target.body = raw.toString(encoding);
 	} catch {
 		return 'unparsable';
@@ -173,7 +184,9 @@ function prepareRequest(req: IncomingMessage, raw: Buffer): 'ok' | 'unparsable' 
 let harnessCount = 0;
 
 /** What n8n hands a webhook call: its base URLs, and a credentials helper giving out the test's data. */
-function additionalDataFor(credentials: ICredentialDataDecryptedObject): IWorkflowExecuteAdditionalData {
+function additionalDataFor(
+	credentials: ICredentialDataDecryptedObject,
+): IWorkflowExecuteAdditionalData {
 	return {
 		webhookBaseUrl: 'http://n8n.test/webhook',
 		webhookTestBaseUrl: 'http://n8n.test/webhook-test',
@@ -252,7 +265,15 @@ export async function startWebhookHarness(options: HarnessOptions): Promise<Webh
 			workflowId: workflow.id,
 			isTest: options.mode === 'manual',
 		} as unknown as IWebhookData;
-		const context = new WebhookContext(workflow, node, additionalData, options.mode ?? 'webhook', webhookData, [], null);
+		const context = new WebhookContext(
+			workflow,
+			node,
+			additionalData,
+			options.mode ?? 'webhook',
+			webhookData,
+			[],
+			null,
+		);
 
 		let result: IWebhookResponseData;
 		try {
@@ -262,7 +283,12 @@ export async function startWebhookHarness(options: HarnessOptions): Promise<Webh
 			if (!res.headersSent) {
 				res.statusCode = 500;
 				res.setHeader('Content-Type', 'application/json');
-				res.end(JSON.stringify({ code: 0, message: 'Workflow Webhook Error: Workflow could not be started!' }));
+				res.end(
+					JSON.stringify({
+						code: 0,
+						message: 'Workflow Webhook Error: Workflow could not be started!',
+					}),
+				);
 			}
 			return;
 		}
@@ -278,7 +304,9 @@ export async function startWebhookHarness(options: HarnessOptions): Promise<Webh
 		};
 		if (result.noWebhookResponse === true) {
 			if (!res.writableEnded) {
-				record.error = new Error('noWebhookResponse returned but the node did not end the response');
+				record.error = new Error(
+					'noWebhookResponse returned but the node did not end the response',
+				);
 				res.statusCode = 500;
 				res.end();
 			}
@@ -306,13 +334,21 @@ export async function startWebhookHarness(options: HarnessOptions): Promise<Webh
 		// with the default 'firstEntryJson', then webhookResponse.
 		let body: unknown;
 		if (result.workflowData === undefined) {
-			body = result.webhookResponse !== undefined ? result.webhookResponse : { message: 'Webhook call received' };
+			body =
+				result.webhookResponse !== undefined
+					? result.webhookResponse
+					: { message: 'Webhook call received' };
 		} else {
-			const responseData = (options.nodeType.description.webhooks![0].responseData as string | undefined) ?? 'firstEntryJson';
+			const responseData =
+				(options.nodeType.description.webhooks![0].responseData as string | undefined) ??
+				'firstEntryJson';
 			body =
 				responseData === 'noData'
 					? undefined
-					: responseData || (result.webhookResponse !== undefined ? result.webhookResponse : { message: 'Workflow was started' });
+					: responseData ||
+						(result.webhookResponse !== undefined
+							? result.webhookResponse
+							: { message: 'Workflow was started' });
 		}
 		res.statusCode = 200;
 		if (typeof body === 'string') {
@@ -353,7 +389,10 @@ export async function startWebhookHarness(options: HarnessOptions): Promise<Webh
  * as n8n does when a workflow is published (mode "trigger", activation "activate").
  */
 export async function callWebhookMethod(
-	options: Pick<HarnessOptions, 'nodeType' | 'typeName' | 'parameters' | 'credentialType' | 'credentials'>,
+	options: Pick<
+		HarnessOptions,
+		'nodeType' | 'typeName' | 'parameters' | 'credentialType' | 'credentials'
+	>,
 	method: 'checkExists' | 'create' | 'delete',
 ): Promise<{ result: boolean; logs: LogEntry[]; productionUrl: string }> {
 	const { HookContext, Workflow, logs } = await loadN8n();
@@ -389,7 +428,14 @@ export async function callWebhookMethod(
 		webhookDescription: options.nodeType.description.webhooks![0],
 		workflowId: workflow.id,
 	} as unknown as IWebhookData;
-	const context = new HookContext(workflow, node, additionalData, 'trigger', 'activate', webhookData);
+	const context = new HookContext(
+		workflow,
+		node,
+		additionalData,
+		'trigger',
+		'activate',
+		webhookData,
+	);
 	const before = logs.length;
 	const result = await options.nodeType.webhookMethods!.default![method].call(context);
 	return {

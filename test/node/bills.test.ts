@@ -2,7 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { INodeParameters } from 'n8n-workflow';
 
 import { runListSearch, runNode } from '../helpers/n8n-context.ts';
-import { control, newMerchant, start, type Sandbox, type TestMerchant, utcDay } from '../helpers/sandbox.ts';
+import {
+	control,
+	newMerchant,
+	start,
+	type Sandbox,
+	type TestMerchant,
+	utcDay,
+} from '../helpers/sandbox.ts';
 
 // Bills, payments, balances and the SBP bank dictionary, through the node's real execute()
 // against the sandbox over HTTP.
@@ -14,11 +21,16 @@ afterAll(async () => {
 	await sandbox.close();
 });
 
-
 async function createBill(merchant: TestMerchant, amount: string, extra: INodeParameters = {}) {
 	const [item] = await runNode({
 		credential: merchant.credential,
-		parameters: { resource: 'bill', operation: 'create', shopId: merchant.shopId, amount, additionalFields: extra },
+		parameters: {
+			resource: 'bill',
+			operation: 'create',
+			shopId: merchant.shopId,
+			amount,
+			additionalFields: extra,
+		},
 	});
 	return item.json;
 }
@@ -40,19 +52,41 @@ describe('Bill', () => {
 		expect(typeof created.bill_id).toBe('string');
 		expect(String(created.link_page_url)).toMatch(/^http/);
 
-		const [bill] = await runNode({ credential: merchant.credential, parameters: { resource: 'bill', operation: 'get', billId: created.bill_id as string } });
-		expect(bill.json).toMatchObject({ success: true, id: created.bill_id, status: 'NEW', amount: 0.3, type: 'MULTI', currency_in: 'RUB' });
+		const [bill] = await runNode({
+			credential: merchant.credential,
+			parameters: { resource: 'bill', operation: 'get', billId: created.bill_id as string },
+		});
+		expect(bill.json).toMatchObject({
+			success: true,
+			id: created.bill_id,
+			status: 'NEW',
+			amount: 0.3,
+			type: 'MULTI',
+			currency_in: 'RUB',
+		});
 		expect(bill.pairedItem).toEqual({ item: 0 });
 		// bill/status does not return the order ID (the document's Bill has none): the sandbox's own record shows it was sent.
-		expect(await control(sandbox, 'GET', `/bills/${created.bill_id}`)).toMatchObject({ orderId: 'order-42', custom: 'customer=7', payerPaysCommission: true });
+		expect(await control(sandbox, 'GET', `/bills/${created.bill_id}`)).toMatchObject({
+			orderId: 'order-42',
+			custom: 'customer=7',
+			payerPaysCommission: true,
+		});
 
-		const paid1 = await control(sandbox, 'POST', `/bills/${created.bill_id}/pay`, { outcome: 'full', method: 'BANK_CARD' });
-		const paid2 = await control(sandbox, 'POST', `/bills/${created.bill_id}/pay`, { outcome: 'full', method: 'BANK_CARD' });
+		const paid1 = await control(sandbox, 'POST', `/bills/${created.bill_id}/pay`, {
+			outcome: 'full',
+			method: 'BANK_CARD',
+		});
+		const paid2 = await control(sandbox, 'POST', `/bills/${created.bill_id}/pay`, {
+			outcome: 'full',
+			method: 'BANK_CARD',
+		});
 		const payments = await runNode({
 			credential: merchant.credential,
 			parameters: { resource: 'bill', operation: 'getPayments', billId: created.bill_id as string },
 		});
-		expect(payments.map((p) => p.json.id).sort()).toEqual([paid1.payment.id, paid2.payment.id].sort());
+		expect(payments.map((p) => p.json.id).sort()).toEqual(
+			[paid1.payment.id, paid2.payment.id].sort(),
+		);
 		for (const payment of payments) {
 			expect(payment.pairedItem).toEqual({ item: 0 });
 			expect(payment.json).toMatchObject({ bill_id: created.bill_id, status: 'SUCCESS' });
@@ -64,9 +98,22 @@ describe('Bill', () => {
 		const merchant = await newMerchant(sandbox);
 		const created = await createBill(merchant, '150');
 		const setActive = (active: boolean) =>
-			runNode({ credential: merchant.credential, parameters: { resource: 'bill', operation: 'setActive', billId: created.bill_id as string, active } });
+			runNode({
+				credential: merchant.credential,
+				parameters: {
+					resource: 'bill',
+					operation: 'setActive',
+					billId: created.bill_id as string,
+					active,
+				},
+			});
 		const [off] = await setActive(false);
-		expect(off.json).toMatchObject({ id: created.bill_id, active: false, success: true, amount: 150 });
+		expect(off.json).toMatchObject({
+			id: created.bill_id,
+			active: false,
+			success: true,
+			amount: 150,
+		});
 		const [on] = await setActive(true);
 		expect(on.json.active).toBe(true);
 
@@ -75,7 +122,9 @@ describe('Bill', () => {
 			() => undefined,
 			(e: Error & { httpCode?: string }) => e,
 		);
-		expect(error?.message).toBe('api:error.bill_is_finished: The bill is already paid, so it can no longer be switched on or off');
+		expect(error?.message).toBe(
+			'api:error.bill_is_finished: The bill is already paid, so it can no longer be switched on or off',
+		);
 		expect(error?.httpCode).toBe('403');
 	});
 
@@ -85,18 +134,32 @@ describe('Bill', () => {
 		for (let i = 0; i < 230; i++) {
 			const response = await fetch(`${sandbox.url}/api/v1/bill/create`, {
 				method: 'POST',
-				headers: { authorization: `Bearer ${merchant.token}`, 'content-type': 'application/x-www-form-urlencoded' },
+				headers: {
+					authorization: `Bearer ${merchant.token}`,
+					'content-type': 'application/x-www-form-urlencoded',
+				},
 				body: new URLSearchParams({ amount: `${i + 1}.00`, shop_id: merchant.shopId }).toString(),
 			});
 			created.push(((await response.json()) as { bill_id: string }).bill_id);
 		}
 		const search = (extra: Record<string, unknown>) =>
-			runNode({ credential: merchant.credential, parameters: { resource: 'bill', operation: 'search', startDate: utcDay(-1), finishDate: utcDay(1), ...extra } });
+			runNode({
+				credential: merchant.credential,
+				parameters: {
+					resource: 'bill',
+					operation: 'search',
+					startDate: utcDay(-1),
+					finishDate: utcDay(1),
+					...extra,
+				},
+			});
 
 		const all = await search({ returnAll: true });
 		expect(all).toHaveLength(230);
 		expect(new Set(all.map((i) => i.json.id))).toEqual(new Set(created));
-		expect(all.every((i) => i.pairedItem && (i.pairedItem as { item: number }).item === 0)).toBe(true);
+		expect(all.every((i) => i.pairedItem && (i.pairedItem as { item: number }).item === 0)).toBe(
+			true,
+		);
 		expect(all.every((i) => typeof i.json.amount === 'number')).toBe(true);
 
 		const limited = await search({ returnAll: false, limit: 150 });
@@ -112,10 +175,21 @@ describe('Payment', () => {
 	it('gets a payment by ID with numeric amounts', async () => {
 		const merchant = await newMerchant(sandbox);
 		const bill = await createBill(merchant, '100.05');
-		const paid = await control(sandbox, 'POST', `/bills/${bill.bill_id}/pay`, { outcome: 'under', amount: '50.00' });
-		const [payment] = await runNode({ credential: merchant.credential, parameters: { resource: 'payment', operation: 'get', paymentId: paid.payment.id } });
+		const paid = await control(sandbox, 'POST', `/bills/${bill.bill_id}/pay`, {
+			outcome: 'under',
+			amount: '50.00',
+		});
+		const [payment] = await runNode({
+			credential: merchant.credential,
+			parameters: { resource: 'payment', operation: 'get', paymentId: paid.payment.id },
+		});
 		// The sandbox's own view of the payment is the oracle (the commission comes off the received amount).
-		expect(payment.json).toMatchObject({ success: true, id: paid.payment.id, bill_id: bill.bill_id, status: 'UNDERPAID' });
+		expect(payment.json).toMatchObject({
+			success: true,
+			id: paid.payment.id,
+			bill_id: bill.bill_id,
+			status: 'UNDERPAID',
+		});
 		expect(payment.json.amount_received).toBe(Number(paid.payment.amount_received));
 		expect(typeof payment.json.amount_received).toBe('number');
 		expect(payment.json.amount_received).toBeGreaterThan(0);
@@ -125,11 +199,20 @@ describe('Payment', () => {
 describe('Balance', () => {
 	it('gets the balances as one item, or one item per currency, amounts as numbers', async () => {
 		const merchant = await newMerchant(sandbox);
-		await control(sandbox, 'PATCH', `/merchants/${merchant.merchantId}`, { balances: { RUB: '1234.56', USD: '0.12' } });
-		const [one] = await runNode({ credential: merchant.credential, parameters: { resource: 'balance', operation: 'get' } });
+		await control(sandbox, 'PATCH', `/merchants/${merchant.merchantId}`, {
+			balances: { RUB: '1234.56', USD: '0.12' },
+		});
+		const [one] = await runNode({
+			credential: merchant.credential,
+			parameters: { resource: 'balance', operation: 'get' },
+		});
 		expect(one.json.success).toBe(true);
 		const balances = one.json.balances as Array<Record<string, unknown>>;
-		expect(balances.find((b) => b.currency === 'RUB')).toMatchObject({ balance_available: 1234.56, balance_locked: 0, balance_hold: 0 });
+		expect(balances.find((b) => b.currency === 'RUB')).toMatchObject({
+			balance_available: 1234.56,
+			balance_locked: 0,
+			balance_hold: 0,
+		});
 
 		const split = await runNode({
 			credential: merchant.credential,
@@ -151,20 +234,41 @@ describe('Balance', () => {
 describe('SBP Bank', () => {
 	it('lists the SBP banks, with Limit', async () => {
 		const merchant = await newMerchant(sandbox);
-		const all = await runNode({ credential: merchant.credential, parameters: { resource: 'sbpBank', operation: 'getMany', returnAll: true } });
+		const all = await runNode({
+			credential: merchant.credential,
+			parameters: { resource: 'sbpBank', operation: 'getMany', returnAll: true },
+		});
 		expect(all.length).toBeGreaterThan(5);
-		expect(all.find((b) => b.json.name_en === 'Sberbank')?.json).toMatchObject({ member_id: 100000000111, name: 'Сбербанк' });
-		const two = await runNode({ credential: merchant.credential, parameters: { resource: 'sbpBank', operation: 'getMany', returnAll: false, limit: 2 } });
+		expect(all.find((b) => b.json.name_en === 'Sberbank')?.json).toMatchObject({
+			member_id: 100000000111,
+			name: 'Сбербанк',
+		});
+		const two = await runNode({
+			credential: merchant.credential,
+			parameters: { resource: 'sbpBank', operation: 'getMany', returnAll: false, limit: 2 },
+		});
 		expect(two).toHaveLength(2);
 	});
 
 	it('offers the banks as a searchable list: "name_en (name)" labels, member_id values', async () => {
 		const merchant = await newMerchant(sandbox);
 		const parameters = { resource: 'payout', operation: 'createRegular', accountType: 'sbp' };
-		const everything = await runListSearch({ credential: merchant.credential, parameters, method: 'searchSbpBanks' });
+		const everything = await runListSearch({
+			credential: merchant.credential,
+			parameters,
+			method: 'searchSbpBanks',
+		});
 		expect(everything.results.length).toBeGreaterThan(5);
-		expect(everything.results).toContainEqual({ name: 'Sberbank (Сбербанк)', value: '100000000111' });
-		const found = await runListSearch({ credential: merchant.credential, parameters, method: 'searchSbpBanks', filter: 'втб' });
+		expect(everything.results).toContainEqual({
+			name: 'Sberbank (Сбербанк)',
+			value: '100000000111',
+		});
+		const found = await runListSearch({
+			credential: merchant.credential,
+			parameters,
+			method: 'searchSbpBanks',
+			filter: 'втб',
+		});
 		expect(found.results).toEqual([{ name: 'VTB Bank (Банк ВТБ)', value: '100000000005' }]);
 	});
 });

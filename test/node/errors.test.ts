@@ -2,7 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { INodeParameters } from 'n8n-workflow';
 
 import { runNode } from '../helpers/n8n-context.ts';
-import { control, newMerchant, patchMerchant, payoutsOf, start, type Sandbox, type TestMerchant } from '../helpers/sandbox.ts';
+import {
+	control,
+	newMerchant,
+	patchMerchant,
+	payoutsOf,
+	start,
+	type Sandbox,
+	type TestMerchant,
+} from '../helpers/sandbox.ts';
 
 // Every error class the sandbox can produce, through the node's real execute(): each becomes a
 // NodeApiError whose message is "<key>: <sentence>", with the HTTP code and a hint.
@@ -15,9 +23,17 @@ afterAll(async () => {
 	await sandbox.close();
 });
 
-type Failure = Error & { httpCode?: string; description?: string; context: Record<string, unknown> };
+type Failure = Error & {
+	httpCode?: string;
+	description?: string;
+	context: Record<string, unknown>;
+};
 
-async function failure(merchant: TestMerchant, parameters: INodeParameters, credential = merchant.credential): Promise<Failure> {
+async function failure(
+	merchant: TestMerchant,
+	parameters: INodeParameters,
+	credential = merchant.credential,
+): Promise<Failure> {
 	const error = await runNode({ credential, parameters }).then(
 		() => undefined,
 		(e: Failure) => e,
@@ -26,7 +42,13 @@ async function failure(merchant: TestMerchant, parameters: INodeParameters, cred
 	return error;
 }
 
-const billCreate = (m: TestMerchant, extra: INodeParameters = {}): INodeParameters => ({ resource: 'bill', operation: 'create', shopId: m.shopId, amount: '100', ...extra });
+const billCreate = (m: TestMerchant, extra: INodeParameters = {}): INodeParameters => ({
+	resource: 'bill',
+	operation: 'create',
+	shopId: m.shopId,
+	amount: '100',
+	...extra,
+});
 // A new order ID each time: the look-up finds nothing, so the error comes from the create endpoint itself.
 let orderSeq = 0;
 const personal = (m: TestMerchant, amount = '100', accountId?: string): INodeParameters => ({
@@ -131,7 +153,10 @@ const cases: Case[] = [
 	{
 		name: 'payout account banned',
 		setup: async (m) => {
-			const { payoutAccountId } = await control(sandbox, 'POST', '/payout-accounts', { merchantId: m.merchantId, banned: true });
+			const { payoutAccountId } = await control(sandbox, 'POST', '/payout-accounts', {
+				merchantId: m.merchantId,
+				banned: true,
+			});
 			return personal(m, '10', payoutAccountId);
 		},
 		parameters: () => ({}),
@@ -141,7 +166,10 @@ const cases: Case[] = [
 	{
 		name: 'direction not available',
 		setup: async (m) => {
-			const { payoutAccountId } = await control(sandbox, 'POST', '/payout-accounts', { merchantId: m.merchantId, directionAvailable: false });
+			const { payoutAccountId } = await control(sandbox, 'POST', '/payout-accounts', {
+				merchantId: m.merchantId,
+				directionAvailable: false,
+			});
 			return personal(m, '10', payoutAccountId);
 		},
 		parameters: () => ({}),
@@ -156,28 +184,38 @@ const cases: Case[] = [
 	},
 	{
 		name: 'shop not enabled',
-		setup: (m) => control(sandbox, 'PATCH', `/shops/${m.shopId}`, { enabled: false }).then(() => undefined),
+		setup: (m) =>
+			control(sandbox, 'PATCH', `/shops/${m.shopId}`, { enabled: false }).then(() => undefined),
 		parameters: (m) => billCreate(m),
 		message: 'api:error.shop_not_enabled: The shop is not enabled (the merchant is deactivated)',
 		httpCode: '403',
 	},
 	{
 		name: 'shop access denied',
-		setup: (m) => control(sandbox, 'PATCH', `/shops/${m.shopId}`, { accessDenied: true }).then(() => undefined),
+		setup: (m) =>
+			control(sandbox, 'PATCH', `/shops/${m.shopId}`, { accessDenied: true }).then(() => undefined),
 		parameters: (m) => billCreate(m),
 		message: 'api:error.access_denied: Your merchant account has no access to this shop',
 		httpCode: '403',
 	},
 	{
 		name: 'currency without a rate',
-		setup: (m) => control(sandbox, 'PATCH', `/shops/${m.shopId}`, { defaultCurrency: 'GBP' }).then(() => undefined),
+		setup: (m) =>
+			control(sandbox, 'PATCH', `/shops/${m.shopId}`, { defaultCurrency: 'GBP' }).then(
+				() => undefined,
+			),
 		parameters: (m) => billCreate(m),
 		message: 'api:error.rate-not-found: The currency or country is not supported',
 		httpCode: '403',
 	},
 	{
 		name: 'amount refused by the service',
-		setup: () => control(sandbox, 'POST', '/faults', { kind: 'error', key: 'invalid_amount', path: '/api/v1/bill/create' }).then(() => undefined),
+		setup: () =>
+			control(sandbox, 'POST', '/faults', {
+				kind: 'error',
+				key: 'invalid_amount',
+				path: '/api/v1/bill/create',
+			}).then(() => undefined),
 		parameters: (m) => billCreate(m),
 		message: 'api:error.invalid_amount: The amount is not accepted',
 		httpCode: '403',
@@ -196,7 +234,12 @@ const cases: Case[] = [
 	},
 	{
 		name: 'bill not found (422 on toggle)',
-		parameters: () => ({ resource: 'bill', operation: 'setActive', billId: 'no-such-bill', active: false }),
+		parameters: () => ({
+			resource: 'bill',
+			operation: 'setActive',
+			billId: 'no-such-bill',
+			active: false,
+		}),
 		message: 'api:error.bill_not_found: No bill has this ID',
 		httpCode: '422',
 	},
@@ -206,7 +249,10 @@ const cases: Case[] = [
 			await patchMerchant(sandbox, m.merchantId, { tooManyPaymentsThreshold: 1 });
 			const response = await fetch(`${sandbox.url}/api/v1/bill/create`, {
 				method: 'POST',
-				headers: { authorization: `Bearer ${m.token}`, 'content-type': 'application/x-www-form-urlencoded' },
+				headers: {
+					authorization: `Bearer ${m.token}`,
+					'content-type': 'application/x-www-form-urlencoded',
+				},
 				body: `amount=10&shop_id=${m.shopId}&type=multi`,
 			});
 			const { bill_id } = (await response.json()) as { bill_id: string };
@@ -226,14 +272,25 @@ const cases: Case[] = [
 	},
 	{
 		name: 'invalid request data (unknown SBP bank)',
-		parameters: () => ({ resource: 'payout', operation: 'createRegular', accountType: 'sbp', amount: '10', phone: '+79001234567', bank: { __rl: true, mode: 'id', value: '123' }, orderId: 'sbp-unknown-bank' }),
+		parameters: () => ({
+			resource: 'payout',
+			operation: 'createRegular',
+			accountType: 'sbp',
+			amount: '10',
+			phone: '+79001234567',
+			bank: { __rl: true, mode: 'id', value: '123' },
+			orderId: 'sbp-unknown-bank',
+		}),
 		message: 'invalid_request_data: The service rejected the request data',
 		httpCode: '422',
 		hint: 'account_bank: ',
 	},
 	{
 		name: 'internal error (500)',
-		setup: () => control(sandbox, 'POST', '/faults', { kind: '500', path: '/api/v1/merchant/balance' }).then(() => undefined),
+		setup: () =>
+			control(sandbox, 'POST', '/faults', { kind: '500', path: '/api/v1/merchant/balance' }).then(
+				() => undefined,
+			),
 		parameters: () => balance,
 		message: 'api:error.general_error: The service had an internal error',
 		httpCode: '500',
@@ -241,7 +298,10 @@ const cases: Case[] = [
 	},
 	{
 		name: 'rate limited (429)',
-		setup: () => control(sandbox, 'POST', '/faults', { kind: '429', path: '/api/v1/merchant/balance' }).then(() => undefined),
+		setup: () =>
+			control(sandbox, 'POST', '/faults', { kind: '429', path: '/api/v1/merchant/balance' }).then(
+				() => undefined,
+			),
 		parameters: () => balance,
 		message: 'http_429: Too Many Attempts.',
 		httpCode: '429',
@@ -263,14 +323,19 @@ describe('API errors become NodeApiError with key, HTTP code and a merchant sent
 
 	it('a rejected token: "The API token was rejected" with the refresh hint (401)', async () => {
 		const merchant = await newMerchant(sandbox);
-		const error = await failure(merchant, balance, { apiToken: 'wrong|token', baseUrl: sandbox.url });
+		const error = await failure(merchant, balance, {
+			apiToken: 'wrong|token',
+			baseUrl: sandbox.url,
+		});
 		expect(error.message).toBe('Unauthenticated: The API token was rejected');
 		expect(error.description).toContain('Refresh it on the API integration page');
 		expect(error.httpCode).toBe('401');
 
 		// A rotated token fails at once.
 		await control(sandbox, 'POST', `/merchants/${merchant.merchantId}/rotate-token`, {});
-		expect((await failure(merchant, balance)).message).toBe('Unauthenticated: The API token was rejected');
+		expect((await failure(merchant, balance)).message).toBe(
+			'Unauthenticated: The API token was rejected',
+		);
 	});
 
 	it('a dropped connection is a network error naming the credential Base URL', async () => {
@@ -285,7 +350,13 @@ describe('API errors become NodeApiError with key, HTTP code and a merchant sent
 	it('a failed payout creation pays nothing', async () => {
 		const merchant = await newMerchant(sandbox);
 		await patchMerchant(sandbox, merchant.merchantId, { balances: { RUB: '1.00' } });
-		await failure(merchant, { resource: 'payout', operation: 'createPersonal', payoutAccountId: merchant.payoutAccountId, amount: '5', orderId: 'fails-5' });
+		await failure(merchant, {
+			resource: 'payout',
+			operation: 'createPersonal',
+			payoutAccountId: merchant.payoutAccountId,
+			amount: '5',
+			orderId: 'fails-5',
+		});
 		expect(await payoutsOf(sandbox, merchant.merchantId)).toHaveLength(0);
 	});
 });
@@ -295,7 +366,10 @@ describe('continueOnFail', () => {
 		const merchant = await newMerchant(sandbox);
 		const response = await fetch(`${sandbox.url}/api/v1/bill/create`, {
 			method: 'POST',
-			headers: { authorization: `Bearer ${merchant.token}`, 'content-type': 'application/x-www-form-urlencoded' },
+			headers: {
+				authorization: `Bearer ${merchant.token}`,
+				'content-type': 'application/x-www-form-urlencoded',
+			},
 			body: `amount=10&shop_id=${merchant.shopId}`,
 		});
 		const { bill_id } = (await response.json()) as { bill_id: string };

@@ -13,8 +13,14 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
 };
 
 function packedFiles(): string[] {
-	const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-	return (JSON.parse(out) as Array<{ files: Array<{ path: string }> }>)[0].files.map((file) => file.path);
+	const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+		cwd: root,
+		encoding: 'utf8',
+		stdio: ['ignore', 'pipe', 'ignore'],
+	});
+	return (JSON.parse(out) as Array<{ files: Array<{ path: string }> }>)[0].files.map(
+		(file) => file.path,
+	);
 }
 
 describe('package contents', () => {
@@ -23,7 +29,9 @@ describe('package contents', () => {
 	it('ships only package.json, the README/licence and dist/nodes, dist/credentials', () => {
 		expect(files.length).toBeGreaterThan(10);
 		for (const file of files) {
-			expect(file).toMatch(/^(package\.json|README\.md|LICEN[SC]E(\.md)?|dist\/(nodes|credentials|icons)\/.+)$/);
+			expect(file).toMatch(
+				/^(package\.json|README\.md|LICEN[SC]E(\.md)?|dist\/(nodes|credentials|icons)\/.+)$/,
+			);
 			expect(file).not.toMatch(/(^|\/)(relay|sandbox|test|examples|scripts)\//);
 			expect(file).not.toMatch(/\.test\.|\.spec\./);
 			// No TypeScript sources: compiled JavaScript, declarations, maps, codex JSON, icons.
@@ -32,11 +40,17 @@ describe('package contents', () => {
 	});
 
 	it('ships exactly package.json, the README and the MIT licence outside dist/', () => {
-		expect(files.filter((file) => !file.startsWith('dist/')).sort()).toEqual(['LICENSE.md', 'README.md', 'package.json']);
+		expect(files.filter((file) => !file.startsWith('dist/')).sort()).toEqual([
+			'LICENSE.md',
+			'README.md',
+			'package.json',
+		]);
 	});
 
 	it('contains every node and credential package.json declares, with the icons and the codex file', () => {
-		for (const entry of [...pkg.n8n.nodes, ...pkg.n8n.credentials].filter((e) => e.includes('PayPalych.node') || e.includes('credentials'))) {
+		for (const entry of [...pkg.n8n.nodes, ...pkg.n8n.credentials].filter(
+			(e) => e.includes('PayPalych.node') || e.includes('credentials'),
+		)) {
 			expect(files).toContain(entry);
 		}
 		for (const file of [
@@ -51,10 +65,15 @@ describe('package contents', () => {
 	});
 
 	it('ships no stale build output: every compiled file of the action node has its source', () => {
-		const compiled = files.filter((file) => file.startsWith('dist/nodes/PayPalych/') && file.endsWith('.js'));
+		const compiled = files.filter(
+			(file) => file.startsWith('dist/nodes/PayPalych/') && file.endsWith('.js'),
+		);
 		expect(compiled.length).toBeGreaterThan(10);
 		for (const file of compiled) {
-			expect(existsSync(join(root, file.replace(/^dist\//, '').replace(/\.js$/, '.ts'))), file).toBe(true);
+			expect(
+				existsSync(join(root, file.replace(/^dist\//, '').replace(/\.js$/, '.ts'))),
+				file,
+			).toBe(true);
 		}
 	});
 
@@ -63,7 +82,9 @@ describe('package contents', () => {
 	});
 
 	it('has a codex file naming the node and a documentation link', () => {
-		const codex = JSON.parse(readFileSync(join(root, 'dist/nodes/PayPalych/PayPalych.node.json'), 'utf8'));
+		const codex = JSON.parse(
+			readFileSync(join(root, 'dist/nodes/PayPalych/PayPalych.node.json'), 'utf8'),
+		);
 		expect(codex.node).toBe(`${pkg.name}.payPalych`);
 		expect(codex.categories).toContain('Finance & Accounting');
 		expect(codex.resources.primaryDocumentation[0].url).toMatch(/^https:\/\//);

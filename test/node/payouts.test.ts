@@ -3,7 +3,16 @@ import type { INodeParameters } from 'n8n-workflow';
 
 import { runNode } from '../helpers/n8n-context.ts';
 import { startRecordingServer } from '../helpers/recording-server.ts';
-import { control, newMerchant, patchMerchant, payoutsOf, start, type Sandbox, type TestMerchant, utcDay } from '../helpers/sandbox.ts';
+import {
+	control,
+	newMerchant,
+	patchMerchant,
+	payoutsOf,
+	start,
+	type Sandbox,
+	type TestMerchant,
+	utcDay,
+} from '../helpers/sandbox.ts';
 
 // Payouts through the node's real execute() against the sandbox: both create operations, split
 // payouts, the duplicate-payout guard, Get by ID / order ID, Search with pagination.
@@ -15,7 +24,12 @@ afterAll(async () => {
 	await sandbox.close();
 });
 
-const personal = (merchant: TestMerchant, amount: string, orderId: string, options: INodeParameters = {}): INodeParameters => ({
+const personal = (
+	merchant: TestMerchant,
+	amount: string,
+	orderId: string,
+	options: INodeParameters = {},
+): INodeParameters => ({
 	resource: 'payout',
 	operation: 'createPersonal',
 	payoutAccountId: merchant.payoutAccountId,
@@ -24,7 +38,11 @@ const personal = (merchant: TestMerchant, amount: string, orderId: string, optio
 	options,
 });
 
-const card = (amount: string, orderId: string, cardNumber = '4111 1111 1111 1111'): INodeParameters => ({
+const card = (
+	amount: string,
+	orderId: string,
+	cardNumber = '4111 1111 1111 1111',
+): INodeParameters => ({
 	resource: 'payout',
 	operation: 'createRegular',
 	accountType: 'credit_card',
@@ -43,15 +61,33 @@ const failure = (promise: Promise<unknown>) =>
 describe('Payout > Create to Saved Account', () => {
 	it('creates a payout under the given order ID and reads it by ID and by order ID', async () => {
 		const merchant = await newMerchant(sandbox);
-		const out = await runNode({ credential: merchant.credential, parameters: personal(merchant, '1000', '={{ $json.invoice }}'), items: [{ invoice: 'INV-1' }] });
+		const out = await runNode({
+			credential: merchant.credential,
+			parameters: personal(merchant, '1000', '={{ $json.invoice }}'),
+			items: [{ invoice: 'INV-1' }],
+		});
 		expect(out).toHaveLength(1);
 		const payout = out[0].json;
 		expect(out[0].pairedItem).toEqual({ item: 0 });
-		expect(payout).toMatchObject({ status: 'MODERATING', amount: 1000, already_existed: false, currency: 'RUB', order_id: 'INV-1' });
+		expect(payout).toMatchObject({
+			status: 'MODERATING',
+			amount: 1000,
+			already_existed: false,
+			currency: 'RUB',
+			order_id: 'INV-1',
+		});
 		const stored = await payoutsOf(sandbox, merchant.merchantId);
 		expect(stored.map((p) => [p.id, p.order_id])).toEqual([[payout.id, 'INV-1']]);
 
-		const [byId] = await runNode({ credential: merchant.credential, parameters: { resource: 'payout', operation: 'get', findBy: 'id', payoutId: payout.id as string } });
+		const [byId] = await runNode({
+			credential: merchant.credential,
+			parameters: {
+				resource: 'payout',
+				operation: 'get',
+				findBy: 'id',
+				payoutId: payout.id as string,
+			},
+		});
 		expect(byId.json).toMatchObject({ success: true, id: payout.id, amount: 1000 });
 		const [byOrder] = await runNode({
 			credential: merchant.credential,
@@ -68,7 +104,9 @@ describe('Payout > Create to Saved Account', () => {
 			['x'.repeat(101), 'Order ID must be at most 100 characters (got 101)'],
 			['a\nb', 'Order ID must not contain control characters'],
 		]) {
-			const error = await failure(runNode({ credential: merchant.credential, parameters: personal(merchant, '10', orderId) }));
+			const error = await failure(
+				runNode({ credential: merchant.credential, parameters: personal(merchant, '10', orderId) }),
+			);
 			expect(error?.message).toBe(message);
 		}
 		expect(await payoutsOf(sandbox, merchant.merchantId)).toHaveLength(0);
@@ -80,22 +118,52 @@ describe('Payout > Create to Saved Account', () => {
 		const parameters = personal(merchant, '={{ $json.total }}', '={{ $json.invoice }}');
 		const [first] = await runNode({ credential: merchant.credential, parameters, items });
 		// The same intent delivered again with a new timestamp (a duplicate postback, a retry).
-		const [again] = await runNode({ credential: merchant.credential, parameters, items: [{ ...items[0], receivedAt: '2026-11-22T10:05:00Z' }] });
+		const [again] = await runNode({
+			credential: merchant.credential,
+			parameters,
+			items: [{ ...items[0], receivedAt: '2026-11-22T10:05:00Z' }],
+		});
 		expect(first.json.already_existed).toBe(false);
-		expect(again.json).toMatchObject({ id: first.json.id, order_id: 'INV-7', already_existed: true, amount: 500 });
+		expect(again.json).toMatchObject({
+			id: first.json.id,
+			order_id: 'INV-7',
+			already_existed: true,
+			amount: 500,
+		});
 		// The amount as a number or as text is the same payout.
-		const [asText] = await runNode({ credential: merchant.credential, parameters: personal(merchant, '500.00', 'INV-7') });
+		const [asText] = await runNode({
+			credential: merchant.credential,
+			parameters: personal(merchant, '500.00', 'INV-7'),
+		});
 		expect(asText.json.already_existed).toBe(true);
 		expect(await payoutsOf(sandbox, merchant.merchantId)).toHaveLength(1);
 	});
 
-	it('keyed on the trigger\'s eventKey, a duplicate delivery of one postback pays once', async () => {
+	it("keyed on the trigger's eventKey, a duplicate delivery of one postback pays once", async () => {
 		const merchant = await newMerchant(sandbox);
 		// Two deliveries of one postback: the spelling of Status and the receive time differ, the event key does not.
-		const delivery = (receivedAt: string, Status: string) => ({ eventKey: 'payment-P77-SUCCESS', TrsId: 'P77', Status, receivedAt, OutSum: '90.00' });
-		const parameters = personal(merchant, '={{ $json.OutSum }}', '={{ "refund-" + $json.eventKey }}');
-		const [first] = await runNode({ credential: merchant.credential, parameters, items: [delivery('2026-11-22T10:00:00Z', 'SUCCESS')] });
-		const [second] = await runNode({ credential: merchant.credential, parameters, items: [delivery('2026-11-22T10:00:10Z', 'success')] });
+		const delivery = (receivedAt: string, Status: string) => ({
+			eventKey: 'payment-P77-SUCCESS',
+			TrsId: 'P77',
+			Status,
+			receivedAt,
+			OutSum: '90.00',
+		});
+		const parameters = personal(
+			merchant,
+			'={{ $json.OutSum }}',
+			'={{ "refund-" + $json.eventKey }}',
+		);
+		const [first] = await runNode({
+			credential: merchant.credential,
+			parameters,
+			items: [delivery('2026-11-22T10:00:00Z', 'SUCCESS')],
+		});
+		const [second] = await runNode({
+			credential: merchant.credential,
+			parameters,
+			items: [delivery('2026-11-22T10:00:10Z', 'success')],
+		});
 		expect([first.json.already_existed, second.json.already_existed]).toEqual([false, true]);
 		expect(second.json.id).toBe(first.json.id);
 		expect(await payoutsOf(sandbox, merchant.merchantId)).toHaveLength(1);
@@ -104,13 +172,27 @@ describe('Payout > Create to Saved Account', () => {
 	it('pays nothing twice when upstream items are reordered or new ones inserted on a re-run', async () => {
 		const merchant = await newMerchant(sandbox);
 		const parameters = personal(merchant, '={{ $json.total }}', '={{ "w-" + $json.request }}');
-		const first = await runNode({ credential: merchant.credential, parameters, items: [{ request: 1, total: 10 }, { request: 2, total: 20 }] });
+		const first = await runNode({
+			credential: merchant.credential,
+			parameters,
+			items: [
+				{ request: 1, total: 10 },
+				{ request: 2, total: 20 },
+			],
+		});
 		const second = await runNode({
 			credential: merchant.credential,
 			parameters,
-			items: [{ request: 3, total: 30 }, { request: 2, total: 20 }, { request: 1, total: 10 }],
+			items: [
+				{ request: 3, total: 30 },
+				{ request: 2, total: 20 },
+				{ request: 1, total: 10 },
+			],
 		});
-		expect(first.map((i) => [i.json.order_id, i.json.already_existed])).toEqual([['w-1', false], ['w-2', false]]);
+		expect(first.map((i) => [i.json.order_id, i.json.already_existed])).toEqual([
+			['w-1', false],
+			['w-2', false],
+		]);
 		expect(second.map((i) => [i.json.order_id, i.json.already_existed, i.pairedItem])).toEqual([
 			['w-3', false, { item: 0 }],
 			['w-2', true, { item: 1 }],
@@ -121,41 +203,92 @@ describe('Payout > Create to Saved Account', () => {
 
 	it('refuses an order ID that already has a payout with another amount or destination, naming both', async () => {
 		const merchant = await newMerchant(sandbox);
-		await runNode({ credential: merchant.credential, parameters: personal(merchant, '20', 'payroll-2024-03') });
-		const otherAmount = await failure(runNode({ credential: merchant.credential, parameters: personal(merchant, '25', 'payroll-2024-03') }));
-		expect(otherAmount?.message).toMatch(/^Order ID payroll-2024-03 already has a payout of 20\.00 to .*; this request is 25\.00 to payout account /);
+		await runNode({
+			credential: merchant.credential,
+			parameters: personal(merchant, '20', 'payroll-2024-03'),
+		});
+		const otherAmount = await failure(
+			runNode({
+				credential: merchant.credential,
+				parameters: personal(merchant, '25', 'payroll-2024-03'),
+			}),
+		);
+		expect(otherAmount?.message).toMatch(
+			/^Order ID payroll-2024-03 already has a payout of 20\.00 to .*; this request is 25\.00 to payout account /,
+		);
 		await runNode({ credential: merchant.credential, parameters: card('30', 'card-1') });
-		const otherCard = await failure(runNode({ credential: merchant.credential, parameters: card('30', 'card-1', '5555 5555 5555 4444') }));
-		expect(otherCard?.message).toMatch(/^Order ID card-1 already has a payout of 30\.00 to 411111\*+1111: .*; this request is 30\.00 to card 555555\*+4444$/);
+		const otherCard = await failure(
+			runNode({
+				credential: merchant.credential,
+				parameters: card('30', 'card-1', '5555 5555 5555 4444'),
+			}),
+		);
+		expect(otherCard?.message).toMatch(
+			/^Order ID card-1 already has a payout of 30\.00 to 411111\*+1111: .*; this request is 30\.00 to card 555555\*+4444$/,
+		);
 		expect(await payoutsOf(sandbox, merchant.merchantId)).toHaveLength(2);
 	});
 
 	it('with On Existing Payout = Fail, stops with an error naming the existing payout instead of returning it', async () => {
 		const merchant = await newMerchant(sandbox);
-		const [first] = await runNode({ credential: merchant.credential, parameters: personal(merchant, '40', 'once-only') });
-		const error = await failure(runNode({ credential: merchant.credential, parameters: personal(merchant, '40', 'once-only', { onExisting: 'fail' }) }));
-		expect(error?.message).toBe(`Order ID once-only was already paid out: 40.00 to ${String(first.json.account_identifier)}: payout ${String(first.json.id)} (MODERATING)`);
+		const [first] = await runNode({
+			credential: merchant.credential,
+			parameters: personal(merchant, '40', 'once-only'),
+		});
+		const error = await failure(
+			runNode({
+				credential: merchant.credential,
+				parameters: personal(merchant, '40', 'once-only', { onExisting: 'fail' }),
+			}),
+		);
+		expect(error?.message).toBe(
+			`Order ID once-only was already paid out: 40.00 to ${String(first.json.account_identifier)}: payout ${String(first.json.id)} (MODERATING)`,
+		);
 		expect(await payoutsOf(sandbox, merchant.merchantId)).toHaveLength(1);
 	});
 
 	it('a service that times out after it moved the money: the node finds the payout it made; Retry On Fail pays nothing again', async () => {
 		const merchant = await newMerchant(sandbox);
-		await control(sandbox, 'POST', '/faults', { kind: 'drop_after', path: '/api/v1/payout/personal/create', count: 1 });
-		const [made] = await runNode({ credential: merchant.credential, parameters: personal(merchant, '60', 'dropped-1') });
+		await control(sandbox, 'POST', '/faults', {
+			kind: 'drop_after',
+			path: '/api/v1/payout/personal/create',
+			count: 1,
+		});
+		const [made] = await runNode({
+			credential: merchant.credential,
+			parameters: personal(merchant, '60', 'dropped-1'),
+		});
 		expect(made.json).toMatchObject({ order_id: 'dropped-1', amount: 60, already_existed: false });
-		const [retried] = await runNode({ credential: merchant.credential, parameters: personal(merchant, '60', 'dropped-1') });
+		const [retried] = await runNode({
+			credential: merchant.credential,
+			parameters: personal(merchant, '60', 'dropped-1'),
+		});
 		expect(retried.json).toMatchObject({ id: made.json.id, already_existed: true });
 		expect(await payoutsOf(sandbox, merchant.merchantId)).toHaveLength(1);
 	});
 
 	it('a 5xx after which nothing was made: the error says a re-run is safe, and the re-run pays once', async () => {
 		const merchant = await newMerchant(sandbox);
-		await control(sandbox, 'POST', '/faults', { kind: '500', path: '/api/v1/payout/personal/create', count: 1 });
-		const error = await failure(runNode({ credential: merchant.credential, parameters: personal(merchant, '70', 'five-hundred') }));
+		await control(sandbox, 'POST', '/faults', {
+			kind: '500',
+			path: '/api/v1/payout/personal/create',
+			count: 1,
+		});
+		const error = await failure(
+			runNode({
+				credential: merchant.credential,
+				parameters: personal(merchant, '70', 'five-hundred'),
+			}),
+		);
 		expect(error?.httpCode).toBe('500');
-		expect(error?.description).toContain('running this node again with Order ID five-hundred is safe');
+		expect(error?.description).toContain(
+			'running this node again with Order ID five-hundred is safe',
+		);
 		expect(await payoutsOf(sandbox, merchant.merchantId)).toHaveLength(0);
-		const [paid] = await runNode({ credential: merchant.credential, parameters: personal(merchant, '70', 'five-hundred') });
+		const [paid] = await runNode({
+			credential: merchant.credential,
+			parameters: personal(merchant, '70', 'five-hundred'),
+		});
 		expect(paid.json.already_existed).toBe(false);
 		expect(await payoutsOf(sandbox, merchant.merchantId)).toHaveLength(1);
 	});
@@ -166,7 +299,11 @@ describe('Payout > Create to Saved Account', () => {
 		// parts by account, currency and creation time.
 		await patchMerchant(sandbox, merchant.merchantId, { payoutSplitSize: '100.00' });
 		const items = [{ first: true }, { second: true }];
-		const parameters = personal(merchant, '={{ $json.first ? "250.00" : "30" }}', '={{ $json.first ? "split-a" : "split-b" }}');
+		const parameters = personal(
+			merchant,
+			'={{ $json.first ? "250.00" : "30" }}',
+			'={{ $json.first ? "split-a" : "split-b" }}',
+		);
 		const out = await runNode({ credential: merchant.credential, parameters, items });
 		expect(out.map((i) => [i.json.amount, i.pairedItem])).toEqual([
 			[100, { item: 0 }],
@@ -178,7 +315,9 @@ describe('Payout > Create to Saved Account', () => {
 		expect(await payoutsOf(sandbox, merchant.merchantId)).toHaveLength(4);
 
 		const again = await runNode({ credential: merchant.credential, parameters, items });
-		expect(again.map((i) => [i.json.id, i.json.already_existed, i.pairedItem])).toEqual(out.map((i) => [i.json.id, true, i.pairedItem]));
+		expect(again.map((i) => [i.json.id, i.json.already_existed, i.pairedItem])).toEqual(
+			out.map((i) => [i.json.id, true, i.pairedItem]),
+		);
 		expect(await payoutsOf(sandbox, merchant.merchantId)).toHaveLength(4);
 	});
 
@@ -187,12 +326,18 @@ describe('Payout > Create to Saved Account', () => {
 		await patchMerchant(sandbox, merchant.merchantId, { payoutSplitSize: '100.00' });
 		await control(sandbox, 'POST', '/clock', { now: `${utcDay(-1)}T23:59:59Z` });
 		try {
-			const out = await runNode({ credential: merchant.credential, parameters: personal(merchant, '230', 'late-night') });
+			const out = await runNode({
+				credential: merchant.credential,
+				parameters: personal(merchant, '230', 'late-night'),
+			});
 			expect(out).toHaveLength(3);
 		} finally {
 			await control(sandbox, 'POST', '/clock', { now: null });
 		}
-		const again = await runNode({ credential: merchant.credential, parameters: personal(merchant, '230', 'late-night') });
+		const again = await runNode({
+			credential: merchant.credential,
+			parameters: personal(merchant, '230', 'late-night'),
+		});
 		expect(again.map((i) => [i.json.amount, i.json.already_existed])).toEqual([
 			[100, true],
 			[100, true],
@@ -204,9 +349,21 @@ describe('Payout > Create to Saved Account', () => {
 	it('is an error, never zero items, when the search for the parts of a split payout fails', async () => {
 		const merchant = await newMerchant(sandbox);
 		await patchMerchant(sandbox, merchant.merchantId, { payoutSplitSize: '100.00' });
-		await runNode({ credential: merchant.credential, parameters: personal(merchant, '150', 'search-fails') });
-		await control(sandbox, 'POST', '/faults', { kind: '500', path: '/api/v1/payout/search', count: 1 });
-		const error = await failure(runNode({ credential: merchant.credential, parameters: personal(merchant, '150', 'search-fails') }));
+		await runNode({
+			credential: merchant.credential,
+			parameters: personal(merchant, '150', 'search-fails'),
+		});
+		await control(sandbox, 'POST', '/faults', {
+			kind: '500',
+			path: '/api/v1/payout/search',
+			count: 1,
+		});
+		const error = await failure(
+			runNode({
+				credential: merchant.credential,
+				parameters: personal(merchant, '150', 'search-fails'),
+			}),
+		);
 		expect(error?.httpCode).toBe('500');
 		expect(await payoutsOf(sandbox, merchant.merchantId)).toHaveLength(2);
 	});
@@ -215,13 +372,24 @@ describe('Payout > Create to Saved Account', () => {
 		const merchant = await newMerchant(sandbox);
 		// A stand-in service: no payout under the order ID yet, then a create answer without `data`.
 		const target = await startRecordingServer();
-		target.answers.push({ status: 422, body: { success: false, message: 'api:error.payout_not_found' } }, { status: 200, body: { success: true } });
+		target.answers.push(
+			{ status: 422, body: { success: false, message: 'api:error.payout_not_found' } },
+			{ status: 200, body: { success: true } },
+		);
 		try {
 			const error = await failure(
-				runNode({ credential: { ...merchant.credential, baseUrl: target.url }, parameters: personal(merchant, '80', 'no-list') }),
+				runNode({
+					credential: { ...merchant.credential, baseUrl: target.url },
+					parameters: personal(merchant, '80', 'no-list'),
+				}),
 			);
-			expect(target.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /api/v1/payout/status', 'POST /api/v1/payout/personal/create']);
-			expect(error?.message).toBe('The service accepted payout no-list but answered without the list of payouts');
+			expect(target.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+				'GET /api/v1/payout/status',
+				'POST /api/v1/payout/personal/create',
+			]);
+			expect(error?.message).toBe(
+				'The service accepted payout no-list but answered without the list of payouts',
+			);
 			expect(error?.description).toContain('The money may have moved');
 		} finally {
 			await target.close();
@@ -236,7 +404,11 @@ describe('Payout > Create to Card or SBP', () => {
 			credential: merchant.credential,
 			parameters: card('300.50', 'card-300'),
 		});
-		expect(toCard.json).toMatchObject({ amount: 300.5, status: 'MODERATING', already_existed: false });
+		expect(toCard.json).toMatchObject({
+			amount: 300.5,
+			status: 'MODERATING',
+			already_existed: false,
+		});
 		expect(String(toCard.json.account_identifier)).toMatch(/^4111\d*\*+1111$/);
 
 		const [toSbp] = await runNode({
@@ -247,12 +419,24 @@ describe('Payout > Create to Card or SBP', () => {
 				accountType: 'sbp',
 				amount: '200',
 				phone: '8 (900) 123-45-67',
-				bank: { __rl: true, mode: 'list', value: '100000000111', cachedResultName: 'Sberbank (Сбербанк)' },
+				bank: {
+					__rl: true,
+					mode: 'list',
+					value: '100000000111',
+					cachedResultName: 'Sberbank (Сбербанк)',
+				},
 				orderId: 'sbp-200',
 			},
 		});
-		expect(toSbp.json).toMatchObject({ amount: 200, account_identifier: '79001234567', already_existed: false });
-		const kinds = (await payoutsOf(sandbox, merchant.merchantId)).map((p) => [p.kind, p.accountType]);
+		expect(toSbp.json).toMatchObject({
+			amount: 200,
+			account_identifier: '79001234567',
+			already_existed: false,
+		});
+		const kinds = (await payoutsOf(sandbox, merchant.merchantId)).map((p) => [
+			p.kind,
+			p.accountType,
+		]);
 		expect(kinds).toEqual([
 			['regular', 'BANK_CARD'],
 			['regular', 'SBP'],
@@ -268,7 +452,9 @@ describe('Payout > Create to Card or SBP', () => {
 			() => undefined,
 			(e: Error & { httpCode?: string; description?: string }) => e,
 		);
-		expect(error?.message).toBe('This action is unauthorized: Your account may not use this API method');
+		expect(error?.message).toBe(
+			'This action is unauthorized: Your account may not use this API method',
+		);
 		expect(error?.description).toContain('Ask support to enable direct payouts for your account');
 		expect(error?.httpCode).toBe('403');
 		expect(await payoutsOf(sandbox, merchant.merchantId)).toHaveLength(0);
@@ -280,23 +466,40 @@ describe('Payout > Search', () => {
 		const merchant = await newMerchant(sandbox);
 		await patchMerchant(sandbox, merchant.merchantId, { payoutSplitSize: '1.00' });
 		// One request split into 205 payouts of 1.00.
-		const created = await runNode({ credential: merchant.credential, parameters: personal(merchant, '205', 'bulk-205') });
+		const created = await runNode({
+			credential: merchant.credential,
+			parameters: personal(merchant, '205', 'bulk-205'),
+		});
 		expect(created).toHaveLength(205);
 		const search = (extra: Record<string, unknown>) =>
-			runNode({ credential: merchant.credential, parameters: { resource: 'payout', operation: 'search', startDate: utcDay(-1), finishDate: utcDay(1), ...extra } });
+			runNode({
+				credential: merchant.credential,
+				parameters: {
+					resource: 'payout',
+					operation: 'search',
+					startDate: utcDay(-1),
+					finishDate: utcDay(1),
+					...extra,
+				},
+			});
 		const all = await search({ returnAll: true });
 		expect(all).toHaveLength(205);
 		expect(new Set(all.map((i) => i.json.id))).toEqual(new Set(created.map((i) => i.json.id)));
 		const some = await search({ returnAll: false, limit: 101 });
 		expect(some).toHaveLength(101);
-		expect(await search({ returnAll: true, startDate: utcDay(2), finishDate: utcDay(3) })).toHaveLength(0);
+		expect(
+			await search({ returnAll: true, startDate: utcDay(2), finishDate: utcDay(3) }),
+		).toHaveLength(0);
 	});
 });
 
 describe('Payout > Get', () => {
 	it('reports an unknown payout as payout_not_found (422)', async () => {
 		const merchant = await newMerchant(sandbox);
-		const error = await runNode({ credential: merchant.credential, parameters: { resource: 'payout', operation: 'get', findBy: 'orderId', orderId: 'nope' } }).then(
+		const error = await runNode({
+			credential: merchant.credential,
+			parameters: { resource: 'payout', operation: 'get', findBy: 'orderId', orderId: 'nope' },
+		}).then(
 			() => undefined,
 			(e: Error & { httpCode?: string }) => e,
 		);
@@ -306,9 +509,20 @@ describe('Payout > Get', () => {
 
 	it('shows a moderated payout with its new status', async () => {
 		const merchant = await newMerchant(sandbox);
-		const [payout] = await runNode({ credential: merchant.credential, parameters: personal(merchant, '15', 'moderated-15') });
+		const [payout] = await runNode({
+			credential: merchant.credential,
+			parameters: personal(merchant, '15', 'moderated-15'),
+		});
 		await control(sandbox, 'POST', `/payouts/${payout.json.id}/advance`, { status: 'SUCCESS' });
-		const [read] = await runNode({ credential: merchant.credential, parameters: { resource: 'payout', operation: 'get', findBy: 'id', payoutId: payout.json.id as string } });
+		const [read] = await runNode({
+			credential: merchant.credential,
+			parameters: {
+				resource: 'payout',
+				operation: 'get',
+				findBy: 'id',
+				payoutId: payout.json.id as string,
+			},
+		});
 		expect(read.json.status).toBe('SUCCESS');
 	});
 });

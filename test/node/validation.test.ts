@@ -16,8 +16,21 @@ afterAll(async () => {
 
 const credential = () => ({ apiToken: 'test|token', baseUrl: server.url });
 
-const billCreate = (over: INodeParameters): INodeParameters => ({ resource: 'bill', operation: 'create', shopId: 'shop-1', amount: '100', ...over });
-const personal = (over: INodeParameters): INodeParameters => ({ resource: 'payout', operation: 'createPersonal', payoutAccountId: 'acc-1', amount: '100', orderId: 'o-1', ...over });
+const billCreate = (over: INodeParameters): INodeParameters => ({
+	resource: 'bill',
+	operation: 'create',
+	shopId: 'shop-1',
+	amount: '100',
+	...over,
+});
+const personal = (over: INodeParameters): INodeParameters => ({
+	resource: 'payout',
+	operation: 'createPersonal',
+	payoutAccountId: 'acc-1',
+	amount: '100',
+	orderId: 'o-1',
+	...over,
+});
 const card = (over: INodeParameters): INodeParameters => ({
 	resource: 'payout',
 	operation: 'createRegular',
@@ -38,7 +51,13 @@ const sbp = (over: INodeParameters): INodeParameters => ({
 	orderId: 'o-1',
 	...over,
 });
-const search = (resource: string, startDate: string, finishDate: string): INodeParameters => ({ resource, operation: 'search', startDate, finishDate, returnAll: true });
+const search = (resource: string, startDate: string, finishDate: string): INodeParameters => ({
+	resource,
+	operation: 'search',
+	startDate,
+	finishDate,
+	returnAll: true,
+});
 
 const cases: Array<[string, INodeParameters, RegExp]> = [
 	['empty amount', billCreate({ amount: '' }), /^Amount is required/],
@@ -46,43 +65,155 @@ const cases: Array<[string, INodeParameters, RegExp]> = [
 	['negative amount', billCreate({ amount: '-5' }), /^Amount must be a positive decimal number/],
 	['text amount', billCreate({ amount: 'ten' }), /^Amount must be a positive decimal number/],
 	['three decimals', billCreate({ amount: '1.0051' }), /^Amount must have at most 2 decimals/],
-	['a comma that may be a thousands separator', billCreate({ amount: '1,500' }), /^Amount is ambiguous: .*\(got "1,500"\)$/],
-	['a space as thousands separator', billCreate({ amount: '1 500,00' }), /^Amount must not contain spaces .*\(got "1 500,00"\)$/],
-	['a dot before three digits', billCreate({ amount: '1.005' }), /^Amount is ambiguous: .*\(got "1.005"\)$/],
-	['float artefact given as text', billCreate({ amount: '0.30000000000000004' }), /^Amount must have at most 2 decimals/],
-	['number with three decimals', billCreate({ amount: '={{ 1.234 }}' }), /^Amount must have at most 2 decimals/],
-	['beyond decimal(10,2)', billCreate({ amount: '100000000' }), /^Amount must not exceed 99999999\.99/],
+	[
+		'a comma that may be a thousands separator',
+		billCreate({ amount: '1,500' }),
+		/^Amount is ambiguous: .*\(got "1,500"\)$/,
+	],
+	[
+		'a space as thousands separator',
+		billCreate({ amount: '1 500,00' }),
+		/^Amount must not contain spaces .*\(got "1 500,00"\)$/,
+	],
+	[
+		'a dot before three digits',
+		billCreate({ amount: '1.005' }),
+		/^Amount is ambiguous: .*\(got "1.005"\)$/,
+	],
+	[
+		'float artefact given as text',
+		billCreate({ amount: '0.30000000000000004' }),
+		/^Amount must have at most 2 decimals/,
+	],
+	[
+		'number with three decimals',
+		billCreate({ amount: '={{ 1.234 }}' }),
+		/^Amount must have at most 2 decimals/,
+	],
+	[
+		'beyond decimal(10,2)',
+		billCreate({ amount: '100000000' }),
+		/^Amount must not exceed 99999999\.99/,
+	],
 	['missing shop ID', billCreate({ shopId: '  ' }), /^Shop ID is required/],
-	['unknown currency from an expression', billCreate({ additionalFields: { currencyIn: '={{ "GBP" }}' } }), /^Currency must be one of EUR, RUB, USD/],
-	['unknown bill type from an expression', billCreate({ additionalFields: { type: '={{ "single" }}' } }), /^Type must be one of normal, multi/],
-	['missing bill ID (get)', { resource: 'bill', operation: 'get', billId: '' }, /^Bill ID is required/],
-	['missing bill ID (payments)', { resource: 'bill', operation: 'getPayments', billId: '' }, /^Bill ID is required/],
-	['missing bill ID (set active)', { resource: 'bill', operation: 'setActive', billId: '', active: false }, /^Bill ID is required/],
-	['missing payment ID', { resource: 'payment', operation: 'get', paymentId: '' }, /^Payment ID is required/],
-	['missing payout ID', { resource: 'payout', operation: 'get', findBy: 'id', payoutId: '' }, /^Payout ID is required/],
-	['missing payout order ID', { resource: 'payout', operation: 'get', findBy: 'orderId', orderId: '' }, /^Order ID is required/],
-	['bill search: start not a date', search('bill', 'yesterday', '2024-03-01'), /^Start Date must be a date in the form YYYY-MM-DD/],
-	['bill search: finish not a calendar date', search('bill', '2024-02-01', '2024-02-30'), /^Finish Date must be a real date/],
-	['bill search: start after finish', search('bill', '2024-03-02', '2024-03-01'), /^Start Date \(2024-03-02\) must not be after Finish Date \(2024-03-01\)/],
+	[
+		'unknown currency from an expression',
+		billCreate({ additionalFields: { currencyIn: '={{ "GBP" }}' } }),
+		/^Currency must be one of EUR, RUB, USD/,
+	],
+	[
+		'unknown bill type from an expression',
+		billCreate({ additionalFields: { type: '={{ "single" }}' } }),
+		/^Type must be one of normal, multi/,
+	],
+	[
+		'missing bill ID (get)',
+		{ resource: 'bill', operation: 'get', billId: '' },
+		/^Bill ID is required/,
+	],
+	[
+		'missing bill ID (payments)',
+		{ resource: 'bill', operation: 'getPayments', billId: '' },
+		/^Bill ID is required/,
+	],
+	[
+		'missing bill ID (set active)',
+		{ resource: 'bill', operation: 'setActive', billId: '', active: false },
+		/^Bill ID is required/,
+	],
+	[
+		'missing payment ID',
+		{ resource: 'payment', operation: 'get', paymentId: '' },
+		/^Payment ID is required/,
+	],
+	[
+		'missing payout ID',
+		{ resource: 'payout', operation: 'get', findBy: 'id', payoutId: '' },
+		/^Payout ID is required/,
+	],
+	[
+		'missing payout order ID',
+		{ resource: 'payout', operation: 'get', findBy: 'orderId', orderId: '' },
+		/^Order ID is required/,
+	],
+	[
+		'bill search: start not a date',
+		search('bill', 'yesterday', '2024-03-01'),
+		/^Start Date must be a date in the form YYYY-MM-DD/,
+	],
+	[
+		'bill search: finish not a calendar date',
+		search('bill', '2024-02-01', '2024-02-30'),
+		/^Finish Date must be a real date/,
+	],
+	[
+		'bill search: start after finish',
+		search('bill', '2024-03-02', '2024-03-01'),
+		/^Start Date \(2024-03-02\) must not be after Finish Date \(2024-03-01\)/,
+	],
 	['bill search: empty start', search('bill', '', '2024-03-01'), /^Start Date is required/],
-	['payout search: start after finish', search('payout', '2024-03-02T00:00:00', '2024-03-01T23:59:59'), /^Start Date \(2024-03-02\) must not be after Finish Date/],
-	['payout search: month 13', search('payout', '2024-13-01', '2024-12-01'), /^Start Date must be a real date/],
-	['personal payout: no account', personal({ payoutAccountId: '' }), /^Payout Account ID is required/],
-	['personal payout: bad amount', personal({ amount: '12.3456' }), /^Amount must have at most 2 decimals/],
+	[
+		'payout search: start after finish',
+		search('payout', '2024-03-02T00:00:00', '2024-03-01T23:59:59'),
+		/^Start Date \(2024-03-02\) must not be after Finish Date/,
+	],
+	[
+		'payout search: month 13',
+		search('payout', '2024-13-01', '2024-12-01'),
+		/^Start Date must be a real date/,
+	],
+	[
+		'personal payout: no account',
+		personal({ payoutAccountId: '' }),
+		/^Payout Account ID is required/,
+	],
+	[
+		'personal payout: bad amount',
+		personal({ amount: '12.3456' }),
+		/^Amount must have at most 2 decimals/,
+	],
 	['personal payout: thousands separator', personal({ amount: '1,500' }), /^Amount is ambiguous/],
 	['personal payout: no order ID', personal({ orderId: '' }), /^Order ID is required/],
 	['card payout: no order ID', card({ orderId: '  ' }), /^Order ID is required/],
-	['card payout: Luhn fails', card({ cardNumber: '4111 1111 1111 1112' }), /^Card Number fails the card checksum/],
-	['card payout: letters', card({ cardNumber: '4111-abcd-1111-1111' }), /^Card Number must contain digits only/],
-	['card payout: too short', card({ cardNumber: '42424' }), /^Card Number must have 12 to 19 digits/],
+	[
+		'card payout: Luhn fails',
+		card({ cardNumber: '4111 1111 1111 1112' }),
+		/^Card Number fails the card checksum/,
+	],
+	[
+		'card payout: letters',
+		card({ cardNumber: '4111-abcd-1111-1111' }),
+		/^Card Number must contain digits only/,
+	],
+	[
+		'card payout: too short',
+		card({ cardNumber: '42424' }),
+		/^Card Number must have 12 to 19 digits/,
+	],
 	['card payout: no number', card({ cardNumber: '' }), /^Card Number is required/],
-	['card payout: no holder', card({ cardHolder: ' ' }), /^Card Holder is required for card payouts/],
+	[
+		'card payout: no holder',
+		card({ cardHolder: ' ' }),
+		/^Card Holder is required for card payouts/,
+	],
 	['card payout: zero amount', card({ amount: '0.00' }), /^Amount must be greater than 0/],
 	['SBP payout: no phone', sbp({ phone: '' }), /^Phone is required for SBP payouts/],
 	['SBP payout: short phone', sbp({ phone: '12345' }), /^Phone must be a Russian phone number/],
-	['SBP payout: foreign phone', sbp({ phone: '+44 20 7946 0958' }), /^Phone must be a Russian phone number/],
-	['SBP payout: no bank', sbp({ bank: { __rl: true, mode: 'list', value: '' } }), /^Bank is required for SBP payouts/],
-	['SBP payout: bank not a member ID', sbp({ bank: { __rl: true, mode: 'id', value: 'Sberbank' } }), /^Bank must be a bank member ID/],
+	[
+		'SBP payout: foreign phone',
+		sbp({ phone: '+44 20 7946 0958' }),
+		/^Phone must be a Russian phone number/,
+	],
+	[
+		'SBP payout: no bank',
+		sbp({ bank: { __rl: true, mode: 'list', value: '' } }),
+		/^Bank is required for SBP payouts/,
+	],
+	[
+		'SBP payout: bank not a member ID',
+		sbp({ bank: { __rl: true, mode: 'id', value: 'Sberbank' } }),
+		/^Bank must be a bank member ID/,
+	],
 ];
 
 describe('bad input is refused by name, before any request', () => {
@@ -100,7 +231,10 @@ describe('bad input is refused by name, before any request', () => {
 
 	it('names the failing item and, with continueOnFail, outputs an error item paired to it and goes on', async () => {
 		server.requests.length = 0;
-		server.fallback = { status: 200, body: { success: 'true', id: 'B1', status: 'NEW', amount: 10 } };
+		server.fallback = {
+			status: 200,
+			body: { success: 'true', id: 'B1', status: 'NEW', amount: 10 },
+		};
 		const out = await runNode({
 			credential: credential(),
 			parameters: { resource: 'bill', operation: 'get', billId: '={{ $json.id }}' },

@@ -26,7 +26,13 @@ describe('relay configuration', () => {
 		expect(c.host).toBe('127.0.0.1');
 		expect(c.port).toBe(8080);
 		expect(c.apiTokens).toEqual([TOKEN]);
-		expect(c.targets).toEqual({ payment: ['http://n8n.local:5678/webhook/a/paypalych'], payout: [], redirect: [], success: [], fail: [] });
+		expect(c.targets).toEqual({
+			payment: ['http://n8n.local:5678/webhook/a/paypalych'],
+			payout: [],
+			redirect: [],
+			success: [],
+			fail: [],
+		});
 		expect(c.requireReceipt).toBe(true);
 		expect(c.retryBudgetMs).toBe(24 * 3_600_000);
 		expect(c.database).toBe('.relay-data/relay.sqlite');
@@ -57,7 +63,14 @@ describe('relay configuration', () => {
 			RELAY_CONCURRENCY: '0',
 		});
 		expect(e.variables.sort()).toEqual(
-			['PAYPALYCH_API_TOKEN', 'PORT', 'RELAY_ADMIN_TOKEN', 'RELAY_CONCURRENCY', 'RELAY_PAYMENT_TARGETS', 'RELAY_SUCCESS_URL'].sort(),
+			[
+				'PAYPALYCH_API_TOKEN',
+				'PORT',
+				'RELAY_ADMIN_TOKEN',
+				'RELAY_CONCURRENCY',
+				'RELAY_PAYMENT_TARGETS',
+				'RELAY_SUCCESS_URL',
+			].sort(),
 		);
 		for (const name of e.variables) expect(e.message).toContain(name);
 		expect(e.message).not.toContain('short');
@@ -69,7 +82,9 @@ describe('relay configuration', () => {
 		expect(loadConfig({ ...minimal, RELAY_REQUIRE_RECEIPT: '0' }).requireReceipt).toBe(false);
 		expect(loadConfig({ ...minimal, RELAY_REQUIRE_RECEIPT: 'true' }).requireReceipt).toBe(true);
 		expect(loadConfig({ ...minimal, RELAY_REQUIRE_RECEIPT: '' }).requireReceipt).toBe(true);
-		expect(errorOf({ ...minimal, RELAY_REQUIRE_RECEIPT: 'no' }).variables).toEqual(['RELAY_REQUIRE_RECEIPT']);
+		expect(errorOf({ ...minimal, RELAY_REQUIRE_RECEIPT: 'no' }).variables).toEqual([
+			'RELAY_REQUIRE_RECEIPT',
+		]);
 	});
 
 	it('sends success redirects to the success and redirect lists, fail redirects to the fail and redirect lists, each URL once', () => {
@@ -80,8 +95,16 @@ describe('relay configuration', () => {
 			RELAY_FAIL_TARGETS: 'http://n8n:5678/webhook/ko',
 			RELAY_REDIRECT_TARGETS: 'http://N8N:5678/webhook/both,http://n8n:5678/webhook/all',
 		});
-		expect(targetsFor(c, 'success')).toEqual(['http://n8n:5678/webhook/ok', 'http://n8n:5678/webhook/both', 'http://n8n:5678/webhook/all']);
-		expect(targetsFor(c, 'fail')).toEqual(['http://n8n:5678/webhook/ko', 'http://N8N:5678/webhook/both', 'http://n8n:5678/webhook/all']);
+		expect(targetsFor(c, 'success')).toEqual([
+			'http://n8n:5678/webhook/ok',
+			'http://n8n:5678/webhook/both',
+			'http://n8n:5678/webhook/all',
+		]);
+		expect(targetsFor(c, 'fail')).toEqual([
+			'http://n8n:5678/webhook/ko',
+			'http://N8N:5678/webhook/both',
+			'http://n8n:5678/webhook/all',
+		]);
 		expect(targetsByKind(c)).toEqual({
 			payment: [],
 			payout: [],
@@ -89,29 +112,61 @@ describe('relay configuration', () => {
 			fail: targetsFor(c, 'fail'),
 		});
 		// Only a fail list is a valid configuration; a bad URL in it is named.
-		expect(loadConfig({ PAYPALYCH_API_TOKEN: TOKEN, RELAY_ADMIN_TOKEN: ADMIN_TOKEN, RELAY_FAIL_TARGETS: 'http://x/y' }).targets.fail).toEqual(['http://x/y']);
-		expect(errorOf({ ...minimal, RELAY_SUCCESS_TARGETS: 'nope' }).variables).toEqual(['RELAY_SUCCESS_TARGETS']);
+		expect(
+			loadConfig({
+				PAYPALYCH_API_TOKEN: TOKEN,
+				RELAY_ADMIN_TOKEN: ADMIN_TOKEN,
+				RELAY_FAIL_TARGETS: 'http://x/y',
+			}).targets.fail,
+		).toEqual(['http://x/y']);
+		expect(errorOf({ ...minimal, RELAY_SUCCESS_TARGETS: 'nope' }).variables).toEqual([
+			'RELAY_SUCCESS_TARGETS',
+		]);
 	});
 
 	it('takes a PostgreSQL URL and a retention, refuses a malformed URL, a short retention and a relay without targets', () => {
-		expect(loadConfig({ ...minimal, RELAY_DATABASE: 'postgres://u:p@db:5432/relay' }).database).toBe('postgres://u:p@db:5432/relay');
-		expect(loadConfig({ ...minimal, RELAY_DATABASE: 'postgresql://db/relay' }).database).toBe('postgresql://db/relay');
-		expect(errorOf({ ...minimal, RELAY_DATABASE: 'postgres://db' }).variables).toEqual(['RELAY_DATABASE']);
-		expect(errorOf({ ...minimal, RELAY_DATABASE: 'postgres://' }).variables).toEqual(['RELAY_DATABASE']);
+		expect(
+			loadConfig({ ...minimal, RELAY_DATABASE: 'postgres://u:p@db:5432/relay' }).database,
+		).toBe('postgres://u:p@db:5432/relay');
+		expect(loadConfig({ ...minimal, RELAY_DATABASE: 'postgresql://db/relay' }).database).toBe(
+			'postgresql://db/relay',
+		);
+		expect(errorOf({ ...minimal, RELAY_DATABASE: 'postgres://db' }).variables).toEqual([
+			'RELAY_DATABASE',
+		]);
+		expect(errorOf({ ...minimal, RELAY_DATABASE: 'postgres://' }).variables).toEqual([
+			'RELAY_DATABASE',
+		]);
 		expect(loadConfig({ ...minimal, RELAY_RETENTION_DAYS: '0' }).retentionDays).toBe(0);
 		expect(loadConfig({ ...minimal, RELAY_RETENTION_DAYS: '2' }).retentionDays).toBe(2);
-		expect(errorOf({ ...minimal, RELAY_RETENTION_DAYS: '1' }).variables).toEqual(['RELAY_RETENTION_DAYS']);
-		expect(errorOf({ ...minimal, RELAY_RETENTION_DAYS: 'forever' }).variables).toEqual(['RELAY_RETENTION_DAYS']);
-		expect(errorOf({ ...minimal, RELAY_PAYMENT_TARGETS: '' }).variables).toEqual(['RELAY_PAYMENT_TARGETS']);
-		expect(errorOf({ ...minimal, PAYPALYCH_API_TOKEN: ' , ' }).variables).toEqual(['PAYPALYCH_API_TOKEN']);
+		expect(errorOf({ ...minimal, RELAY_RETENTION_DAYS: '1' }).variables).toEqual([
+			'RELAY_RETENTION_DAYS',
+		]);
+		expect(errorOf({ ...minimal, RELAY_RETENTION_DAYS: 'forever' }).variables).toEqual([
+			'RELAY_RETENTION_DAYS',
+		]);
+		expect(errorOf({ ...minimal, RELAY_PAYMENT_TARGETS: '' }).variables).toEqual([
+			'RELAY_PAYMENT_TARGETS',
+		]);
+		expect(errorOf({ ...minimal, PAYPALYCH_API_TOKEN: ' , ' }).variables).toEqual([
+			'PAYPALYCH_API_TOKEN',
+		]);
 		// Checks across variables run once each variable is valid on its own.
-		expect(errorOf({ ...minimal, RELAY_LEASE_MS: '500', RELAY_DELIVERY_TIMEOUT_MS: '1000' }).variables).toEqual(['RELAY_LEASE_MS']);
-		expect(errorOf({ ...minimal, RELAY_BASE_DELAY_MS: '5000', RELAY_MAX_DELAY_MS: '10' }).variables).toEqual(['RELAY_MAX_DELAY_MS']);
+		expect(
+			errorOf({ ...minimal, RELAY_LEASE_MS: '500', RELAY_DELIVERY_TIMEOUT_MS: '1000' }).variables,
+		).toEqual(['RELAY_LEASE_MS']);
+		expect(
+			errorOf({ ...minimal, RELAY_BASE_DELAY_MS: '5000', RELAY_MAX_DELAY_MS: '10' }).variables,
+		).toEqual(['RELAY_MAX_DELAY_MS']);
 	});
 
 	it('stops the real binary at start-up with a message naming the variable', () => {
 		const run = spawnSync(NODE, [RELAY_BIN], {
-			env: { PATH: process.env.PATH ?? '', RELAY_ADMIN_TOKEN: ADMIN_TOKEN, RELAY_PAYMENT_TARGETS: 'http://127.0.0.1:1/x' },
+			env: {
+				PATH: process.env.PATH ?? '',
+				RELAY_ADMIN_TOKEN: ADMIN_TOKEN,
+				RELAY_PAYMENT_TARGETS: 'http://127.0.0.1:1/x',
+			},
 			encoding: 'utf8',
 			timeout: 15_000,
 		});

@@ -18,28 +18,46 @@ const XSS_INVID = '"><img src=x onerror=alert(1)>';
 
 /** name=value of a Set-Cookie header in a response, or undefined. */
 export function cookieOf(res: LightMyRequestResponse, name: string): string | undefined {
-	const headers = ([] as string[]).concat((res.headers['set-cookie'] as string | string[] | undefined) ?? []);
+	const headers = ([] as string[]).concat(
+		(res.headers['set-cookie'] as string | string[] | undefined) ?? [],
+	);
 	const line = headers.find((h) => h.startsWith(`${name}=`));
 	return line?.split(';')[0];
 }
 export function setCookieLine(res: LightMyRequestResponse, name: string): string {
-	const headers = ([] as string[]).concat((res.headers['set-cookie'] as string | string[] | undefined) ?? []);
+	const headers = ([] as string[]).concat(
+		(res.headers['set-cookie'] as string | string[] | undefined) ?? [],
+	);
 	return headers.find((h) => h.startsWith(`${name}=`)) ?? '';
 }
 const csrfIn = (body: string) => /name="_csrf" value="([^"]+)"/.exec(body)?.[1] ?? '';
 
 /** What a browser does: open the login form, then post it (with its token and cookie) and `fields`. */
-export async function submitLogin(app: FastifyInstance, fields: Record<string, string>, headers: Record<string, string> = {}) {
+export async function submitLogin(
+	app: FastifyInstance,
+	fields: Record<string, string>,
+	headers: Record<string, string> = {},
+) {
 	const page = await app.inject({ url: '/admin/login', headers });
 	return app.inject({
 		method: 'POST',
 		url: '/admin/login',
-		headers: { ...headers, cookie: cookieOf(page, 'relay_console_login') ?? '', 'content-type': FORM },
+		headers: {
+			...headers,
+			cookie: cookieOf(page, 'relay_console_login') ?? '',
+			'content-type': FORM,
+		},
 		payload: form({ _csrf: csrfIn(page.body), ...fields }),
 	});
 }
 
-const event = (trsId: string, receivedAt: number, targets: string[], extra: Record<string, string> = {}, kind: NewEvent['kind'] = 'payment'): NewEvent => ({
+const event = (
+	trsId: string,
+	receivedAt: number,
+	targets: string[],
+	extra: Record<string, string> = {},
+	kind: NewEvent['kind'] = 'payment',
+): NewEvent => ({
 	kind,
 	dedupeKey: `${kind}:${trsId}:SUCCESS`,
 	contentType: FORM,
@@ -60,7 +78,11 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 		const ids = { dead: 0, delivered: 0, deadB: 0, xssEvent: '', deadEvent: '' };
 
 		const snapshot = async () =>
-			JSON.stringify([await store.listDeliveries({ limit: 1000 }), await store.listEvents({ limit: 1000 }), await store.counts()]);
+			JSON.stringify([
+				await store.listDeliveries({ limit: 1000 }),
+				await store.listEvents({ limit: 1000 }),
+				await store.counts(),
+			]);
 
 		async function login(): Promise<{ cookie: string; csrf: string }> {
 			const res = await submitLogin(app, { token: ADMIN_TOKEN });
@@ -73,12 +95,19 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 		let s: { cookie: string; csrf: string };
 		const get = (url: string, cookie = s.cookie) => app.inject({ url, headers: { cookie } });
 		const post = (url: string, fields: Record<string, string>, cookie = s.cookie, type = FORM) =>
-			app.inject({ method: 'POST', url, headers: { cookie, 'content-type': type }, payload: type === FORM ? form(fields) : JSON.stringify(fields) });
+			app.inject({
+				method: 'POST',
+				url,
+				headers: { cookie, 'content-type': type },
+				payload: type === FORM ? form(fields) : JSON.stringify(fields),
+			});
 
 		beforeAll(async () => {
 			opened = await open();
 			store = opened.store;
-			const config = loadConfig(baseEnv(tmp.dir, { payment: [PAY_A, PAY_B], payout: [PAYOUT] }, { LOG_LEVEL: 'info' }));
+			const config = loadConfig(
+				baseEnv(tmp.dir, { payment: [PAY_A, PAY_B], payout: [PAYOUT] }, { LOG_LEVEL: 'info' }),
+			);
 			app = await buildApp(config, { store, forwarder: false, logStream: sink });
 			await app.ready();
 			// One dead and one delivered delivery of an older event, one dead one of another target.
@@ -87,17 +116,31 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 			const claimed = await store.claimDue(now, 10, 60_000, 'test');
 			const a = claimed.find((d) => d.target === PAY_A)!;
 			const b = claimed.find((d) => d.target === PAY_B)!;
-			await store.markDead(a.id, 'test', 410, 'HTTP 410 from the target', { attempt: 1, startedAt: now - 10, durationMs: 7 });
+			await store.markDead(a.id, 'test', 410, 'HTTP 410 from the target', {
+				attempt: 1,
+				startedAt: now - 10,
+				durationMs: 7,
+			});
 			await store.markDelivered(b.id, now, 200, { attempt: 1, startedAt: now - 5, durationMs: 3 });
 			ids.dead = a.id;
 			ids.delivered = b.id;
 			const other = await store.insertEvent(event('T-other', now - 1_800_000, [PAY_B]));
 			const [c] = await store.claimDue(now, 10, 60_000, 'test');
 			expect(c.eventId).toBe(other.eventId);
-			await store.markDead(c.id, 'test', null, 'connect ECONNREFUSED', { attempt: 1, startedAt: now - 4, durationMs: 2 });
+			await store.markDead(c.id, 'test', null, 'connect ECONNREFUSED', {
+				attempt: 1,
+				startedAt: now - 4,
+				durationMs: 2,
+			});
 			ids.deadB = c.id;
 			// Fields an attacker controls, and a signature that must never be shown.
-			const xss = await store.insertEvent(event('T-xss', now - 60_000, [], { custom: XSS_CUSTOM, InvId: XSS_INVID, SignatureValue: 'SIGNATURE-MUST-NOT-SHOW' }));
+			const xss = await store.insertEvent(
+				event('T-xss', now - 60_000, [], {
+					custom: XSS_CUSTOM,
+					InvId: XSS_INVID,
+					SignatureValue: 'SIGNATURE-MUST-NOT-SHOW',
+				}),
+			);
 			ids.xssEvent = xss.eventId;
 			s = await login();
 		});
@@ -113,8 +156,15 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 				const before = await snapshot();
 				const page = await app.inject({ url: '/admin/console/dead?target=x' });
 				expect(page.statusCode).toBe(303);
-				expect(page.headers.location).toBe(`/admin/login?next=${encodeURIComponent('/admin/console/dead?target=x')}`);
-				const action = await app.inject({ method: 'POST', url: `/admin/console/deliveries/${ids.dead}/requeue`, headers: { 'content-type': FORM }, payload: 'x=1' });
+				expect(page.headers.location).toBe(
+					`/admin/login?next=${encodeURIComponent('/admin/console/dead?target=x')}`,
+				);
+				const action = await app.inject({
+					method: 'POST',
+					url: `/admin/console/deliveries/${ids.dead}/requeue`,
+					headers: { 'content-type': FORM },
+					payload: 'x=1',
+				});
 				expect(action.statusCode).toBe(401);
 				expect(action.body).toContain('Nothing was changed.');
 				expect(await snapshot()).toBe(before);
@@ -124,7 +174,10 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 				const page = await app.inject({ url: '/admin/login' });
 				expect(page.statusCode).toBe(200);
 				expect(page.body).toContain('type="password"');
-				const res = await submitLogin(app, { token: ADMIN_TOKEN, next: '/admin/console/events?kind=payment' });
+				const res = await submitLogin(app, {
+					token: ADMIN_TOKEN,
+					next: '/admin/console/events?kind=payment',
+				});
 				expect(res.statusCode).toBe(303);
 				expect(res.headers.location).toBe('/admin/console/events?kind=payment');
 				const line = setCookieLine(res, 'relay_console');
@@ -140,8 +193,16 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 				const page = await app.inject({ url: '/admin/login' });
 				const loginCookie = cookieOf(page, 'relay_console_login')!;
 				const attempt = (cookie: string | undefined, fields: Record<string, string>) =>
-					app.inject({ method: 'POST', url: '/admin/login', headers: { ...(cookie ? { cookie } : {}), 'content-type': FORM }, payload: form(fields) });
-				const wrong = await attempt(loginCookie, { _csrf: csrfIn(page.body), token: 'not-the-admin-token-000' });
+					app.inject({
+						method: 'POST',
+						url: '/admin/login',
+						headers: { ...(cookie ? { cookie } : {}), 'content-type': FORM },
+						payload: form(fields),
+					});
+				const wrong = await attempt(loginCookie, {
+					_csrf: csrfIn(page.body),
+					token: 'not-the-admin-token-000',
+				});
 				expect(wrong.statusCode).toBe(401);
 				expect(wrong.body).toContain('Wrong admin token.');
 				expect(cookieOf(wrong, 'relay_console')).toBeUndefined();
@@ -159,7 +220,12 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 			});
 
 			it('never sends a login to another site', async () => {
-				for (const next of ['https://evil.example/admin/console', '//evil.example/admin/console', '/admin/consolex', '/admin/events']) {
+				for (const next of [
+					'https://evil.example/admin/console',
+					'//evil.example/admin/console',
+					'/admin/consolex',
+					'/admin/events',
+				]) {
 					const res = await submitLogin(app, { token: ADMIN_TOKEN, next });
 					expect(res.headers.location, next).toBe('/admin/console');
 				}
@@ -184,9 +250,14 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 
 			it('a console cookie does not open the bearer admin API, which keeps working', async () => {
 				expect((await get('/admin/events')).statusCode).toBe(401);
-				const api = await app.inject({ url: '/admin/dead', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+				const api = await app.inject({
+					url: '/admin/dead',
+					headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+				});
 				expect(api.statusCode).toBe(200);
-				expect((api.json() as { data: Array<{ id: number }> }).data.map((d) => d.id).sort()).toEqual([ids.dead, ids.deadB].sort());
+				expect(
+					(api.json() as { data: Array<{ id: number }> }).data.map((d) => d.id).sort(),
+				).toEqual([ids.dead, ids.deadB].sort());
 			});
 
 			it('logs out with a CSRF token, and the old cookie stops working', async () => {
@@ -202,7 +273,12 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 			});
 
 			it('sets a Content-Security-Policy that allows no script on every console page', async () => {
-				for (const url of ['/admin/login', '/admin/console', '/admin/console/events', '/admin/console/dead']) {
+				for (const url of [
+					'/admin/login',
+					'/admin/console',
+					'/admin/console/events',
+					'/admin/console/dead',
+				]) {
 					const res = await get(url);
 					expect(res.headers['content-security-policy'], url).toContain("default-src 'none'");
 					expect(String(res.headers['content-security-policy'])).not.toContain('script-src');
@@ -227,13 +303,17 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 				expect(other.csrf).not.toBe(s.csrf);
 				expect((await post(url, { _csrf: other.csrf })).statusCode).toBe(403);
 				expect((await post(url, { _csrf: `${s.csrf}x` })).statusCode).toBe(403);
-				expect((await post(url, { _csrf: s.csrf }, s.cookie, 'application/json')).statusCode).toBe(415);
+				expect((await post(url, { _csrf: s.csrf }, s.cookie, 'application/json')).statusCode).toBe(
+					415,
+				);
 				expect(await snapshot()).toBe(before);
 			});
 
 			it('answers a requeue of a delivered, a missing or a malformed delivery clearly', async () => {
 				const before = await snapshot();
-				const delivered = await post(`/admin/console/deliveries/${ids.delivered}/requeue`, { _csrf: s.csrf });
+				const delivered = await post(`/admin/console/deliveries/${ids.delivered}/requeue`, {
+					_csrf: s.csrf,
+				});
 				expect(delivered.statusCode).toBe(409);
 				expect(delivered.body).toContain(`Delivery ${ids.delivered} is delivered, not dead`);
 				const missing = await post('/admin/console/deliveries/999999/requeue', { _csrf: s.csrf });
@@ -252,7 +332,10 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 				const none = await post('/admin/console/dead/requeue-target', { _csrf: s.csrf });
 				expect(none.statusCode).toBe(400);
 				expect(none.body).toContain('Target: is required');
-				const clean = await post('/admin/console/dead/requeue-target', { _csrf: s.csrf, target: PAYOUT });
+				const clean = await post('/admin/console/dead/requeue-target', {
+					_csrf: s.csrf,
+					target: PAYOUT,
+				});
 				expect(clean.statusCode).toBe(409);
 				expect(clean.body).toContain(`No dead delivery goes to ${PAYOUT}.`);
 				expect(await snapshot()).toBe(before);
@@ -266,10 +349,15 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 					[{ from: to, to: from, target: PAY_A }, 'From must be before To'],
 					[{ from: 'yesterday', to, target: PAY_A }, 'From: is not a date and time'],
 					[{ to, target: PAY_A }, 'From: is required'],
-					[{ from, to, target: 'http://127.0.0.1:9/elsewhere' }, 'Target: is not one of the configured targets'],
+					[
+						{ from, to, target: 'http://127.0.0.1:9/elsewhere' },
+						'Target: is not one of the configured targets',
+					],
 				];
 				for (const [fields, message] of cases) {
-					const preview = await get(`/admin/console/replay?${new URLSearchParams(fields).toString()}`);
+					const preview = await get(
+						`/admin/console/replay?${new URLSearchParams(fields).toString()}`,
+					);
 					expect(preview.statusCode, message).toBe(400);
 					expect(preview.body).toContain(message);
 					const res = await post('/admin/console/replay', { _csrf: s.csrf, ...fields });
@@ -277,30 +365,63 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 					expect(res.body).toContain(message);
 					expect(res.body).toContain('Nothing was replayed.');
 				}
-				const empty = await post('/admin/console/replay', { _csrf: s.csrf, from: '2001-01-01T00:00', to: '2001-01-02T00:00', target: '*', deliveries: '1' });
+				const empty = await post('/admin/console/replay', {
+					_csrf: s.csrf,
+					from: '2001-01-01T00:00',
+					to: '2001-01-02T00:00',
+					target: '*',
+					deliveries: '1',
+				});
 				expect(empty.statusCode).toBe(409);
 				expect(empty.body).toContain('No event in this range goes to this target.');
 				// A replay must carry the number its confirmation showed, and that number must still hold.
-				const unconfirmed = await post('/admin/console/replay', { _csrf: s.csrf, from, to, target: PAY_A });
+				const unconfirmed = await post('/admin/console/replay', {
+					_csrf: s.csrf,
+					from,
+					to,
+					target: PAY_A,
+				});
 				expect(unconfirmed.statusCode).toBe(400);
-				expect(unconfirmed.body).toContain('Deliveries: is missing: confirm the replay on its confirmation page');
-				const stale = await post('/admin/console/replay', { _csrf: s.csrf, from, to, target: PAY_A, deliveries: '1' });
+				expect(unconfirmed.body).toContain(
+					'Deliveries: is missing: confirm the replay on its confirmation page',
+				);
+				const stale = await post('/admin/console/replay', {
+					_csrf: s.csrf,
+					from,
+					to,
+					target: PAY_A,
+					deliveries: '1',
+				});
 				expect(stale.statusCode).toBe(409);
 				// T-old, T-other and T-xss are payments received in these two hours.
-				expect(stale.body).toContain('The range now makes 3 deliveries, not the 1 you confirmed. Nothing was replayed: confirm again.');
+				expect(stale.body).toContain(
+					'The range now makes 3 deliveries, not the 1 you confirmed. Nothing was replayed: confirm again.',
+				);
 				expect(stale.body).toContain('name="deliveries" value="3"');
 				expect(await snapshot()).toBe(before);
 			});
 
 			it('answers bad filters on the events and dead-letter pages with what was wrong', async () => {
 				const cases: Array<[string, string]> = [
-					['/admin/console/events?kind=refund', 'Kind: must be one of payment, payout, success, fail'],
-					['/admin/console/events?status=lost', 'Delivery status: must be one of pending, delivering, delivered, dead'],
+					[
+						'/admin/console/events?kind=refund',
+						'Kind: must be one of payment, payout, success, fail',
+					],
+					[
+						'/admin/console/events?status=lost',
+						'Delivery status: must be one of pending, delivering, delivered, dead',
+					],
 					['/admin/console/events?from=tomorrow', 'From: is not a date and time'],
-					['/admin/console/events?from=2026-02-01T00:00&to=2026-01-01T00:00', 'From must be before To'],
+					[
+						'/admin/console/events?from=2026-02-01T00:00&to=2026-01-01T00:00',
+						'From must be before To',
+					],
 					['/admin/console/events?before=zzz', 'Page: is not a page cursor'],
 					['/admin/console/events?trsId=a&trsId=b', 'TrsId: must be given once'],
-					[`/admin/console/events?invId=${'x'.repeat(129)}`, 'InvId: is longer than 128 characters'],
+					[
+						`/admin/console/events?invId=${'x'.repeat(129)}`,
+						'InvId: is longer than 128 characters',
+					],
 					['/admin/console/dead?beforeId=x', 'Page: is not a delivery id'],
 				];
 				for (const [url, message] of cases) {
@@ -316,7 +437,12 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 		describe('pages', () => {
 			it('escapes every field and never shows a signature, the admin token or the API token', async () => {
 				const fields = paymentFields('T-posted', { invId: XSS_INVID });
-				const posted = await app.inject({ method: 'POST', url: '/postback/payment', headers: { 'content-type': FORM }, payload: form({ ...fields, custom: XSS_CUSTOM }) });
+				const posted = await app.inject({
+					method: 'POST',
+					url: '/postback/payment',
+					headers: { 'content-type': FORM },
+					payload: form({ ...fields, custom: XSS_CUSTOM }),
+				});
 				expect(posted.statusCode).toBe(200);
 				const [stored] = await store.listEvents({ trsId: 'T-posted', limit: 1 });
 				const pages = [
@@ -330,7 +456,15 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 				for (const url of pages) {
 					const res = await get(url);
 					expect(res.statusCode, url).toBe(200);
-					for (const secret of [ADMIN_TOKEN, TOKEN, fields.SignatureValue, 'SIGNATURE-MUST-NOT-SHOW', 'SignatureValue', XSS_CUSTOM, XSS_INVID]) {
+					for (const secret of [
+						ADMIN_TOKEN,
+						TOKEN,
+						fields.SignatureValue,
+						'SIGNATURE-MUST-NOT-SHOW',
+						'SignatureValue',
+						XSS_CUSTOM,
+						XSS_INVID,
+					]) {
 						expect(res.body, `${url} shows ${secret}`).not.toContain(secret);
 					}
 					expect(res.body).not.toMatch(/<script|<img/i);
@@ -338,7 +472,8 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 				const detail = (await get(`/admin/console/events/${ids.xssEvent}`)).body;
 				expect(detail).toContain('&lt;script&gt;alert(&quot;custom&quot;)&lt;/script&gt;');
 				expect(detail).toContain('&quot;&gt;&lt;img src=x onerror=alert(1)&gt;');
-				const list = (await get(`/admin/console/events?invId=${encodeURIComponent(XSS_INVID)}`)).body;
+				const list = (await get(`/admin/console/events?invId=${encodeURIComponent(XSS_INVID)}`))
+					.body;
 				expect(list.match(/href="\/admin\/console\/events\/[^"]+"/g)).toHaveLength(2);
 				expect(sink.text).not.toContain(ADMIN_TOKEN);
 			});
@@ -359,19 +494,36 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 			});
 
 			it('filters events by kind, delivery status, TrsId, InvId and time, and pages through events of one millisecond', async () => {
-				const rowsOf = (body: string) => [...body.matchAll(/href="\/admin\/console\/events\/([^"#]+)"/g)].map((m) => m[1]);
-				expect(rowsOf((await get('/admin/console/events?status=dead')).body).sort()).toEqual([ids.deadEvent, (await store.listEvents({ trsId: 'T-other', limit: 1 }))[0].id].sort());
-				expect(rowsOf((await get('/admin/console/events?trsId=T-old')).body)).toEqual([ids.deadEvent]);
-				expect(rowsOf((await get('/admin/console/events?invId=inv-T-old')).body)).toEqual([ids.deadEvent]);
-				const window = (from: number, to: number) => `from=${new Date(from).toISOString().slice(0, 19)}&to=${new Date(to).toISOString().slice(0, 19)}`;
-				expect(rowsOf((await get(`/admin/console/events?${window(now - 3_700_000, now - 3_500_000)}`)).body)).toEqual([ids.deadEvent]);
+				const rowsOf = (body: string) =>
+					[...body.matchAll(/href="\/admin\/console\/events\/([^"#]+)"/g)].map((m) => m[1]);
+				expect(rowsOf((await get('/admin/console/events?status=dead')).body).sort()).toEqual(
+					[ids.deadEvent, (await store.listEvents({ trsId: 'T-other', limit: 1 }))[0].id].sort(),
+				);
+				expect(rowsOf((await get('/admin/console/events?trsId=T-old')).body)).toEqual([
+					ids.deadEvent,
+				]);
+				expect(rowsOf((await get('/admin/console/events?invId=inv-T-old')).body)).toEqual([
+					ids.deadEvent,
+				]);
+				const window = (from: number, to: number) =>
+					`from=${new Date(from).toISOString().slice(0, 19)}&to=${new Date(to).toISOString().slice(0, 19)}`;
+				expect(
+					rowsOf(
+						(await get(`/admin/console/events?${window(now - 3_700_000, now - 3_500_000)}`)).body,
+					),
+				).toEqual([ids.deadEvent]);
 				const same = now - 7_200_000;
 				const inserted: string[] = [];
-				for (let i = 0; i < 57; i++) inserted.push((await store.insertEvent(event(`T-page-${i}`, same, [], {}, 'payout'))).eventId);
+				for (let i = 0; i < 57; i++)
+					inserted.push(
+						(await store.insertEvent(event(`T-page-${i}`, same, [], {}, 'payout'))).eventId,
+					);
 				const first = await get('/admin/console/events?kind=payout');
 				const page1 = rowsOf(first.body);
 				expect(page1).toHaveLength(50);
-				const older = /href="(\/admin\/console\/events\?[^"]*before=[^"]+)" rel="next"/.exec(first.body)?.[1].replaceAll('&amp;', '&');
+				const older = /href="(\/admin\/console\/events\?[^"]*before=[^"]+)" rel="next"/
+					.exec(first.body)?.[1]
+					.replaceAll('&amp;', '&');
 				expect(older).toBeDefined();
 				const second = await get(older!);
 				const page2 = rowsOf(second.body);
@@ -383,49 +535,87 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 			it('shows the overview: counts, oldest undelivered event, targets with success rate and last error, charts per kind', async () => {
 				const res = await get('/admin/console');
 				expect(res.statusCode).toBe(200);
-				expect(res.body).toMatch(/<b><a href="\/admin\/console\/dead">2<\/a><\/b><span>dead<\/span>/);
+				expect(res.body).toMatch(
+					/<b><a href="\/admin\/console\/dead">2<\/a><\/b><span>dead<\/span>/,
+				);
 				expect(res.body).toContain('oldest undelivered');
 				expect(res.body).toContain('1 h 0 min');
 				expect(res.body).toContain(PAY_A);
 				expect(res.body).toContain('HTTP 410 from the target');
 				expect(res.body).toContain('connect ECONNREFUSED');
 				// PAY_B: one success out of two attempts in the last day.
-				expect(res.body).toMatch(new RegExp(`${PAY_B.replaceAll('/', '\\/').replaceAll('.', '\\.')}</td>[\\s\\S]*?50\\.0 % <span class="muted">\\(1/2\\)</span>`));
-				expect(res.body.match(/<svg viewBox="0 0 600 170" role="img"/g)?.length).toBeGreaterThanOrEqual(4);
+				expect(res.body).toMatch(
+					new RegExp(
+						`${PAY_B.replaceAll('/', '\\/').replaceAll('.', '\\.')}</td>[\\s\\S]*?50\\.0 % <span class="muted">\\(1/2\\)</span>`,
+					),
+				);
+				expect(
+					res.body.match(/<svg viewBox="0 0 600 170" role="img"/g)?.length,
+				).toBeGreaterThanOrEqual(4);
 				expect(res.body).toContain('aria-label="payment events, last 24 hours: received');
 			});
 
 			it('confirms a replay with the number of deliveries it makes, and makes exactly those', async () => {
 				const from = new Date(now - 3_700_000).toISOString().slice(0, 19);
 				const to = new Date(now - 1_000_000).toISOString().slice(0, 19);
-				const preview = await get(`/admin/console/replay?${new URLSearchParams({ from, to, target: PAY_A }).toString()}`);
+				const preview = await get(
+					`/admin/console/replay?${new URLSearchParams({ from, to, target: PAY_A }).toString()}`,
+				);
 				expect(preview.statusCode).toBe(200);
 				// T-old and T-other are payment events in the range; PAY_A takes payments: two deliveries.
-				expect(preview.body).toContain('<p id="replay-count">This makes <b>2</b> new deliveries.</p>');
-				const everyTarget = await get(`/admin/console/replay?${new URLSearchParams({ from, to, target: '*' }).toString()}`);
+				expect(preview.body).toContain(
+					'<p id="replay-count">This makes <b>2</b> new deliveries.</p>',
+				);
+				const everyTarget = await get(
+					`/admin/console/replay?${new URLSearchParams({ from, to, target: '*' }).toString()}`,
+				);
 				expect(everyTarget.body).toContain('This makes <b>4</b> new deliveries.');
 				const before = await store.listDeliveries({ target: PAY_A, limit: 1000 });
 				expect(preview.body).toContain('name="deliveries" value="2"');
-				const res = await post('/admin/console/replay', { _csrf: s.csrf, from, to, target: PAY_A, deliveries: '2' });
+				const res = await post('/admin/console/replay', {
+					_csrf: s.csrf,
+					from,
+					to,
+					target: PAY_A,
+					deliveries: '2',
+				});
 				expect(res.statusCode).toBe(303);
 				expect(res.headers.location).toBe('/admin/console/dead?notice=replayed&n=2&m=2');
 				const after = await store.listDeliveries({ target: PAY_A, limit: 1000 });
 				expect(after.length - before.length).toBe(2);
-				expect((await get(res.headers.location as string)).body).toContain('Replayed 2 events: 2 new deliveries.');
+				expect((await get(res.headers.location as string)).body).toContain(
+					'Replayed 2 events: 2 new deliveries.',
+				);
 			});
 
 			it('requeues one dead delivery, then all of a target', async () => {
-				const one = await post(`/admin/console/deliveries/${ids.dead}/requeue`, { _csrf: s.csrf, back: `/admin/console/events/${ids.deadEvent}` });
+				const one = await post(`/admin/console/deliveries/${ids.dead}/requeue`, {
+					_csrf: s.csrf,
+					back: `/admin/console/events/${ids.deadEvent}`,
+				});
 				expect(one.statusCode).toBe(303);
-				expect(one.headers.location).toBe(`/admin/console/events/${ids.deadEvent}?notice=requeued&n=1`);
-				const [requeued] = await store.listDeliveries({ eventId: ids.deadEvent, target: PAY_A, limit: 10, beforeId: ids.dead + 1 });
+				expect(one.headers.location).toBe(
+					`/admin/console/events/${ids.deadEvent}?notice=requeued&n=1`,
+				);
+				const [requeued] = await store.listDeliveries({
+					eventId: ids.deadEvent,
+					target: PAY_A,
+					limit: 10,
+					beforeId: ids.dead + 1,
+				});
 				expect(requeued).toMatchObject({ id: ids.dead, status: 'pending', attempts: 0 });
 				// Its event's page now reloads itself until the delivery lands.
 				const page = await get(`/admin/console/events/${ids.deadEvent}`);
 				expect(page.body).toContain('<meta http-equiv="refresh" content="5">');
-				const again = await post(`/admin/console/deliveries/${ids.dead}/requeue`, { _csrf: s.csrf });
+				const again = await post(`/admin/console/deliveries/${ids.dead}/requeue`, {
+					_csrf: s.csrf,
+				});
 				expect(again.statusCode).toBe(409);
-				const all = await post('/admin/console/dead/requeue-target', { _csrf: s.csrf, target: PAY_B, back: 'https://evil.example/' });
+				const all = await post('/admin/console/dead/requeue-target', {
+					_csrf: s.csrf,
+					target: PAY_B,
+					back: 'https://evil.example/',
+				});
 				expect(all.statusCode).toBe(303);
 				expect(all.headers.location).toBe('/admin/console/dead?notice=requeued&n=1');
 				expect(await store.listDeliveries({ status: 'dead', limit: 10 })).toEqual([]);

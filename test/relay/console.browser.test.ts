@@ -12,7 +12,18 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { start } from '../../relay/src/server.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
-import { ADMIN_TOKEN, LogSink, Target, baseEnv, form, freePort, paymentFields, payoutFields, tempDir, waitFor } from './helpers.ts';
+import {
+	ADMIN_TOKEN,
+	LogSink,
+	Target,
+	baseEnv,
+	form,
+	freePort,
+	paymentFields,
+	payoutFields,
+	tempDir,
+	waitFor,
+} from './helpers.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 /** The flags that work on these machines (see shared/notes/browser.md), plus a name for the forger's site. */
@@ -50,12 +61,18 @@ describe('relay console in headless Chromium', () => {
 	const dialogs: string[] = [];
 
 	const admin = async <T>(path: string): Promise<T> => {
-		const res = await fetch(`${relay.url}${path}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+		const res = await fetch(`${relay.url}${path}`, {
+			headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+		});
 		expect(res.status).toBe(200);
 		return ((await res.json()) as { data: T }).data;
 	};
 	const postback = (path: string, fields: Record<string, string>) =>
-		fetch(`${relay.url}${path}`, { method: 'POST', body: form(fields), headers: { 'content-type': FORM } });
+		fetch(`${relay.url}${path}`, {
+			method: 'POST',
+			body: form(fields),
+			headers: { 'content-type': FORM },
+		});
 	const shot = async (p: Page, name: string) => {
 		const file = join(shots, `${name}.png`);
 		await p.screenshot({ path: file, fullPage: true });
@@ -72,15 +89,29 @@ describe('relay console in headless Chromium', () => {
 		await payouts.listen();
 		const down = `http://127.0.0.1:${await freePort()}/webhook/down`;
 		relay = await start(
-			baseEnv(tmp.dir, { payment: [payments.url('/webhook/pay'), down], payout: [payouts.url('/webhook/payout')] }, { RELAY_BASE_DELAY_MS: '2000', RELAY_MAX_DELAY_MS: '10000' }),
+			baseEnv(
+				tmp.dir,
+				{ payment: [payments.url('/webhook/pay'), down], payout: [payouts.url('/webhook/payout')] },
+				{ RELAY_BASE_DELAY_MS: '2000', RELAY_MAX_DELAY_MS: '10000' },
+			),
 			{ deps: { logStream: sink } },
 		);
-		for (let i = 1; i <= 3; i++) expect((await postback('/postback/payout', payoutFields(`P-${i}`))).status).toBe(200);
+		for (let i = 1; i <= 3; i++)
+			expect((await postback('/postback/payout', payoutFields(`P-${i}`))).status).toBe(200);
 		expect((await postback('/postback/payment', paymentFields('T-browser-1'))).status).toBe(200);
-		const xss = { ...paymentFields('T-browser-xss', { invId: '"><img src=x onerror=alert(1)>' }), custom: '<script>alert("custom")</script>' };
+		const xss = {
+			...paymentFields('T-browser-xss', { invId: '"><img src=x onerror=alert(1)>' }),
+			custom: '<script>alert("custom")</script>',
+		};
 		expect((await postback('/postback/payment', xss)).status).toBe(200);
-		await waitFor(async () => (await admin<AdminDelivery[]>('/admin/dead')).length === 2, 'two dead payment deliveries');
-		await waitFor(async () => (await admin<AdminDelivery[]>('/admin/deliveries?status=delivered')).length === 3, 'three delivered payouts');
+		await waitFor(
+			async () => (await admin<AdminDelivery[]>('/admin/dead')).length === 2,
+			'two dead payment deliveries',
+		);
+		await waitFor(
+			async () => (await admin<AdminDelivery[]>('/admin/deliveries?status=delivered')).length === 3,
+			'three delivered payouts',
+		);
 
 		// A page on another site that posts to the console: without the SameSite=Strict cookie and the CSRF token.
 		forger = createServer((_req, res) => {
@@ -115,7 +146,9 @@ describe('relay console in headless Chromium', () => {
 		await shot(page, 'login-desktop');
 		await page.fill('input[name=token]', 'this-is-not-the-admin-token');
 		await page.click('button[type=submit]');
-		await expect.poll(() => page.locator('[role=alert]').textContent()).toContain('Wrong admin token.');
+		await expect
+			.poll(() => page.locator('[role=alert]').textContent())
+			.toContain('Wrong admin token.');
 		expect(new URL(page.url()).pathname).toBe('/admin/login');
 		expect((await desktop.cookies()).map((c) => c.name)).not.toContain('relay_console');
 
@@ -137,7 +170,9 @@ describe('relay console in headless Chromium', () => {
 		await shot(page, 'dead-letters-desktop');
 
 		const forged = await desktop.newPage();
-		const answer = forged.waitForResponse((r) => r.url().endsWith('/admin/console/dead/requeue-target'));
+		const answer = forged.waitForResponse((r) =>
+			r.url().endsWith('/admin/console/dead/requeue-target'),
+		);
 		await forged.goto(`http://forger.test:${(forger.address() as AddressInfo).port}/`);
 		expect((await answer).status()).toBe(401);
 		await forged.close();
@@ -146,10 +181,14 @@ describe('relay console in headless Chromium', () => {
 
 	it('refuses an action whose CSRF token is missing, and changes nothing', async () => {
 		await page.goto(`${relay.url}/admin/console/dead`);
-		const form = page.locator('form', { has: page.locator('button', { hasText: 'Requeue' }) }).first();
+		const form = page
+			.locator('form', { has: page.locator('button', { hasText: 'Requeue' }) })
+			.first();
 		await form.locator('input[name=_csrf]').evaluate((input) => input.remove());
 		await form.locator('button').click();
-		await expect.poll(() => page.locator('[role=alert]').textContent()).toContain('missing its CSRF token');
+		await expect
+			.poll(() => page.locator('[role=alert]').textContent())
+			.toContain('missing its CSRF token');
 		expect(await page.locator('[role=alert]').textContent()).toContain('Nothing was changed.');
 		expect((await admin<AdminDelivery[]>('/admin/dead')).length).toBe(2);
 	});
@@ -161,9 +200,16 @@ describe('relay console in headless Chromium', () => {
 		const card = page.locator(`#delivery-${dead.id}`);
 		expect(await card.locator('.badge').first().textContent()).toBe('dead');
 		await card.locator('button', { hasText: `Requeue delivery ${dead.id}` }).click();
-		await expect.poll(() => page.locator('[role=status]').textContent()).toContain('Requeued 1 dead delivery');
+		await expect
+			.poll(() => page.locator('[role=status]').textContent())
+			.toContain('Requeued 1 dead delivery');
 		// The page reloads itself while a delivery is pending: no click needed to see it land.
-		await expect.poll(() => page.locator(`#delivery-${dead.id} .badge`).first().textContent(), { timeout: 20_000, interval: 250 }).toBe('delivered');
+		await expect
+			.poll(() => page.locator(`#delivery-${dead.id} .badge`).first().textContent(), {
+				timeout: 20_000,
+				interval: 250,
+			})
+			.toBe('delivered');
 		// Both attempts stay in its history: refused for good, then delivered.
 		const attempts = page.locator(`#delivery-${dead.id} tbody tr`);
 		expect(await attempts.count()).toBe(2);
@@ -171,7 +217,9 @@ describe('relay console in headless Chromium', () => {
 		expect(await attempts.nth(0).locator('.badge').textContent()).toBe('dead');
 		expect(await attempts.nth(1).locator('.badge').textContent()).toBe('delivered');
 		await shot(page, 'event-desktop');
-		expect(payments.received.filter((r) => r.headers['x-paypalych-event-id'] === dead.eventId).length).toBeGreaterThanOrEqual(2);
+		expect(
+			payments.received.filter((r) => r.headers['x-paypalych-event-id'] === dead.eventId).length,
+		).toBeGreaterThanOrEqual(2);
 	});
 
 	it('lists events with their fields as text, and filters them', async () => {
@@ -185,7 +233,11 @@ describe('relay console in headless Chromium', () => {
 		await shot(page, 'events-desktop');
 		const xss = page.locator('tr', { hasText: 'onerror' }).locator('a').first();
 		await xss.click();
-		await expect.poll(() => page.locator('.card', { has: page.locator('h2', { hasText: 'Fields' }) }).textContent()).toContain('<script>alert("custom")</script>');
+		await expect
+			.poll(() =>
+				page.locator('.card', { has: page.locator('h2', { hasText: 'Fields' }) }).textContent(),
+			)
+			.toContain('<script>alert("custom")</script>');
 		expect(await page.content()).not.toContain('SignatureValue');
 		expect(dialogs).toEqual([]);
 	});
@@ -194,11 +246,15 @@ describe('relay console in headless Chromium', () => {
 		await page.goto(`${relay.url}/admin/console/dead`);
 		await page.selectOption('select[name=target]', payments.url('/webhook/pay'));
 		await page.click('button:has-text("Count deliveries")');
-		await expect.poll(() => page.locator('#replay-count').textContent()).toBe('This makes 2 new deliveries.');
+		await expect
+			.poll(() => page.locator('#replay-count').textContent())
+			.toBe('This makes 2 new deliveries.');
 		await shot(page, 'replay-confirm-desktop');
 		const before = payments.received.length;
 		await page.click('button:has-text("Make 2 deliveries")');
-		await expect.poll(() => page.locator('[role=status]').textContent()).toContain('Replayed 2 events: 2 new deliveries.');
+		await expect
+			.poll(() => page.locator('[role=status]').textContent())
+			.toContain('Replayed 2 events: 2 new deliveries.');
 		await waitFor(() => payments.received.length >= before + 2, 'replayed deliveries');
 	});
 
@@ -212,12 +268,19 @@ describe('relay console in headless Chromium', () => {
 			['events', '/admin/console/events'],
 			['event', `/admin/console/events/${anEvent.id}`],
 			['dead-letters', '/admin/console/dead'],
-			['replay-confirm', `/admin/console/replay?from=${Date.now() - 86_400_000}&to=${Date.now()}&target=*`],
+			[
+				'replay-confirm',
+				`/admin/console/replay?from=${Date.now() - 86_400_000}&to=${Date.now()}&target=*`,
+			],
 		] as const) {
 			await p.goto(`${relay.url}${path}`);
 			expect(`${new URL(p.url()).pathname}${new URL(p.url()).search}`, name).toBe(path);
 			// Nothing wider than the screen except inside the scrolling table boxes.
-			const overflow = Number(await p.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'));
+			const overflow = Number(
+				await p.evaluate(
+					'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+				),
+			);
 			expect(overflow, name).toBeLessThanOrEqual(0);
 			await shot(p, `${name}-phone`);
 		}

@@ -39,10 +39,13 @@ consoleSuite('PostgreSQL', async () => {
 describe('relay console behind a TLS-terminating proxy', () => {
 	it('marks the session cookie Secure when the request came over HTTPS, and only then', async () => {
 		const tmp = tempDir();
-		const config = loadConfig(baseEnv(tmp.dir, { payment: [PAY_A] }, { RELAY_TRUST_PROXY: 'true', LOG_LEVEL: 'silent' }));
+		const config = loadConfig(
+			baseEnv(tmp.dir, { payment: [PAY_A] }, { RELAY_TRUST_PROXY: 'true', LOG_LEVEL: 'silent' }),
+		);
 		const app = await buildApp(config, { forwarder: false });
 		try {
-			const loginOver = (proto: string) => submitLogin(app, { token: ADMIN_TOKEN }, { 'x-forwarded-proto': proto });
+			const loginOver = (proto: string) =>
+				submitLogin(app, { token: ADMIN_TOKEN }, { 'x-forwarded-proto': proto });
 			expect(setCookieLine(await loginOver('https'), 'relay_console')).toMatch(/; Secure/);
 			expect(setCookieLine(await loginOver('http'), 'relay_console')).not.toMatch(/Secure/);
 		} finally {
@@ -53,10 +56,14 @@ describe('relay console behind a TLS-terminating proxy', () => {
 
 	it('makes a client wait after ten wrong tokens, even with the right one', async () => {
 		const tmp = tempDir();
-		const app = await buildApp(loadConfig(baseEnv(tmp.dir, { payment: [PAY_A] }, { LOG_LEVEL: 'silent' })), { forwarder: false });
+		const app = await buildApp(
+			loadConfig(baseEnv(tmp.dir, { payment: [PAY_A] }, { LOG_LEVEL: 'silent' })),
+			{ forwarder: false },
+		);
 		try {
 			const tryToken = (token: string) => submitLogin(app, { token });
-			for (let i = 0; i < 10; i++) expect((await tryToken(`wrong-token-${i}-000000`)).statusCode).toBe(401);
+			for (let i = 0; i < 10; i++)
+				expect((await tryToken(`wrong-token-${i}-000000`)).statusCode).toBe(401);
 			const blocked = await tryToken(ADMIN_TOKEN);
 			expect(blocked.statusCode).toBe(429);
 			expect(cookieOf(blocked, 'relay_console')).toBeUndefined();
@@ -72,11 +79,18 @@ describe('relay console behind a TLS-terminating proxy', () => {
 		const first = await buildApp(loadConfig(env), { forwarder: false });
 		const res = await submitLogin(first, { token: ADMIN_TOKEN });
 		const cookie = cookieOf(res, 'relay_console')!;
-		expect((await first.inject({ url: '/admin/console/events', headers: { cookie } })).statusCode).toBe(200);
+		expect(
+			(await first.inject({ url: '/admin/console/events', headers: { cookie } })).statusCode,
+		).toBe(200);
 		await first.close();
-		const second = await buildApp(loadConfig({ ...env, RELAY_ADMIN_TOKEN: 'another-admin-token-9876543210' }), { forwarder: false });
+		const second = await buildApp(
+			loadConfig({ ...env, RELAY_ADMIN_TOKEN: 'another-admin-token-9876543210' }),
+			{ forwarder: false },
+		);
 		try {
-			expect((await second.inject({ url: '/admin/console/events', headers: { cookie } })).statusCode).toBe(303);
+			expect(
+				(await second.inject({ url: '/admin/console/events', headers: { cookie } })).statusCode,
+			).toBe(303);
 		} finally {
 			await second.close();
 			tmp.cleanup();

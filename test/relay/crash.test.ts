@@ -1,5 +1,15 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { Target, baseEnv, form, freePort, paymentFields, spawnRelay, stopRelays, tempDir, waitFor } from './helpers.ts';
+import {
+	Target,
+	baseEnv,
+	form,
+	freePort,
+	paymentFields,
+	spawnRelay,
+	stopRelays,
+	tempDir,
+	waitFor,
+} from './helpers.ts';
 import type { RelayProcess } from './helpers.ts';
 import { adminQuery, createTestDatabase, startOwnPostgres } from './pg.ts';
 import type { OwnPostgres, TestDatabase } from './pg.ts';
@@ -15,7 +25,13 @@ interface BurstResult {
  * Like the service, a sender tries a postback that got no 200 again (up to `tries` times, 25 ms
  * apart), on the next instance. `after(ackedSoFar)` runs after every answer (to kill or restart).
  */
-async function burst(urls: string[], total: number, prefix: string, after: (acked: number) => void, tries = 1): Promise<BurstResult> {
+async function burst(
+	urls: string[],
+	total: number,
+	prefix: string,
+	after: (acked: number) => void,
+	tries = 1,
+): Promise<BurstResult> {
 	const acked = new Set<string>();
 	let failed = 0;
 	let next = 0;
@@ -47,7 +63,13 @@ async function burst(urls: string[], total: number, prefix: string, after: (acke
 }
 
 /** A burst during which `victim` is SIGKILLed once `killAfterAcks` postbacks were acknowledged. */
-async function burstKilling(victim: RelayProcess, urls: string[], total: number, prefix: string, killAfterAcks: number): Promise<BurstResult> {
+async function burstKilling(
+	victim: RelayProcess,
+	urls: string[],
+	total: number,
+	prefix: string,
+	killAfterAcks: number,
+): Promise<BurstResult> {
 	let killed = false;
 	const result = await burst(urls, total, prefix, (acked) => {
 		if (!killed && acked >= killAfterAcks) {
@@ -61,11 +83,23 @@ async function burstKilling(victim: RelayProcess, urls: string[], total: number,
 	return result;
 }
 
-const trsIdsAt = (target: Target) => new Set(target.received.map((r) => new URLSearchParams(r.body).get('TrsId') ?? ''));
+const trsIdsAt = (target: Target) =>
+	new Set(target.received.map((r) => new URLSearchParams(r.body).get('TrsId') ?? ''));
 
 /** Waits until the target has every acknowledged postback, then prints and returns the counts. */
-async function settle(label: string, target: Target, sent: number, result: BurstResult, extra: string) {
-	await waitFor(() => [...result.acked].every((id) => trsIdsAt(target).has(id)), 'every acknowledged postback at the target', 90_000, 100);
+async function settle(
+	label: string,
+	target: Target,
+	sent: number,
+	result: BurstResult,
+	extra: string,
+) {
+	await waitFor(
+		() => [...result.acked].every((id) => trsIdsAt(target).has(id)),
+		'every acknowledged postback at the target',
+		90_000,
+		100,
+	);
 	const got = trsIdsAt(target);
 	const missing = [...result.acked].filter((id) => !got.has(id));
 	const duplicates = target.received.length - got.size;
@@ -95,7 +129,12 @@ describe('crash safety', () => {
 		const env = baseEnv(
 			tmp.dir,
 			{ payment: [target.url('/pay')] },
-			{ LOG_LEVEL: 'info', RELAY_LEASE_MS: '1500', RELAY_DELIVERY_TIMEOUT_MS: '1000', RELAY_CONCURRENCY: '8' },
+			{
+				LOG_LEVEL: 'info',
+				RELAY_LEASE_MS: '1500',
+				RELAY_DELIVERY_TIMEOUT_MS: '1000',
+				RELAY_CONCURRENCY: '8',
+			},
 		);
 		const first = await spawnRelay(env);
 		children.push(first);
@@ -107,7 +146,13 @@ describe('crash safety', () => {
 
 		const second = await spawnRelay(env);
 		children.push(second);
-		const { missing } = await settle('crash test (SQLite)', target, total, result, ` delivered-before-kill=${deliveredBeforeRestart}`);
+		const { missing } = await settle(
+			'crash test (SQLite)',
+			target,
+			total,
+			result,
+			` delivered-before-kill=${deliveredBeforeRestart}`,
+		);
 		expect(missing).toEqual([]);
 		expect(result.acked.size).toBeGreaterThanOrEqual(killAfterAcks);
 		expect(result.acked.size).toBeLessThan(total);
@@ -136,7 +181,13 @@ describe('crash safety: two relay instances on one PostgreSQL database', () => {
 		baseEnv(
 			tmp.dir,
 			{ payment: [targetUrl] },
-			{ RELAY_DATABASE: database, LOG_LEVEL: 'info', RELAY_LEASE_MS: '1500', RELAY_DELIVERY_TIMEOUT_MS: '1000', RELAY_CONCURRENCY: '8' },
+			{
+				RELAY_DATABASE: database,
+				LOG_LEVEL: 'info',
+				RELAY_LEASE_MS: '1500',
+				RELAY_DELIVERY_TIMEOUT_MS: '1000',
+				RELAY_CONCURRENCY: '8',
+			},
 		);
 
 	it('one instance SIGKILLed mid-burst, the target down then up: every acknowledged postback delivered', async () => {
@@ -156,7 +207,13 @@ describe('crash safety: two relay instances on one PostgreSQL database', () => {
 		expect(target.received).toHaveLength(0);
 
 		await target.listen(port);
-		const { missing } = await settle('crash test (PostgreSQL, 2 instances, one SIGKILLed, target down then up)', target, total, result, '');
+		const { missing } = await settle(
+			'crash test (PostgreSQL, 2 instances, one SIGKILLed, target down then up)',
+			target,
+			total,
+			result,
+			'',
+		);
 		expect(missing).toEqual([]);
 		expect(result.acked.size).toBeGreaterThan(killAfterAcks);
 		b.proc.kill('SIGTERM');

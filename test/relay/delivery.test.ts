@@ -1,10 +1,26 @@
 import { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backoffDelay, classify, parseRetryAfter, retryAfterDelay } from '../../relay/src/forwarder.ts';
+import {
+	backoffDelay,
+	classify,
+	parseRetryAfter,
+	retryAfterDelay,
+} from '../../relay/src/forwarder.ts';
 import { start } from '../../relay/src/server.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
-import { ADMIN_TOKEN, LogSink, Target, baseEnv, form, freePort, paymentFields, payoutFields, tempDir, waitFor } from './helpers.ts';
+import {
+	ADMIN_TOKEN,
+	LogSink,
+	Target,
+	baseEnv,
+	form,
+	freePort,
+	paymentFields,
+	payoutFields,
+	tempDir,
+	waitFor,
+} from './helpers.ts';
 
 type Row = Record<string, unknown>;
 
@@ -12,10 +28,18 @@ const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const admin = (relay: RunningRelay, path: string, init: RequestInit = {}) =>
 	fetch(`${relay.url}/admin${path}`, {
 		...init,
-		headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(init.body ? { 'content-type': 'application/json' } : {}), ...init.headers },
+		headers: {
+			authorization: `Bearer ${ADMIN_TOKEN}`,
+			...(init.body ? { 'content-type': 'application/json' } : {}),
+			...init.headers,
+		},
 	});
 const postPayment = async (relay: RunningRelay, fields: Record<string, string>) => {
-	const res = await fetch(`${relay.url}/postback/payment`, { method: 'POST', headers: FORM, body: form(fields) });
+	const res = await fetch(`${relay.url}/postback/payment`, {
+		method: 'POST',
+		headers: FORM,
+		body: form(fields),
+	});
 	return res.status;
 };
 
@@ -72,12 +96,14 @@ describe('delivery rules (pure)', () => {
 	it('classifies answers: 2xx success; errors, 404, 408, 429, 5xx retried; other refusals permanent', () => {
 		expect(classify(200, 'payment')).toBe('success');
 		expect(classify(204, 'payout')).toBe('success');
-		for (const s of [undefined, 404, 408, 429, 500, 502, 503, 504]) expect(classify(s, 'payment')).toBe('retry');
-		for (const s of [400, 401, 403, 410, 413, 422, 301]) expect(classify(s, 'payment')).toBe('permanent');
+		for (const s of [undefined, 404, 408, 429, 500, 502, 503, 504])
+			expect(classify(s, 'payment')).toBe('retry');
+		for (const s of [400, 401, 403, 410, 413, 422, 301])
+			expect(classify(s, 'payment')).toBe('permanent');
 		expect(classify(303, 'success')).toBe('success');
 	});
 
-	it('with the receipt required, counts a 2xx or a redirect event\'s 3xx only when it carries X-PayPalych-Receipt', () => {
+	it("with the receipt required, counts a 2xx or a redirect event's 3xx only when it carries X-PayPalych-Receipt", () => {
 		const without = { required: true, present: false };
 		const withIt = { required: true, present: true };
 		expect(classify(200, 'payment', without)).toBe('retry');
@@ -127,28 +153,50 @@ describe('forwarder against real targets (long budget)', () => {
 		const ids = Array.from({ length: 25 }, (_, i) => `P-down-${i}`);
 		const statuses = await Promise.all(
 			ids.map((id) =>
-				fetch(`${relay.url}/postback/payout`, { method: 'POST', headers: FORM, body: form(payoutFields(id)) }).then((r) => r.status),
+				fetch(`${relay.url}/postback/payout`, {
+					method: 'POST',
+					headers: FORM,
+					body: form(payoutFields(id)),
+				}).then((r) => r.status),
 			),
 		);
 		expect(statuses.every((s) => s === 200)).toBe(true);
 		// Every delivery has failed at least once against the closed port.
-		await waitFor(() => ids.every((id) => store.deliveriesFor(id).some((d) => Number(d.attempts) >= 2 && d.last_error)), 'failed attempts');
+		await waitFor(
+			() =>
+				ids.every((id) =>
+					store.deliveriesFor(id).some((d) => Number(d.attempts) >= 2 && d.last_error),
+				),
+			'failed attempts',
+		);
 		expect(store.deliveriesFor(ids[0])[0].status).not.toBe('dead');
 		late = await new Target().listen(downPort);
-		await waitFor(() => ids.every((id) => late!.received.some((r) => r.body.includes(`TrsId=${id}&`))), 'all payouts after recovery');
-		await waitFor(() => ids.every((id) => store.deliveriesFor(id)[0].status === 'delivered'), 'delivered state');
+		await waitFor(
+			() => ids.every((id) => late!.received.some((r) => r.body.includes(`TrsId=${id}&`))),
+			'all payouts after recovery',
+		);
+		await waitFor(
+			() => ids.every((id) => store.deliveriesFor(id)[0].status === 'delivered'),
+			'delivered state',
+		);
 		const metrics = await (await fetch(`${relay.url}/metrics`)).text();
-		expect(Number(/paypalych_relay_delivery_retries_total\{kind="payout"\} (\d+)/.exec(metrics)?.[1])).toBeGreaterThanOrEqual(25);
+		expect(
+			Number(/paypalych_relay_delivery_retries_total\{kind="payout"\} (\d+)/.exec(metrics)?.[1]),
+		).toBeGreaterThanOrEqual(25);
 	});
 
 	it('honours Retry-After on 429 up to RELAY_MAX_DELAY_MS', async () => {
 		const fields = paymentFields('T-429');
 		target.responder = (req, _n) =>
-			req.body.includes('TrsId=T-429&') && target.received.filter((r) => r.body.includes('TrsId=T-429&')).length === 1
+			req.body.includes('TrsId=T-429&') &&
+			target.received.filter((r) => r.body.includes('TrsId=T-429&')).length === 1
 				? { status: 429, headers: { 'retry-after': '1' } }
 				: { status: 200 };
 		expect(await postPayment(relay, fields)).toBe(200);
-		await waitFor(() => store.deliveriesFor('T-429')[0]?.status === 'delivered', 'delivered after 429');
+		await waitFor(
+			() => store.deliveriesFor('T-429')[0]?.status === 'delivered',
+			'delivered after 429',
+		);
 		const hits = target.received.filter((r) => r.body.includes('TrsId=T-429&'));
 		expect(hits).toHaveLength(2);
 		// Backoff alone would retry after 10-20 ms (attempt 1, RELAY_BASE_DELAY_MS 20); Retry-After
@@ -160,7 +208,11 @@ describe('forwarder against real targets (long budget)', () => {
 		// Both attempts are kept, with their timing, and shown by the admin API.
 		const row = store.deliveriesFor('T-429')[0];
 		const detail = (await (await admin(relay, `/events/${String(row.event_id)}`)).json()) as {
-			deliveries: Array<{ id: number; attempts: number; attemptHistory: Array<Record<string, unknown>> }>;
+			deliveries: Array<{
+				id: number;
+				attempts: number;
+				attemptHistory: Array<Record<string, unknown>>;
+			}>;
 		};
 		expect(detail.deliveries[0].attempts).toBe(2);
 		const attempts = detail.deliveries[0].attemptHistory;
@@ -170,47 +222,68 @@ describe('forwarder against real targets (long budget)', () => {
 		]);
 		expect(Number(attempts[0].startedAt)).toBeGreaterThanOrEqual(hits[0].at - 1_000);
 		expect(Number(attempts[0].startedAt)).toBeLessThanOrEqual(hits[0].at);
-		expect(Number(attempts[1].startedAt) - Number(attempts[0].startedAt)).toBeGreaterThanOrEqual(200);
+		expect(Number(attempts[1].startedAt) - Number(attempts[0].startedAt)).toBeGreaterThanOrEqual(
+			200,
+		);
 		expect(attempts.every((a) => Number(a.durationMs) >= 0 && a.deliveryId === row.id)).toBe(true);
 		const own = await admin(relay, `/deliveries/${String(row.id)}/attempts`);
 		expect(own.status).toBe(200);
-		const body = (await own.json()) as { delivery: { id: number; status: string }; data: unknown[] };
+		const body = (await own.json()) as {
+			delivery: { id: number; status: string };
+			data: unknown[];
+		};
 		expect(body.delivery).toMatchObject({ id: row.id, status: 'delivered' });
 		expect(body.data).toEqual(attempts);
 		expect((await admin(relay, '/deliveries/999999/attempts')).status).toBe(404);
 		expect((await admin(relay, '/deliveries/abc/attempts')).status).toBe(400);
 		expect((await admin(relay, '/deliveries/0/attempts')).status).toBe(400);
-		const found = (await (await admin(relay, '/events?trsId=T-429&status=delivered')).json()) as { data: Array<{ id: string }> };
+		const found = (await (await admin(relay, '/events?trsId=T-429&status=delivered')).json()) as {
+			data: Array<{ id: string }>;
+		};
 		expect(found.data.map((e) => e.id)).toEqual([String(row.event_id)]);
 		expect((await admin(relay, '/events?status=gone')).status).toBe(400);
 	});
 
 	it('does not park a delivery for a hostile Retry-After: 999999999, nor hammer a target whose Retry-After is in the past', async () => {
-		const answers: Record<string, string> = { 'T-ra-huge': '999999999', 'T-ra-past': 'Wed, 21 Oct 2015 07:28:00 GMT' };
+		const answers: Record<string, string> = {
+			'T-ra-huge': '999999999',
+			'T-ra-past': 'Wed, 21 Oct 2015 07:28:00 GMT',
+		};
 		target.responder = (req) => {
 			const id = Object.keys(answers).find((k) => req.body.includes(`TrsId=${k}&`));
 			const seen = target.received.filter((r) => id && r.body.includes(`TrsId=${id}&`)).length;
-			return id && seen <= 2 ? { status: seen === 1 ? 429 : 503, headers: { 'retry-after': answers[id] } } : { status: 200 };
+			return id && seen <= 2
+				? { status: seen === 1 ? 429 : 503, headers: { 'retry-after': answers[id] } }
+				: { status: 200 };
 		};
-		for (const id of Object.keys(answers)) expect(await postPayment(relay, paymentFields(id))).toBe(200);
+		for (const id of Object.keys(answers))
+			expect(await postPayment(relay, paymentFields(id))).toBe(200);
 		// Unclamped, the first would wait 31 years; it is retried after at most RELAY_MAX_DELAY_MS.
-		await waitFor(() => Object.keys(answers).every((id) => store.deliveriesFor(id)[0]?.status === 'delivered'), 'delivered after Retry-After');
+		await waitFor(
+			() => Object.keys(answers).every((id) => store.deliveriesFor(id)[0]?.status === 'delivered'),
+			'delivered after Retry-After',
+		);
 		for (const id of Object.keys(answers)) {
 			const hits = target.received.filter((r) => r.body.includes(`TrsId=${id}&`));
 			expect(hits).toHaveLength(3);
 			// A past date asks for no wait at all: the relay still waits RELAY_BASE_DELAY_MS (20 ms).
-			for (let i = 1; i < hits.length; i++) expect(hits[i].at - hits[i - 1].at).toBeGreaterThanOrEqual(20);
+			for (let i = 1; i < hits.length; i++)
+				expect(hits[i].at - hits[i - 1].at).toBeGreaterThanOrEqual(20);
 		}
 	});
 
 	it('retries 404 (inactive workflow) and delivers the same body, content type and event id', async () => {
 		const fields = paymentFields('T-404');
 		target.responder = (req) =>
-			req.body.includes('TrsId=T-404&') && target.received.filter((r) => r.body.includes('TrsId=T-404&')).length <= 2
+			req.body.includes('TrsId=T-404&') &&
+			target.received.filter((r) => r.body.includes('TrsId=T-404&')).length <= 2
 				? { status: 404 }
 				: { status: 200 };
 		expect(await postPayment(relay, fields)).toBe(200);
-		await waitFor(() => store.deliveriesFor('T-404')[0]?.status === 'delivered', 'delivered after 404s');
+		await waitFor(
+			() => store.deliveriesFor('T-404')[0]?.status === 'delivered',
+			'delivered after 404s',
+		);
 		const hits = target.received.filter((r) => r.body.includes('TrsId=T-404&'));
 		expect(hits.map((h) => h.headers['x-paypalych-delivery-attempt'])).toEqual(['1', '2', '3']);
 		expect(new Set(hits.map((h) => h.headers['x-paypalych-event-id'])).size).toBe(1);
@@ -226,17 +299,27 @@ describe('forwarder against real targets (long budget)', () => {
 
 	it('retries a 200 without X-PayPalych-Receipt and counts the next 200 that carries it', async () => {
 		target.responder = (req) =>
-			req.body.includes('TrsId=T-no-receipt&') && target.received.filter((r) => r.body.includes('TrsId=T-no-receipt&')).length === 1
+			req.body.includes('TrsId=T-no-receipt&') &&
+			target.received.filter((r) => r.body.includes('TrsId=T-no-receipt&')).length === 1
 				? { status: 200, receipt: null }
 				: { status: 200, receipt: 'duplicate' };
 		expect(await postPayment(relay, paymentFields('T-no-receipt'))).toBe(200);
-		await waitFor(() => store.deliveriesFor('T-no-receipt')[0]?.status === 'delivered', 'delivered with a receipt');
+		await waitFor(
+			() => store.deliveriesFor('T-no-receipt')[0]?.status === 'delivered',
+			'delivered with a receipt',
+		);
 		const hits = target.received.filter((r) => r.body.includes('TrsId=T-no-receipt&'));
 		expect(hits.map((h) => h.headers['x-paypalych-delivery-attempt'])).toEqual(['1', '2']);
 		expect(store.deliveriesFor('T-no-receipt')[0].attempts).toBe(2);
 		const retried = sink.lines
-			.map((l) => JSON.parse(l) as { msg: string; error?: string; status?: number; eventId?: string })
-			.find((l) => l.msg === 'delivery failed; will retry' && l.eventId === hits[0].headers['x-paypalych-event-id']);
+			.map(
+				(l) => JSON.parse(l) as { msg: string; error?: string; status?: number; eventId?: string },
+			)
+			.find(
+				(l) =>
+					l.msg === 'delivery failed; will retry' &&
+					l.eventId === hits[0].headers['x-paypalych-event-id'],
+			);
 		expect(retried?.status).toBe(200);
 		expect(retried?.error).toContain('2xx without an X-PayPalych-Receipt header');
 	});
@@ -245,16 +328,27 @@ describe('forwarder against real targets (long budget)', () => {
 		let startingUp = true;
 		target.responder = (req) =>
 			startingUp && req.body.includes('TrsId=T-starting&')
-				? { status: 200, receipt: null, headers: { 'content-type': 'text/html; charset=utf-8' }, body: 'n8n is starting up. Please wait' }
+				? {
+						status: 200,
+						receipt: null,
+						headers: { 'content-type': 'text/html; charset=utf-8' },
+						body: 'n8n is starting up. Please wait',
+					}
 				: { status: 200, receipt: 'accepted' };
 		expect(await postPayment(relay, paymentFields('T-starting'))).toBe(200);
-		await waitFor(() => Number(store.deliveriesFor('T-starting')[0]?.attempts) >= 3, 'attempts during start-up');
+		await waitFor(
+			() => Number(store.deliveriesFor('T-starting')[0]?.attempts) >= 3,
+			'attempts during start-up',
+		);
 		const during = store.deliveriesFor('T-starting')[0];
 		expect(during.status).not.toBe('delivered');
 		expect(during.last_status).toBe(200);
 		expect(String(during.last_error)).toContain('X-PayPalych-Receipt');
 		startingUp = false;
-		await waitFor(() => store.deliveriesFor('T-starting')[0]?.status === 'delivered', 'delivered after start-up');
+		await waitFor(
+			() => store.deliveriesFor('T-starting')[0]?.status === 'delivered',
+			'delivered after start-up',
+		);
 		const d = store.deliveriesFor('T-starting')[0];
 		expect(Number(d.attempts)).toBeGreaterThanOrEqual(4);
 		expect(d.last_error).toBeNull();
@@ -263,31 +357,49 @@ describe('forwarder against real targets (long budget)', () => {
 	it('abandons an attempt after RELAY_DELIVERY_TIMEOUT_MS and retries it', async () => {
 		// baseEnv: RELAY_DELIVERY_TIMEOUT_MS=1000; the first answer would come after 1.5 s.
 		target.responder = (req) =>
-			req.body.includes('TrsId=T-timeout&') && target.received.filter((r) => r.body.includes('TrsId=T-timeout&')).length === 1
+			req.body.includes('TrsId=T-timeout&') &&
+			target.received.filter((r) => r.body.includes('TrsId=T-timeout&')).length === 1
 				? { status: 200, hangMs: 1_500 }
 				: { status: 200 };
 		expect(await postPayment(relay, paymentFields('T-timeout'))).toBe(200);
-		await waitFor(() => store.deliveriesFor('T-timeout')[0]?.status === 'delivered', 'delivered after a timeout');
+		await waitFor(
+			() => store.deliveriesFor('T-timeout')[0]?.status === 'delivered',
+			'delivered after a timeout',
+		);
 		const hits = target.received.filter((r) => r.body.includes('TrsId=T-timeout&'));
 		expect(hits.map((h) => h.headers['x-paypalych-delivery-attempt'])).toEqual(['1', '2']);
 		expect(hits[1].at - hits[0].at).toBeGreaterThanOrEqual(950);
 		const retried = sink.lines
 			.map((l) => JSON.parse(l) as { msg: string; error?: string; eventId?: string })
-			.find((l) => l.msg === 'delivery failed; will retry' && l.eventId === hits[0].headers['x-paypalych-event-id']);
+			.find(
+				(l) =>
+					l.msg === 'delivery failed; will retry' &&
+					l.eventId === hits[0].headers['x-paypalych-event-id'],
+			);
 		expect(retried?.error).toBe('timeout');
 	});
 
 	it('gives up at once on a permanent refusal (400) and lists it as dead', async () => {
-		target.responder = (req) => (req.body.includes('TrsId=T-400&') ? { status: 400 } : { status: 200 });
+		target.responder = (req) =>
+			req.body.includes('TrsId=T-400&') ? { status: 400 } : { status: 200 };
 		expect(await postPayment(relay, paymentFields('T-400'))).toBe(200);
 		await waitFor(() => store.deliveriesFor('T-400')[0]?.status === 'dead', 'dead after 400');
 		expect(store.deliveriesFor('T-400')[0].attempts).toBe(1);
-		const dead = (await (await admin(relay, '/dead')).json()) as { data: Array<{ id: number; lastStatus: number }> };
+		const dead = (await (await admin(relay, '/dead')).json()) as {
+			data: Array<{ id: number; lastStatus: number }>;
+		};
 		expect(dead.data.map((d) => d.id)).toContain(Number(store.deliveriesFor('T-400')[0].id));
 		target.responder = () => ({ status: 200 });
-		const requeue = await admin(relay, `/deliveries/${store.deliveriesFor('T-400')[0].id}/requeue`, { method: 'POST' });
+		const requeue = await admin(
+			relay,
+			`/deliveries/${store.deliveriesFor('T-400')[0].id}/requeue`,
+			{ method: 'POST' },
+		);
 		expect(requeue.status).toBe(200);
-		await waitFor(() => store.deliveriesFor('T-400')[0]?.status === 'delivered', 'delivered after requeue');
+		await waitFor(
+			() => store.deliveriesFor('T-400')[0]?.status === 'delivered',
+			'delivered after requeue',
+		);
 	});
 
 	it('replays one event and a time range to the current targets', async () => {
@@ -296,8 +408,15 @@ describe('forwarder against real targets (long budget)', () => {
 		expect(await postPayment(relay, paymentFields('T-replay-1'))).toBe(200);
 		expect(await postPayment(relay, paymentFields('T-replay-2'))).toBe(200);
 		const t1 = Date.now() + 1;
-		await waitFor(() => ['T-replay-1', 'T-replay-2'].every((id) => store.deliveriesFor(id)[0]?.status === 'delivered'), 'first delivery');
-		const countOf = (id: string) => target.received.filter((r) => r.body.includes(`TrsId=${id}&`)).length;
+		await waitFor(
+			() =>
+				['T-replay-1', 'T-replay-2'].every(
+					(id) => store.deliveriesFor(id)[0]?.status === 'delivered',
+				),
+			'first delivery',
+		);
+		const countOf = (id: string) =>
+			target.received.filter((r) => r.body.includes(`TrsId=${id}&`)).length;
 		const eventId = String(store.deliveriesFor('T-replay-1')[0].event_id);
 
 		const one = await admin(relay, `/events/${eventId}/replay`, { method: 'POST' });
@@ -306,15 +425,31 @@ describe('forwarder against real targets (long budget)', () => {
 		const replayed = target.received.filter((r) => r.body.includes('TrsId=T-replay-1&'));
 		expect(replayed[1].headers['x-paypalych-event-id']).toBe(eventId);
 
-		const range = await admin(relay, '/replay', { method: 'POST', body: JSON.stringify({ from: t0, to: new Date(t1).toISOString(), kind: 'payment' }) });
+		const range = await admin(relay, '/replay', {
+			method: 'POST',
+			body: JSON.stringify({ from: t0, to: new Date(t1).toISOString(), kind: 'payment' }),
+		});
 		expect(await range.json()).toEqual({ events: 2, deliveries: 2 });
 		await waitFor(() => countOf('T-replay-1') === 3 && countOf('T-replay-2') === 2, 'range replay');
-		expect((await admin(relay, '/replay', { method: 'POST', body: JSON.stringify({ from: t1, to: t0 }) })).status).toBe(400);
-		expect((await admin(relay, '/events/no-such-event/replay', { method: 'POST' })).status).toBe(404);
+		expect(
+			(
+				await admin(relay, '/replay', {
+					method: 'POST',
+					body: JSON.stringify({ from: t1, to: t0 }),
+				})
+			).status,
+		).toBe(400);
+		expect((await admin(relay, '/events/no-such-event/replay', { method: 'POST' })).status).toBe(
+			404,
+		);
 
-		const detail = (await (await admin(relay, `/events/${eventId}`)).json()) as { deliveries: unknown[] };
+		const detail = (await (await admin(relay, `/events/${eventId}`)).json()) as {
+			deliveries: unknown[];
+		};
 		expect(detail.deliveries).toHaveLength(3);
-		const list = (await (await admin(relay, `/deliveries?status=delivered&eventId=${eventId}`)).json()) as { data: unknown[] };
+		const list = (await (
+			await admin(relay, `/deliveries?status=delivered&eventId=${eventId}`)
+		).json()) as { data: unknown[] };
 		expect(list.data).toHaveLength(3);
 	});
 });
@@ -327,7 +462,13 @@ describe('forwarder with a short retry budget', () => {
 
 	beforeAll(async () => {
 		await target.listen();
-		relay = await start(baseEnv(tmp.dir, { payment: [target.url('/pay')] }, { RELAY_RETRY_BUDGET_MS: '400', LOG_LEVEL: 'silent' }));
+		relay = await start(
+			baseEnv(
+				tmp.dir,
+				{ payment: [target.url('/pay')] },
+				{ RELAY_RETRY_BUDGET_MS: '400', LOG_LEVEL: 'silent' },
+			),
+		);
 		store = openDb(tmp.dir);
 	});
 
@@ -342,7 +483,10 @@ describe('forwarder with a short retry budget', () => {
 		target.responder = () => ({ status: 503 });
 		expect(await postPayment(relay, paymentFields('T-dead-1'))).toBe(200);
 		expect(await postPayment(relay, paymentFields('T-dead-2'))).toBe(200);
-		await waitFor(() => ['T-dead-1', 'T-dead-2'].every((id) => store.deliveriesFor(id)[0]?.status === 'dead'), 'dead');
+		await waitFor(
+			() => ['T-dead-1', 'T-dead-2'].every((id) => store.deliveriesFor(id)[0]?.status === 'dead'),
+			'dead',
+		);
 		const d = store.deliveriesFor('T-dead-1')[0];
 		expect(Number(d.attempts)).toBeGreaterThanOrEqual(2);
 		expect(d.last_status).toBe(503);
@@ -356,7 +500,11 @@ describe('forwarder with a short retry budget', () => {
 		target.responder = () => ({ status: 200 });
 		const res = await admin(relay, '/dead/requeue', { method: 'POST', body: '{}' });
 		expect(await res.json()).toEqual({ requeued: 2 });
-		await waitFor(() => ['T-dead-1', 'T-dead-2'].every((id) => store.deliveriesFor(id)[0]?.status === 'delivered'), 'delivered after requeue');
+		await waitFor(
+			() =>
+				['T-dead-1', 'T-dead-2'].every((id) => store.deliveriesFor(id)[0]?.status === 'delivered'),
+			'delivered after requeue',
+		);
 		expect(store.deliveriesFor('T-dead-1')[0].attempts).toBe(1);
 	});
 });
@@ -370,7 +518,13 @@ describe('forwarder with RELAY_REQUIRE_RECEIPT=false (a target that is not a Pay
 	beforeAll(async () => {
 		await target.listen();
 		target.responder = () => ({ status: 200, receipt: null });
-		relay = await start(baseEnv(tmp.dir, { payment: [target.url('/generic')] }, { RELAY_REQUIRE_RECEIPT: 'false', LOG_LEVEL: 'silent' }));
+		relay = await start(
+			baseEnv(
+				tmp.dir,
+				{ payment: [target.url('/generic')] },
+				{ RELAY_REQUIRE_RECEIPT: 'false', LOG_LEVEL: 'silent' },
+			),
+		);
 		store = openDb(tmp.dir);
 	});
 
@@ -383,7 +537,10 @@ describe('forwarder with RELAY_REQUIRE_RECEIPT=false (a target that is not a Pay
 
 	it('counts a plain 2xx as delivered on the first attempt', async () => {
 		expect(await postPayment(relay, paymentFields('T-generic'))).toBe(200);
-		await waitFor(() => store.deliveriesFor('T-generic')[0]?.status === 'delivered', 'delivered without a receipt');
+		await waitFor(
+			() => store.deliveriesFor('T-generic')[0]?.status === 'delivered',
+			'delivered without a receipt',
+		);
 		expect(store.deliveriesFor('T-generic')[0].attempts).toBe(1);
 		expect(target.received).toHaveLength(1);
 		expect(target.received[0].headers['x-paypalych-event']).toBe('payment');
@@ -395,7 +552,16 @@ describe('graceful shutdown', () => {
 		const tmp = tempDir();
 		const slow = await new Target().listen();
 		slow.responder = () => ({ status: 200, hangMs: 5_000 });
-		const env = baseEnv(tmp.dir, { payment: [slow.url('/pay')] }, { RELAY_SHUTDOWN_GRACE_MS: '100', RELAY_DELIVERY_TIMEOUT_MS: '8000', RELAY_LEASE_MS: '60000', LOG_LEVEL: 'silent' });
+		const env = baseEnv(
+			tmp.dir,
+			{ payment: [slow.url('/pay')] },
+			{
+				RELAY_SHUTDOWN_GRACE_MS: '100',
+				RELAY_DELIVERY_TIMEOUT_MS: '8000',
+				RELAY_LEASE_MS: '60000',
+				LOG_LEVEL: 'silent',
+			},
+		);
 		try {
 			let relay = await start(env);
 			expect(await postPayment(relay, paymentFields('T-shutdown'))).toBe(200);
@@ -413,7 +579,10 @@ describe('graceful shutdown', () => {
 			try {
 				await waitFor(() => slow.received.length === 2, 'sent after restart');
 				const again = openDb(tmp.dir);
-				await waitFor(() => again.deliveriesFor('T-shutdown')[0].status === 'delivered', 'delivered');
+				await waitFor(
+					() => again.deliveriesFor('T-shutdown')[0].status === 'delivered',
+					'delivered',
+				);
 				again.db.close();
 			} finally {
 				await relay.close();
@@ -428,7 +597,11 @@ describe('graceful shutdown', () => {
 		const tmp = tempDir();
 		const slow = await new Target().listen();
 		slow.responder = () => ({ status: 200, hangMs: 300 });
-		const env = baseEnv(tmp.dir, { payment: [slow.url('/pay')] }, { RELAY_SHUTDOWN_GRACE_MS: '5000', LOG_LEVEL: 'silent' });
+		const env = baseEnv(
+			tmp.dir,
+			{ payment: [slow.url('/pay')] },
+			{ RELAY_SHUTDOWN_GRACE_MS: '5000', LOG_LEVEL: 'silent' },
+		);
 		try {
 			const relay = await start(env);
 			expect(await postPayment(relay, paymentFields('T-finish'))).toBe(200);

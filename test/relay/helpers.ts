@@ -14,14 +14,19 @@ export const ADMIN_TOKEN = 'admin-token-for-tests-0123456789';
 
 export const ROOT = join(__dirname, '..', '..');
 /** The project's Node 24 (the `node` devDependency), else the one running the tests. */
-export const NODE = existsSync(join(ROOT, 'node_modules/.bin/node')) ? join(ROOT, 'node_modules/.bin/node') : process.execPath;
+export const NODE = existsSync(join(ROOT, 'node_modules/.bin/node'))
+	? join(ROOT, 'node_modules/.bin/node')
+	: process.execPath;
 /** The compiled relay, as its package's bin runs it; built by `npm run build` (or `npm run build -w relay`). */
 export const RELAY_BIN = join(ROOT, 'relay', 'dist', 'relay', 'src', 'bin.js');
 
 // Independent oracle for the signature rule (not the module under test).
 export const md5 = (s: string) => createHash('md5').update(s).digest('hex').toUpperCase();
 
-export function paymentFields(trsId: string, opts: { status?: string; outSum?: string; invId?: string; token?: string } = {}) {
+export function paymentFields(
+	trsId: string,
+	opts: { status?: string; outSum?: string; invId?: string; token?: string } = {},
+) {
 	const outSum = opts.outSum ?? '18.50';
 	const invId = opts.invId ?? `order-${trsId}`;
 	return {
@@ -37,7 +42,10 @@ export function paymentFields(trsId: string, opts: { status?: string; outSum?: s
 	};
 }
 
-export function payoutFields(trsId: string, opts: { status?: string; amount?: string; token?: string } = {}) {
+export function payoutFields(
+	trsId: string,
+	opts: { status?: string; amount?: string; token?: string } = {},
+) {
 	const amount = opts.amount ?? '1000.00';
 	return {
 		TrsId: trsId,
@@ -54,7 +62,13 @@ export function payoutFields(trsId: string, opts: { status?: string; amount?: st
 
 export function redirectFields(invId: string, opts: { outSum?: string; token?: string } = {}) {
 	const outSum = opts.outSum ?? '18.50';
-	return { InvId: invId, OutSum: outSum, CurrencyIn: 'RUB', custom: 'c-1', SignatureValue: md5(`${outSum}:${invId}:${opts.token ?? TOKEN}`) };
+	return {
+		InvId: invId,
+		OutSum: outSum,
+		CurrencyIn: 'RUB',
+		custom: 'c-1',
+		SignatureValue: md5(`${outSum}:${invId}:${opts.token ?? TOKEN}`),
+	};
 }
 
 export const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
@@ -66,7 +80,13 @@ export function tempDir(): { dir: string; cleanup: () => void } {
 
 export function baseEnv(
 	dir: string,
-	targets: { payment?: string[]; payout?: string[]; redirect?: string[]; success?: string[]; fail?: string[] },
+	targets: {
+		payment?: string[];
+		payout?: string[];
+		redirect?: string[];
+		success?: string[];
+		fail?: string[];
+	},
 	extra: Record<string, string> = {},
 ) {
 	return {
@@ -127,7 +147,12 @@ export class Target {
 			const chunks: Buffer[] = [];
 			req.on('data', (c: Buffer) => chunks.push(c));
 			req.on('end', () => {
-				const rec: Received = { path: req.url ?? '', body: Buffer.concat(chunks).toString('utf8'), headers: req.headers, at: Date.now() };
+				const rec: Received = {
+					path: req.url ?? '',
+					body: Buffer.concat(chunks).toString('utf8'),
+					headers: req.headers,
+					at: Date.now(),
+				};
 				this.received.push(rec);
 				const answer = this.responder(rec, this.received.length);
 				const send = () => {
@@ -174,7 +199,12 @@ export async function freePort(): Promise<number> {
 	return port;
 }
 
-export async function waitFor<T>(fn: () => T | Promise<T>, what: string, timeoutMs = 20_000, everyMs = 25): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+	fn: () => T | Promise<T>,
+	what: string,
+	timeoutMs = 20_000,
+	everyMs = 25,
+): Promise<NonNullable<T>> {
 	const deadline = Date.now() + timeoutMs;
 	for (;;) {
 		const v = await fn();
@@ -207,13 +237,18 @@ export interface RelayProcess {
  * Starts a relay process, by default `node <RELAY_BIN>` (or `command args`), and waits for its
  * "relay listening" log line.
  */
-export async function spawnRelay(env: Record<string, string>, options: { command?: string; args?: string[]; cwd?: string } = {}): Promise<RelayProcess> {
+export async function spawnRelay(
+	env: Record<string, string>,
+	options: { command?: string; args?: string[]; cwd?: string } = {},
+): Promise<RelayProcess> {
 	const proc = spawn(options.command ?? NODE, options.args ?? [RELAY_BIN], {
 		cwd: options.cwd ?? ROOT,
 		env: { PATH: process.env.PATH ?? '', ...env },
 		stdio: ['ignore', 'pipe', 'pipe'],
 	});
-	const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+	const exited = new Promise<number | null>((resolve) =>
+		proc.once('exit', (code) => resolve(code)),
+	);
 	let stdout = '';
 	let stderr = '';
 	proc.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
@@ -233,7 +268,9 @@ export async function spawnRelay(env: Record<string, string>, options: { command
 				}
 			}
 		});
-		exited.then((code) => reject(new Error(`relay exited with ${code} before listening: ${stderr}`)));
+		exited.then((code) =>
+			reject(new Error(`relay exited with ${code} before listening: ${stderr}`)),
+		);
 		setTimeout(() => {
 			// No "relay listening" line (a log level above info, a hang): stop it, or it outlives the test.
 			proc.kill('SIGKILL');
@@ -244,7 +281,10 @@ export async function spawnRelay(env: Record<string, string>, options: { command
 }
 
 /** Stops every relay process that still runs (`signal`, SIGTERM by default) and waits for each exit. */
-export async function stopRelays(children: RelayProcess[], signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+export async function stopRelays(
+	children: RelayProcess[],
+	signal: NodeJS.Signals = 'SIGTERM',
+): Promise<void> {
 	for (const c of children) {
 		if (c.proc.exitCode === null && c.proc.signalCode === null) {
 			c.proc.kill(signal);

@@ -5,10 +5,24 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../relay/src/app.ts';
 import { loadConfig } from '../../relay/src/config.ts';
 import { SqliteStore } from '../../relay/src/store/sqlite.ts';
-import { LogSink, Target, baseEnv, form, paymentFields, payoutFields, redirectFields, tempDir, waitFor } from './helpers.ts';
+import {
+	LogSink,
+	Target,
+	baseEnv,
+	form,
+	paymentFields,
+	payoutFields,
+	redirectFields,
+	tempDir,
+	waitFor,
+} from './helpers.ts';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
-const RELAY_VERSION = (JSON.parse(readFileSync(join(__dirname, '..', '..', 'relay', 'package.json'), 'utf8')) as { version: string }).version;
+const RELAY_VERSION = (
+	JSON.parse(readFileSync(join(__dirname, '..', '..', 'relay', 'package.json'), 'utf8')) as {
+		version: string;
+	}
+).version;
 
 interface Exposition {
 	types: Map<string, string>;
@@ -43,7 +57,8 @@ describe('Prometheus metrics (prom-client)', () => {
 	let store: SqliteStore;
 	let app: FastifyInstance;
 
-	const post = (url: string, body: string) => app.inject({ method: 'POST', url, headers: FORM, payload: body });
+	const post = (url: string, body: string) =>
+		app.inject({ method: 'POST', url, headers: FORM, payload: body });
 	const scrape = async () => {
 		const res = await app.inject({ method: 'GET', url: '/metrics' });
 		expect(res.statusCode).toBe(200);
@@ -53,7 +68,13 @@ describe('Prometheus metrics (prom-client)', () => {
 
 	beforeAll(async () => {
 		await target.listen();
-		const config = loadConfig(baseEnv(tmp.dir, { payment: [target.url('/pay')], payout: [target.url('/payout')], success: [target.url('/ok')] }));
+		const config = loadConfig(
+			baseEnv(tmp.dir, {
+				payment: [target.url('/pay')],
+				payout: [target.url('/payout')],
+				success: [target.url('/ok')],
+			}),
+		);
 		store = await SqliteStore.open(config.database);
 		app = await buildApp(config, { store, logStream: sink });
 		await app.ready();
@@ -67,16 +88,24 @@ describe('Prometheus metrics (prom-client)', () => {
 	});
 
 	it('keeps every metric name, type and label, with the values of what happened', async () => {
-		target.responder = (req) => (req.body.includes('TrsId=M-dead&') ? { status: 400 } : { status: 200 });
+		target.responder = (req) =>
+			req.body.includes('TrsId=M-dead&') ? { status: 400 } : { status: 200 };
 		expect((await post('/postback/payment', form(paymentFields('M-1')))).statusCode).toBe(200);
 		expect((await post('/postback/payment', form(paymentFields('M-1')))).statusCode).toBe(200); // duplicate
 		expect((await post('/postback/payment', form(paymentFields('M-dead')))).statusCode).toBe(200);
-		expect((await post('/postback/payment', form(paymentFields('M-forged', { token: '1|wrong' })))).statusCode).toBe(401);
+		expect(
+			(await post('/postback/payment', form(paymentFields('M-forged', { token: '1|wrong' }))))
+				.statusCode,
+		).toBe(401);
 		expect((await post('/postback/payout', form(payoutFields('M-P-1')))).statusCode).toBe(200);
 		expect((await post('/redirect/success', form(redirectFields('M-order')))).statusCode).toBe(200);
 		await waitFor(async () => {
 			const counts = await store.counts();
-			return counts.pending + counts.retrying + counts.delivering === 0 && counts.delivered === 3 && counts.dead === 1;
+			return (
+				counts.pending + counts.retrying + counts.delivering === 0 &&
+				counts.delivered === 3 &&
+				counts.dead === 1
+			);
 		}, 'deliveries settled');
 
 		const e = await scrape();
@@ -98,7 +127,9 @@ describe('Prometheus metrics (prom-client)', () => {
 		expect(sample(e, 'paypalych_relay_received_total{kind="payout"}')).toBe(1);
 		expect(sample(e, 'paypalych_relay_received_total{kind="success"}')).toBe(1);
 		expect(sample(e, 'paypalych_relay_duplicates_total{kind="payment"}')).toBe(1);
-		expect(sample(e, 'paypalych_relay_rejected_total{kind="payment",reason="bad_signature"}')).toBe(1);
+		expect(sample(e, 'paypalych_relay_rejected_total{kind="payment",reason="bad_signature"}')).toBe(
+			1,
+		);
 		expect(sample(e, 'paypalych_relay_delivered_total{kind="payment"}')).toBe(1);
 		expect(sample(e, 'paypalych_relay_delivered_total{kind="payout"}')).toBe(1);
 		expect(sample(e, 'paypalych_relay_delivered_total{kind="success"}')).toBe(1);
@@ -112,22 +143,39 @@ describe('Prometheus metrics (prom-client)', () => {
 		// The gauge is the store's own count, read at the scrape.
 		const counts = await store.counts();
 		for (const status of ['pending', 'retrying', 'delivering', 'delivered', 'dead'] as const) {
-			expect(sample(e, `paypalych_relay_deliveries{status="${status}"}`), status).toBe(counts[status]);
+			expect(sample(e, `paypalych_relay_deliveries{status="${status}"}`), status).toBe(
+				counts[status],
+			);
 		}
 		expect(counts.delivered).toBe(3);
-		expect(sample(e, `paypalych_relay_build_info{version="${RELAY_VERSION}",node_version="${process.version}",store="sqlite"}`)).toBe(1);
+		expect(
+			sample(
+				e,
+				`paypalych_relay_build_info{version="${RELAY_VERSION}",node_version="${process.version}",store="sqlite"}`,
+			),
+		).toBe(1);
 	});
 
 	it('reads the delivery gauge again at each scrape', async () => {
 		const before = sample(await scrape(), 'paypalych_relay_deliveries{status="delivered"}')!;
 		expect((await post('/postback/payment', form(paymentFields('M-2')))).statusCode).toBe(200);
-		await waitFor(async () => (await store.counts()).delivered === before + 1, 'one more delivered');
-		expect(sample(await scrape(), 'paypalych_relay_deliveries{status="delivered"}')).toBe(before + 1);
+		await waitFor(
+			async () => (await store.counts()).delivered === before + 1,
+			'one more delivered',
+		);
+		expect(sample(await scrape(), 'paypalych_relay_deliveries{status="delivered"}')).toBe(
+			before + 1,
+		);
 	});
 
 	it('exposes the default process metrics', async () => {
 		const e = await scrape();
-		for (const name of ['process_cpu_user_seconds_total', 'process_resident_memory_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_eventloop_lag_seconds']) {
+		for (const name of [
+			'process_cpu_user_seconds_total',
+			'process_resident_memory_bytes',
+			'nodejs_heap_size_used_bytes',
+			'nodejs_eventloop_lag_seconds',
+		]) {
 			expect(e.types.has(name), name).toBe(true);
 		}
 		expect(sample(e, 'process_resident_memory_bytes')).toBeGreaterThan(1_000_000);
@@ -139,7 +187,9 @@ describe('Prometheus metrics (prom-client)', () => {
 		try {
 			const e = await scrape();
 			expect(e.types.get('paypalych_relay_deliveries')).toBe('gauge');
-			expect([...e.samples.keys()].filter((k) => k.startsWith('paypalych_relay_deliveries{'))).toEqual([]);
+			expect(
+				[...e.samples.keys()].filter((k) => k.startsWith('paypalych_relay_deliveries{')),
+			).toEqual([]);
 			expect(sample(e, 'paypalych_relay_received_total{kind="payment"}')).toBe(4);
 			expect(sink.text).toContain('"msg":"reading delivery counts failed"');
 		} finally {
@@ -151,11 +201,15 @@ describe('Prometheus metrics (prom-client)', () => {
 	it('gives each app its own registry', async () => {
 		const other = tempDir();
 		try {
-			const config = loadConfig(baseEnv(other.dir, { payment: [target.url('/pay')] }, { LOG_LEVEL: 'silent' }));
+			const config = loadConfig(
+				baseEnv(other.dir, { payment: [target.url('/pay')] }, { LOG_LEVEL: 'silent' }),
+			);
 			const second = await buildApp(config, { forwarder: false });
 			const res = await second.inject({ method: 'GET', url: '/metrics' });
 			const e = parse(res.body);
-			expect([...e.samples.keys()].filter((k) => k.startsWith('paypalych_relay_received_total'))).toEqual([]);
+			expect(
+				[...e.samples.keys()].filter((k) => k.startsWith('paypalych_relay_received_total')),
+			).toEqual([]);
 			expect(sample(e, 'paypalych_relay_deliveries{status="delivered"}')).toBe(0);
 			await second.close();
 		} finally {

@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 
-export const PG_ADMIN_URL = process.env.RELAY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const PG_ADMIN_URL =
+	process.env.RELAY_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** `url` with another database name. */
 export function withDatabase(url: string, database: string): string {
@@ -67,12 +68,23 @@ export interface OwnPostgres {
 export async function startOwnPostgres(port: number): Promise<OwnPostgres> {
 	const dir = mkdtempSync(join(tmpdir(), 'relay-pg-server-'));
 	const asPostgres = (cmd: string, args: string[]) =>
-		process.getuid?.() === 0 ? run('runuser', ['-u', 'postgres', '--', `${PG_BIN}/${cmd}`, ...args]) : run(`${PG_BIN}/${cmd}`, args);
+		process.getuid?.() === 0
+			? run('runuser', ['-u', 'postgres', '--', `${PG_BIN}/${cmd}`, ...args])
+			: run(`${PG_BIN}/${cmd}`, args);
 	if (process.getuid?.() === 0) await run('chown', ['postgres', dir]);
 	const data = join(dir, 'data');
 	await asPostgres('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
 	const ctl = (...args: string[]) =>
-		asPostgres('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`, '-w', ...args]);
+		asPostgres('pg_ctl', [
+			'-D',
+			data,
+			'-l',
+			join(dir, 'server.log'),
+			'-o',
+			`-p ${port} -k ${dir} -c listen_addresses=127.0.0.1`,
+			'-w',
+			...args,
+		]);
 	await ctl('start');
 	return {
 		url: `postgres://postgres@127.0.0.1:${port}/postgres`,

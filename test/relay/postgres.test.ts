@@ -6,7 +6,16 @@ import { start } from '../../relay/src/server.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
 import { PG_MIGRATIONS, migrate } from '../../relay/src/store/pg-schema.ts';
 import { PostgresStore } from '../../relay/src/store/postgres.ts';
-import { ADMIN_TOKEN, LogSink, Target, baseEnv, form, paymentFields, tempDir, waitFor } from './helpers.ts';
+import {
+	ADMIN_TOKEN,
+	LogSink,
+	Target,
+	baseEnv,
+	form,
+	paymentFields,
+	tempDir,
+	waitFor,
+} from './helpers.ts';
 import { adminQuery, createTestDatabase } from './pg.ts';
 import type { TestDatabase } from './pg.ts';
 import { storeEvent } from './store-suite.ts';
@@ -34,14 +43,21 @@ describe('PostgreSQL store', () => {
 
 	it('applies versioned migrations once, also when instances start together, and refuses a newer schema', async () => {
 		await Promise.all([open(), open(), open()]);
-		const versions = await adminQuery('SELECT version, name FROM relay_schema_migrations ORDER BY version', db.url);
+		const versions = await adminQuery(
+			'SELECT version, name FROM relay_schema_migrations ORDER BY version',
+			db.url,
+		);
 		expect(versions.rows).toEqual(PG_MIGRATIONS.map((m) => ({ version: m.version, name: m.name })));
 		const client = new pg.Client({ connectionString: db.url });
 		await client.connect();
 		try {
 			expect(await migrate(client as unknown as pg.PoolClient)).toEqual([]);
-			await client.query(`INSERT INTO relay_schema_migrations (version, name) VALUES (99, 'from the future')`);
-			await expect(PostgresStore.open(db.url)).rejects.toThrow(/schema is at version 99, newer than this relay knows/);
+			await client.query(
+				`INSERT INTO relay_schema_migrations (version, name) VALUES (99, 'from the future')`,
+			);
+			await expect(PostgresStore.open(db.url)).rejects.toThrow(
+				/schema is at version 99, newer than this relay knows/,
+			);
 			await client.query('DELETE FROM relay_schema_migrations WHERE version = 99');
 		} finally {
 			await client.end();
@@ -52,7 +68,11 @@ describe('PostgreSQL store', () => {
 		const [a, b] = await Promise.all([open(), open()]);
 		const n = 300;
 		for (let i = 0; i < n; i += 50) {
-			await Promise.all(Array.from({ length: 50 }, (_, j) => a.insertEvent(storeEvent(`P-claim-${i + j}`, ['http://t/x'], T0))));
+			await Promise.all(
+				Array.from({ length: 50 }, (_, j) =>
+					a.insertEvent(storeEvent(`P-claim-${i + j}`, ['http://t/x'], T0)),
+				),
+			);
 		}
 		const claimedBy = new Map<number, string>();
 		const claimer = async (store: PostgresStore, owner: string) => {
@@ -102,9 +122,23 @@ describe('PostgreSQL store', () => {
 		);
 		expect(cut.rows.length).toBeGreaterThanOrEqual(2);
 		// A pooled connection that was cut fails the call that finds it; the next ones reconnect.
-		await waitFor(async () => a.ping().then(() => true, () => false), 'the store answering again');
 		await waitFor(
-			async () => Number((await adminQuery(`SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = '${db.name}' AND query LIKE 'LISTEN%'`)).rows[0].n) >= 2,
+			async () =>
+				a.ping().then(
+					() => true,
+					() => false,
+				),
+			'the store answering again',
+		);
+		await waitFor(
+			async () =>
+				Number(
+					(
+						await adminQuery(
+							`SELECT COUNT(*) AS n FROM pg_stat_activity WHERE datname = '${db.name}' AND query LIKE 'LISTEN%'`,
+						)
+					).rows[0].n,
+				) >= 2,
 			'both listeners back',
 		);
 		const wokenBefore = woken;
@@ -127,7 +161,9 @@ describe('relay on PostgreSQL while the database goes away', () => {
 		});
 	const ready = async () => (await fetch(`${relay.url}/readyz`)).status;
 	const cutConnections = () =>
-		adminQuery(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${db.name}' AND pid <> pg_backend_pid()`);
+		adminQuery(
+			`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${db.name}' AND pid <> pg_backend_pid()`,
+		);
 
 	beforeAll(async () => {
 		db = await createTestDatabase();
@@ -135,7 +171,10 @@ describe('relay on PostgreSQL while the database goes away', () => {
 		// Trust authentication ignores the password; the relay must not log it.
 		const url = new URL(db.url);
 		url.password = 'secret-db-password';
-		relay = await start(baseEnv(tmp.dir, { payment: [target.url('/pay')] }, { RELAY_DATABASE: url.href }), { deps: { logStream: sink } });
+		relay = await start(
+			baseEnv(tmp.dir, { payment: [target.url('/pay')] }, { RELAY_DATABASE: url.href }),
+			{ deps: { logStream: sink } },
+		);
 	});
 	afterAll(async () => {
 		await relay?.close();
@@ -146,7 +185,10 @@ describe('relay on PostgreSQL while the database goes away', () => {
 
 	it('answers 503 and fails readiness while the database refuses connections, then recovers with nothing lost', async () => {
 		expect((await post(paymentFields('P-before'))).status).toBe(200);
-		await waitFor(() => target.received.some((r) => r.body.includes('TrsId=P-before&')), 'delivery before the outage');
+		await waitFor(
+			() => target.received.some((r) => r.body.includes('TrsId=P-before&')),
+			'delivery before the outage',
+		);
 		expect(await ready()).toBe(200);
 
 		await adminQuery(`ALTER DATABASE ${db.name} ALLOW_CONNECTIONS false`);
@@ -161,7 +203,10 @@ describe('relay on PostgreSQL while the database goes away', () => {
 		expect((await post(paymentFields('P-during'))).status).toBe(200);
 		expect((await post(paymentFields('P-after'))).status).toBe(200);
 		await waitFor(
-			() => ['P-during', 'P-after'].every((id) => target.received.some((r) => r.body.includes(`TrsId=${id}&`))),
+			() =>
+				['P-during', 'P-after'].every((id) =>
+					target.received.some((r) => r.body.includes(`TrsId=${id}&`)),
+				),
 			'deliveries after the outage',
 		);
 		expect(sink.text).toContain('PostgreSQL connection lost');
@@ -173,8 +218,13 @@ describe('relay on PostgreSQL while the database goes away', () => {
 		await adminQuery(`ALTER DATABASE ${db.name} SET default_transaction_read_only = on`);
 		try {
 			await cutConnections();
-			await waitFor(async () => (await ready()) === 503, 'readiness failing on a read-only database');
-			const events = await fetch(`${relay.url}/admin/events?limit=1`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+			await waitFor(
+				async () => (await ready()) === 503,
+				'readiness failing on a read-only database',
+			);
+			const events = await fetch(`${relay.url}/admin/events?limit=1`, {
+				headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+			});
 			expect(events.status).toBe(200);
 			expect((await post(paymentFields('P-read-only'))).status).toBe(503);
 		} finally {

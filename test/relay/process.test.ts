@@ -1,6 +1,15 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { CLOSE_MARGIN_MS } from '../../relay/src/server.ts';
-import { Target, baseEnv, form, paymentFields, spawnRelay, stopRelays, tempDir, waitFor } from './helpers.ts';
+import {
+	Target,
+	baseEnv,
+	form,
+	paymentFields,
+	spawnRelay,
+	stopRelays,
+	tempDir,
+	waitFor,
+} from './helpers.ts';
 import type { RelayProcess } from './helpers.ts';
 
 // The relay as a process: what SIGTERM does (close-with-grace).
@@ -33,9 +42,12 @@ describe('relay process shutdown', () => {
 	});
 
 	it('still exits on SIGTERM when close() hangs, once the grace time is over, with exit code 1', async () => {
-		const relay = await spawnRelay(baseEnv(tmp.dir, { payment: [target.url('/pay')] }, { RELAY_SHUTDOWN_GRACE_MS: '100' }), {
-			args: [`${__dirname}/fixtures/hanging-close.mjs`],
-		});
+		const relay = await spawnRelay(
+			baseEnv(tmp.dir, { payment: [target.url('/pay')] }, { RELAY_SHUTDOWN_GRACE_MS: '100' }),
+			{
+				args: [`${__dirname}/fixtures/hanging-close.mjs`],
+			},
+		);
 		children.push(relay);
 		expect((await fetch(`${relay.url}/healthz`)).status).toBe(200);
 		relay.proc.kill('SIGTERM');

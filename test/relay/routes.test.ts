@@ -34,20 +34,38 @@ describe('relay routes over real sockets with a real SQLite file', () => {
 	const signatures: string[] = [];
 
 	const post = (path: string, body: string, contentType = FORM) =>
-		fetch(`${relay.url}${path}`, { method: 'POST', body, headers: { 'content-type': contentType }, redirect: 'manual' });
+		fetch(`${relay.url}${path}`, {
+			method: 'POST',
+			body,
+			headers: { 'content-type': contentType },
+			redirect: 'manual',
+		});
 	const eventsWith = (trsId: string) =>
-		db.prepare(`SELECT * FROM events WHERE json_extract(fields_json, '$.TrsId') = ?`).all(trsId) as Array<Record<string, unknown>>;
+		db
+			.prepare(`SELECT * FROM events WHERE json_extract(fields_json, '$.TrsId') = ?`)
+			.all(trsId) as Array<Record<string, unknown>>;
 	const deliveriesOf = (eventId: unknown) =>
-		db.prepare('SELECT * FROM deliveries WHERE event_id = ?').all(eventId as string) as Array<Record<string, unknown>>;
-	const countEvents = () => Number((db.prepare('SELECT COUNT(*) AS n FROM events').get() as { n: number }).n);
+		db.prepare('SELECT * FROM deliveries WHERE event_id = ?').all(eventId as string) as Array<
+			Record<string, unknown>
+		>;
+	const countEvents = () =>
+		Number((db.prepare('SELECT COUNT(*) AS n FROM events').get() as { n: number }).n);
 
 	beforeAll(async () => {
 		await targetA.listen();
 		await targetB.listen();
 		const env = baseEnv(
 			tmp.dir,
-			{ payment: [targetA.url('/a/pay'), targetB.url('/b/pay')], payout: [targetA.url('/a/payout')], redirect: [targetB.url('/b/redirect')] },
-			{ RELAY_BODY_LIMIT: '2048', RELAY_SUCCESS_URL: 'https://shop.example/thanks', LOG_LEVEL: 'debug' },
+			{
+				payment: [targetA.url('/a/pay'), targetB.url('/b/pay')],
+				payout: [targetA.url('/a/payout')],
+				redirect: [targetB.url('/b/redirect')],
+			},
+			{
+				RELAY_BODY_LIMIT: '2048',
+				RELAY_SUCCESS_URL: 'https://shop.example/thanks',
+				LOG_LEVEL: 'debug',
+			},
 		);
 		relay = await start(env, { deps: { logStream: sink } });
 		db = new DatabaseSync(join(tmp.dir, 'relay.sqlite'), { readOnly: true });
@@ -73,8 +91,17 @@ describe('relay routes over real sockets with a real SQLite file', () => {
 		expect(rows[0].kind).toBe('payment');
 		expect(rows[0].body).toBe(form(fields));
 		expect(JSON.parse(String(rows[0].fields_json))).not.toHaveProperty('SignatureValue');
-		expect(deliveriesOf(rows[0].id).map((d) => d.target).sort()).toEqual([targetA.url('/a/pay'), targetB.url('/b/pay')].sort());
-		await waitFor(() => targetA.received.some((r) => r.body === form(fields)) && targetB.received.some((r) => r.body === form(fields)), 'fan-out');
+		expect(
+			deliveriesOf(rows[0].id)
+				.map((d) => d.target)
+				.sort(),
+		).toEqual([targetA.url('/a/pay'), targetB.url('/b/pay')].sort());
+		await waitFor(
+			() =>
+				targetA.received.some((r) => r.body === form(fields)) &&
+				targetB.received.some((r) => r.body === form(fields)),
+			'fan-out',
+		);
 	});
 
 	it('accepts JSON bodies and forwards them unchanged with their content type', async () => {
@@ -120,7 +147,9 @@ describe('relay routes over real sockets with a real SQLite file', () => {
 		for (const Status of ['success', 'Success', 'SUCCESS ', ' SUCCESS']) {
 			expect((await post('/postback/payment', form({ ...fields, Status }))).status).toBe(200);
 		}
-		expect((await post('/postback/payment', form({ ...fields, TrsId: ' T-spell-1 ' }))).status).toBe(200);
+		expect(
+			(await post('/postback/payment', form({ ...fields, TrsId: ' T-spell-1 ' }))).status,
+		).toBe(200);
 		expect(eventsWith('T-spell-1')).toHaveLength(1);
 	});
 
@@ -132,13 +161,19 @@ describe('relay routes over real sockets with a real SQLite file', () => {
 		expect((await post('/postback/payment', form(forged))).status).toBe(200);
 		expect((await post('/postback/payment', form(genuine))).status).toBe(200);
 		const rows = eventsWith('T-victim-1');
-		expect(rows.map((r) => JSON.parse(String(r.fields_json)).InvId).sort()).toEqual(['attacker-order', 'order-T-victim-1']);
+		expect(rows.map((r) => JSON.parse(String(r.fields_json)).InvId).sort()).toEqual([
+			'attacker-order',
+			'order-T-victim-1',
+		]);
 		for (const row of rows) expect(deliveriesOf(row.id)).toHaveLength(2);
 	});
 
 	it('rejects forged, unsigned, garbage and oversized calls without storing them', async () => {
 		const before = countEvents();
-		const forged = { ...paymentFields('T-forged'), SignatureValue: md5('18.50:order-T-forged:wrong-token') };
+		const forged = {
+			...paymentFields('T-forged'),
+			SignatureValue: md5('18.50:order-T-forged:wrong-token'),
+		};
 		expect((await post('/postback/payment', form(forged))).status).toBe(401);
 		const tampered = { ...paymentFields('T-tampered'), OutSum: '999.00' };
 		expect((await post('/postback/payment', form(tampered))).status).toBe(401);
@@ -153,16 +188,34 @@ describe('relay routes over real sockets with a real SQLite file', () => {
 		expect((await post('/postback/payment', form(noTrs))).status).toBe(400);
 		const big = { ...paymentFields('T-big'), PayerComment: 'x'.repeat(4000) };
 		expect((await post('/postback/payment', form(big))).status).toBe(413);
-		expect((await post('/postback/payout', form({ ...payoutFields('P-forged'), SignatureValue: md5('x') }))).status).toBe(401);
+		expect(
+			(
+				await post(
+					'/postback/payout',
+					form({ ...payoutFields('P-forged'), SignatureValue: md5('x') }),
+				)
+			).status,
+		).toBe(401);
 		expect((await post('/postback/payout', 'garbage')).status).toBe(400);
-		expect((await post('/postback/payout', form({ ...payoutFields('P-big'), AccountNumber: 'x'.repeat(4000) }))).status).toBe(413);
+		expect(
+			(
+				await post(
+					'/postback/payout',
+					form({ ...payoutFields('P-big'), AccountNumber: 'x'.repeat(4000) }),
+				)
+			).status,
+		).toBe(413);
 		const redirectGarbage = await post('/redirect/success', 'InvId=only');
 		expect(redirectGarbage.status).toBe(400);
 		expect(redirectGarbage.headers.get('content-type')).toMatch(/text\/html/);
 		expect(countEvents()).toBe(before);
 		const metrics = await (await fetch(`${relay.url}/metrics`)).text();
-		expect(metrics).toMatch(/paypalych_relay_rejected_total\{kind="payment",reason="bad_signature"\} 2/);
-		expect(metrics).toMatch(/paypalych_relay_rejected_total\{kind="payment",reason="missing_field"\} 2/);
+		expect(metrics).toMatch(
+			/paypalych_relay_rejected_total\{kind="payment",reason="bad_signature"\} 2/,
+		);
+		expect(metrics).toMatch(
+			/paypalych_relay_rejected_total\{kind="payment",reason="missing_field"\} 2/,
+		);
 	});
 
 	it('stores payout postbacks and forwards them to the payout targets', async () => {
@@ -174,7 +227,10 @@ describe('relay routes over real sockets with a real SQLite file', () => {
 		expect(duplicate.status).toBe(200);
 		expect(eventsWith('P-1')).toHaveLength(1);
 		expect(deliveriesOf(eventsWith('P-1')[0].id)).toHaveLength(1);
-		const got = await waitFor(() => targetA.received.find((r) => r.path === '/a/payout' && r.body === form(fields)), 'payout delivery');
+		const got = await waitFor(
+			() => targetA.received.find((r) => r.path === '/a/payout' && r.body === form(fields)),
+			'payout delivery',
+		);
 		expect(got.headers['x-paypalych-event']).toBe('payout');
 		expect(targetB.received.some((r) => r.body === form(fields))).toBe(false);
 	});
@@ -185,9 +241,15 @@ describe('relay routes over real sockets with a real SQLite file', () => {
 		const res = await post('/redirect/success', form(fields));
 		expect(res.status).toBe(303);
 		expect(res.headers.get('location')).toBe('https://shop.example/thanks');
-		await waitFor(() => targetB.received.some((r) => r.path === '/b/redirect' && r.body === form(fields)), 'redirect delivery');
+		await waitFor(
+			() => targetB.received.some((r) => r.path === '/b/redirect' && r.body === form(fields)),
+			'redirect delivery',
+		);
 		const storedBefore = countEvents();
-		const forged = await post('/redirect/fail', form({ ...redirectFields('order-r2'), SignatureValue: md5('nope') }));
+		const forged = await post(
+			'/redirect/fail',
+			form({ ...redirectFields('order-r2'), SignatureValue: md5('nope') }),
+		);
 		expect(forged.status).toBe(401);
 		expect(forged.headers.get('content-type')).toMatch(/text\/html/);
 		expect(countEvents()).toBe(storedBefore);
@@ -210,7 +272,10 @@ describe('relay routes over real sockets with a real SQLite file', () => {
 		expect(ready.status).toBe(200);
 		await waitFor(async () => {
 			const text = await (await fetch(`${relay.url}/metrics`)).text();
-			return /paypalych_relay_deliveries\{status="pending"\} 0/.test(text) && /paypalych_relay_deliveries\{status="delivering"\} 0/.test(text);
+			return (
+				/paypalych_relay_deliveries\{status="pending"\} 0/.test(text) &&
+				/paypalych_relay_deliveries\{status="delivering"\} 0/.test(text)
+			);
 		}, 'all deliveries done');
 		const res = await fetch(`${relay.url}/metrics`);
 		expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0.0.4/);
@@ -218,8 +283,16 @@ describe('relay routes over real sockets with a real SQLite file', () => {
 		expect(text).toMatch(/paypalych_relay_received_total\{kind="payment"\} 14/);
 		expect(text).toMatch(/paypalych_relay_duplicates_total\{kind="payment"\} 6/);
 		expect(text).toMatch(/paypalych_relay_duplicates_total\{kind="payout"\} 1/);
-		const delivered = Number(/paypalych_relay_deliveries\{status="delivered"\} (\d+)/.exec(text)?.[1]);
-		const rows = Number((db.prepare(`SELECT COUNT(*) AS n FROM deliveries WHERE status = 'delivered'`).get() as { n: number }).n);
+		const delivered = Number(
+			/paypalych_relay_deliveries\{status="delivered"\} (\d+)/.exec(text)?.[1],
+		);
+		const rows = Number(
+			(
+				db.prepare(`SELECT COUNT(*) AS n FROM deliveries WHERE status = 'delivered'`).get() as {
+					n: number;
+				}
+			).n,
+		);
 		expect(delivered).toBe(rows);
 		expect(text).toMatch(/paypalych_relay_delivered_total\{kind="payment"\} \d+/);
 		const count = Number(/paypalych_relay_delivery_latency_seconds_count (\d+)/.exec(text)?.[1]);
@@ -228,14 +301,23 @@ describe('relay routes over real sockets with a real SQLite file', () => {
 
 	it('protects the admin API with its bearer token', async () => {
 		expect((await fetch(`${relay.url}/admin/events`)).status).toBe(401);
-		expect((await fetch(`${relay.url}/admin/events`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(401);
-		const ok = await fetch(`${relay.url}/admin/events?kind=payout`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+		expect(
+			(await fetch(`${relay.url}/admin/events`, { headers: { authorization: `Bearer ${TOKEN}` } }))
+				.status,
+		).toBe(401);
+		const ok = await fetch(`${relay.url}/admin/events?kind=payout`, {
+			headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+		});
 		expect(ok.status).toBe(200);
-		const { data } = (await ok.json()) as { data: Array<{ kind: string; fields: Record<string, string> }> };
+		const { data } = (await ok.json()) as {
+			data: Array<{ kind: string; fields: Record<string, string> }>;
+		};
 		expect(data.length).toBe(1);
 		expect(data[0].fields.TrsId).toBe('P-1');
 		expect(data[0].fields).not.toHaveProperty('SignatureValue');
-		const bad = await fetch(`${relay.url}/admin/deliveries?status=lost`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+		const bad = await fetch(`${relay.url}/admin/deliveries?status=lost`, {
+			headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+		});
 		expect(bad.status).toBe(400);
 	});
 
@@ -282,7 +364,12 @@ describe('redirect targets and the X-PayPalych-Event header', () => {
 	});
 
 	const post = (path: string, body: string) =>
-		fetch(`${relay.url}${path}`, { method: 'POST', body, headers: { 'content-type': FORM }, redirect: 'manual' });
+		fetch(`${relay.url}${path}`, {
+			method: 'POST',
+			body,
+			headers: { 'content-type': FORM },
+			redirect: 'manual',
+		});
 
 	it('sends success redirects to RELAY_SUCCESS_TARGETS and fail redirects to RELAY_FAIL_TARGETS, plus RELAY_REDIRECT_TARGETS once each', async () => {
 		const ok = form(redirectFields('order-split-ok'));
@@ -291,16 +378,27 @@ describe('redirect targets and the X-PayPalych-Event header', () => {
 		expect((await post('/redirect/fail', ko)).status).toBe(200);
 		expect((await post('/postback/payment', form(paymentFields('T-split')))).status).toBe(200);
 		await waitFor(
-			() => successOnly.received.length >= 1 && failOnly.received.length >= 1 && both.received.length >= 2 && payments.received.length >= 1,
+			() =>
+				successOnly.received.length >= 1 &&
+				failOnly.received.length >= 1 &&
+				both.received.length >= 2 &&
+				payments.received.length >= 1,
 			'all deliveries',
 		);
 		// Give a wrong extra delivery the time to show up before counting.
 		await waitFor(async () => {
 			const text = await (await fetch(`${relay.url}/metrics`)).text();
-			return /paypalych_relay_deliveries\{status="pending"\} 0/.test(text) && /paypalych_relay_deliveries\{status="delivering"\} 0/.test(text);
+			return (
+				/paypalych_relay_deliveries\{status="pending"\} 0/.test(text) &&
+				/paypalych_relay_deliveries\{status="delivering"\} 0/.test(text)
+			);
 		}, 'queue empty');
-		expect(successOnly.received.map((r) => [r.body, r.headers['x-paypalych-event']])).toEqual([[ok, 'success']]);
-		expect(failOnly.received.map((r) => [r.body, r.headers['x-paypalych-event']])).toEqual([[ko, 'fail']]);
+		expect(successOnly.received.map((r) => [r.body, r.headers['x-paypalych-event']])).toEqual([
+			[ok, 'success'],
+		]);
+		expect(failOnly.received.map((r) => [r.body, r.headers['x-paypalych-event']])).toEqual([
+			[ko, 'fail'],
+		]);
 		// Listed in both RELAY_SUCCESS_TARGETS and RELAY_REDIRECT_TARGETS: one delivery per event.
 		expect(both.received.map((r) => [r.body, r.headers['x-paypalych-event']]).sort()).toEqual(
 			[
@@ -316,7 +414,9 @@ describe('readiness', () => {
 	it('commits a write to answer ready, and fails while the SQLite file cannot be written', async () => {
 		const tmp = tempDir();
 		try {
-			const config = loadConfig(baseEnv(tmp.dir, { payment: ['http://127.0.0.1:9/x'] }, { LOG_LEVEL: 'silent' }));
+			const config = loadConfig(
+				baseEnv(tmp.dir, { payment: ['http://127.0.0.1:9/x'] }, { LOG_LEVEL: 'silent' }),
+			);
 			const app = await buildApp(config, { forwarder: false });
 			const before = Date.now();
 			expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
@@ -343,7 +443,9 @@ describe('readiness', () => {
 	it('answers 503 when the store does not answer', async () => {
 		const tmp = tempDir();
 		try {
-			const config = loadConfig(baseEnv(tmp.dir, { payment: ['http://127.0.0.1:9/x'] }, { LOG_LEVEL: 'silent' }));
+			const config = loadConfig(
+				baseEnv(tmp.dir, { payment: ['http://127.0.0.1:9/x'] }, { LOG_LEVEL: 'silent' }),
+			);
 			const store = await SqliteStore.open(config.database);
 			const app = await buildApp(config, { store, forwarder: false });
 			expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
@@ -352,7 +454,12 @@ describe('readiness', () => {
 			expect(res.statusCode).toBe(503);
 			expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
 			const fields = paymentFields('T-store-down');
-			const post = await app.inject({ method: 'POST', url: '/postback/payment', headers: { 'content-type': FORM }, payload: form(fields) });
+			const post = await app.inject({
+				method: 'POST',
+				url: '/postback/payment',
+				headers: { 'content-type': FORM },
+				payload: form(fields),
+			});
 			expect(post.statusCode).toBe(503);
 			await app.close();
 		} finally {

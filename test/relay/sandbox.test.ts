@@ -16,7 +16,10 @@ describe('relay behind the sandbox service', () => {
 	const api = (path: string, form: Record<string, string>) =>
 		fetch(`${sandbox.url}/api/v1${path}`, {
 			method: 'POST',
-			headers: { authorization: `Bearer ${sandbox.token}`, 'content-type': 'application/x-www-form-urlencoded' },
+			headers: {
+				authorization: `Bearer ${sandbox.token}`,
+				'content-type': 'application/x-www-form-urlencoded',
+			},
 			body: new URLSearchParams(form).toString(),
 		}).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }));
 	const control = (method: string, path: string, body?: unknown) =>
@@ -30,10 +33,18 @@ describe('relay behind the sandbox service', () => {
 		await target.listen();
 		sandbox = await startSandbox({ port: 0, token: TOKEN, timeFactor: 0.001 });
 		relay = await start(
-			baseEnv(tmp.dir, { payment: [target.url('/n8n/payment')], payout: [target.url('/n8n/payout')] }, { PAYPALYCH_API_TOKEN: TOKEN, LOG_LEVEL: 'silent' }),
+			baseEnv(
+				tmp.dir,
+				{ payment: [target.url('/n8n/payment')], payout: [target.url('/n8n/payout')] },
+				{ PAYPALYCH_API_TOKEN: TOKEN, LOG_LEVEL: 'silent' },
+			),
 		);
-		await control('PATCH', `/shops/${sandbox.shopId}`, { resultUrl: `${relay.url}/postback/payment` });
-		await control('PATCH', `/merchants/${sandbox.merchantId}`, { payoutWebhookUrl: `${relay.url}/postback/payout` });
+		await control('PATCH', `/shops/${sandbox.shopId}`, {
+			resultUrl: `${relay.url}/postback/payment`,
+		});
+		await control('PATCH', `/merchants/${sandbox.merchantId}`, {
+			payoutWebhookUrl: `${relay.url}/postback/payout`,
+		});
 	});
 
 	afterAll(async () => {
@@ -46,29 +57,54 @@ describe('relay behind the sandbox service', () => {
 	it('acknowledges a paid bill at once and delivers it once n8n answers', async () => {
 		// n8n is failing for the first two attempts.
 		target.responder = (_req, nth) => (nth <= 2 ? { status: 503 } : { status: 200 });
-		const bill = await api('/bill/create', { amount: '150.00', shop_id: sandbox.shopId, order_id: 'relay-order-1' });
+		const bill = await api('/bill/create', {
+			amount: '150.00',
+			shop_id: sandbox.shopId,
+			order_id: 'relay-order-1',
+		});
 		expect(bill.status).toBe(200);
-		const paid = await control('POST', `/bills/${String(bill.body.bill_id)}/pay`, { outcome: 'full' });
+		const paid = await control('POST', `/bills/${String(bill.body.bill_id)}/pay`, {
+			outcome: 'full',
+		});
 		const trsId = String((paid.payment as { id: string }).id);
 
-		const got = await waitFor(() => target.received.find((r) => r.path === '/n8n/payment' && r.headers['x-paypalych-delivery-attempt'] === '3'), 'delivery');
+		const got = await waitFor(
+			() =>
+				target.received.find(
+					(r) => r.path === '/n8n/payment' && r.headers['x-paypalych-delivery-attempt'] === '3',
+				),
+			'delivery',
+		);
 		const fields = Object.fromEntries(new URLSearchParams(got.body));
 		expect(fields.TrsId).toBe(trsId);
 		expect(fields.InvId).toBe('relay-order-1');
 		expect(fields.SignatureValue).toBe(md5(`${fields.OutSum}:${fields.InvId}:${TOKEN}`));
 
 		// The service saw one attempt, answered 200: its five retries were never needed.
-		const deliveries = (await control('GET', `/deliveries?kind=payment&trsId=${encodeURIComponent(trsId)}`)) as { data: Array<{ status: number }> };
+		const deliveries = (await control(
+			'GET',
+			`/deliveries?kind=payment&trsId=${encodeURIComponent(trsId)}`,
+		)) as { data: Array<{ status: number }> };
 		expect(deliveries.data.map((d) => d.status)).toEqual([200]);
 	});
 
 	it('relays a payout postback', async () => {
 		target.responder = () => ({ status: 200 });
-		const created = await api('/payout/personal/create', { amount: '100.00', payout_account_id: sandbox.payoutAccountId, order_id: 'relay-payout-1' });
+		const created = await api('/payout/personal/create', {
+			amount: '100.00',
+			payout_account_id: sandbox.payoutAccountId,
+			order_id: 'relay-payout-1',
+		});
 		expect(created.status).toBe(200);
 		const payoutId = String((created.body.data as Array<{ id: string }>)[0].id);
 		await control('POST', `/payouts/${payoutId}/advance`, { status: 'SUCCESS' });
-		const got = await waitFor(() => target.received.find((r) => r.path === '/n8n/payout' && r.body.includes(encodeURIComponent(payoutId))), 'payout delivery');
+		const got = await waitFor(
+			() =>
+				target.received.find(
+					(r) => r.path === '/n8n/payout' && r.body.includes(encodeURIComponent(payoutId)),
+				),
+			'payout delivery',
+		);
 		const fields = Object.fromEntries(new URLSearchParams(got.body));
 		expect(fields.Status).toBe('SUCCESS');
 		expect(fields.SignatureValue).toBe(md5(`${fields.Amount}:${fields.TrsId}:${TOKEN}`));

@@ -25,7 +25,11 @@ export const storeEvent = (
 	targets,
 });
 
-const timing = (attempt: number, startedAt: number, durationMs: number): AttemptTiming => ({ attempt, startedAt, durationMs });
+const timing = (attempt: number, startedAt: number, durationMs: number): AttemptTiming => ({
+	attempt,
+	startedAt,
+	durationMs,
+});
 
 /** A fixed time far from the wall clock, so that each test chooses what is due. */
 const T0 = 2_000_000_000_000;
@@ -69,7 +73,10 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 
 		it('takes many calls at once: duplicates among them share one event, and a bad one fails alone', async () => {
 			// The bad call early (alone in its statement) and late (inside a batch, PostgreSQL's group commit).
-			for (const [round, bad] of [[1, 2], [2, 30]] as const) {
+			for (const [round, bad] of [
+				[1, 2],
+				[2, 30],
+			] as const) {
 				const calls = Array.from({ length: 40 }, (_, i) =>
 					i === bad
 						? { ...storeEvent(`S-many-bad-${round}`), contentType: null as unknown as string }
@@ -79,11 +86,20 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 				expect(results[bad].status).toBe('rejected');
 				// Calls made at the same moment have no order: per key, exactly one is the event and the
 				// others are its duplicates.
-				const byKey = new Map<string, Array<{ eventId: string; duplicate: boolean; deliveries: number }>>();
+				const byKey = new Map<
+					string,
+					Array<{ eventId: string; duplicate: boolean; deliveries: number }>
+				>();
 				calls.forEach((e, i) => {
 					if (i === bad) return;
 					expect(results[i].status).toBe('fulfilled');
-					const r = (results[i] as PromiseFulfilledResult<{ eventId: string; duplicate: boolean; deliveries: number }>).value;
+					const r = (
+						results[i] as PromiseFulfilledResult<{
+							eventId: string;
+							duplicate: boolean;
+							deliveries: number;
+						}>
+					).value;
 					byKey.set(e.dedupeKey!, [...(byKey.get(e.dedupeKey!) ?? []), r]);
 				});
 				let fresh = 0;
@@ -91,7 +107,8 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 					const [event, ...more] = list.filter((r) => !r.duplicate);
 					expect(more).toEqual([]);
 					expect(event.deliveries).toBe(2);
-					for (const r of list.filter((x) => x.duplicate)) expect(r).toEqual({ eventId: event.eventId, duplicate: true, deliveries: 0 });
+					for (const r of list.filter((x) => x.duplicate))
+						expect(r).toEqual({ eventId: event.eventId, duplicate: true, deliveries: 0 });
 					expect((await store.getEvent(event.eventId))?.dedupeKey).toBe(key);
 					fresh += 1;
 				}
@@ -102,11 +119,17 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 		});
 
 		it('leases claimed deliveries, honours ownership, releases and requeues', async () => {
-			for (let i = 0; i < 5; i++) await store.insertEvent(storeEvent(`S-lease-${i}`, ['http://t1/x', 'http://t2/x'], T0 + i));
+			for (let i = 0; i < 5; i++)
+				await store.insertEvent(storeEvent(`S-lease-${i}`, ['http://t1/x', 'http://t2/x'], T0 + i));
 			const now = T0 + 1_000;
 			const all = await store.claimDue(now, 1000, 5_000, 'owner-a');
 			expect(all).toHaveLength(10);
-			expect(all[0]).toMatchObject({ status: 'delivering', attempts: 1, kind: 'payment', receivedAt: T0 });
+			expect(all[0]).toMatchObject({
+				status: 'delivering',
+				attempts: 1,
+				kind: 'payment',
+				receivedAt: T0,
+			});
 			expect(all[0].body).toContain('TrsId=S-lease-0');
 			// Nothing more is due until the leases expire; then they are claimed again.
 			expect(await store.claimDue(now + 4_999, 10, 5_000, 'owner-b')).toHaveLength(0);
@@ -115,21 +138,33 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			expect(reclaimed.attempts).toBe(2);
 			// The old owner's retry is ignored and records no attempt: owner-b holds the lease now.
 			await store.markRetry(reclaimed.id, 'owner-a', now, 500, 'x', timing(1, now, 5));
-			const still = (await store.listDeliveries({ eventId: reclaimed.eventId, limit: 10 })).find((x) => x.id === reclaimed.id);
+			const still = (await store.listDeliveries({ eventId: reclaimed.eventId, limit: 10 })).find(
+				(x) => x.id === reclaimed.id,
+			);
 			expect(still).toMatchObject({ status: 'delivering' });
 			expect(await store.listAttempts([reclaimed.id])).toEqual([]);
 			await store.releaseLease(reclaimed.id, 'owner-b', now);
-			const released = (await store.listDeliveries({ eventId: reclaimed.eventId, limit: 10 })).find((x) => x.id === reclaimed.id)!;
+			const released = (await store.listDeliveries({ eventId: reclaimed.eventId, limit: 10 })).find(
+				(x) => x.id === reclaimed.id,
+			)!;
 			expect(released).toMatchObject({ status: 'pending', attempts: 1, leaseUntil: null });
 
 			const [toKill, toDeliver] = all.filter((d) => d.id !== reclaimed.id);
 			await store.markDead(toKill.id, 'owner-a', 410, 'HTTP 410', timing(1, now, 3));
 			await store.markDelivered(toDeliver.id, now, 200, timing(1, now, 4));
 			// The released delivery had one attempt: it counts as retrying.
-			expect(await store.counts()).toEqual({ pending: 0, retrying: 1, delivering: 7, delivered: 1, dead: 1 });
+			expect(await store.counts()).toEqual({
+				pending: 0,
+				retrying: 1,
+				delivering: 7,
+				delivered: 1,
+				dead: 1,
+			});
 			expect(await store.requeueDead(undefined, now)).toBe(1);
 			expect(await store.requeueDead([toKill.id], now)).toBe(0);
-			const requeued = (await store.listDeliveries({ status: 'pending', limit: 10 })).map((d) => d.id).sort((x, y) => x - y);
+			const requeued = (await store.listDeliveries({ status: 'pending', limit: 10 }))
+				.map((d) => d.id)
+				.sort((x, y) => x - y);
 			expect(requeued).toEqual([toKill.id, reclaimed.id].sort((x, y) => x - y));
 		});
 
@@ -146,13 +181,42 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			await store.markDelivered(c3.id, T0 + 240, 200, timing(1, T0 + 200, 40));
 			const attempts = await store.listAttempts([c1.id, 987_654]);
 			expect(attempts.map(({ id: _id, ...a }) => a)).toEqual([
-				{ deliveryId: c1.id, attempt: 1, startedAt: T0 + 10, durationMs: 25, httpStatus: 503, error: 'HTTP 503', outcome: 'retry' },
-				{ deliveryId: c1.id, attempt: 1, startedAt: T0 + 200, durationMs: 40, httpStatus: 200, error: null, outcome: 'delivered' },
-				{ deliveryId: c1.id, attempt: 2, startedAt: T0 + 100, durationMs: 1, httpStatus: null, error: 'ECONNREFUSED', outcome: 'dead' },
+				{
+					deliveryId: c1.id,
+					attempt: 1,
+					startedAt: T0 + 10,
+					durationMs: 25,
+					httpStatus: 503,
+					error: 'HTTP 503',
+					outcome: 'retry',
+				},
+				{
+					deliveryId: c1.id,
+					attempt: 1,
+					startedAt: T0 + 200,
+					durationMs: 40,
+					httpStatus: 200,
+					error: null,
+					outcome: 'delivered',
+				},
+				{
+					deliveryId: c1.id,
+					attempt: 2,
+					startedAt: T0 + 100,
+					durationMs: 1,
+					httpStatus: null,
+					error: 'ECONNREFUSED',
+					outcome: 'dead',
+				},
 			]);
 			expect(await store.listAttempts([])).toEqual([]);
 			const [d] = await store.listDeliveries({ eventId: e.eventId, limit: 1 });
-			expect(d).toMatchObject({ status: 'delivered', deliveredAt: T0 + 240, lastStatus: 200, lastError: null });
+			expect(d).toMatchObject({
+				status: 'delivered',
+				deliveredAt: T0 + 240,
+				lastStatus: 200,
+				lastError: null,
+			});
 		});
 
 		it('replays events to the given targets and lists by time', async () => {
@@ -161,31 +225,63 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			await store.insertEvent(storeEvent('S-before', ['http://t1/x'], t - 1));
 			expect(await store.eventIdsInRange(t, t + 1)).toEqual([e.eventId]);
 			expect(await store.eventIdsInRange(t, t + 1, 'payout')).toEqual([]);
-			expect(await store.replayEvents([e.eventId, 'missing'], { payment: ['http://a/1', 'http://b/2'] }, t)).toBe(2);
+			expect(
+				await store.replayEvents(
+					[e.eventId, 'missing'],
+					{ payment: ['http://a/1', 'http://b/2'] },
+					t,
+				),
+			).toBe(2);
 			expect(await store.listDeliveries({ eventId: e.eventId, limit: 10 })).toHaveLength(3);
 			const listed = await store.listEvents({ from: t, limit: 5 });
 			expect(listed.map((x) => x.id)).toEqual([e.eventId]);
-			expect(listed[0]).toMatchObject({ kind: 'payment', receivedAt: t, dedupeKey: 'payment:S-replay:SUCCESS' });
-			expect(listed[0].fields).toEqual({ TrsId: 'S-replay', Status: 'SUCCESS', InvId: 'inv-S-replay' });
-			expect((await store.listEvents({ before: t, limit: 5 })).map((x) => x.fields.TrsId)).toEqual(['S-before']);
+			expect(listed[0]).toMatchObject({
+				kind: 'payment',
+				receivedAt: t,
+				dedupeKey: 'payment:S-replay:SUCCESS',
+			});
+			expect(listed[0].fields).toEqual({
+				TrsId: 'S-replay',
+				Status: 'SUCCESS',
+				InvId: 'inv-S-replay',
+			});
+			expect((await store.listEvents({ before: t, limit: 5 })).map((x) => x.fields.TrsId)).toEqual([
+				'S-before',
+			]);
 			expect(await store.getEvent(e.eventId)).toEqual(listed[0]);
 			expect(await store.getEvent('missing')).toBeUndefined();
 		});
 
 		it('finds events by TrsId, InvId and delivery status', async () => {
 			const a = await store.insertEvent(storeEvent('S-find-a', ['http://t1/x'], T0));
-			const b = await store.insertEvent(storeEvent('S-find-b', ['http://t1/x', 'http://t2/x'], T0 + 1));
+			const b = await store.insertEvent(
+				storeEvent('S-find-b', ['http://t1/x', 'http://t2/x'], T0 + 1),
+			);
 			await store.insertEvent(storeEvent('S-find-b2', ['http://t1/x'], T0 + 2, 'payout'));
-			expect((await store.listEvents({ trsId: 'S-find-b', limit: 10 })).map((x) => x.id)).toEqual([b.eventId]);
+			expect((await store.listEvents({ trsId: 'S-find-b', limit: 10 })).map((x) => x.id)).toEqual([
+				b.eventId,
+			]);
 			expect(await store.listEvents({ trsId: 'S-find', limit: 10 })).toEqual([]);
-			expect((await store.listEvents({ invId: 'inv-S-find-a', limit: 10 })).map((x) => x.id)).toEqual([a.eventId]);
-			expect((await store.listEvents({ trsId: 'S-find-b2', kind: 'payment', limit: 10 })).map((x) => x.id)).toEqual([]);
+			expect(
+				(await store.listEvents({ invId: 'inv-S-find-a', limit: 10 })).map((x) => x.id),
+			).toEqual([a.eventId]);
+			expect(
+				(await store.listEvents({ trsId: 'S-find-b2', kind: 'payment', limit: 10 })).map(
+					(x) => x.id,
+				),
+			).toEqual([]);
 			const claimed = await store.claimDue(T0 + 1, 10, 60_000, 'w');
 			const bToT2 = claimed.find((d) => d.eventId === b.eventId && d.target === 'http://t2/x')!;
 			await store.markDead(bToT2.id, 'w', 400, 'HTTP 400', timing(1, T0 + 1, 2));
-			expect((await store.listEvents({ status: 'dead', limit: 10 })).map((x) => x.id)).toEqual([b.eventId]);
-			expect((await store.listEvents({ status: 'delivering', limit: 10 })).map((x) => x.id).sort()).toEqual([a.eventId, b.eventId].sort());
-			expect((await store.listEvents({ status: 'pending', limit: 10 })).map((x) => x.fields.TrsId)).toEqual(['S-find-b2']);
+			expect((await store.listEvents({ status: 'dead', limit: 10 })).map((x) => x.id)).toEqual([
+				b.eventId,
+			]);
+			expect(
+				(await store.listEvents({ status: 'delivering', limit: 10 })).map((x) => x.id).sort(),
+			).toEqual([a.eventId, b.eventId].sort());
+			expect(
+				(await store.listEvents({ status: 'pending', limit: 10 })).map((x) => x.fields.TrsId),
+			).toEqual(['S-find-b2']);
 			expect(await store.listEvents({ status: 'delivered', limit: 10 })).toEqual([]);
 		});
 
@@ -193,32 +289,92 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			expect(await store.oldestUndelivered()).toBeNull();
 			await store.insertEvent(storeEvent('S-act-out-early', [], T0 - 1));
 			const e1 = await store.insertEvent(storeEvent('S-act-1', ['http://a/'], T0 + 100));
-			const e2 = await store.insertEvent(storeEvent('S-act-2', ['http://a/', 'http://b/'], T0 + 1_500));
+			const e2 = await store.insertEvent(
+				storeEvent('S-act-2', ['http://a/', 'http://b/'], T0 + 1_500),
+			);
 			const claim1 = await store.claimDue(T0 + 1_600, 10, 60_000, 'w');
 			expect(claim1).toHaveLength(3);
-			const find = (list: typeof claim1, eventId: string, target: string) => list.find((d) => d.eventId === eventId && d.target === target)!;
-			await store.markDelivered(find(claim1, e1.eventId, 'http://a/').id, T0 + 1_700, 200, timing(1, T0 + 1_650, 50));
-			await store.markRetry(find(claim1, e2.eventId, 'http://a/').id, 'w', T0 + 2_200, 503, 'HTTP 503', timing(1, T0 + 1_650, 20));
-			await store.markDead(find(claim1, e2.eventId, 'http://b/').id, 'w', 410, 'HTTP 410', timing(1, T0 + 1_660, 5));
-			const e3 = await store.insertEvent(storeEvent('S-act-3', ['http://a/'], T0 + 2_500, 'payout'));
+			const find = (list: typeof claim1, eventId: string, target: string) =>
+				list.find((d) => d.eventId === eventId && d.target === target)!;
+			await store.markDelivered(
+				find(claim1, e1.eventId, 'http://a/').id,
+				T0 + 1_700,
+				200,
+				timing(1, T0 + 1_650, 50),
+			);
+			await store.markRetry(
+				find(claim1, e2.eventId, 'http://a/').id,
+				'w',
+				T0 + 2_200,
+				503,
+				'HTTP 503',
+				timing(1, T0 + 1_650, 20),
+			);
+			await store.markDead(
+				find(claim1, e2.eventId, 'http://b/').id,
+				'w',
+				410,
+				'HTTP 410',
+				timing(1, T0 + 1_660, 5),
+			);
+			const e3 = await store.insertEvent(
+				storeEvent('S-act-3', ['http://a/'], T0 + 2_500, 'payout'),
+			);
 			await store.insertEvent(storeEvent('S-act-out-late', ['http://a/'], T0 + 3_000));
 			const claim2 = await store.claimDue(T0 + 2_600, 10, 60_000, 'w');
 			expect(claim2).toHaveLength(2);
-			await store.markDead(find(claim2, e2.eventId, 'http://a/').id, 'w', 504, 'HTTP 504', timing(2, T0 + 2_600, 10));
-			await store.markDelivered(find(claim2, e3.eventId, 'http://a/').id, T0 + 2_650, 200, timing(1, T0 + 2_600, 30));
+			await store.markDead(
+				find(claim2, e2.eventId, 'http://a/').id,
+				'w',
+				504,
+				'HTTP 504',
+				timing(2, T0 + 2_600, 10),
+			);
+			await store.markDelivered(
+				find(claim2, e3.eventId, 'http://a/').id,
+				T0 + 2_650,
+				200,
+				timing(1, T0 + 2_600, 30),
+			);
 
 			const activity = await store.activity(T0, T0 + 3_000, 1_000);
 			const kinds = ['payment', 'payout', 'success', 'fail'];
 			expect(activity).toHaveLength(3 * kinds.length);
 			for (let i = 0; i < 3; i++) {
-				for (const kind of kinds) expect(activity.filter((b) => b.start === T0 + i * 1_000 && b.kind === kind)).toHaveLength(1);
+				for (const kind of kinds)
+					expect(
+						activity.filter((b) => b.start === T0 + i * 1_000 && b.kind === kind),
+					).toHaveLength(1);
 			}
-			const nonZero = activity.filter((b) => b.received + b.delivered + b.failedAttempts + b.died > 0);
+			const nonZero = activity.filter(
+				(b) => b.received + b.delivered + b.failedAttempts + b.died > 0,
+			);
 			expect(nonZero).toEqual([
 				{ start: T0, kind: 'payment', received: 1, delivered: 0, failedAttempts: 0, died: 0 },
-				{ start: T0 + 1_000, kind: 'payment', received: 1, delivered: 1, failedAttempts: 2, died: 1 },
-				{ start: T0 + 2_000, kind: 'payment', received: 0, delivered: 0, failedAttempts: 1, died: 1 },
-				{ start: T0 + 2_000, kind: 'payout', received: 1, delivered: 1, failedAttempts: 0, died: 0 },
+				{
+					start: T0 + 1_000,
+					kind: 'payment',
+					received: 1,
+					delivered: 1,
+					failedAttempts: 2,
+					died: 1,
+				},
+				{
+					start: T0 + 2_000,
+					kind: 'payment',
+					received: 0,
+					delivered: 0,
+					failedAttempts: 1,
+					died: 1,
+				},
+				{
+					start: T0 + 2_000,
+					kind: 'payout',
+					received: 1,
+					delivered: 1,
+					failedAttempts: 0,
+					died: 0,
+				},
 			]);
 			// A last, partial bucket is counted up to `to`.
 			const partial = await store.activity(T0 + 1_000, T0 + 2_550, 1_000);
@@ -226,28 +382,55 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 
 			const health = await store.targetHealth(T0 + 2_000);
 			expect(health).toEqual([
-				{ target: 'http://a/', attempts: 2, succeeded: 1, pending: 1, delivering: 0, dead: 1, lastError: 'HTTP 504', lastErrorAt: T0 + 2_600 },
-				{ target: 'http://b/', attempts: 0, succeeded: 0, pending: 0, delivering: 0, dead: 1, lastError: 'HTTP 410', lastErrorAt: T0 + 1_660 },
+				{
+					target: 'http://a/',
+					attempts: 2,
+					succeeded: 1,
+					pending: 1,
+					delivering: 0,
+					dead: 1,
+					lastError: 'HTTP 504',
+					lastErrorAt: T0 + 2_600,
+				},
+				{
+					target: 'http://b/',
+					attempts: 0,
+					succeeded: 0,
+					pending: 0,
+					delivering: 0,
+					dead: 1,
+					lastError: 'HTTP 410',
+					lastErrorAt: T0 + 1_660,
+				},
 			]);
-			expect((await store.targetHealth(0)).map((h) => [h.target, h.attempts, h.succeeded])).toEqual([
-				['http://a/', 4, 2],
-				['http://b/', 1, 0],
-			]);
+			expect((await store.targetHealth(0)).map((h) => [h.target, h.attempts, h.succeeded])).toEqual(
+				[
+					['http://a/', 4, 2],
+					['http://b/', 1, 0],
+				],
+			);
 			expect(await store.oldestUndelivered()).toBe(T0 + 1_500);
 		});
 
 		it('prunes old events only when every delivery is delivered, with their deliveries and attempts', async () => {
 			const old = T0 - 10_000;
-			const done = await store.insertEvent(storeEvent('S-prune-done', ['http://a/', 'http://b/'], old));
+			const done = await store.insertEvent(
+				storeEvent('S-prune-done', ['http://a/', 'http://b/'], old),
+			);
 			const none = await store.insertEvent(storeEvent('S-prune-none', [], old + 1));
-			const dead = await store.insertEvent(storeEvent('S-prune-dead', ['http://a/', 'http://b/'], old + 2));
-			const pending = await store.insertEvent(storeEvent('S-prune-pending', ['http://a/'], old + 3));
+			const dead = await store.insertEvent(
+				storeEvent('S-prune-dead', ['http://a/', 'http://b/'], old + 2),
+			);
+			const pending = await store.insertEvent(
+				storeEvent('S-prune-pending', ['http://a/'], old + 3),
+			);
 			const recent = await store.insertEvent(storeEvent('S-prune-recent', ['http://a/'], T0));
 			const claimed = await store.claimDue(T0, 10, 60_000, 'w');
 			const deliveryIds = claimed.filter((d) => d.eventId === done.eventId).map((d) => d.id);
 			for (const d of claimed) {
 				if (d.eventId === pending.eventId) await store.releaseLease(d.id, 'w', T0 + 60_000);
-				else if (d.eventId === dead.eventId && d.target === 'http://b/') await store.markDead(d.id, 'w', 410, 'HTTP 410', timing(1, T0, 1));
+				else if (d.eventId === dead.eventId && d.target === 'http://b/')
+					await store.markDead(d.id, 'w', 410, 'HTTP 410', timing(1, T0, 1));
 				else await store.markDelivered(d.id, T0, 200, timing(1, T0, 1));
 			}
 			expect(await store.listAttempts(deliveryIds)).toHaveLength(2);
@@ -259,14 +442,21 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			expect(await store.getEvent(none.eventId)).toBeUndefined();
 			expect(await store.listDeliveries({ eventId: done.eventId, limit: 10 })).toEqual([]);
 			expect(await store.listAttempts(deliveryIds)).toEqual([]);
-			for (const kept of [dead, pending, recent]) expect(await store.getEvent(kept.eventId)).toBeDefined();
+			for (const kept of [dead, pending, recent])
+				expect(await store.getEvent(kept.eventId)).toBeDefined();
 			expect(await store.listDeliveries({ eventId: dead.eventId, limit: 10 })).toHaveLength(2);
 			// A kept event still stops its duplicates; a pruned one's key went with it (retention.ts says why that is safe).
-			expect((await store.insertEvent(storeEvent('S-prune-dead', ['http://a/'], T0 + 1))).duplicate).toBe(true);
-			expect((await store.insertEvent(storeEvent('S-prune-done', ['http://a/'], T0 + 1))).duplicate).toBe(false);
+			expect(
+				(await store.insertEvent(storeEvent('S-prune-dead', ['http://a/'], T0 + 1))).duplicate,
+			).toBe(true);
+			expect(
+				(await store.insertEvent(storeEvent('S-prune-done', ['http://a/'], T0 + 1))).duplicate,
+			).toBe(false);
 			// Once the dead delivery is requeued and delivered, its event may go too.
 			await store.requeueDead(undefined, T0 + 2);
-			const again = (await store.claimDue(T0 + 2, 10, 60_000, 'w')).find((d) => d.eventId === dead.eventId)!;
+			const again = (await store.claimDue(T0 + 2, 10, 60_000, 'w')).find(
+				(d) => d.eventId === dead.eventId,
+			)!;
 			await store.markDelivered(again.id, T0 + 3, 200, timing(1, T0 + 2, 1));
 			expect(await store.prune(T0, 100)).toBe(1);
 			expect(await store.getEvent(dead.eventId)).toBeUndefined();
@@ -275,7 +465,9 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 		it('refuses a bad activity range with a clear error', async () => {
 			await expect(store.activity(T0, T0, 1_000)).rejects.toThrow(/from must be before to/);
 			await expect(store.activity(T0, T0 + 1_000, 0)).rejects.toThrow(/bucketMs must be positive/);
-			await expect(store.activity(T0, T0 + 1_000, 0.5)).rejects.toThrow(/bucketMs must be an integer/);
+			await expect(store.activity(T0, T0 + 1_000, 0.5)).rejects.toThrow(
+				/bucketMs must be an integer/,
+			);
 			await expect(store.activity(0, T0, 1)).rejects.toThrow(/at most 10000/);
 		});
 	});

@@ -38,14 +38,20 @@ for (const mode of ['thread', 'inline'] as const) {
 		it('creates the file (and its directory) in WAL mode with one delivery row per target', async () => {
 			const first = await store.insertEvent(storeEvent('S-1'));
 			const probe = new DatabaseSync(path, { readOnly: true });
-			expect((probe.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode).toBe('wal');
-			expect(probe.prepare('SELECT COUNT(*) AS n FROM deliveries WHERE event_id = ?').get(first.eventId)).toEqual({ n: 2 });
+			expect(
+				(probe.prepare('PRAGMA journal_mode').get() as { journal_mode: string }).journal_mode,
+			).toBe('wal');
+			expect(
+				probe.prepare('SELECT COUNT(*) AS n FROM deliveries WHERE event_id = ?').get(first.eventId),
+			).toEqual({ n: 2 });
 			probe.close();
 		});
 
 		it('commits concurrent calls together, durably', async () => {
 			const before = await store.stats();
-			const results = await Promise.all(Array.from({ length: 40 }, (_, i) => store.insertEvent(storeEvent(`S-batch-${i}`))));
+			const results = await Promise.all(
+				Array.from({ length: 40 }, (_, i) => store.insertEvent(storeEvent(`S-batch-${i}`))),
+			);
 			expect(results.every((r) => !r.duplicate)).toBe(true);
 			const after = await store.stats();
 			expect(after.calls - before.calls).toBe(41); // the 40 inserts and the first stats() call
@@ -62,17 +68,27 @@ describe('SQLite schema versions', () => {
 			const path = join(tmp.dir, 'old.sqlite');
 			const old = new DatabaseSync(path);
 			old.exec(SQLITE_MIGRATIONS[0]);
-			old.prepare(`INSERT INTO events VALUES ('e-old', 'payment', 'payment:OLD:SUCCESS', 'x', 'TrsId=OLD', '{"TrsId":"OLD"}', 5)`).run();
+			old
+				.prepare(
+					`INSERT INTO events VALUES ('e-old', 'payment', 'payment:OLD:SUCCESS', 'x', 'TrsId=OLD', '{"TrsId":"OLD"}', 5)`,
+				)
+				.run();
 			old.close();
 			const store = await SqliteStore.open(path, { mode: 'inline' });
-			expect((await store.listEvents({ trsId: 'OLD', limit: 5 })).map((e) => e.id)).toEqual(['e-old']);
+			expect((await store.listEvents({ trsId: 'OLD', limit: 5 })).map((e) => e.id)).toEqual([
+				'e-old',
+			]);
 			expect((await store.insertEvent(storeEvent('OLD'))).duplicate).toBe(true);
 			await store.close();
 			const probe = new DatabaseSync(path);
-			expect(probe.prepare('PRAGMA user_version').get()).toEqual({ user_version: SQLITE_MIGRATIONS.length });
+			expect(probe.prepare('PRAGMA user_version').get()).toEqual({
+				user_version: SQLITE_MIGRATIONS.length,
+			});
 			probe.exec('PRAGMA user_version = 99');
 			probe.close();
-			await expect(SqliteStore.open(path, { mode: 'inline' })).rejects.toThrow(/schema version 99, newer than this relay knows/);
+			await expect(SqliteStore.open(path, { mode: 'inline' })).rejects.toThrow(
+				/schema version 99, newer than this relay knows/,
+			);
 		} finally {
 			tmp.cleanup();
 		}

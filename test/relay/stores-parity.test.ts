@@ -3,7 +3,17 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { start } from '../../relay/src/server.ts';
-import { ADMIN_TOKEN, LogSink, Target, baseEnv, form, paymentFields, payoutFields, tempDir, waitFor } from './helpers.ts';
+import {
+	ADMIN_TOKEN,
+	LogSink,
+	Target,
+	baseEnv,
+	form,
+	paymentFields,
+	payoutFields,
+	tempDir,
+	waitFor,
+} from './helpers.ts';
 import { createTestDatabase } from './pg.ts';
 
 type Json = Record<string, unknown>;
@@ -20,37 +30,54 @@ function normalise(value: unknown, key = ''): unknown {
 	return value;
 }
 
-async function scenario(database: (dir: string) => Promise<{ url: string; drop: () => Promise<void> }>) {
+async function scenario(
+	database: (dir: string) => Promise<{ url: string; drop: () => Promise<void> }>,
+) {
 	const tmp = tempDir();
 	const db = await database(tmp.dir);
 	const ok = await new Target().listen();
 	const refusing = await new Target().listen();
 	refusing.responder = () => ({ status: 410 });
 	const relay = await start(
-		baseEnv(tmp.dir, { payment: [ok.url('/pay')], payout: [refusing.url('/payout')] }, { RELAY_DATABASE: db.url }),
+		baseEnv(
+			tmp.dir,
+			{ payment: [ok.url('/pay')], payout: [refusing.url('/payout')] },
+			{ RELAY_DATABASE: db.url },
+		),
 		{ deps: { logStream: new LogSink() } },
 	);
 	const admin = async (path: string, init: RequestInit = {}) => {
 		const res = await fetch(`${relay.url}/admin${path}`, {
 			...init,
-			headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(init.body ? { 'content-type': 'application/json' } : {}) },
+			headers: {
+				authorization: `Bearer ${ADMIN_TOKEN}`,
+				...(init.body ? { 'content-type': 'application/json' } : {}),
+			},
 		});
 		return { status: res.status, body: (await res.json()) as Json };
 	};
 	try {
 		const post = (path: string, fields: Record<string, string>) =>
-			fetch(`${relay.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form(fields) });
+			fetch(`${relay.url}${path}`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/x-www-form-urlencoded' },
+				body: form(fields),
+			});
 		expect((await post('/postback/payment', paymentFields('PAR-1'))).status).toBe(200);
 		expect((await post('/postback/payment', paymentFields('PAR-1'))).status).toBe(200);
 		expect((await post('/postback/payout', payoutFields('PAR-2'))).status).toBe(200);
 		await waitFor(async () => {
 			const { body } = await admin('/deliveries');
 			const list = body.data as Array<{ status: string }>;
-			return list.length === 2 && list.every((d) => d.status === 'delivered' || d.status === 'dead');
+			return (
+				list.length === 2 && list.every((d) => d.status === 'delivered' || d.status === 'dead')
+			);
 		}, 'both deliveries settled');
 
 		const events = await admin('/events');
-		const payout = (events.body.data as Array<{ id: string; kind: string }>).find((e) => e.kind === 'payout')!;
+		const payout = (events.body.data as Array<{ id: string; kind: string }>).find(
+			(e) => e.kind === 'payout',
+		)!;
 		const snapshot = {
 			events,
 			byTrsId: await admin('/events?trsId=PAR-1'),
@@ -64,7 +91,10 @@ async function scenario(database: (dir: string) => Promise<{ url: string; drop: 
 				.filter((l) => /^paypalych_relay_(received|duplicates|delivered|dead|deliveries)/.test(l)),
 			requeue: await admin('/dead/requeue', { method: 'POST', body: '{}' }),
 		};
-		await waitFor(async () => ((await admin('/dead')).body.data as unknown[]).length === 1, 'dead again after the requeue');
+		await waitFor(
+			async () => ((await admin('/dead')).body.data as unknown[]).length === 1,
+			'dead again after the requeue',
+		);
 		return normalise(snapshot);
 	} finally {
 		await relay.close();
@@ -77,7 +107,10 @@ async function scenario(database: (dir: string) => Promise<{ url: string; drop: 
 
 describe('admin API and metrics on both stores', () => {
 	it('give the same answers on SQLite and on PostgreSQL', async () => {
-		const sqlite = await scenario(async (dir) => ({ url: join(dir, 'relay.sqlite'), drop: async () => {} }));
+		const sqlite = await scenario(async (dir) => ({
+			url: join(dir, 'relay.sqlite'),
+			drop: async () => {},
+		}));
 		const postgres = await scenario(() => createTestDatabase());
 		expect(postgres).toEqual(sqlite);
 		// And the answers are the expected ones, not merely equal.
@@ -92,15 +125,30 @@ describe('admin API and metrics on both stores', () => {
 				'paypalych_relay_deliveries{status="dead"} 1',
 			]),
 		);
-		const detail = (s.detail as { body: { deliveries: Array<{ status: string; attempts: number; attemptHistory: Json[] }> } }).body;
+		const detail = (
+			s.detail as {
+				body: { deliveries: Array<{ status: string; attempts: number; attemptHistory: Json[] }> };
+			}
+		).body;
 		expect(detail.deliveries).toHaveLength(1);
 		expect(detail.deliveries[0].status).toBe('dead');
 		expect(detail.deliveries[0].attempts).toBe(1);
 		expect(detail.deliveries[0].attemptHistory).toEqual([
-			{ id: 'number', deliveryId: 'number', attempt: 1, startedAt: 'number', durationMs: 'number', httpStatus: 410, error: 'HTTP 410', outcome: 'dead' },
+			{
+				id: 'number',
+				deliveryId: 'number',
+				attempt: 1,
+				startedAt: 'number',
+				durationMs: 'number',
+				httpStatus: 410,
+				error: 'HTTP 410',
+				outcome: 'dead',
+			},
 		]);
 		expect((s.byTrsId as { body: { data: unknown[] } }).body.data).toHaveLength(1);
-		expect((s.deadEvents as { body: { data: Array<{ kind: string }> } }).body.data.map((e) => e.kind)).toEqual(['payout']);
+		expect(
+			(s.deadEvents as { body: { data: Array<{ kind: string }> } }).body.data.map((e) => e.kind),
+		).toEqual(['payout']);
 		expect(s.requeue).toEqual({ status: 200, body: { requeued: 1 } });
 		expect((s.badQuery as { status: number }).status).toBe(400);
 		expect((s.missing as { status: number }).status).toBe(404);

@@ -14,14 +14,23 @@ afterAll(async () => {
 });
 
 async function newBill(params: Record<string, string> = {}) {
-	const answer = await h.api('POST', 'bill/create', { amount: '100.05', shop_id: h.sb.shopId, ...params });
+	const answer = await h.api('POST', 'bill/create', {
+		amount: '100.05',
+		shop_id: h.sb.shopId,
+		...params,
+	});
 	expect(answer.status).toBe(200);
 	return answer.body.bill_id as string;
 }
 
 describe('bills', () => {
 	it('creates a bill with the live shape: success "true", link urls on the sandbox, an opaque id', async () => {
-		const answer = await h.api('POST', 'bill/create', { amount: '100.05', shop_id: h.sb.shopId, order_id: 'ord-1', type: 'multi' });
+		const answer = await h.api('POST', 'bill/create', {
+			amount: '100.05',
+			shop_id: h.sb.shopId,
+			order_id: 'ord-1',
+			type: 'multi',
+		});
 		expect(answer.status).toBe(200);
 		expect(answer.body.success).toBe('true');
 		expect(answer.body.bill_id).toMatch(/^[A-Za-z0-9]{6,}$/);
@@ -45,7 +54,12 @@ describe('bills', () => {
 		const body = (await response.json()) as { bill_id: string };
 		expect(response.status).toBe(200);
 		const status = await h.api('GET', 'bill/status', { id: body.bill_id });
-		expect(status.body).toMatchObject({ amount: 35400, currency_in: 'USD', type: 'NORMAL', status: 'NEW' });
+		expect(status.body).toMatchObject({
+			amount: 35400,
+			currency_in: 'USD',
+			type: 'NORMAL',
+			status: 'NEW',
+		});
 	});
 
 	it('answers bill/status with numbers for amounts, upper-case type and Y-m-d H:i:s', async () => {
@@ -53,7 +67,15 @@ describe('bills', () => {
 		const answer = await h.api('GET', 'bill/status', { id });
 		expect(answer.status).toBe(200);
 		// Exactly the interface document's fields by default.
-		expect(answer.body).toEqual({ success: true, id, status: 'NEW', amount: 100.05, type: 'MULTI', currency_in: 'RUB', created_at: expect.stringMatching(DATETIME) });
+		expect(answer.body).toEqual({
+			success: true,
+			id,
+			status: 'NEW',
+			amount: 100.05,
+			type: 'MULTI',
+			currency_in: 'RUB',
+			created_at: expect.stringMatching(DATETIME),
+		});
 		// The live service is seen to add order_id and active: emulated when the merchant asks for it.
 		await h.control('PATCH', `merchants/${h.sb.merchantId}`, { liveExtras: true });
 		try {
@@ -75,7 +97,16 @@ describe('bills', () => {
 		const id = await newBill();
 		const off = await h.api('POST', 'bill/toggle_activity', { id, active: '0' });
 		expect(off.status).toBe(200);
-		expect(off.body).toMatchObject({ success: true, id, active: false, activity: false, status: 'NEW', amount: 100.05, type: 'NORMAL', currency_in: 'RUB' });
+		expect(off.body).toMatchObject({
+			success: true,
+			id,
+			active: false,
+			activity: false,
+			status: 'NEW',
+			amount: 100.05,
+			type: 'NORMAL',
+			currency_in: 'RUB',
+		});
 		expect(off.body.created_at).toMatch(DATETIME);
 		const pay = await h.control('POST', `bills/${id}/pay`, { outcome: 'full' });
 		expect(pay.status).toBe(409);
@@ -92,7 +123,10 @@ describe('bills', () => {
 		const answer = await h.api('GET', 'bill/payments', { id });
 		expect(answer.status).toBe(200);
 		expect(answer.body.success).toBe(true);
-		expect(answer.body.data.map((p: { status: string }) => p.status)).toEqual(['SUCCESS', 'UNDERPAID']);
+		expect(answer.body.data.map((p: { status: string }) => p.status)).toEqual([
+			'SUCCESS',
+			'UNDERPAID',
+		]);
 		for (const payment of answer.body.data) {
 			expect(payment.bill_id).toBe(id);
 			expect(typeof payment.amount).toBe('number');
@@ -117,7 +151,17 @@ describe('bills', () => {
 			currency_in: 'RUB',
 		});
 		expect(Object.keys(answer.body)).toEqual(
-			expect.arrayContaining(['id', 'bill_id', 'status', 'amount', 'amount_received', 'from_card', 'currency_in', 'created_at', 'success']),
+			expect.arrayContaining([
+				'id',
+				'bill_id',
+				'status',
+				'amount',
+				'amount_received',
+				'from_card',
+				'currency_in',
+				'created_at',
+				'success',
+			]),
 		);
 	});
 
@@ -125,21 +169,37 @@ describe('bills', () => {
 		const m = await h.merchant();
 		const ids: string[] = [];
 		for (let i = 0; i < 5; i += 1) {
-			const answer = await h.api('POST', 'bill/create', { amount: `${i + 1}`, shop_id: m.shopId }, m.token);
+			const answer = await h.api(
+				'POST',
+				'bill/create',
+				{ amount: `${i + 1}`, shop_id: m.shopId },
+				m.token,
+			);
 			ids.push(answer.body.bill_id);
 		}
-		const all = await h.api('GET', 'bill/search', { start_date: today(), finish_date: today() }, m.token);
+		const all = await h.api(
+			'GET',
+			'bill/search',
+			{ start_date: today(), finish_date: today() },
+			m.token,
+		);
 		expect(all.status).toBe(200);
 		expect(all.body.success).toBe(true);
 		expect(all.body.data.map((b: { id: string }) => b.id)).toEqual(ids);
 		expect(all.body.links).toBeUndefined();
-		expect(Object.keys(all.body.data[0]).sort()).toEqual(expect.arrayContaining(['id', 'status', 'type', 'amount', 'currency_in', 'created_at']));
+		expect(Object.keys(all.body.data[0]).sort()).toEqual(
+			expect.arrayContaining(['id', 'status', 'type', 'amount', 'currency_in', 'created_at']),
+		);
 
 		const seen: string[] = [];
 		let cursor: string | null = null;
 		let pages = 0;
 		do {
-			const params: Record<string, string> = { start_date: today(), finish_date: today(), per_page: '2' };
+			const params: Record<string, string> = {
+				start_date: today(),
+				finish_date: today(),
+				per_page: '2',
+			};
 			if (cursor) params['cursor'] = cursor;
 			const page = await h.api('GET', 'bill/search', params, m.token);
 			expect(page.status).toBe(200);
@@ -153,7 +213,12 @@ describe('bills', () => {
 		expect(pages).toBe(3);
 		expect(seen).toEqual(ids);
 
-		const earlier = await h.api('GET', 'bill/search', { start_date: '2020-01-01', finish_date: '2020-01-31' }, m.token);
+		const earlier = await h.api(
+			'GET',
+			'bill/search',
+			{ start_date: '2020-01-01', finish_date: '2020-01-31' },
+			m.token,
+		);
 		expect(earlier.body.data).toEqual([]);
 	});
 
@@ -163,7 +228,12 @@ describe('bills', () => {
 		const old = await h.api('POST', 'bill/create', { amount: '5', shop_id: m.shopId }, m.token);
 		await h.control('POST', 'clock', { now: null });
 		await h.api('POST', 'bill/create', { amount: '6', shop_id: m.shopId }, m.token);
-		const march = await h.api('GET', 'bill/search', { start_date: '2025-03-10', finish_date: '2025-03-10' }, m.token);
+		const march = await h.api(
+			'GET',
+			'bill/search',
+			{ start_date: '2025-03-10', finish_date: '2025-03-10' },
+			m.token,
+		);
 		expect(march.body.data.map((b: { id: string }) => b.id)).toEqual([old.body.bill_id]);
 		expect(march.body.data[0].created_at).toBe('2025-03-10 12:00:00');
 	});
@@ -174,7 +244,11 @@ describe('balance, payouts, banks', () => {
 		const answer = await h.api('GET', 'merchant/balance');
 		expect(answer.status).toBe(200);
 		expect(answer.body.success).toBe('true');
-		expect(answer.body.balances.map((b: { currency: string }) => b.currency)).toEqual(['RUB', 'USD', 'EUR']);
+		expect(answer.body.balances.map((b: { currency: string }) => b.currency)).toEqual([
+			'RUB',
+			'USD',
+			'EUR',
+		]);
 		for (const balance of answer.body.balances) {
 			expect(balance.balance_available).toMatch(EIGHT);
 			expect(balance.balance_locked).toMatch(EIGHT);
@@ -183,13 +257,25 @@ describe('balance, payouts, banks', () => {
 	});
 
 	it('creates a personal payout as MODERATING and reads it by id and by order_id', async () => {
-		const created = await h.api('POST', 'payout/personal/create', { amount: '150.00', payout_account_id: h.sb.payoutAccountId, order_id: 'po-personal-1' });
+		const created = await h.api('POST', 'payout/personal/create', {
+			amount: '150.00',
+			payout_account_id: h.sb.payoutAccountId,
+			order_id: 'po-personal-1',
+		});
 		expect(created.status).toBe(200);
 		expect(created.body.success).toBe(true);
 		expect(created.body.data).toHaveLength(1);
 		const payout = created.body.data[0];
 		// The Payout object of the interface document, nothing more (order_id only with liveExtras).
-		expect(Object.keys(payout).sort()).toEqual(['account_identifier', 'amount', 'commission', 'created_at', 'currency', 'id', 'status']);
+		expect(Object.keys(payout).sort()).toEqual([
+			'account_identifier',
+			'amount',
+			'commission',
+			'created_at',
+			'currency',
+			'id',
+			'status',
+		]);
 		expect(payout).toMatchObject({ status: 'MODERATING', amount: 150, currency: 'RUB' });
 		expect(payout.account_identifier).toMatch(/^\d{6}\*+\d{4}$/);
 		expect(payout.created_at).toMatch(DATETIME);
@@ -209,7 +295,11 @@ describe('balance, payouts, banks', () => {
 			card_holder: 'IVAN IVANOV',
 		});
 		expect(card.status).toBe(200);
-		expect(card.body.data[0]).toMatchObject({ status: 'MODERATING', amount: 200, account_identifier: '220070******9876' });
+		expect(card.body.data[0]).toMatchObject({
+			status: 'MODERATING',
+			amount: 200,
+			account_identifier: '220070******9876',
+		});
 		const sbp = await h.api('POST', 'payout/regular/create', {
 			amount: '300.50',
 			currency: 'RUB',
@@ -223,15 +313,43 @@ describe('balance, payouts, banks', () => {
 
 	it('searches payouts by date range', async () => {
 		const m = await h.merchant();
-		const one = await h.api('POST', 'payout/personal/create', { amount: '10', payout_account_id: m.payoutAccountId }, m.token);
-		const two = await h.api('POST', 'payout/personal/create', { amount: '20', payout_account_id: m.payoutAccountId }, m.token);
-		const answer = await h.api('GET', 'payout/search', { start_date: today(), finish_date: today() }, m.token);
+		const one = await h.api(
+			'POST',
+			'payout/personal/create',
+			{ amount: '10', payout_account_id: m.payoutAccountId },
+			m.token,
+		);
+		const two = await h.api(
+			'POST',
+			'payout/personal/create',
+			{ amount: '20', payout_account_id: m.payoutAccountId },
+			m.token,
+		);
+		const answer = await h.api(
+			'GET',
+			'payout/search',
+			{ start_date: today(), finish_date: today() },
+			m.token,
+		);
 		expect(answer.status).toBe(200);
-		expect(answer.body.data.map((p: { id: string }) => p.id)).toEqual([one.body.data[0].id, two.body.data[0].id]);
+		expect(answer.body.data.map((p: { id: string }) => p.id)).toEqual([
+			one.body.data[0].id,
+			two.body.data[0].id,
+		]);
 		expect(answer.body.data[0].success).toBeUndefined();
-		const paged = await h.api('GET', 'payout/search', { start_date: today(), finish_date: today(), per_page: '1' }, m.token);
+		const paged = await h.api(
+			'GET',
+			'payout/search',
+			{ start_date: today(), finish_date: today(), per_page: '1' },
+			m.token,
+		);
 		expect(paged.body.data).toHaveLength(1);
-		const next = await h.api('GET', 'payout/search', { start_date: today(), finish_date: today(), cursor: paged.body.meta.next_cursor }, m.token);
+		const next = await h.api(
+			'GET',
+			'payout/search',
+			{ start_date: today(), finish_date: today(), cursor: paged.body.meta.next_cursor },
+			m.token,
+		);
 		expect(next.body.data.map((p: { id: string }) => p.id)).toEqual([two.body.data[0].id]);
 	});
 
@@ -246,7 +364,9 @@ describe('balance, payouts, banks', () => {
 			expect(typeof bank.name_en).toBe('string');
 			expect(Number.isInteger(bank.bic)).toBe(true);
 		}
-		expect(answer.body.data).toContainEqual(expect.objectContaining({ member_id: 100000000111, name_en: 'Sberbank' }));
+		expect(answer.body.data).toContainEqual(
+			expect.objectContaining({ member_id: 100000000111, name_en: 'Sberbank' }),
+		);
 	});
 });
 
@@ -257,15 +377,24 @@ describe('buildSandbox', () => {
 		const created = await app.inject({
 			method: 'POST',
 			url: '/api/v1/bill/create',
-			headers: { authorization: 'Bearer 3|injectinjectinjectinjectinjectinjectinje', host: 'pay.example.test' },
+			headers: {
+				authorization: 'Bearer 3|injectinjectinjectinjectinjectinjectinje',
+				host: 'pay.example.test',
+			},
 			payload: { amount: '10', shop_id: shopId },
 		});
 		expect(created.statusCode).toBe(200);
-		expect(created.json().link_page_url).toBe(`http://pay.example.test/pay/${created.json().bill_id}`);
+		expect(created.json().link_page_url).toBe(
+			`http://pay.example.test/pay/${created.json().bill_id}`,
+		);
 		await app.close();
 
-		const pinned = buildSandbox({ token: '4|pinnedpinnedpinnedpinnedpinnedpinnedpinn', publicUrl: 'https://sandbox.example.test/' });
-		const pinnedShop = (await pinned.inject({ method: 'GET', url: '/_sandbox/demo' })).json().shopId;
+		const pinned = buildSandbox({
+			token: '4|pinnedpinnedpinnedpinnedpinnedpinnedpinn',
+			publicUrl: 'https://sandbox.example.test/',
+		});
+		const pinnedShop = (await pinned.inject({ method: 'GET', url: '/_sandbox/demo' })).json()
+			.shopId;
 		const bill = await pinned.inject({
 			method: 'POST',
 			url: '/api/v1/bill/create',

@@ -10,39 +10,121 @@ afterAll(async () => {
 });
 
 type M = { merchantId: string; token: string; shopId: string; payoutAccountId: string };
-type Call = { name: string; method: 'GET' | 'POST'; path: string; params: (m: M, ids: Ids) => Record<string, string> };
+type Call = {
+	name: string;
+	method: 'GET' | 'POST';
+	path: string;
+	params: (m: M, ids: Ids) => Record<string, string>;
+};
 type Ids = { bill: string; payment: string; payout: string };
 
 const CALLS: Call[] = [
-	{ name: 'bill/create', method: 'POST', path: 'bill/create', params: (m) => ({ amount: '10', shop_id: m.shopId }) },
-	{ name: 'bill/toggle_activity', method: 'POST', path: 'bill/toggle_activity', params: (_m, ids) => ({ id: ids.bill, active: '1' }) },
-	{ name: 'bill/payments', method: 'GET', path: 'bill/payments', params: (_m, ids) => ({ id: ids.bill }) },
-	{ name: 'bill/status', method: 'GET', path: 'bill/status', params: (_m, ids) => ({ id: ids.bill }) },
-	{ name: 'bill/search', method: 'GET', path: 'bill/search', params: () => ({ start_date: today(), finish_date: today() }) },
-	{ name: 'payment/status', method: 'GET', path: 'payment/status', params: (_m, ids) => ({ id: ids.payment }) },
+	{
+		name: 'bill/create',
+		method: 'POST',
+		path: 'bill/create',
+		params: (m) => ({ amount: '10', shop_id: m.shopId }),
+	},
+	{
+		name: 'bill/toggle_activity',
+		method: 'POST',
+		path: 'bill/toggle_activity',
+		params: (_m, ids) => ({ id: ids.bill, active: '1' }),
+	},
+	{
+		name: 'bill/payments',
+		method: 'GET',
+		path: 'bill/payments',
+		params: (_m, ids) => ({ id: ids.bill }),
+	},
+	{
+		name: 'bill/status',
+		method: 'GET',
+		path: 'bill/status',
+		params: (_m, ids) => ({ id: ids.bill }),
+	},
+	{
+		name: 'bill/search',
+		method: 'GET',
+		path: 'bill/search',
+		params: () => ({ start_date: today(), finish_date: today() }),
+	},
+	{
+		name: 'payment/status',
+		method: 'GET',
+		path: 'payment/status',
+		params: (_m, ids) => ({ id: ids.payment }),
+	},
 	{ name: 'merchant/balance', method: 'GET', path: 'merchant/balance', params: () => ({}) },
-	{ name: 'payout/personal/create', method: 'POST', path: 'payout/personal/create', params: (m) => ({ amount: '10', payout_account_id: m.payoutAccountId }) },
+	{
+		name: 'payout/personal/create',
+		method: 'POST',
+		path: 'payout/personal/create',
+		params: (m) => ({ amount: '10', payout_account_id: m.payoutAccountId }),
+	},
 	{
 		name: 'payout/regular/create',
 		method: 'POST',
 		path: 'payout/regular/create',
-		params: () => ({ amount: '10', currency: 'RUB', account_type: 'credit_card', account_identifier: '2200700012345678', card_holder: 'A B' }),
+		params: () => ({
+			amount: '10',
+			currency: 'RUB',
+			account_type: 'credit_card',
+			account_identifier: '2200700012345678',
+			card_holder: 'A B',
+		}),
 	},
-	{ name: 'payout/status', method: 'GET', path: 'payout/status', params: (_m, ids) => ({ id: ids.payout }) },
-	{ name: 'payout/search', method: 'GET', path: 'payout/search', params: () => ({ start_date: today(), finish_date: today() }) },
-	{ name: 'payout/dictionaries/sbp_banks', method: 'GET', path: 'payout/dictionaries/sbp_banks', params: () => ({}) },
+	{
+		name: 'payout/status',
+		method: 'GET',
+		path: 'payout/status',
+		params: (_m, ids) => ({ id: ids.payout }),
+	},
+	{
+		name: 'payout/search',
+		method: 'GET',
+		path: 'payout/search',
+		params: () => ({ start_date: today(), finish_date: today() }),
+	},
+	{
+		name: 'payout/dictionaries/sbp_banks',
+		method: 'GET',
+		path: 'payout/dictionaries/sbp_banks',
+		params: () => ({}),
+	},
 ];
 
 /** Expected answers written from the interface document (not read from the sandbox). */
 const PAYOUT_CREATE = new Set(['payout/personal/create', 'payout/regular/create']);
-const SUBSCRIPTION_CHECKED = new Set(['bill/create', 'bill/toggle_activity', 'merchant/balance', 'payout/personal/create', 'payout/regular/create', 'payout/status', 'payout/search']);
+const SUBSCRIPTION_CHECKED = new Set([
+	'bill/create',
+	'bill/toggle_activity',
+	'merchant/balance',
+	'payout/personal/create',
+	'payout/regular/create',
+	'payout/status',
+	'payout/search',
+]);
 
 async function merchantWithData(): Promise<{ m: M; ids: Ids }> {
 	const m = await h.merchant();
-	const bill = await h.api('POST', 'bill/create', { amount: '10', shop_id: m.shopId, type: 'multi' }, m.token);
+	const bill = await h.api(
+		'POST',
+		'bill/create',
+		{ amount: '10', shop_id: m.shopId, type: 'multi' },
+		m.token,
+	);
 	const pay = await h.control('POST', `bills/${bill.body.bill_id}/pay`, { outcome: 'full' });
-	const payout = await h.api('POST', 'payout/personal/create', { amount: '5', payout_account_id: m.payoutAccountId }, m.token);
-	return { m, ids: { bill: bill.body.bill_id, payment: pay.body.payment.id, payout: payout.body.data[0].id } };
+	const payout = await h.api(
+		'POST',
+		'payout/personal/create',
+		{ amount: '5', payout_account_id: m.payoutAccountId },
+		m.token,
+	);
+	return {
+		m,
+		ids: { bill: bill.body.bill_id, payment: pay.body.payment.id, payout: payout.body.data[0].id },
+	};
 }
 
 describe('authentication', () => {
@@ -62,7 +144,9 @@ describe('authentication', () => {
 	});
 
 	it('rejects a non-Bearer scheme', async () => {
-		const response = await fetch(`${h.sb.url}/api/v1/merchant/balance`, { headers: { authorization: `Basic ${h.token}` } });
+		const response = await fetch(`${h.sb.url}/api/v1/merchant/balance`, {
+			headers: { authorization: `Basic ${h.token}` },
+		});
 		expect(response.status).toBe(401);
 	});
 });
@@ -74,7 +158,10 @@ describe('merchant state errors on every endpoint', () => {
 		for (const call of CALLS) {
 			const answer = await h.api(call.method, call.path, call.params(m, ids), m.token);
 			expect(answer.status, call.name).toBe(PAYOUT_CREATE.has(call.name) ? 400 : 403);
-			expect(answer.body, call.name).toEqual({ success: false, message: 'api:error.merchant_banned' });
+			expect(answer.body, call.name).toEqual({
+				success: false,
+				message: 'api:error.merchant_banned',
+			});
 		}
 	});
 
@@ -155,18 +242,28 @@ describe('bill errors', () => {
 			expect(answer.body.message, key).toBe(`api:error.${key}`);
 		}
 		const denied = await h.control('POST', 'shops', { accessDenied: true });
-		expect((await h.api('POST', 'bill/create', { amount: '10', shop_id: denied.body.shopId })).body.message).toBe('api:error.access_denied');
+		expect(
+			(await h.api('POST', 'bill/create', { amount: '10', shop_id: denied.body.shopId })).body
+				.message,
+		).toBe('api:error.access_denied');
 		const disabled = await h.control('POST', 'shops', { enabled: false });
 		const off = await h.api('POST', 'bill/create', { amount: '10', shop_id: disabled.body.shopId });
 		expect(off.status).toBe(403);
 		expect(off.body.message).toBe('api:error.shop_not_enabled');
 		const gbp = await h.control('POST', 'shops', { defaultCurrency: 'GBP' });
-		expect((await h.api('POST', 'bill/create', { amount: '10', shop_id: gbp.body.shopId })).body.message).toBe('api:error.rate-not-found');
+		expect(
+			(await h.api('POST', 'bill/create', { amount: '10', shop_id: gbp.body.shopId })).body.message,
+		).toBe('api:error.rate-not-found');
 	});
 
 	it('bill_not_found: 422 on status and toggle, 403 on payments; other merchants bills are not found', async () => {
 		const other = await h.merchant();
-		const foreign = await h.api('POST', 'bill/create', { amount: '10', shop_id: other.shopId }, other.token);
+		const foreign = await h.api(
+			'POST',
+			'bill/create',
+			{ amount: '10', shop_id: other.shopId },
+			other.token,
+		);
 		for (const id of ['NoSuchBill', foreign.body.bill_id]) {
 			const status = await h.api('GET', 'bill/status', { id });
 			expect(status.status).toBe(422);
@@ -185,24 +282,43 @@ describe('bill errors', () => {
 			const normal = await h.api('POST', 'bill/create', { amount: '10', shop_id: h.sb.shopId });
 			await h.control('POST', `bills/${normal.body.bill_id}/pay`, { outcome });
 			for (const active of ['0', '1']) {
-				const answer = await h.api('POST', 'bill/toggle_activity', { id: normal.body.bill_id, active });
+				const answer = await h.api('POST', 'bill/toggle_activity', {
+					id: normal.body.bill_id,
+					active,
+				});
 				expect(answer.status).toBe(403);
 				expect(answer.body.message).toBe('api:error.bill_is_finished');
 			}
-			const again = await h.control('POST', `bills/${normal.body.bill_id}/pay`, { outcome: 'full' });
+			const again = await h.control('POST', `bills/${normal.body.bill_id}/pay`, {
+				outcome: 'full',
+			});
 			expect(again.status).toBe(409);
 			expect(again.body.error).toBe('bill_is_finished');
 		}
-		const multi = await h.api('POST', 'bill/create', { amount: '10', shop_id: h.sb.shopId, type: 'multi' });
+		const multi = await h.api('POST', 'bill/create', {
+			amount: '10',
+			shop_id: h.sb.shopId,
+			type: 'multi',
+		});
 		await h.control('POST', `bills/${multi.body.bill_id}/pay`, { outcome: 'full' });
-		expect((await h.api('POST', 'bill/toggle_activity', { id: multi.body.bill_id, active: '0' })).status).toBe(200);
+		expect(
+			(await h.api('POST', 'bill/toggle_activity', { id: multi.body.bill_id, active: '0' })).status,
+		).toBe(200);
 	});
 
 	it('too_many_payments (400) above the merchant threshold', async () => {
 		const m = await h.merchant({ tooManyPaymentsThreshold: 2 });
-		const bill = await h.api('POST', 'bill/create', { amount: '10', shop_id: m.shopId, type: 'multi' }, m.token);
-		for (let i = 0; i < 2; i += 1) await h.control('POST', `bills/${bill.body.bill_id}/pay`, { outcome: 'full' });
-		expect((await h.api('GET', 'bill/payments', { id: bill.body.bill_id }, m.token)).status).toBe(200);
+		const bill = await h.api(
+			'POST',
+			'bill/create',
+			{ amount: '10', shop_id: m.shopId, type: 'multi' },
+			m.token,
+		);
+		for (let i = 0; i < 2; i += 1)
+			await h.control('POST', `bills/${bill.body.bill_id}/pay`, { outcome: 'full' });
+		expect((await h.api('GET', 'bill/payments', { id: bill.body.bill_id }, m.token)).status).toBe(
+			200,
+		);
 		await h.control('POST', `bills/${bill.body.bill_id}/pay`, { outcome: 'full' });
 		const answer = await h.api('GET', 'bill/payments', { id: bill.body.bill_id }, m.token);
 		expect(answer.status).toBe(400);
@@ -222,38 +338,128 @@ describe('payout errors (all 400)', () => {
 		expect(answer.status, key).toBe(400);
 		expect(answer.body, key).toEqual({ success: false, message: `api:error.${key}` });
 	}
-	const card = { currency: 'RUB', account_type: 'credit_card', account_identifier: '2200700012345678', card_holder: 'A B' };
+	const card = {
+		currency: 'RUB',
+		account_type: 'credit_card',
+		account_identifier: '2200700012345678',
+		card_holder: 'A B',
+	};
 
 	it('invalid_amount, payout_account_not_found, payout_account_banned, direction_not_available', async () => {
 		const m = await h.merchant();
 		const personal = 'payout/personal/create';
-		await expectKey(m, personal, { amount: '0', payout_account_id: m.payoutAccountId }, 'invalid_amount');
+		await expectKey(
+			m,
+			personal,
+			{ amount: '0', payout_account_id: m.payoutAccountId },
+			'invalid_amount',
+		);
 		await expectKey(m, 'payout/regular/create', { amount: '-1', ...card }, 'invalid_amount');
-		await expectKey(m, personal, { amount: '10', payout_account_id: 'NoSuchAccount' }, 'payout_account_not_found');
+		await expectKey(
+			m,
+			personal,
+			{ amount: '10', payout_account_id: 'NoSuchAccount' },
+			'payout_account_not_found',
+		);
 		const other = await h.merchant();
-		await expectKey(m, personal, { amount: '10', payout_account_id: other.payoutAccountId }, 'payout_account_not_found');
-		const banned = await h.control('POST', 'payout-accounts', { merchantId: m.merchantId, banned: true });
-		await expectKey(m, personal, { amount: '10', payout_account_id: banned.body.payoutAccountId }, 'payout_account_banned');
-		const closed = await h.control('POST', 'payout-accounts', { merchantId: m.merchantId, directionAvailable: false });
-		await expectKey(m, personal, { amount: '10', payout_account_id: closed.body.payoutAccountId }, 'direction_not_available');
+		await expectKey(
+			m,
+			personal,
+			{ amount: '10', payout_account_id: other.payoutAccountId },
+			'payout_account_not_found',
+		);
+		const banned = await h.control('POST', 'payout-accounts', {
+			merchantId: m.merchantId,
+			banned: true,
+		});
+		await expectKey(
+			m,
+			personal,
+			{ amount: '10', payout_account_id: banned.body.payoutAccountId },
+			'payout_account_banned',
+		);
+		const closed = await h.control('POST', 'payout-accounts', {
+			merchantId: m.merchantId,
+			directionAvailable: false,
+		});
+		await expectKey(
+			m,
+			personal,
+			{ amount: '10', payout_account_id: closed.body.payoutAccountId },
+			'direction_not_available',
+		);
 		await h.control('PATCH', `merchants/${m.merchantId}`, { regularDirections: ['sbp'] });
-		await expectKey(m, 'payout/regular/create', { amount: '10', ...card }, 'direction_not_available');
+		await expectKey(
+			m,
+			'payout/regular/create',
+			{ amount: '10', ...card },
+			'direction_not_available',
+		);
 	});
 
 	it('daily_payout_limit_exceeded, monthly_payout_limit_exceeded, balance_not_enough, too_many_payouts', async () => {
 		const m = await h.merchant({ dailyPayoutLimit: '100.00', monthlyPayoutLimit: '150.00' });
 		const personal = 'payout/personal/create';
-		expect((await h.api('POST', personal, { amount: '60', payout_account_id: m.payoutAccountId }, m.token)).status).toBe(200);
-		await expectKey(m, personal, { amount: '40.01', payout_account_id: m.payoutAccountId }, 'daily_payout_limit_exceeded');
-		await expectKey(m, 'payout/regular/create', { amount: '40.01', ...card }, 'daily_payout_limit_exceeded');
+		expect(
+			(
+				await h.api(
+					'POST',
+					personal,
+					{ amount: '60', payout_account_id: m.payoutAccountId },
+					m.token,
+				)
+			).status,
+		).toBe(200);
+		await expectKey(
+			m,
+			personal,
+			{ amount: '40.01', payout_account_id: m.payoutAccountId },
+			'daily_payout_limit_exceeded',
+		);
+		await expectKey(
+			m,
+			'payout/regular/create',
+			{ amount: '40.01', ...card },
+			'daily_payout_limit_exceeded',
+		);
 		await h.control('PATCH', `merchants/${m.merchantId}`, { dailyPayoutLimit: null });
-		expect((await h.api('POST', personal, { amount: '90', payout_account_id: m.payoutAccountId }, m.token)).status).toBe(200);
-		await expectKey(m, personal, { amount: '0.01', payout_account_id: m.payoutAccountId }, 'monthly_payout_limit_exceeded');
-		await h.control('PATCH', `merchants/${m.merchantId}`, { monthlyPayoutLimit: null, balances: { RUB: '50.00' } });
-		await expectKey(m, personal, { amount: '50', payout_account_id: m.payoutAccountId }, 'balance_not_enough');
+		expect(
+			(
+				await h.api(
+					'POST',
+					personal,
+					{ amount: '90', payout_account_id: m.payoutAccountId },
+					m.token,
+				)
+			).status,
+		).toBe(200);
+		await expectKey(
+			m,
+			personal,
+			{ amount: '0.01', payout_account_id: m.payoutAccountId },
+			'monthly_payout_limit_exceeded',
+		);
+		await h.control('PATCH', `merchants/${m.merchantId}`, {
+			monthlyPayoutLimit: null,
+			balances: { RUB: '50.00' },
+		});
+		await expectKey(
+			m,
+			personal,
+			{ amount: '50', payout_account_id: m.payoutAccountId },
+			'balance_not_enough',
+		);
 		await expectKey(m, 'payout/regular/create', { amount: '50', ...card }, 'balance_not_enough');
-		await h.control('PATCH', `merchants/${m.merchantId}`, { payoutSplitSize: '0.01', balances: { RUB: '100000' } });
-		await expectKey(m, personal, { amount: '10.01', payout_account_id: m.payoutAccountId }, 'too_many_payouts');
+		await h.control('PATCH', `merchants/${m.merchantId}`, {
+			payoutSplitSize: '0.01',
+			balances: { RUB: '100000' },
+		});
+		await expectKey(
+			m,
+			personal,
+			{ amount: '10.01', payout_account_id: m.payoutAccountId },
+			'too_many_payouts',
+		);
 	});
 
 	it("answers 403 'This action is unauthorized.' for regular payouts without access", async () => {
@@ -261,7 +467,16 @@ describe('payout errors (all 400)', () => {
 		const answer = await h.api('POST', 'payout/regular/create', { amount: '10', ...card }, m.token);
 		expect(answer.status).toBe(403);
 		expect(answer.body).toEqual({ message: 'This action is unauthorized.' });
-		expect((await h.api('POST', 'payout/personal/create', { amount: '10', payout_account_id: m.payoutAccountId }, m.token)).status).toBe(200);
+		expect(
+			(
+				await h.api(
+					'POST',
+					'payout/personal/create',
+					{ amount: '10', payout_account_id: m.payoutAccountId },
+					m.token,
+				)
+			).status,
+		).toBe(200);
 	});
 
 	it('payout_not_found (422) and 422 without id or order_id', async () => {
@@ -279,34 +494,94 @@ describe('payout errors (all 400)', () => {
 describe('validation (422, Laravel style)', () => {
 	const cases: Array<[string, 'GET' | 'POST', Record<string, string>, string[]]> = [
 		['bill/create', 'POST', {}, ['amount', 'shop_id']],
-		['bill/create', 'POST', { amount: 'ten', shop_id: 'x', type: 'weekly', payment_method: 'CASH', payer_pays_commission: '2' }, ['amount', 'type', 'payer_pays_commission', 'payment_method']],
+		[
+			'bill/create',
+			'POST',
+			{
+				amount: 'ten',
+				shop_id: 'x',
+				type: 'weekly',
+				payment_method: 'CASH',
+				payer_pays_commission: '2',
+			},
+			['amount', 'type', 'payer_pays_commission', 'payment_method'],
+		],
 		['bill/toggle_activity', 'POST', { id: 'x', active: 'maybe' }, ['active']],
 		['bill/payments', 'GET', {}, ['id']],
 		['bill/status', 'GET', {}, ['id']],
 		['bill/search', 'GET', { start_date: '2024-13-01' }, ['start_date', 'finish_date']],
-		['payout/search', 'GET', { start_date: '2024-02-10', finish_date: '2024-02-01' }, ['finish_date']],
+		[
+			'payout/search',
+			'GET',
+			{ start_date: '2024-02-10', finish_date: '2024-02-01' },
+			['finish_date'],
+		],
 		['payment/status', 'GET', {}, ['id']],
 		['payout/personal/create', 'POST', { amount: '1,5' }, ['amount', 'payout_account_id']],
-		['payout/regular/create', 'POST', { amount: '10', currency: 'USD', account_type: 'iban', account_identifier: 'x' }, ['currency', 'account_type']],
-		['payout/regular/create', 'POST', { amount: '10', currency: 'RUB', account_type: 'credit_card', account_identifier: '12' }, ['account_identifier', 'card_holder']],
-		['payout/regular/create', 'POST', { amount: '10', currency: 'RUB', account_type: 'sbp', account_identifier: '+79001234567' }, ['account_bank']],
-		['payout/regular/create', 'POST', { amount: '10', currency: 'RUB', account_type: 'credit_card' }, ['account_identifier', 'card_holder']],
-		['payout/regular/create', 'POST', { amount: '10', currency: 'RUB', account_type: 'sbp', account_identifier: 'phone' }, ['account_identifier', 'account_bank']],
-		['payout/regular/create', 'POST', { amount: '10', currency: 'RUB', account_type: 'sbp', account_identifier: '+79001234567', account_bank: '123' }, ['account_bank']],
+		[
+			'payout/regular/create',
+			'POST',
+			{ amount: '10', currency: 'USD', account_type: 'iban', account_identifier: 'x' },
+			['currency', 'account_type'],
+		],
+		[
+			'payout/regular/create',
+			'POST',
+			{ amount: '10', currency: 'RUB', account_type: 'credit_card', account_identifier: '12' },
+			['account_identifier', 'card_holder'],
+		],
+		[
+			'payout/regular/create',
+			'POST',
+			{ amount: '10', currency: 'RUB', account_type: 'sbp', account_identifier: '+79001234567' },
+			['account_bank'],
+		],
+		[
+			'payout/regular/create',
+			'POST',
+			{ amount: '10', currency: 'RUB', account_type: 'credit_card' },
+			['account_identifier', 'card_holder'],
+		],
+		[
+			'payout/regular/create',
+			'POST',
+			{ amount: '10', currency: 'RUB', account_type: 'sbp', account_identifier: 'phone' },
+			['account_identifier', 'account_bank'],
+		],
+		[
+			'payout/regular/create',
+			'POST',
+			{
+				amount: '10',
+				currency: 'RUB',
+				account_type: 'sbp',
+				account_identifier: '+79001234567',
+				account_bank: '123',
+			},
+			['account_bank'],
+		],
 	];
 	for (const [path, method, params, fields] of cases) {
 		it(`${method} ${path} ${JSON.stringify(params)} → errors on ${fields.join(', ')}`, async () => {
 			const answer = await h.api(method, path, params);
 			expect(answer.status).toBe(422);
 			expect(Object.keys(answer.body.errors)).toEqual(fields);
-			expect(answer.body.message).toBe(answer.body.errors[fields[0] as string][0] + (fields.length > 1 ? ` (and ${fields.length - 1} more error${fields.length > 2 ? 's' : ''})` : ''));
+			expect(answer.body.message).toBe(
+				answer.body.errors[fields[0] as string][0] +
+					(fields.length > 1
+						? ` (and ${fields.length - 1} more error${fields.length > 2 ? 's' : ''})`
+						: ''),
+			);
 			for (const field of fields) expect(answer.body.errors[field][0]).toMatch(/^The /);
 		});
 	}
 
 	it('uses Laravel wording', async () => {
 		const answer = await h.api('POST', 'bill/create', { amount: 'x' });
-		expect(answer.body.errors).toEqual({ amount: ['The amount field must be a number.'], shop_id: ['The shop id field is required.'] });
+		expect(answer.body.errors).toEqual({
+			amount: ['The amount field must be a number.'],
+			shop_id: ['The shop id field is required.'],
+		});
 	});
 
 	it('rejects a second payout with the same order_id', async () => {
@@ -321,7 +596,12 @@ describe('validation (422, Laravel style)', () => {
 			errors: { order_id: ['The order id has already been taken.'] },
 		});
 		const other = await h.merchant();
-		const elsewhere = await h.api('POST', 'payout/personal/create', { ...params, payout_account_id: other.payoutAccountId }, other.token);
+		const elsewhere = await h.api(
+			'POST',
+			'payout/personal/create',
+			{ ...params, payout_account_id: other.payoutAccountId },
+			other.token,
+		);
 		expect(elsewhere.status).toBe(200);
 	});
 });

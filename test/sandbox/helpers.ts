@@ -12,7 +12,8 @@ export interface Answer {
 }
 
 /** Upper-case MD5, written out here independently of the sandbox. */
-export const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest('hex').toUpperCase();
+export const md5 = (text: string) =>
+	createHash('md5').update(text, 'utf8').digest('hex').toUpperCase();
 
 export const today = () => new Date().toISOString().slice(0, 10);
 
@@ -31,11 +32,18 @@ export interface Harness {
 	sb: Running;
 	token: string;
 	/** Calls /api/v1: GET params go in the query string, POST params as form fields. */
-	api(method: 'GET' | 'POST', path: string, params?: Record<string, string>, token?: string | null): Promise<Answer>;
+	api(
+		method: 'GET' | 'POST',
+		path: string,
+		params?: Record<string, string>,
+		token?: string | null,
+	): Promise<Answer>;
 	/** Calls /_sandbox with a JSON body. */
 	control(method: string, path: string, body?: unknown): Promise<Answer>;
 	/** A fresh merchant (with its shop and payout account) made through the control API. */
-	merchant(fields?: Record<string, unknown>): Promise<{ merchantId: string; token: string; shopId: string; payoutAccountId: string }>;
+	merchant(
+		fields?: Record<string, unknown>,
+	): Promise<{ merchantId: string; token: string; shopId: string; payoutAccountId: string }>;
 	close(): Promise<void>;
 }
 
@@ -48,7 +56,13 @@ export async function harness(options: SandboxOptions = {}): Promise<Harness> {
 		if (method === 'GET') {
 			return read(await fetch(`${sb.url}/api/v1/${path}${query ? `?${query}` : ''}`, { headers }));
 		}
-		return read(await fetch(`${sb.url}/api/v1/${path}`, { method, headers, body: new URLSearchParams(params) }));
+		return read(
+			await fetch(`${sb.url}/api/v1/${path}`, {
+				method,
+				headers,
+				body: new URLSearchParams(params),
+			}),
+		);
 	};
 	const control: Harness['control'] = async (method, path, body) => {
 		const init: RequestInit = { method };
@@ -115,7 +129,10 @@ export async function listener(respond: (index: number, request: Received) => nu
 }
 
 /** Polls until the check returns a value (not a timing assertion: the test timeout bounds it). */
-export async function waitFor<T>(check: () => T | undefined | false | Promise<T | undefined | false>, what = 'condition'): Promise<T> {
+export async function waitFor<T>(
+	check: () => T | undefined | false | Promise<T | undefined | false>,
+	what = 'condition',
+): Promise<T> {
 	for (let i = 0; i < 2000; i += 1) {
 		const value = await check();
 		if (value) return value;
@@ -125,8 +142,13 @@ export async function waitFor<T>(check: () => T | undefined | false | Promise<T 
 }
 
 /** Parses the hidden inputs and action of the redirect page's auto-submitting form. */
-export function parseRedirectForm(html: string): { action: string; method: string; fields: Record<string, string> } {
-	const unescape = (text: string) => text.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)));
+export function parseRedirectForm(html: string): {
+	action: string;
+	method: string;
+	fields: Record<string, string>;
+} {
+	const unescape = (text: string) =>
+		text.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)));
 	const form = /<form[^>]*method="([^"]+)"[^>]*action="([^"]+)"/.exec(html);
 	const fields: Record<string, string> = {};
 	for (const match of html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)) {

@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { harness, listener, md5, parseRedirectForm, read, waitFor, type Harness } from './helpers.ts';
+import {
+	harness,
+	listener,
+	md5,
+	parseRedirectForm,
+	read,
+	waitFor,
+	type Harness,
+} from './helpers.ts';
 
 type Listener = Awaited<ReturnType<typeof listener>>;
 
@@ -26,11 +34,17 @@ async function payOnPage(payPageUrl: string, form: Record<string, string>) {
 
 describe('bill → payment page → postback → redirect', () => {
 	it('pays on the HTML page; the shop gets a signed form postback and the browser an auto-submitting POST to the Success URL', async () => {
-		const created = await h.api('POST', 'bill/create', { amount: '18.54', shop_id: h.sb.shopId, order_id: 'order-77', custom: 'user=5&x=ä' });
+		const created = await h.api('POST', 'bill/create', {
+			amount: '18.54',
+			shop_id: h.sb.shopId,
+			order_id: 'order-77',
+			custom: 'user=5&x=ä',
+		});
 		const billId = created.body.bill_id;
 		const pageHtml = await (await fetch(created.body.link_page_url)).text();
 		expect(pageHtml).toContain(`action="/pay/${billId}"`);
-		for (const outcome of ['full', 'under', 'over', 'fail']) expect(pageHtml).toContain(`value="${outcome}"`);
+		for (const outcome of ['full', 'under', 'over', 'fail'])
+			expect(pageHtml).toContain(`value="${outcome}"`);
 		expect(pageHtml).toContain('value="BANK_CARD"');
 		expect(pageHtml).toContain('value="SBP"');
 
@@ -50,10 +64,16 @@ describe('bill → payment page → postback → redirect', () => {
 		});
 
 		// The browser submits the form: the shop's listener receives it.
-		const submitted = await fetch(redirect.action, { method: 'POST', body: new URLSearchParams(redirect.fields) });
+		const submitted = await fetch(redirect.action, {
+			method: 'POST',
+			body: new URLSearchParams(redirect.fields),
+		});
 		expect(submitted.status).toBe(200);
 
-		const postback = await waitFor(() => shop.received.slice(before).find((r) => r.path === '/result'), 'postback');
+		const postback = await waitFor(
+			() => shop.received.slice(before).find((r) => r.path === '/result'),
+			'postback',
+		);
 		expect(postback.method).toBe('POST');
 		expect(postback.headers['content-type']).toBe('application/x-www-form-urlencoded');
 		const f = postback.fields;
@@ -77,7 +97,13 @@ describe('bill → payment page → postback → redirect', () => {
 		expect(payments.body.data[0].id).toBe(f['TrsId']);
 		const log = await h.control('GET', `deliveries?trsId=${f['TrsId']}`);
 		expect(log.body.data).toHaveLength(1);
-		expect(log.body.data[0]).toMatchObject({ kind: 'payment', attempt: 1, status: 200, delivered: true, url: `${shop.url}/result` });
+		expect(log.body.data[0]).toMatchObject({
+			kind: 'payment',
+			attempt: 1,
+			status: 200,
+			delivered: true,
+			url: `${shop.url}/result`,
+		});
 	});
 
 	for (const [outcome, status, target] of [
@@ -86,27 +112,45 @@ describe('bill → payment page → postback → redirect', () => {
 		['over', 'OVERPAID', 'success'],
 	] as const) {
 		it(`outcome ${outcome}: postback ${status}, browser sent to the ${target} URL`, async () => {
-			const created = await h.api('POST', 'bill/create', { amount: '200', shop_id: h.sb.shopId, order_id: `o-${outcome}` });
+			const created = await h.api('POST', 'bill/create', {
+				amount: '200',
+				shop_id: h.sb.shopId,
+				order_id: `o-${outcome}`,
+			});
 			const answer = await payOnPage(created.body.link_page_url, { method: 'BANK_CARD', outcome });
 			const redirect = parseRedirectForm(answer.text);
 			expect(redirect.action).toBe(`${shop.url}/${target}`);
 			expect(redirect.fields['custom']).toBe('');
-			expect(redirect.fields['SignatureValue']).toBe(md5(`${redirect.fields['OutSum']}:o-${outcome}:${h.token}`));
-			const postback = await waitFor(() => shop.received.find((r) => r.path === '/result' && r.fields['InvId'] === `o-${outcome}`), 'postback');
+			expect(redirect.fields['SignatureValue']).toBe(
+				md5(`${redirect.fields['OutSum']}:o-${outcome}:${h.token}`),
+			);
+			const postback = await waitFor(
+				() =>
+					shop.received.find((r) => r.path === '/result' && r.fields['InvId'] === `o-${outcome}`),
+				'postback',
+			);
 			expect(postback.fields['Status']).toBe(status);
 			expect(postback.fields['custom']).toBeUndefined();
-			expect(postback.fields['SignatureValue']).toBe(md5(`${postback.fields['OutSum']}:o-${outcome}:${h.token}`));
+			expect(postback.fields['SignatureValue']).toBe(
+				md5(`${postback.fields['OutSum']}:o-${outcome}:${h.token}`),
+			);
 		});
 	}
 
 	it('a bill with payment_method offers only that method and refuses another', async () => {
-		const created = await h.api('POST', 'bill/create', { amount: '10', shop_id: h.sb.shopId, payment_method: 'BANK_CARD' });
+		const created = await h.api('POST', 'bill/create', {
+			amount: '10',
+			shop_id: h.sb.shopId,
+			payment_method: 'BANK_CARD',
+		});
 		const html = await (await fetch(created.body.link_page_url)).text();
 		expect(html).toContain('value="BANK_CARD"');
 		expect(html).not.toContain('value="SBP"');
 		const refused = await payOnPage(created.body.link_page_url, { method: 'SBP', outcome: 'full' });
 		expect(refused.status).toBe(400);
-		expect((await h.api('GET', 'bill/status', { id: created.body.bill_id })).body.status).toBe('NEW');
+		expect((await h.api('GET', 'bill/status', { id: created.body.bill_id })).body.status).toBe(
+			'NEW',
+		);
 	});
 
 	it('a paid NORMAL bill page says so and takes no second payment', async () => {
@@ -115,12 +159,19 @@ describe('bill → payment page → postback → redirect', () => {
 		expect((await fetch(created.body.link_page_url)).status).toBe(409);
 		const again = await payOnPage(created.body.link_page_url, { outcome: 'full' });
 		expect(again.status).toBe(409);
-		expect((await h.api('GET', 'bill/payments', { id: created.body.bill_id })).body.data).toHaveLength(1);
+		expect(
+			(await h.api('GET', 'bill/payments', { id: created.body.bill_id })).body.data,
+		).toHaveLength(1);
 	});
 
 	it('without Success/Fail/Result URLs: a plain result page, no postback, redirect url null', async () => {
 		const m = await h.merchant();
-		const created = await h.api('POST', 'bill/create', { amount: '10', shop_id: m.shopId }, m.token);
+		const created = await h.api(
+			'POST',
+			'bill/create',
+			{ amount: '10', shop_id: m.shopId },
+			m.token,
+		);
 		const page = await payOnPage(created.body.link_page_url, { outcome: 'full' });
 		expect(page.status).toBe(200);
 		expect(page.text).not.toContain('<form');
@@ -134,27 +185,75 @@ describe('bill → payment page → postback → redirect', () => {
 	});
 
 	it('control pay returns the postback and redirect fields it sends', async () => {
-		const created = await h.api('POST', 'bill/create', { amount: '50', shop_id: h.sb.shopId, order_id: 'ctl-1', custom: 'k' });
-		const pay = await h.control('POST', `bills/${created.body.bill_id}/pay`, { outcome: 'full', method: 'BANK_CARD' });
+		const created = await h.api('POST', 'bill/create', {
+			amount: '50',
+			shop_id: h.sb.shopId,
+			order_id: 'ctl-1',
+			custom: 'k',
+		});
+		const pay = await h.control('POST', `bills/${created.body.bill_id}/pay`, {
+			outcome: 'full',
+			method: 'BANK_CARD',
+		});
 		expect(pay.body.redirect).toEqual({
 			url: `${shop.url}/success`,
-			fields: { InvId: 'ctl-1', OutSum: '50.00', CurrencyIn: 'RUB', custom: 'k', SignatureValue: md5(`50.00:ctl-1:${h.token}`) },
+			fields: {
+				InvId: 'ctl-1',
+				OutSum: '50.00',
+				CurrencyIn: 'RUB',
+				custom: 'k',
+				SignatureValue: md5(`50.00:ctl-1:${h.token}`),
+			},
 		});
-		const received = await waitFor(() => shop.received.find((r) => r.fields['TrsId'] === pay.body.payment.id), 'postback');
+		const received = await waitFor(
+			() => shop.received.find((r) => r.fields['TrsId'] === pay.body.payment.id),
+			'postback',
+		);
 		expect(received.fields).toEqual(pay.body.postback);
 	});
 
 	it('Currency is RUB as the document lists it, CurrencyIn the bill currency; liveExtras adds the fields live postbacks carry', async () => {
-		const m = await h.merchant({ shop: { resultUrl: `${shop.url}/result`, defaultCurrency: 'USD' } });
-		const usd = await h.api('POST', 'bill/create', { amount: '10', shop_id: m.shopId, order_id: 'usd-1' }, m.token);
-		const plain = await h.control('POST', `bills/${usd.body.bill_id}/pay`, { outcome: 'full', method: 'SBP' });
-		expect(plain.body.postback).toMatchObject({ Currency: 'RUB', CurrencyIn: 'USD', OutSum: '10.00' });
-		for (const extra of ['AccountType', 'AccountNumber', 'BalanceAmount', 'BalanceCurrency']) expect(plain.body.postback).not.toHaveProperty(extra);
+		const m = await h.merchant({
+			shop: { resultUrl: `${shop.url}/result`, defaultCurrency: 'USD' },
+		});
+		const usd = await h.api(
+			'POST',
+			'bill/create',
+			{ amount: '10', shop_id: m.shopId, order_id: 'usd-1' },
+			m.token,
+		);
+		const plain = await h.control('POST', `bills/${usd.body.bill_id}/pay`, {
+			outcome: 'full',
+			method: 'SBP',
+		});
+		expect(plain.body.postback).toMatchObject({
+			Currency: 'RUB',
+			CurrencyIn: 'USD',
+			OutSum: '10.00',
+		});
+		for (const extra of ['AccountType', 'AccountNumber', 'BalanceAmount', 'BalanceCurrency'])
+			expect(plain.body.postback).not.toHaveProperty(extra);
 
-		expect((await h.control('PATCH', `merchants/${m.merchantId}`, { liveExtras: true })).body.liveExtras).toBe(true);
-		const rub = await h.api('POST', 'bill/create', { amount: '10', shop_id: m.shopId, order_id: 'rub-1', currency_in: 'RUB' }, m.token);
-		const live = await h.control('POST', `bills/${rub.body.bill_id}/pay`, { outcome: 'full', method: 'SBP' });
-		expect(live.body.postback).toMatchObject({ Currency: 'RUB', CurrencyIn: 'RUB', AccountType: 'SBP', BalanceAmount: '9.70', BalanceCurrency: 'RUB' });
+		expect(
+			(await h.control('PATCH', `merchants/${m.merchantId}`, { liveExtras: true })).body.liveExtras,
+		).toBe(true);
+		const rub = await h.api(
+			'POST',
+			'bill/create',
+			{ amount: '10', shop_id: m.shopId, order_id: 'rub-1', currency_in: 'RUB' },
+			m.token,
+		);
+		const live = await h.control('POST', `bills/${rub.body.bill_id}/pay`, {
+			outcome: 'full',
+			method: 'SBP',
+		});
+		expect(live.body.postback).toMatchObject({
+			Currency: 'RUB',
+			CurrencyIn: 'RUB',
+			AccountType: 'SBP',
+			BalanceAmount: '9.70',
+			BalanceCurrency: 'RUB',
+		});
 		expect(live.body.postback.AccountNumber).toMatch(/^\+79\*+\d{4}$/);
 		expect(live.body.postback.SignatureValue).toBe(md5(`10.00:rub-1:${m.token}`));
 	});
@@ -166,18 +265,35 @@ describe('retries', () => {
 		const failing = await listener(() => 500);
 		const fast = await harness({ timeFactor: factor });
 		try {
-			await fast.control('PATCH', `shops/${fast.sb.shopId}`, { resultUrl: `${failing.url}/result` });
-			const created = await fast.api('POST', 'bill/create', { amount: '10', shop_id: fast.sb.shopId, order_id: 'retry-1' });
-			const pay = await fast.control('POST', `bills/${created.body.bill_id}/pay`, { outcome: 'full' });
+			await fast.control('PATCH', `shops/${fast.sb.shopId}`, {
+				resultUrl: `${failing.url}/result`,
+			});
+			const created = await fast.api('POST', 'bill/create', {
+				amount: '10',
+				shop_id: fast.sb.shopId,
+				order_id: 'retry-1',
+			});
+			const pay = await fast.control('POST', `bills/${created.body.bill_id}/pay`, {
+				outcome: 'full',
+			});
 			const trsId = pay.body.payment.id;
 			const log = await waitFor(async () => {
 				const answer = await fast.control('GET', `deliveries?trsId=${trsId}`);
-				return answer.body.data.length === 6 && answer.body.pending === 0 ? answer.body.data : undefined;
+				return answer.body.data.length === 6 && answer.body.pending === 0
+					? answer.body.data
+					: undefined;
 			}, 'six attempts');
 			expect(log.map((entry: { attempt: number }) => entry.attempt)).toEqual([1, 2, 3, 4, 5, 6]);
-			expect(log.every((entry: { status: number; delivered: boolean }) => entry.status === 500 && !entry.delivered)).toBe(true);
+			expect(
+				log.every(
+					(entry: { status: number; delivered: boolean }) =>
+						entry.status === 500 && !entry.delivered,
+				),
+			).toBe(true);
 			const delays = log.map((entry: { nextAttemptInMs: number | null }) => entry.nextAttemptInMs);
-			expect(delays.slice(0, 5)).toEqual([10, 100, 1000, 10_000, 100_000].map((s) => expect.closeTo(s * 1000 * factor, 6)));
+			expect(delays.slice(0, 5)).toEqual(
+				[10, 100, 1000, 10_000, 100_000].map((s) => expect.closeTo(s * 1000 * factor, 6)),
+			);
 			expect(delays[5]).toBeNull();
 			expect(new Set(log.map((entry: { id: string }) => entry.id)).size).toBe(1);
 			expect(failing.received).toHaveLength(6);
@@ -196,11 +312,16 @@ describe('retries', () => {
 		const fast = await harness({ timeFactor: 0.00001 });
 		try {
 			await fast.control('PATCH', `shops/${fast.sb.shopId}`, { resultUrl: `${flaky.url}/result` });
-			const created = await fast.api('POST', 'bill/create', { amount: '10', shop_id: fast.sb.shopId });
+			const created = await fast.api('POST', 'bill/create', {
+				amount: '10',
+				shop_id: fast.sb.shopId,
+			});
 			await fast.control('POST', `bills/${created.body.bill_id}/pay`, { outcome: 'full' });
 			const log = await waitFor(async () => {
 				const answer = await fast.control('GET', 'deliveries?kind=payment');
-				return answer.body.pending === 0 && answer.body.data.length > 0 ? answer.body.data : undefined;
+				return answer.body.pending === 0 && answer.body.data.length > 0
+					? answer.body.data
+					: undefined;
 			}, 'delivery done');
 			expect(log.map((e: { attempt: number; status: number }) => [e.attempt, e.status])).toEqual([
 				[1, 503],
@@ -223,7 +344,10 @@ describe('retries', () => {
 					const server = createServer(() => undefined);
 					server.listen(0, '127.0.0.1', () => {
 						const address = server.address();
-						resolve({ url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`, server });
+						resolve({
+							url: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`,
+							server,
+						});
 					});
 				}),
 		);
@@ -238,7 +362,9 @@ describe('retries', () => {
 			}
 			const log = await waitFor(async () => {
 				const answer = await fast.control('GET', 'deliveries');
-				return answer.body.pending === 0 && answer.body.data.length === 12 ? answer.body.data : undefined;
+				return answer.body.pending === 0 && answer.body.data.length === 12
+					? answer.body.data
+					: undefined;
 			}, 'twelve attempts');
 			const gone = log.filter((e: { url: string }) => e.url.endsWith('/gone'));
 			const timedOut = log.filter((e: { url: string }) => e.url.endsWith('/slow'));
@@ -258,10 +384,16 @@ describe('retries', () => {
 		const failing = await listener(() => 500);
 		const slow = await harness({ timeFactor: 1 });
 		await slow.control('PATCH', `shops/${slow.sb.shopId}`, { resultUrl: `${failing.url}/result` });
-		const created = await slow.api('POST', 'bill/create', { amount: '10', shop_id: slow.sb.shopId });
+		const created = await slow.api('POST', 'bill/create', {
+			amount: '10',
+			shop_id: slow.sb.shopId,
+		});
 		await slow.control('POST', `bills/${created.body.bill_id}/pay`, { outcome: 'full' });
 		await waitFor(() => failing.received.length === 1, 'first attempt');
-		await waitFor(async () => (await slow.control('GET', 'deliveries')).body.data.length === 1, 'logged');
+		await waitFor(
+			async () => (await slow.control('GET', 'deliveries')).body.data.length === 1,
+			'logged',
+		);
 		expect(slow.sb.context.deliverer.pending).toBe(1);
 		await slow.close();
 		expect(slow.sb.context.deliverer.pending).toBe(0);
@@ -275,7 +407,14 @@ describe('payout postbacks', () => {
 		try {
 			const m = await h.merchant({ payoutWebhookUrl: `${hook.url}/payouts` });
 			const make = async () =>
-				(await h.api('POST', 'payout/personal/create', { amount: '100.50', payout_account_id: m.payoutAccountId }, m.token)).body.data[0].id as string;
+				(
+					await h.api(
+						'POST',
+						'payout/personal/create',
+						{ amount: '100.50', payout_account_id: m.payoutAccountId },
+						m.token,
+					)
+				).body.data[0].id as string;
 			const sent: string[] = [];
 			for (const status of ['SUCCESS', 'FAIL', 'DECLINED', 'ERROR']) {
 				const id = await make();
@@ -284,7 +423,12 @@ describe('payout postbacks', () => {
 				if (status !== 'ERROR') sent.push(id);
 			}
 			await waitFor(() => hook.received.length >= 3, 'three postbacks');
-			const last = await h.api('POST', 'payout/personal/create', { amount: '1', payout_account_id: m.payoutAccountId }, m.token);
+			const last = await h.api(
+				'POST',
+				'payout/personal/create',
+				{ amount: '1', payout_account_id: m.payoutAccountId },
+				m.token,
+			);
 			await h.control('POST', `payouts/${last.body.data[0].id}/advance`, { status: 'SUCCESS' });
 			await waitFor(() => hook.received.length >= 4, 'marker postback');
 			const bodies = hook.received.slice(0, 3).map((r) => r.fields);
@@ -307,7 +451,9 @@ describe('payout postbacks', () => {
 				expect(body['SignatureValue']).toBe(md5(`${body['Amount']}:${body['TrsId']}:${m.token}`));
 			}
 			const log = await h.control('GET', 'deliveries?kind=payout');
-			expect(log.body.data.filter((e: { url: string }) => e.url === `${hook.url}/payouts`)).toHaveLength(4);
+			expect(
+				log.body.data.filter((e: { url: string }) => e.url === `${hook.url}/payouts`),
+			).toHaveLength(4);
 		} finally {
 			await hook.close();
 		}
@@ -320,15 +466,28 @@ describe('payout postbacks', () => {
 			const created = await h.api(
 				'POST',
 				'payout/regular/create',
-				{ amount: '100', currency: 'RUB', account_type: 'sbp', account_identifier: '+7 900 123-45-67', account_bank: '100000000004' },
+				{
+					amount: '100',
+					currency: 'RUB',
+					account_type: 'sbp',
+					account_identifier: '+7 900 123-45-67',
+					account_bank: '100000000004',
+				},
 				m.token,
 			);
 			expect(created.status).toBe(200);
 			const id = created.body.data[0].id;
 			await h.control('POST', `payouts/${id}/advance`, { status: 'DECLINED' });
 			const received = await waitFor(() => hook.received[0], 'payout postback');
-			expect(received.fields).toMatchObject({ TrsId: id, Status: 'DECLINED', AccountType: 'QIWI', AccountNumber: '+79001234567' });
-			expect(received.fields['SignatureValue']).toBe(md5(`${received.fields['Amount']}:${id}:${m.token}`));
+			expect(received.fields).toMatchObject({
+				TrsId: id,
+				Status: 'DECLINED',
+				AccountType: 'QIWI',
+				AccountNumber: '+79001234567',
+			});
+			expect(received.fields['SignatureValue']).toBe(
+				md5(`${received.fields['Amount']}:${id}:${m.token}`),
+			);
 		} finally {
 			await hook.close();
 		}

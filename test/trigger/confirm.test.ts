@@ -8,7 +8,13 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PayPalychTrigger } from '../../dist/nodes/PayPalychTrigger/PayPalychTrigger.node.js';
 import { resetProcessMemory } from '../../dist/nodes/PayPalychTrigger/receive.js';
-import { control, newMerchant, start, type Sandbox, type TestMerchant } from '../helpers/sandbox.ts';
+import {
+	control,
+	newMerchant,
+	start,
+	type Sandbox,
+	type TestMerchant,
+} from '../helpers/sandbox.ts';
 import { startWebhookHarness, type WebhookHarness } from '../helpers/webhook-harness.ts';
 
 const md5 = (s: string) => createHash('md5').update(s, 'utf8').digest('hex').toUpperCase();
@@ -31,8 +37,18 @@ async function trigger(parameters: Record<string, unknown>): Promise<WebhookHarn
 }
 
 async function post(url: string, fields: Record<string, string>) {
-	const res = await fetch(url, { method: 'POST', headers: { 'content-type': FORM }, body: new URLSearchParams(fields).toString(), redirect: 'manual' });
-	return { status: res.status, text: await res.text(), receipt: res.headers.get('x-paypalych-receipt'), retryAfter: res.headers.get('retry-after') };
+	const res = await fetch(url, {
+		method: 'POST',
+		headers: { 'content-type': FORM },
+		body: new URLSearchParams(fields).toString(),
+		redirect: 'manual',
+	});
+	return {
+		status: res.status,
+		text: await res.text(),
+		receipt: res.headers.get('x-paypalych-receipt'),
+		retryAfter: res.headers.get('retry-after'),
+	};
 }
 
 async function bill(amount: string, orderId: string, extra: Record<string, string> = {}) {
@@ -46,8 +62,15 @@ async function bill(amount: string, orderId: string, extra: Record<string, strin
 	return body.bill_id;
 }
 
-type Paid = { payment: { id: string }; postback: Record<string, string> | null; redirect: { url: string | null; fields: Record<string, string> } };
-async function pay(billId: string, outcome: 'full' | 'fail' | 'over' | 'under' = 'full'): Promise<Paid> {
+type Paid = {
+	payment: { id: string };
+	postback: Record<string, string> | null;
+	redirect: { url: string | null; fields: Record<string, string> };
+};
+async function pay(
+	billId: string,
+	outcome: 'full' | 'fail' | 'over' | 'under' = 'full',
+): Promise<Paid> {
 	return await control<Paid>(sb, 'POST', `/bills/${billId}/pay`, { outcome });
 }
 
@@ -56,7 +79,11 @@ beforeAll(async () => {
 	sb = await start();
 	// The live service shows a bill's order_id (service-facts.md): the default Order Check needs it.
 	merchant = await newMerchant(sb, { liveExtras: true });
-	await control(sb, 'PATCH', `/shops/${merchant.shopId}`, { resultUrl: 'http://127.0.0.1:9/closed', successUrl: null, failUrl: null });
+	await control(sb, 'PATCH', `/shops/${merchant.shopId}`, {
+		resultUrl: 'http://127.0.0.1:9/closed',
+		successUrl: null,
+		failUrl: null,
+	});
 });
 
 beforeEach(() => resetProcessMemory());
@@ -67,7 +94,7 @@ afterAll(async () => {
 });
 
 describe('payment postbacks are confirmed with payment/status', () => {
-	it('starts the genuine postback once, with the service\'s payment in the item and a stable event key', async () => {
+	it("starts the genuine postback once, with the service's payment in the item and a stable event key", async () => {
 		const h = await trigger({ event: 'payment' });
 		const paid = await pay(await bill('150.00', 'ord-genuine'));
 		const genuine = paid.postback as Record<string, string>;
@@ -87,7 +114,7 @@ describe('payment postbacks are confirmed with payment/status', () => {
 		expect((item.payment as Record<string, unknown>).success).toBeUndefined();
 	});
 
-	it('refuses a Fail redirect turned into a SUCCESS postback (the redirect\'s public signature, the failed payment\'s TrsId)', async () => {
+	it("refuses a Fail redirect turned into a SUCCESS postback (the redirect's public signature, the failed payment's TrsId)", async () => {
 		const h = await trigger({ event: 'payment' });
 		const failed = await pay(await bill('990.00', 'ord-failed'), 'fail');
 		// The customer saw this form in their browser.
@@ -112,21 +139,32 @@ describe('payment postbacks are confirmed with payment/status', () => {
 		const h = await trigger({ event: 'payment' });
 		const expensive = await pay(await bill('5000.00', 'ord-expensive'), 'fail');
 		const cheap = await pay(await bill('1.00', 'ord-cheap'));
-		const r1 = await post(h.url, { ...expensive.redirect.fields, TrsId: cheap.payment.id, Status: 'SUCCESS' });
+		const r1 = await post(h.url, {
+			...expensive.redirect.fields,
+			TrsId: cheap.payment.id,
+			Status: 'SUCCESS',
+		});
 		expect(r1.status).toBe(422);
 		expect(r1.text).toContain('OutSum 5000.00');
 		const twin = await pay(await bill('5000.00', 'ord-twin'));
-		const r2 = await post(h.url, { ...expensive.redirect.fields, TrsId: twin.payment.id, Status: 'SUCCESS' });
+		const r2 = await post(h.url, {
+			...expensive.redirect.fields,
+			TrsId: twin.payment.id,
+			Status: 'SUCCESS',
+		});
 		expect(r2.status).toBe(422);
 		expect(r2.text).toContain('ord-twin');
 		expect(h.executions).toHaveLength(0);
 	});
 
-	it('a forged call sent first does not take the genuine postback\'s place', async () => {
+	it("a forged call sent first does not take the genuine postback's place", async () => {
 		const h = await trigger({ event: 'payment' });
 		const mine = await pay(await bill('300.00', 'ord-mine'), 'fail');
 		const victim = await pay(await bill('300.00', 'ord-victim'));
-		expect((await post(h.url, { ...mine.redirect.fields, TrsId: victim.payment.id, Status: 'SUCCESS' })).status).toBe(422);
+		expect(
+			(await post(h.url, { ...mine.redirect.fields, TrsId: victim.payment.id, Status: 'SUCCESS' }))
+				.status,
+		).toBe(422);
 		const genuine = await post(h.url, victim.postback as Record<string, string>);
 		expect(genuine.receipt).toBe('accepted');
 		expect(h.executions.map((e) => e[0][0].json.InvId)).toEqual(['ord-victim']);
@@ -138,9 +176,14 @@ describe('payment postbacks are confirmed with payment/status', () => {
 		const genuine = paid.postback as Record<string, string>;
 		expect((await post(h.url, genuine)).receipt).toBe('accepted');
 		for (const Status of ['success', 'Success', 'SUCCESS ', ' SUCCESS']) {
-			expect(await post(h.url, { ...genuine, Status })).toMatchObject({ status: 200, receipt: 'duplicate' });
+			expect(await post(h.url, { ...genuine, Status })).toMatchObject({
+				status: 200,
+				receipt: 'duplicate',
+			});
 		}
-		expect((await post(h.url, { ...genuine, TrsId: ` ${genuine.TrsId} ` })).receipt).toBe('duplicate');
+		expect((await post(h.url, { ...genuine, TrsId: ` ${genuine.TrsId} ` })).receipt).toBe(
+			'duplicate',
+		);
 		expect(h.executions).toHaveLength(1);
 	});
 
@@ -160,7 +203,12 @@ describe('payment postbacks are confirmed with payment/status', () => {
 		const other = await pay(await bill('41.00', 'ord-meanwhile'));
 		const forged = { ...mine.redirect.fields, TrsId: victim.payment.id, Status: 'SUCCESS' };
 		// The forged call's look-up is slow; meanwhile a genuine postback is accepted and its call saves the static data.
-		await control(sb, 'POST', '/faults', { kind: 'delay', delayMs: 400, path: '/api/v1/payment/status', count: 1 });
+		await control(sb, 'POST', '/faults', {
+			kind: 'delay',
+			delayMs: 400,
+			path: '/api/v1/payment/status',
+			count: 1,
+		});
 		const slow = post(h.url, forged);
 		await new Promise((resolve) => setTimeout(resolve, 100));
 		// The same forged call again while the first is being confirmed: asked to come back, not taken for a duplicate.
@@ -178,7 +226,10 @@ describe('payment postbacks are confirmed with payment/status', () => {
 		const paid = await pay(await bill('77.00', 'ord-outage'));
 		await control(sb, 'POST', '/faults', { kind: '500', path: '/api/v1/payment/status', count: 2 });
 		for (let i = 0; i < 2; i++) {
-			expect(await post(h.url, paid.postback as Record<string, string>)).toMatchObject({ status: 503, receipt: 'retry' });
+			expect(await post(h.url, paid.postback as Record<string, string>)).toMatchObject({
+				status: 503,
+				receipt: 'retry',
+			});
 		}
 		expect(h.executions).toHaveLength(0);
 		expect((await post(h.url, paid.postback as Record<string, string>)).receipt).toBe('accepted');
@@ -199,14 +250,20 @@ describe('payment postbacks are confirmed with payment/status', () => {
 		expect(postback.InvId).toBe('');
 		expect((await post(h.url, postback)).receipt).toBe('accepted');
 		// The same signature moved onto an order ID: refused.
-		const moved = { ...postback, InvId: 'ord-other', SignatureValue: md5(`${postback.OutSum}:ord-other:${merchant.token}`) };
+		const moved = {
+			...postback,
+			InvId: 'ord-other',
+			SignatureValue: md5(`${postback.OutSum}:ord-other:${merchant.token}`),
+		};
 		expect((await post(h.url, { ...moved, Status: 'SUCCESS' })).status).toBe(422);
 		expect(h.executions).toHaveLength(1);
 	});
 
 	it('where the service shows no order ID for the bill: refused by default; Bill ID Only confirms the payment and not the InvId', async () => {
 		const documentOnly = await newMerchant(sb, { liveExtras: false });
-		await control(sb, 'PATCH', `/shops/${documentOnly.shopId}`, { resultUrl: 'http://127.0.0.1:9/closed' });
+		await control(sb, 'PATCH', `/shops/${documentOnly.shopId}`, {
+			resultUrl: 'http://127.0.0.1:9/closed',
+		});
 		const saved = merchant;
 		merchant = documentOnly;
 		try {
@@ -217,11 +274,26 @@ describe('payment postbacks are confirmed with payment/status', () => {
 			const refused = await post(strict.url, paid.postback as Record<string, string>);
 			expect(refused.status).toBe(422);
 			expect(refused.text).toContain('returned no order ID for bill');
-			expect((await post(billOnly.url, paid.postback as Record<string, string>)).receipt).toBe('accepted');
-			expect(billOnly.executions[0][0][0].json).toMatchObject({ confirmed: true, paid: true, orderConfirmed: false, payment: { bill_id: billId } });
+			expect((await post(billOnly.url, paid.postback as Record<string, string>)).receipt).toBe(
+				'accepted',
+			);
+			expect(billOnly.executions[0][0][0].json).toMatchObject({
+				confirmed: true,
+				paid: true,
+				orderConfirmed: false,
+				payment: { bill_id: billId },
+			});
 			// Still compared: the amount and the status.
 			const failed = await pay(await bill('20.00', 'ord-doc-only-2'), 'fail');
-			expect((await post(billOnly.url, { ...failed.redirect.fields, TrsId: failed.payment.id, Status: 'SUCCESS' })).status).toBe(422);
+			expect(
+				(
+					await post(billOnly.url, {
+						...failed.redirect.fields,
+						TrsId: failed.payment.id,
+						Status: 'SUCCESS',
+					})
+				).status,
+			).toBe(422);
 			expect(strict.executions).toHaveLength(0);
 		} finally {
 			merchant = saved;
@@ -240,16 +312,26 @@ describe('payment postbacks are confirmed with payment/status', () => {
 describe('payout postbacks are confirmed with payout/status', () => {
 	it('starts the genuine postback with the payout record, and refuses its signature under another status', async () => {
 		const h = await trigger({ event: 'payout' });
-		await control(sb, 'PATCH', `/merchants/${merchant.merchantId}`, { payoutWebhookUrl: 'http://127.0.0.1:9/closed' });
+		await control(sb, 'PATCH', `/merchants/${merchant.merchantId}`, {
+			payoutWebhookUrl: 'http://127.0.0.1:9/closed',
+		});
 		const res = await fetch(`${sb.url}/api/v1/payout/personal/create`, {
 			method: 'POST',
 			headers: { authorization: `Bearer ${merchant.token}`, accept: 'application/json' },
-			body: new URLSearchParams({ amount: '100.00', payout_account_id: merchant.payoutAccountId, order_id: 'po-confirm-1' }),
+			body: new URLSearchParams({
+				amount: '100.00',
+				payout_account_id: merchant.payoutAccountId,
+				order_id: 'po-confirm-1',
+			}),
 		});
 		const created = (await res.json()) as { data: Array<{ id: string }> };
 		const id = created.data[0].id;
 		await control(sb, 'POST', `/payouts/${id}/advance`, { status: 'SUCCESS' });
-		const { data } = await control<{ data: Array<{ body: Record<string, string> }> }>(sb, 'GET', `/deliveries?kind=payout&trsId=${id}`);
+		const { data } = await control<{ data: Array<{ body: Record<string, string> }> }>(
+			sb,
+			'GET',
+			`/deliveries?kind=payout&trsId=${id}`,
+		);
 		const genuine = data[0].body;
 		// The signature covers Amount and TrsId only: the same call saying DECLINED would make a
 		// workflow pay again. The service says SUCCESS.
@@ -274,7 +356,11 @@ describe('redirects', () => {
 		const r = await post(h.url, failed.redirect.fields);
 		expect(r.status).toBe(303);
 		const item = h.executions[0][0][0].json;
-		expect(item).toMatchObject({ event: 'success', paymentProof: false, customerSentTo: 'https://shop.example.com/thanks' });
+		expect(item).toMatchObject({
+			event: 'success',
+			paymentProof: false,
+			customerSentTo: 'https://shop.example.com/thanks',
+		});
 		expect(item).not.toHaveProperty('paid');
 		expect(item).not.toHaveProperty('confirmed');
 	});

@@ -30,7 +30,8 @@ async function control(method: string, path: string, body?: unknown) {
 	}
 	const response = await fetch(`${sb.url}/_sandbox/${path}`, init);
 	const data = await json(response);
-	if (!response.ok) throw new Error(`control ${method} ${path}: HTTP ${response.status} ${JSON.stringify(data)}`);
+	if (!response.ok)
+		throw new Error(`control ${method} ${path}: HTTP ${response.status} ${JSON.stringify(data)}`);
 	return data;
 }
 
@@ -48,8 +49,17 @@ async function api(path: string, params: Record<string, string>) {
 /** Waits until the sandbox logged a finished delivery for trsId (it delivers in the background). */
 async function deliveries(kind: 'payment' | 'payout', trsId: string, count = 1) {
 	for (let i = 0; i < 500; i++) {
-		const { data } = await control('GET', `deliveries?kind=${kind}&trsId=${encodeURIComponent(trsId)}`);
-		if (data.length >= count) return data as Array<{ status: number | null; response: string | null; body: Record<string, string>; attempt: number }>;
+		const { data } = await control(
+			'GET',
+			`deliveries?kind=${kind}&trsId=${encodeURIComponent(trsId)}`,
+		);
+		if (data.length >= count)
+			return data as Array<{
+				status: number | null;
+				response: string | null;
+				body: Record<string, string>;
+				attempt: number;
+			}>;
 		await new Promise((resolve) => setTimeout(resolve, 20));
 	}
 	throw new Error(`no ${kind} delivery for ${trsId}`);
@@ -62,7 +72,11 @@ async function postForm(url: string, fields: Record<string, string>) {
 		body: new URLSearchParams(fields).toString(),
 		redirect: 'manual',
 	});
-	return { status: response.status, text: await response.text(), location: response.headers.get('location') };
+	return {
+		status: response.status,
+		text: await response.text(),
+		location: response.headers.get('location'),
+	};
 }
 
 beforeAll(async () => {
@@ -73,7 +87,8 @@ beforeAll(async () => {
 		triggers[event] = await startWebhookHarness({
 			nodeType: new PayPalychTrigger(),
 			typeName: 'n8n-nodes-paypalych.payPalychTrigger',
-			parameters: event === 'success' ? { event, redirectUrl: 'https://shop.example.com/thanks' } : { event },
+			parameters:
+				event === 'success' ? { event, redirectUrl: 'https://shop.example.com/thanks' } : { event },
 			credentialType: 'payPalychApi',
 			credentials,
 		});
@@ -93,14 +108,27 @@ afterAll(async () => {
 
 describe('postbacks produced by the sandbox', () => {
 	it('a paid bill: the sandbox postback is accepted at the first attempt and starts one execution with its fields', async () => {
-		const bill = await api('bill/create', { amount: '18.50', shop_id: sb.shopId, order_id: 'sbx-order-1', custom: 'crm=42&x=y' });
+		const bill = await api('bill/create', {
+			amount: '18.50',
+			shop_id: sb.shopId,
+			order_id: 'sbx-order-1',
+			custom: 'crm=42&x=y',
+		});
 		const paid = await control('POST', `bills/${bill.bill_id}/pay`, { outcome: 'full' });
 		const attempts = await deliveries('payment', paid.postback.TrsId);
 		expect(attempts[0]).toMatchObject({ status: 200, response: 'OK', attempt: 1 });
 		expect(triggers.payment.executions).toHaveLength(1);
 		const item = triggers.payment.executions[0][0][0].json;
-		for (const [name, value] of Object.entries(paid.postback as Record<string, string>)) expect(item[name]).toBe(value);
-		expect(item).toMatchObject({ event: 'payment', verified: true, paid: true, InvId: 'sbx-order-1', custom: 'crm=42&x=y', Status: 'SUCCESS' });
+		for (const [name, value] of Object.entries(paid.postback as Record<string, string>))
+			expect(item[name]).toBe(value);
+		expect(item).toMatchObject({
+			event: 'payment',
+			verified: true,
+			paid: true,
+			InvId: 'sbx-order-1',
+			custom: 'crm=42&x=y',
+			Status: 'SUCCESS',
+		});
 		expect(item.OutSumNumber).toBe(Number(paid.postback.OutSum));
 
 		// The customer's browser then posts the sandbox's redirect fields to the Success URL.
@@ -108,36 +136,63 @@ describe('postbacks produced by the sandbox', () => {
 		const browser = await postForm(paid.redirect.url, paid.redirect.fields);
 		expect(browser).toMatchObject({ status: 303, location: 'https://shop.example.com/thanks' });
 		expect(triggers.success.executions).toHaveLength(1);
-		expect(triggers.success.executions[0][0][0].json).toMatchObject({ ...paid.redirect.fields, event: 'success', verified: true });
+		expect(triggers.success.executions[0][0][0].json).toMatchObject({
+			...paid.redirect.fields,
+			event: 'success',
+			verified: true,
+		});
 	});
 
 	it('a replayed sandbox postback (a retry) answers OK and starts nothing', async () => {
-		const bill = await api('bill/create', { amount: '250.00', shop_id: sb.shopId, order_id: 'sbx-order-2' });
+		const bill = await api('bill/create', {
+			amount: '250.00',
+			shop_id: sb.shopId,
+			order_id: 'sbx-order-2',
+		});
 		const paid = await control('POST', `bills/${bill.bill_id}/pay`, { outcome: 'over' });
 		const [first] = await deliveries('payment', paid.postback.TrsId);
 		expect(first.status).toBe(200);
 		const before = triggers.payment.executions.length;
-		expect(triggers.payment.executions.at(-1)?.[0][0].json).toMatchObject({ Status: 'OVERPAID', paid: true });
+		expect(triggers.payment.executions.at(-1)?.[0][0].json).toMatchObject({
+			Status: 'OVERPAID',
+			paid: true,
+		});
 		const replay = await postForm(triggers.payment.url, first.body);
 		expect(replay).toMatchObject({ status: 200, text: 'OK' });
 		expect(triggers.payment.executions).toHaveLength(before);
 	});
 
 	it('a failed payment: FAIL postback accepted with paid false, the fail redirect shows the failure page', async () => {
-		const bill = await api('bill/create', { amount: '99.99', shop_id: sb.shopId, order_id: 'sbx-order-3' });
+		const bill = await api('bill/create', {
+			amount: '99.99',
+			shop_id: sb.shopId,
+			order_id: 'sbx-order-3',
+		});
 		const failed = await control('POST', `bills/${bill.bill_id}/pay`, { outcome: 'fail' });
 		const [attempt] = await deliveries('payment', failed.postback.TrsId);
 		expect(attempt.status).toBe(200);
-		expect(triggers.payment.executions.at(-1)?.[0][0].json).toMatchObject({ TrsId: failed.postback.TrsId, Status: 'FAIL', paid: false });
+		expect(triggers.payment.executions.at(-1)?.[0][0].json).toMatchObject({
+			TrsId: failed.postback.TrsId,
+			Status: 'FAIL',
+			paid: false,
+		});
 		expect(failed.redirect.url).toBe(triggers.fail.url);
 		const browser = await postForm(failed.redirect.url, failed.redirect.fields);
 		expect(browser.status).toBe(200);
 		expect(browser.text).toContain('Payment failed');
-		expect(triggers.fail.executions.at(-1)?.[0][0].json).toMatchObject({ event: 'fail', paymentProof: false, InvId: 'sbx-order-3' });
+		expect(triggers.fail.executions.at(-1)?.[0][0].json).toMatchObject({
+			event: 'fail',
+			paymentProof: false,
+			InvId: 'sbx-order-3',
+		});
 	});
 
 	it('a payout moved to SUCCESS: the sandbox payout postback is accepted and starts one execution', async () => {
-		const created = await api('payout/personal/create', { amount: '120.00', payout_account_id: sb.payoutAccountId, order_id: 'sbx-payout-1' });
+		const created = await api('payout/personal/create', {
+			amount: '120.00',
+			payout_account_id: sb.payoutAccountId,
+			order_id: 'sbx-payout-1',
+		});
 		const id = created.data[0].id as string;
 		await control('POST', `payouts/${id}/advance`, { status: 'SUCCESS' });
 		const [attempt] = await deliveries('payout', id);

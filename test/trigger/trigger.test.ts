@@ -3,8 +3,19 @@ import type { IDataObject } from 'n8n-workflow';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { PayPalychTrigger } from '../../dist/nodes/PayPalychTrigger/PayPalychTrigger.node.js';
 import { postbackKey } from '../../dist/nodes/shared/index.js';
-import { MAX_BODY_BYTES, SEEN_KEYS_FIELD, SEEN_KEYS_LIMIT, SeenPostbacks, resetProcessMemory } from '../../dist/nodes/PayPalychTrigger/receive.js';
-import { callWebhookMethod, startWebhookHarness, type LogEntry, type WebhookHarness } from '../helpers/webhook-harness.ts';
+import {
+	MAX_BODY_BYTES,
+	SEEN_KEYS_FIELD,
+	SEEN_KEYS_LIMIT,
+	SeenPostbacks,
+	resetProcessMemory,
+} from '../../dist/nodes/PayPalychTrigger/receive.js';
+import {
+	callWebhookMethod,
+	startWebhookHarness,
+	type LogEntry,
+	type WebhookHarness,
+} from '../helpers/webhook-harness.ts';
 
 // The signature rule written out by hand (an oracle independent of the module under test).
 const md5 = (s: string) => createHash('md5').update(s, 'utf8').digest('hex').toUpperCase();
@@ -21,7 +32,10 @@ const allAnswers: string[] = [];
  * confirmation with the API is off unless a test turns it on; test/trigger/confirm.test.ts covers
  * confirmation against the sandbox.
  */
-async function harness(parameters: Record<string, unknown>, extra: Partial<Parameters<typeof startWebhookHarness>[0]> = {}) {
+async function harness(
+	parameters: Record<string, unknown>,
+	extra: Partial<Parameters<typeof startWebhookHarness>[0]> = {},
+) {
 	const h = await startWebhookHarness({
 		nodeType: new PayPalychTrigger(),
 		typeName: TYPE,
@@ -48,8 +62,18 @@ afterAll(() => {
 	expect(text).not.toContain('oBCB7Z3SmUm1gvkpEdRcSR2q1ERHpG4vD3DNBmuT');
 });
 
-async function post(url: string, body: string, contentType = FORM, extraHeaders: Record<string, string> = {}) {
-	const res = await fetch(url, { method: 'POST', headers: { 'content-type': contentType, ...extraHeaders }, body, redirect: 'manual' });
+async function post(
+	url: string,
+	body: string,
+	contentType = FORM,
+	extraHeaders: Record<string, string> = {},
+) {
+	const res = await fetch(url, {
+		method: 'POST',
+		headers: { 'content-type': contentType, ...extraHeaders },
+		body,
+		redirect: 'manual',
+	});
 	const text = await res.text();
 	allAnswers.push(text);
 	return { status: res.status, text, headers: res.headers };
@@ -96,7 +120,13 @@ function payout(overrides: Record<string, string> = {}, token = TOKEN) {
 }
 
 function redirect(overrides: Record<string, string> = {}, token = TOKEN) {
-	const base: Record<string, string> = { InvId: 'order-1001', OutSum: '18.50', CurrencyIn: 'RUB', custom: 'c1', ...overrides };
+	const base: Record<string, string> = {
+		InvId: 'order-1001',
+		OutSum: '18.50',
+		CurrencyIn: 'RUB',
+		custom: 'c1',
+		...overrides,
+	};
 	base.SignatureValue = overrides.SignatureValue ?? md5(`${base.OutSum}:${base.InvId}:${token}`);
 	return base;
 }
@@ -127,7 +157,11 @@ describe('payment postback', () => {
 
 	it('marks OVERPAID as paid and UNDERPAID and FAIL as not paid', async () => {
 		const h = await harness({ event: 'payment' });
-		for (const [status, trs] of [['OVERPAID', 'T-o'], ['UNDERPAID', 'T-u'], ['FAIL', 'T-f']]) {
+		for (const [status, trs] of [
+			['OVERPAID', 'T-o'],
+			['UNDERPAID', 'T-u'],
+			['FAIL', 'T-f'],
+		]) {
 			expect((await post(h.url, form(payment({ Status: status, TrsId: trs })))).status).toBe(200);
 		}
 		expect(h.executions.map((e) => [e[0][0].json.Status, e[0][0].json.paid])).toEqual([
@@ -179,15 +213,18 @@ describe('payment postback', () => {
 		expect(h.executions[0][0][0].json).toMatchObject({ InvId: '', TrsId: 'NO-INV' });
 	});
 
-	it.each(['OutSum', 'TrsId', 'Status', 'SignatureValue'])('refuses a postback without %s with 401', async (field) => {
-		const h = await harness({ event: 'payment' });
-		const fields = payment();
-		delete fields[field];
-		const r = await post(h.url, form(fields));
-		expect(r.status).toBe(401);
-		expect(r.text).toContain(field);
-		expect(h.executions).toHaveLength(0);
-	});
+	it.each(['OutSum', 'TrsId', 'Status', 'SignatureValue'])(
+		'refuses a postback without %s with 401',
+		async (field) => {
+			const h = await harness({ event: 'payment' });
+			const fields = payment();
+			delete fields[field];
+			const r = await post(h.url, form(fields));
+			expect(r.status).toBe(401);
+			expect(r.text).toContain(field);
+			expect(h.executions).toHaveLength(0);
+		},
+	);
 
 	it('refuses a malformed signature with 401', async () => {
 		const h = await harness({ event: 'payment' });
@@ -205,12 +242,20 @@ describe('payment postback', () => {
 		const raw = `{"InvId":"order-1001","OutSum":18.50,"TrsId":"J-2","Status":"SUCCESS","SignatureValue":"${sig}"}`;
 		expect((await post(h.url, raw, 'application/json; charset=utf-8')).status).toBe(200);
 		expect(h.executions).toHaveLength(2);
-		expect(h.executions[1][0][0].json).toMatchObject({ OutSum: '18.50', OutSumNumber: 18.5, TrsId: 'J-2', verified: true });
+		expect(h.executions[1][0][0].json).toMatchObject({
+			OutSum: '18.50',
+			OutSumNumber: 18.5,
+			TrsId: 'J-2',
+			verified: true,
+		});
 	});
 
 	it('reads a body sent without a content type', async () => {
 		const h = await harness({ event: 'payment' });
-		const r = await fetch(h.url, { method: 'POST', body: new Blob([form(payment({ TrsId: 'NO-CT' }))]) });
+		const r = await fetch(h.url, {
+			method: 'POST',
+			body: new Blob([form(payment({ TrsId: 'NO-CT' }))]),
+		});
 		expect(r.status).toBe(200);
 		expect(h.executions[0][0][0].json.TrsId).toBe('NO-CT');
 	});
@@ -218,9 +263,18 @@ describe('payment postback', () => {
 	it('falls back to the parsed body when n8n kept no raw body (as for multipart forms)', async () => {
 		const h = await harness({ event: 'payment' }, { parsedBodyOnly: true });
 		expect((await post(h.url, form(payment({ TrsId: 'PARSED' })))).status).toBe(200);
-		expect(h.executions[0][0][0].json).toMatchObject({ TrsId: 'PARSED', OutSum: '18.50', custom: 'x&y z', verified: true });
-		expect((await post(h.url, form(payment({ TrsId: 'PARSED-2' }, 'forger'))))).toMatchObject({ status: 401 });
-		expect((await post(h.url, form(payment({ TrsId: 'BIG', PayerComment: 'x'.repeat(MAX_BODY_BYTES) }))))).toMatchObject({ status: 400 });
+		expect(h.executions[0][0][0].json).toMatchObject({
+			TrsId: 'PARSED',
+			OutSum: '18.50',
+			custom: 'x&y z',
+			verified: true,
+		});
+		expect(await post(h.url, form(payment({ TrsId: 'PARSED-2' }, 'forger')))).toMatchObject({
+			status: 401,
+		});
+		expect(
+			await post(h.url, form(payment({ TrsId: 'BIG', PayerComment: 'x'.repeat(MAX_BODY_BYTES) }))),
+		).toMatchObject({ status: 400 });
 		expect(h.executions).toHaveLength(1);
 	});
 
@@ -245,9 +299,15 @@ describe('payment postback', () => {
 		expect((await post(h.url, form(fields) + '&OutSum=1.00')).status).toBe(400);
 		expect((await post(h.url, JSON.stringify([fields]), 'application/json')).status).toBe(400);
 		expect((await post(h.url, '{"OutSum": "18.50",', 'text/plain')).status).toBe(400);
-		expect((await post(h.url, JSON.stringify({ ...fields, OutSum: { v: 1 } }), 'application/json')).status).toBe(400);
+		expect(
+			(await post(h.url, JSON.stringify({ ...fields, OutSum: { v: 1 } }), 'application/json'))
+				.status,
+		).toBe(400);
 		// A caller-chosen field name is echoed without control characters and never at length.
-		const odd = await post(h.url, `x%0Aforged%20line${'y'.repeat(500)}=1&x%0Aforged%20line${'y'.repeat(500)}=2`);
+		const odd = await post(
+			h.url,
+			`x%0Aforged%20line${'y'.repeat(500)}=1&x%0Aforged%20line${'y'.repeat(500)}=2`,
+		);
 		expect(odd.status).toBe(400);
 		expect(odd.text).not.toContain('\n');
 		expect(odd.text.length).toBeLessThanOrEqual(200);
@@ -263,7 +323,10 @@ describe('payment postback', () => {
 		const again = await post(h.url, form(first));
 		expect(again).toMatchObject({ status: 200, text: 'OK' });
 		// The same postback with the signature in lower case is still the same postback.
-		expect((await post(h.url, form({ ...first, SignatureValue: first.SignatureValue.toLowerCase() }))).status).toBe(200);
+		expect(
+			(await post(h.url, form({ ...first, SignatureValue: first.SignatureValue.toLowerCase() })))
+				.status,
+		).toBe(200);
 		expect((await post(h.url, form(payment({ Status: 'SUCCESS' })))).status).toBe(200);
 		expect(h.calls.map((c) => c.started)).toEqual([true, false, false, true]);
 		expect(h.executions.map((e) => e[0][0].json.Status)).toEqual(['UNDERPAID', 'SUCCESS']);
@@ -271,15 +334,15 @@ describe('payment postback', () => {
 
 	it('does not let a forged postback poison the memory: the genuine one still starts', async () => {
 		const h = await harness({ event: 'payment' });
-		expect((await post(h.url, form(payment({}, 'forger'))))).toMatchObject({ status: 401 });
-		expect((await post(h.url, form(payment())))).toMatchObject({ status: 200 });
+		expect(await post(h.url, form(payment({}, 'forger')))).toMatchObject({ status: 401 });
+		expect(await post(h.url, form(payment()))).toMatchObject({ status: 200 });
 		expect(h.executions).toHaveLength(1);
 	});
 
 	it('remembers postbacks across a restart (new node instance, static data as stored)', async () => {
 		const storage = { staticData: '{}' };
 		const before = await harness({ event: 'payment' }, { storage, workflowId: 'wf-restart' });
-		expect((await post(before.url, form(payment())))).toMatchObject({ status: 200 });
+		expect(await post(before.url, form(payment()))).toMatchObject({ status: 200 });
 		expect(before.executions).toHaveLength(1);
 		await before.close();
 		open.splice(open.indexOf(before), 1);
@@ -287,34 +350,48 @@ describe('payment postback', () => {
 
 		resetProcessMemory(); // a new n8n process remembers only what the static data holds
 		const after = await harness({ event: 'payment' }, { storage, workflowId: 'wf-restart' });
-		expect((await post(after.url, form(payment())))).toMatchObject({ status: 200, text: 'OK' });
+		expect(await post(after.url, form(payment()))).toMatchObject({ status: 200, text: 'OK' });
 		expect(after.calls.map((c) => c.started)).toEqual([false]);
-		expect((await post(after.url, form(payment({ TrsId: 'PAY-new' }))))).toMatchObject({ status: 200 });
+		expect(await post(after.url, form(payment({ TrsId: 'PAY-new' })))).toMatchObject({
+			status: 200,
+		});
 		expect(after.calls.map((c) => c.started)).toEqual([false, true]);
 	});
 
-	it('keeps keys of calls that overlapped: n8n saves each call\'s whole static data, the process memory fills the gap', async () => {
+	it("keeps keys of calls that overlapped: n8n saves each call's whole static data, the process memory fills the gap", async () => {
 		const storage = { staticData: '{}' };
 		const h = await harness({ event: 'payment' }, { storage });
 		const beforeA = storage.staticData;
-		expect((await post(h.url, form(payment({ TrsId: 'A' }))))).toMatchObject({ status: 200 });
+		expect(await post(h.url, form(payment({ TrsId: 'A' })))).toMatchObject({ status: 200 });
 		// B was loaded before A's save landed: n8n writes B's copy over A's.
 		storage.staticData = beforeA;
-		expect((await post(h.url, form(payment({ TrsId: 'B' }))))).toMatchObject({ status: 200 });
-		const stored = JSON.parse(storage.staticData)['node:PayPalych Trigger'][SEEN_KEYS_FIELD] as string[];
-		expect(stored).toEqual([postbackKey('payment', payment({ TrsId: 'A' })), postbackKey('payment', payment({ TrsId: 'B' }))]);
+		expect(await post(h.url, form(payment({ TrsId: 'B' })))).toMatchObject({ status: 200 });
+		const stored = JSON.parse(storage.staticData)['node:PayPalych Trigger'][
+			SEEN_KEYS_FIELD
+		] as string[];
+		expect(stored).toEqual([
+			postbackKey('payment', payment({ TrsId: 'A' })),
+			postbackKey('payment', payment({ TrsId: 'B' })),
+		]);
 		// A redelivered (the relay replays it, the service retries): nothing starts.
-		expect((await post(h.url, form(payment({ TrsId: 'A' }))))).toMatchObject({ status: 200, text: 'OK' });
+		expect(await post(h.url, form(payment({ TrsId: 'A' })))).toMatchObject({
+			status: 200,
+			text: 'OK',
+		});
 		expect(h.calls.map((c) => c.started)).toEqual([true, true, false]);
 	});
 
 	it('keeps a bounded memory: at the limit the oldest key is forgotten and recent ones are kept', async () => {
 		const key = (trsId: string) => postbackKey('payment', payment({ TrsId: trsId })) as string;
 		const keys = Array.from({ length: SEEN_KEYS_LIMIT }, (_, i) => key(`OLD-${i}`));
-		const storage = { staticData: JSON.stringify({ 'node:PayPalych Trigger': { [SEEN_KEYS_FIELD]: keys } }) };
+		const storage = {
+			staticData: JSON.stringify({ 'node:PayPalych Trigger': { [SEEN_KEYS_FIELD]: keys } }),
+		};
 		const h = await harness({ event: 'payment' }, { storage });
 		expect((await post(h.url, form(payment({ TrsId: 'NEWEST' })))).status).toBe(200);
-		const stored = JSON.parse(storage.staticData)['node:PayPalych Trigger'][SEEN_KEYS_FIELD] as string[];
+		const stored = JSON.parse(storage.staticData)['node:PayPalych Trigger'][
+			SEEN_KEYS_FIELD
+		] as string[];
 		expect(stored).toHaveLength(SEEN_KEYS_LIMIT);
 		expect(stored.at(-1)).toBe(key('NEWEST'));
 		expect(stored).not.toContain(key('OLD-0'));
@@ -326,22 +403,41 @@ describe('payment postback', () => {
 
 	it('answers 200 OK and starts nothing for a status outside the selection, and does not remember it', async () => {
 		const h = await harness({ event: 'payment', paymentStatuses: ['SUCCESS', 'OVERPAID'] });
-		expect((await post(h.url, form(payment({ Status: 'FAIL' }))))).toMatchObject({ status: 200, text: 'OK' });
-		expect((await post(h.url, form(payment({ Status: 'UNDERPAID', TrsId: 'U' }))))).toMatchObject({ status: 200, text: 'OK' });
-		expect((await post(h.url, form(payment({ Status: 'CANCELLED', TrsId: 'C' }))))).toMatchObject({ status: 200, text: 'OK' });
-		expect((await post(h.url, form(payment({ Status: 'OVERPAID', TrsId: 'O' }))))).toMatchObject({ status: 200 });
+		expect(await post(h.url, form(payment({ Status: 'FAIL' })))).toMatchObject({
+			status: 200,
+			text: 'OK',
+		});
+		expect(await post(h.url, form(payment({ Status: 'UNDERPAID', TrsId: 'U' })))).toMatchObject({
+			status: 200,
+			text: 'OK',
+		});
+		expect(await post(h.url, form(payment({ Status: 'CANCELLED', TrsId: 'C' })))).toMatchObject({
+			status: 200,
+			text: 'OK',
+		});
+		expect(await post(h.url, form(payment({ Status: 'OVERPAID', TrsId: 'O' })))).toMatchObject({
+			status: 200,
+		});
 		expect(h.calls.map((c) => c.started)).toEqual([false, false, false, true]);
 		expect(h.storage.staticData).not.toContain('FAIL');
 	});
 
 	it('lets an undocumented status through by default (Any Other Status) and as data', async () => {
-		const h = await harness({ event: 'payment', paymentStatuses: ['SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL', '__other'] });
-		expect((await post(h.url, form(payment({ Status: 'CANCELLED' }))))).toMatchObject({ status: 200 });
+		const h = await harness({
+			event: 'payment',
+			paymentStatuses: ['SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL', '__other'],
+		});
+		expect(await post(h.url, form(payment({ Status: 'CANCELLED' })))).toMatchObject({
+			status: 200,
+		});
 		expect(h.executions[0][0][0].json).toMatchObject({ Status: 'CANCELLED', paid: false });
 	});
 
 	it('answers 500 and starts nothing when the credential has no token', async () => {
-		const h = await harness({ event: 'payment' }, { credentials: { apiToken: '', baseUrl: 'https://pal24.pro' } });
+		const h = await harness(
+			{ event: 'payment' },
+			{ credentials: { apiToken: '', baseUrl: 'https://pal24.pro' } },
+		);
 		const r = await post(h.url, form(payment({}, '')));
 		expect(r.status).toBe(500);
 		expect(h.executions).toHaveLength(0);
@@ -362,7 +458,9 @@ describe('answers a relay can read', () => {
 		const h = await harness({ event: 'payment', paymentStatuses: ['SUCCESS'] });
 		expect(receipt(await post(h.url, form(payment())))).toBe('accepted');
 		expect(receipt(await post(h.url, form(payment())))).toBe('duplicate');
-		expect(receipt(await post(h.url, form(payment({ Status: 'FAIL', TrsId: 'F' }))))).toBe('ignored');
+		expect(receipt(await post(h.url, form(payment({ Status: 'FAIL', TrsId: 'F' }))))).toBe(
+			'ignored',
+		);
 		const forged = await post(h.url, form(payment({}, 'forger')));
 		expect([forged.status, receipt(forged)]).toEqual([401, 'rejected']);
 		const garbage = await post(h.url, 'a=1&a=2');
@@ -393,24 +491,43 @@ describe('payout postback', () => {
 		expect(await post(h.url, form(fields))).toMatchObject({ status: 200, text: 'OK' });
 		const item = h.executions[0][0][0].json;
 		for (const [name, value] of Object.entries(fields)) expect(item[name]).toBe(value);
-		expect(item).toMatchObject({ event: 'payout', verified: true, AmountNumber: 1000, CommissionNumber: 15, IsAuto: 'false' });
+		expect(item).toMatchObject({
+			event: 'payout',
+			verified: true,
+			AmountNumber: 1000,
+			CommissionNumber: 15,
+			IsAuto: 'false',
+		});
 	});
 
 	it('refuses a payout signed over the fields in the wrong order, a forged one, a re-formatted one and one without Amount', async () => {
 		const h = await harness({ event: 'payout' });
-		expect((await post(h.url, form(payout({ SignatureValue: md5(`PO-1:1000.00:${TOKEN}`) })))).status).toBe(401);
-		expect((await post(h.url, form(payout({}, 'nope'))))).toMatchObject({ status: 401 });
+		expect(
+			(await post(h.url, form(payout({ SignatureValue: md5(`PO-1:1000.00:${TOKEN}`) })))).status,
+		).toBe(401);
+		expect(await post(h.url, form(payout({}, 'nope')))).toMatchObject({ status: 401 });
 		const noAmount = payout();
 		delete noAmount.Amount;
 		expect((await post(h.url, form(noAmount))).status).toBe(401);
-		expect((await post(h.url, form(payout({ Amount: '1000', SignatureValue: md5(`1000.00:PO-1:${TOKEN}`) })))).status).toBe(401);
+		expect(
+			(
+				await post(
+					h.url,
+					form(payout({ Amount: '1000', SignatureValue: md5(`1000.00:PO-1:${TOKEN}`) })),
+				)
+			).status,
+		).toBe(401);
 		expect(h.executions).toHaveLength(0);
 	});
 
 	it('accepts a lower-case signature and a JSON body with a boolean', async () => {
 		const h = await harness({ event: 'payout' });
 		const fields = payout({ TrsId: 'PO-json' });
-		const json = JSON.stringify({ ...fields, IsAuto: true, SignatureValue: fields.SignatureValue.toLowerCase() });
+		const json = JSON.stringify({
+			...fields,
+			IsAuto: true,
+			SignatureValue: fields.SignatureValue.toLowerCase(),
+		});
 		expect((await post(h.url, json, 'application/json')).status).toBe(200);
 		expect(h.executions[0][0][0].json).toMatchObject({ IsAuto: 'true', TrsId: 'PO-json' });
 	});
@@ -425,7 +542,11 @@ describe('payout postback', () => {
 
 	it('refuses an oversized payout body with 400', async () => {
 		const h = await harness({ event: 'payout' });
-		const r = await post(h.url, JSON.stringify({ ...payout(), Pad: 'p'.repeat(MAX_BODY_BYTES) }), 'application/json');
+		const r = await post(
+			h.url,
+			JSON.stringify({ ...payout(), Pad: 'p'.repeat(MAX_BODY_BYTES) }),
+			'application/json',
+		);
 		expect(r.status).toBe(400);
 		expect(h.executions).toHaveLength(0);
 	});
@@ -433,7 +554,10 @@ describe('payout postback', () => {
 
 describe('success and fail redirects', () => {
 	it('sends the customer on with 303 to the page set, and starts the workflow', async () => {
-		const h = await harness({ event: 'success', redirectUrl: 'https://shop.example.com/thanks?from=pal' });
+		const h = await harness({
+			event: 'success',
+			redirectUrl: 'https://shop.example.com/thanks?from=pal',
+		});
 		const fields = redirect();
 		const r = await post(h.url, form(fields));
 		expect(r.status).toBe(303);
@@ -469,14 +593,25 @@ describe('success and fail redirects', () => {
 		expect(r.status).toBe(200);
 		expect(r.text).toContain('Payment failed');
 		expect(r.headers.get('location')).toBeNull();
-		expect(h.executions[0][0][0].json).toMatchObject({ event: 'fail', paymentProof: false, customerSentTo: 'plain page' });
+		expect(h.executions[0][0][0].json).toMatchObject({
+			event: 'fail',
+			paymentProof: false,
+			customerSentTo: 'plain page',
+		});
 		expect(h.executions[0][0][0].json).not.toHaveProperty('paid');
 	});
 
 	it('refuses a forged, re-formatted or incomplete redirect with 401 and starts nothing', async () => {
 		const h = await harness({ event: 'fail', redirectUrl: 'https://shop.example.com/retry' });
 		expect((await post(h.url, form(redirect({}, 'forger')))).status).toBe(401);
-		expect((await post(h.url, form(redirect({ OutSum: '18.5', SignatureValue: md5(`18.50:order-1001:${TOKEN}`) })))).status).toBe(401);
+		expect(
+			(
+				await post(
+					h.url,
+					form(redirect({ OutSum: '18.5', SignatureValue: md5(`18.50:order-1001:${TOKEN}`) })),
+				)
+			).status,
+		).toBe(401);
 		const noInv = redirect();
 		delete noInv.InvId;
 		expect((await post(h.url, form(noInv))).status).toBe(401);
@@ -508,18 +643,21 @@ describe('lifecycle and memory', () => {
 		['payout', 'payout webhook URL under Webhooks'],
 		['success', 'Success URL'],
 		['fail', 'Fail URL'],
-	])('%s: registers nothing at the service, succeeds and says where to paste the production URL', async (event, where) => {
-		const exists = await callWebhookMethod({ ...options, parameters: { event } }, 'checkExists');
-		expect(exists.result).toBe(false);
-		const created = await callWebhookMethod({ ...options, parameters: { event } }, 'create');
-		expect(created.result).toBe(true);
-		const message = created.logs.map((l) => l.message).join('\n');
-		expect(message).toContain(created.productionUrl);
-		expect(message).toContain(where);
-		expect(message).toContain('cannot register');
-		const deleted = await callWebhookMethod({ ...options, parameters: { event } }, 'delete');
-		expect(deleted.result).toBe(true);
-	});
+	])(
+		'%s: registers nothing at the service, succeeds and says where to paste the production URL',
+		async (event, where) => {
+			const exists = await callWebhookMethod({ ...options, parameters: { event } }, 'checkExists');
+			expect(exists.result).toBe(false);
+			const created = await callWebhookMethod({ ...options, parameters: { event } }, 'create');
+			expect(created.result).toBe(true);
+			const message = created.logs.map((l) => l.message).join('\n');
+			expect(message).toContain(created.productionUrl);
+			expect(message).toContain(where);
+			expect(message).toContain('cannot register');
+			const deleted = await callWebhookMethod({ ...options, parameters: { event } }, 'delete');
+			expect(deleted.result).toBe(true);
+		},
+	);
 
 	it('the memory keeps the newest keys in order and drops the oldest', () => {
 		const data: IDataObject = {};
@@ -537,8 +675,15 @@ describe('lifecycle and memory', () => {
 		expect(d.name).toBe('payPalychTrigger');
 		expect(d.inputs).toEqual([]);
 		expect(d.usableAsTool).not.toBe(true);
-		expect(d.webhooks).toEqual([expect.objectContaining({ httpMethod: 'POST', responseMode: 'onReceived' })]);
+		expect(d.webhooks).toEqual([
+			expect.objectContaining({ httpMethod: 'POST', responseMode: 'onReceived' }),
+		]);
 		const event = d.properties.find((p) => p.name === 'event');
-		expect(event?.options?.map((o) => (o as { value: string }).value)).toEqual(['payment', 'payout', 'success', 'fail']);
+		expect(event?.options?.map((o) => (o as { value: string }).value)).toEqual([
+			'payment',
+			'payout',
+			'success',
+			'fail',
+		]);
 	});
 });

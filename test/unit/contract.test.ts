@@ -28,7 +28,13 @@ describe('signature rules', () => {
 		expect(signPayout('1000.00', 'P-1', TOKEN)).toBe(md5(`1000.00:P-1:${TOKEN}`));
 	});
 
-	const fields = (sig: string, outSum = '18.50') => ({ OutSum: outSum, InvId: 'o1', TrsId: 'T1', Status: 'SUCCESS', SignatureValue: sig });
+	const fields = (sig: string, outSum = '18.50') => ({
+		OutSum: outSum,
+		InvId: 'o1',
+		TrsId: 'T1',
+		Status: 'SUCCESS',
+		SignatureValue: sig,
+	});
 
 	it('accepts the signature in either case', () => {
 		const sig = md5(`18.50:o1:${TOKEN}`);
@@ -38,24 +44,48 @@ describe('signature rules', () => {
 
 	it('hashes the amount string exactly as received: a re-formatted amount fails', () => {
 		const sig = md5(`18.50:o1:${TOKEN}`);
-		expect(verifyPostback('payment', fields(sig, '18.5'), TOKEN)).toEqual({ ok: false, reason: 'bad_signature' });
+		expect(verifyPostback('payment', fields(sig, '18.5'), TOKEN)).toEqual({
+			ok: false,
+			reason: 'bad_signature',
+		});
 	});
 
 	it('rejects a wrong token, a malformed signature and a missing field', () => {
-		expect(verifyPostback('payment', fields(md5(`18.50:o1:other`)), TOKEN)).toEqual({ ok: false, reason: 'bad_signature' });
-		expect(verifyPostback('payment', fields('not-a-signature'), TOKEN)).toEqual({ ok: false, reason: 'malformed_signature' });
+		expect(verifyPostback('payment', fields(md5(`18.50:o1:other`)), TOKEN)).toEqual({
+			ok: false,
+			reason: 'bad_signature',
+		});
+		expect(verifyPostback('payment', fields('not-a-signature'), TOKEN)).toEqual({
+			ok: false,
+			reason: 'malformed_signature',
+		});
 		const { TrsId: _omit, ...noTrs } = fields(md5(`18.50:o1:${TOKEN}`));
-		expect(verifyPostback('payment', noTrs, TOKEN)).toEqual({ ok: false, reason: 'missing_field', field: 'TrsId' });
-		expect(verifyPostback('payment', fields(md5(`18.50:o1:${TOKEN}`)), [])).toEqual({ ok: false, reason: 'no_token' });
+		expect(verifyPostback('payment', noTrs, TOKEN)).toEqual({
+			ok: false,
+			reason: 'missing_field',
+			field: 'TrsId',
+		});
+		expect(verifyPostback('payment', fields(md5(`18.50:o1:${TOKEN}`)), [])).toEqual({
+			ok: false,
+			reason: 'no_token',
+		});
 	});
 
 	it('accepts any of several tokens (rotation) and says which matched', () => {
 		const sig = md5(`18.50:o1:new-token`);
-		expect(verifyPostback('payment', fields(sig), ['old-token', 'new-token'])).toEqual({ ok: true, tokenIndex: 1 });
+		expect(verifyPostback('payment', fields(sig), ['old-token', 'new-token'])).toEqual({
+			ok: true,
+			tokenIndex: 1,
+		});
 	});
 
 	it('verifies payout postbacks over Amount and TrsId', () => {
-		const f = { Amount: '500.00', TrsId: 'P-9', Status: 'DECLINED', SignatureValue: md5(`500.00:P-9:${TOKEN}`) };
+		const f = {
+			Amount: '500.00',
+			TrsId: 'P-9',
+			Status: 'DECLINED',
+			SignatureValue: md5(`500.00:P-9:${TOKEN}`),
+		};
 		expect(verifyPostback('payout', f, TOKEN).ok).toBe(true);
 		expect(verifyPostback('payment', f, TOKEN).ok).toBe(false);
 	});
@@ -63,40 +93,65 @@ describe('signature rules', () => {
 
 describe('postback bodies', () => {
 	it('reads form bodies keeping values as received', () => {
-		const r = parsePostbackBody('OutSum=18.50&InvId=a+b&custom=x%26y', 'application/x-www-form-urlencoded');
+		const r = parsePostbackBody(
+			'OutSum=18.50&InvId=a+b&custom=x%26y',
+			'application/x-www-form-urlencoded',
+		);
 		expect(r).toEqual({ ok: true, fields: { OutSum: '18.50', InvId: 'a b', custom: 'x&y' } });
 	});
 	it('reads JSON bodies; numbers and booleans become text', () => {
-		expect(parsePostbackBody('{"Amount":"10.00","IsAuto":false,"N":5}', 'application/json')).toEqual({
+		expect(
+			parsePostbackBody('{"Amount":"10.00","IsAuto":false,"N":5}', 'application/json'),
+		).toEqual({
 			ok: true,
 			fields: { Amount: '10.00', IsAuto: 'false', N: '5' },
 		});
 	});
 	it('keeps the text of JSON numbers, so 18.50 is verified as sent', () => {
 		const sig = md5(`18.50:o1:${TOKEN}`);
-		const r = parsePostbackBody(`{"OutSum":18.50,"InvId":"o1","TrsId":"T","Status":"SUCCESS","SignatureValue":"${sig}"}`, 'application/json');
+		const r = parsePostbackBody(
+			`{"OutSum":18.50,"InvId":"o1","TrsId":"T","Status":"SUCCESS","SignatureValue":"${sig}"}`,
+			'application/json',
+		);
 		expect(r).toMatchObject({ ok: true, fields: { OutSum: '18.50' } });
 		if (r.ok) expect(verifyPostback('payment', r.fields, TOKEN).ok).toBe(true);
 	});
 	it('refuses garbage', () => {
 		expect(parsePostbackBody('', '').ok).toBe(false);
-		expect(parsePostbackBody('{broken', 'application/json')).toMatchObject({ ok: false, reason: 'bad_json' });
-		expect(parsePostbackBody('a=1&a=2', 'application/x-www-form-urlencoded')).toMatchObject({ ok: false, reason: 'repeated_field' });
+		expect(parsePostbackBody('{broken', 'application/json')).toMatchObject({
+			ok: false,
+			reason: 'bad_json',
+		});
+		expect(parsePostbackBody('a=1&a=2', 'application/x-www-form-urlencoded')).toMatchObject({
+			ok: false,
+			reason: 'repeated_field',
+		});
 		expect(parsePostbackBody({ a: { b: 1 } })).toMatchObject({ ok: false, reason: 'nested_value' });
-		expect(parsePostbackBody('[1,2]', 'application/json')).toMatchObject({ ok: false, reason: 'not_an_object' });
+		expect(parsePostbackBody('[1,2]', 'application/json')).toMatchObject({
+			ok: false,
+			reason: 'not_an_object',
+		});
 	});
 	it('keys postbacks by TrsId, canonical Status and the signed pair, never redirects', () => {
 		const base = { TrsId: 'T', Status: 'SUCCESS', OutSum: '10.00', InvId: 'o-1' };
-		expect(postbackKey('payment', base)).toBe(JSON.stringify(['payment', 'T', 'SUCCESS', '10.00', 'o-1']));
+		expect(postbackKey('payment', base)).toBe(
+			JSON.stringify(['payment', 'T', 'SUCCESS', '10.00', 'o-1']),
+		);
 		// One postback in every spelling of its Status, and with white space around its TrsId.
 		for (const Status of ['success', 'Success', 'SUCCESS ', ' SUCCESS', '\tsuccess\n']) {
 			expect(postbackKey('payment', { ...base, Status })).toBe(postbackKey('payment', base));
 		}
 		expect(postbackKey('payment', { ...base, TrsId: ' T ' })).toBe(postbackKey('payment', base));
 		// A call with another signed pair is another event, so it cannot take the genuine one's place.
-		expect(postbackKey('payment', { ...base, InvId: 'o-2' })).not.toBe(postbackKey('payment', base));
-		expect(postbackKey('payment', { ...base, Status: 'FAIL' })).not.toBe(postbackKey('payment', base));
-		expect(postbackKey('payout', { TrsId: 'P', Status: 'declined', Amount: '5.00' })).toBe(JSON.stringify(['payout', 'P', 'DECLINED', '5.00', 'P']));
+		expect(postbackKey('payment', { ...base, InvId: 'o-2' })).not.toBe(
+			postbackKey('payment', base),
+		);
+		expect(postbackKey('payment', { ...base, Status: 'FAIL' })).not.toBe(
+			postbackKey('payment', base),
+		);
+		expect(postbackKey('payout', { TrsId: 'P', Status: 'declined', Amount: '5.00' })).toBe(
+			JSON.stringify(['payout', 'P', 'DECLINED', '5.00', 'P']),
+		);
 		expect(postbackKey('success', { InvId: 'x' })).toBeUndefined();
 	});
 
@@ -114,13 +169,28 @@ describe('postback bodies', () => {
 	});
 
 	it('never puts paid on a redirect, and reads a missing InvId as empty', () => {
-		expect(enrichPostback('success', { OutSum: '1.00', SignatureValue: 'x' })).not.toHaveProperty('paid');
+		expect(enrichPostback('success', { OutSum: '1.00', SignatureValue: 'x' })).not.toHaveProperty(
+			'paid',
+		);
 		expect(enrichPostback('fail', { OutSum: '1.00', InvId: 'o' })).not.toHaveProperty('paid');
 		expect(enrichPostback('success', { OutSum: '1.00' }).InvId).toBe('');
 	});
 	it('enriches with event, verified, paid and numeric amounts', () => {
-		const out = enrichPostback('payment', { OutSum: '18.50', Status: 'OVERPAID', InvId: '1', TrsId: 'T', custom: 'c' });
-		expect(out).toMatchObject({ OutSum: '18.50', OutSumNumber: 18.5, paid: true, verified: true, event: 'payment', custom: 'c' });
+		const out = enrichPostback('payment', {
+			OutSum: '18.50',
+			Status: 'OVERPAID',
+			InvId: '1',
+			TrsId: 'T',
+			custom: 'c',
+		});
+		expect(out).toMatchObject({
+			OutSum: '18.50',
+			OutSumNumber: 18.5,
+			paid: true,
+			verified: true,
+			event: 'payment',
+			custom: 'c',
+		});
 		expect(enrichPostback('payment', { OutSum: '1', Status: 'UNDERPAID' }).paid).toBe(false);
 		expect(enrichPostback('payment', { OutSum: '1', Status: 'CANCELLED' }).paid).toBe(false);
 	});
@@ -143,17 +213,34 @@ describe('money', () => {
 	])('%s becomes %s', (input, expected) => {
 		expect(normalizeAmount(input)).toMatchObject({ ok: true, value: expected });
 	});
-	it.each([[0], [-5], ['abc'], ['1.234'], [1.234], ['100000000'], [Number.NaN], [''], [null], ['1e5']])('%s is refused', (input) => {
+	it.each([
+		[0],
+		[-5],
+		['abc'],
+		['1.234'],
+		[1.234],
+		['100000000'],
+		[Number.NaN],
+		[''],
+		[null],
+		['1e5'],
+	])('%s is refused', (input) => {
 		expect(normalizeAmount(input).ok).toBe(false);
 	});
-	it.each([['1,500'], ['1 500,00'], ['1\u00a0500'], ['1.500'], ['10.500'], ['1.000.000'], ['1,500.00'], ['1,5,0']])(
-		'%s may hold a thousands separator: refused with what was read, never guessed',
-		(input) => {
-			const result = normalizeAmount(input);
-			expect(result.ok).toBe(false);
-			expect(result.ok === false && result.message).toMatch(/ambiguous|spaces/);
-		},
-	);
+	it.each([
+		['1,500'],
+		['1 500,00'],
+		['1\u00a0500'],
+		['1.500'],
+		['10.500'],
+		['1.000.000'],
+		['1,500.00'],
+		['1,5,0'],
+	])('%s may hold a thousands separator: refused with what was read, never guessed', (input) => {
+		const result = normalizeAmount(input);
+		expect(result.ok).toBe(false);
+		expect(result.ok === false && result.message).toMatch(/ambiguous|spaces/);
+	});
 	it('reads service amounts without loss', () => {
 		expect(normalizeResponseAmount('0.12000000')).toBe(0.12);
 		expect(normalizeResponseAmount(35400)).toBe(35400);
@@ -180,78 +267,164 @@ describe('error catalogue', () => {
 	it('explains service keys in merchant words', () => {
 		const e = describeApiError(400, { success: false, message: 'api:error.balance_not_enough' });
 		expect(e.key).toBe('api:error.balance_not_enough');
-		expect(e.message).toBe('api:error.balance_not_enough: The available balance is below the payout amount');
+		expect(e.message).toBe(
+			'api:error.balance_not_enough: The available balance is below the payout amount',
+		);
 	});
 	it('recognises the 401 and unauthorized answers', () => {
-		expect(describeApiError(401, { message: 'Unauthenticated.' }).message).toContain('The API token was rejected');
-		expect(describeApiError(403, { message: 'This action is unauthorized.' }).description).toContain('Ask support to enable direct payouts');
+		expect(describeApiError(401, { message: 'Unauthenticated.' }).message).toContain(
+			'The API token was rejected',
+		);
+		expect(
+			describeApiError(403, { message: 'This action is unauthorized.' }).description,
+		).toContain('Ask support to enable direct payouts');
 	});
-	it('explains every key every endpoint lists, with that endpoint\'s HTTP code', () => {
-		const rows = Object.entries(ENDPOINT_ERRORS).flatMap(([path, list]) => list.map(([code, key]) => ({ path, code, key })));
+	it("explains every key every endpoint lists, with that endpoint's HTTP code", () => {
+		const rows = Object.entries(ENDPOINT_ERRORS).flatMap(([path, list]) =>
+			list.map(([code, key]) => ({ path, code, key })),
+		);
 		expect(Object.keys(ENDPOINT_ERRORS)).toHaveLength(12);
 		expect(rows.length).toBeGreaterThan(80);
 		for (const { code, key } of rows) {
 			const body =
-				key === 'invalid_request_data' ? { message: 'The id field is required.', errors: { id: ['The id field is required.'] } } : { success: false, message: key === 'Unauthenticated' || key === 'This action is unauthorized' ? `${key}.` : key };
+				key === 'invalid_request_data'
+					? { message: 'The id field is required.', errors: { id: ['The id field is required.'] } }
+					: {
+							success: false,
+							message:
+								key === 'Unauthenticated' || key === 'This action is unauthorized'
+									? `${key}.`
+									: key,
+						};
 			const e = describeApiError(code, body);
 			expect(e.key).toBe(key);
 			expect(e.httpCode).toBe(code);
 			expect(e.message).toBe(`${key}: ${ERROR_CATALOGUE[key].message}`);
 		}
 		// The same key carries different codes on different endpoints.
-		expect(ENDPOINT_ERRORS['/api/v1/bill/payments']).toContainEqual([403, 'api:error.bill_not_found']);
-		expect(ENDPOINT_ERRORS['/api/v1/bill/status']).toContainEqual([422, 'api:error.bill_not_found']);
-		expect(ENDPOINT_ERRORS['/api/v1/payout/personal/create']).toContainEqual([400, 'api:error.merchant_banned']);
+		expect(ENDPOINT_ERRORS['/api/v1/bill/payments']).toContainEqual([
+			403,
+			'api:error.bill_not_found',
+		]);
+		expect(ENDPOINT_ERRORS['/api/v1/bill/status']).toContainEqual([
+			422,
+			'api:error.bill_not_found',
+		]);
+		expect(ENDPOINT_ERRORS['/api/v1/payout/personal/create']).toContainEqual([
+			400,
+			'api:error.merchant_banned',
+		]);
 	});
 	it('keeps Laravel field errors', () => {
-		const e = describeApiError(422, { message: 'The amount field is required.', errors: { amount: ['The amount field is required.'] } });
+		const e = describeApiError(422, {
+			message: 'The amount field is required.',
+			errors: { amount: ['The amount field is required.'] },
+		});
 		expect(e.key).toBe('invalid_request_data');
 		expect(e.fieldErrors).toEqual({ amount: ['The amount field is required.'] });
 		expect(e.description).toContain('amount: The amount field is required.');
 	});
 });
 
-describe('confirming a postback with the service\'s record', () => {
-	const postback = { TrsId: 'P1', Status: 'SUCCESS', OutSum: '103.00', InvId: 'o-1', CurrencyIn: 'RUB' };
-	const payment = { id: 'P1', bill_id: 'B1', status: 'SUCCESS', amount: 103, amount_received: 100, commission: 3, currency_in: 'RUB' };
+describe("confirming a postback with the service's record", () => {
+	const postback = {
+		TrsId: 'P1',
+		Status: 'SUCCESS',
+		OutSum: '103.00',
+		InvId: 'o-1',
+		CurrencyIn: 'RUB',
+	};
+	const payment = {
+		id: 'P1',
+		bill_id: 'B1',
+		status: 'SUCCESS',
+		amount: 103,
+		amount_received: 100,
+		commission: 3,
+		currency_in: 'RUB',
+	};
 
 	it('confirms when id, status (any spelling), amount and order agree', () => {
 		expect(confirmPayment(postback, payment, 'o-1')).toEqual({ ok: true, orderConfirmed: true });
-		expect(confirmPayment({ ...postback, Status: ' success' }, payment, 'o-1')).toEqual({ ok: true, orderConfirmed: true });
+		expect(confirmPayment({ ...postback, Status: ' success' }, payment, 'o-1')).toEqual({
+			ok: true,
+			orderConfirmed: true,
+		});
 	});
 
-	it('without the bill\'s order ID: refused, or with Bill ID Only confirmed with orderConfirmed false (never on another mismatch)', () => {
+	it("without the bill's order ID: refused, or with Bill ID Only confirmed with orderConfirmed false (never on another mismatch)", () => {
 		expect(confirmPayment(postback, payment, undefined)).toMatchObject({ ok: false, retry: false });
-		expect(confirmPayment(postback, payment, undefined, false)).toEqual({ ok: true, orderConfirmed: false });
-		expect(confirmPayment({ ...postback, OutSum: '1.00' }, payment, undefined, false)).toMatchObject({ ok: false });
-		expect(confirmPayment(postback, { ...payment, status: 'FAIL' }, undefined, false)).toMatchObject({ ok: false });
+		expect(confirmPayment(postback, payment, undefined, false)).toEqual({
+			ok: true,
+			orderConfirmed: false,
+		});
+		expect(
+			confirmPayment({ ...postback, OutSum: '1.00' }, payment, undefined, false),
+		).toMatchObject({ ok: false });
+		expect(
+			confirmPayment(postback, { ...payment, status: 'FAIL' }, undefined, false),
+		).toMatchObject({ ok: false });
 		// A bill that shows its order ID is still compared in that mode.
 		expect(confirmPayment(postback, payment, 'o-2', false)).toMatchObject({ ok: false });
 	});
 
-	it('takes OutSum as the payer\'s amount, the received amount, or received + commission (payer pays the fee)', () => {
+	it("takes OutSum as the payer's amount, the received amount, or received + commission (payer pays the fee)", () => {
 		expect(confirmPayment({ ...postback, OutSum: '100.00' }, payment, 'o-1').ok).toBe(true);
 		// The interface document's example: amount 0 with a non-zero amount_received.
 		expect(confirmPayment(postback, { ...payment, amount: 0 }, 'o-1').ok).toBe(true);
-		expect(confirmPayment({ ...postback, OutSum: '103.01' }, payment, 'o-1')).toMatchObject({ ok: false, retry: false });
-		expect(confirmPayment({ ...postback, OutSum: '1e3' }, payment, 'o-1')).toMatchObject({ ok: false, retry: false });
+		expect(confirmPayment({ ...postback, OutSum: '103.01' }, payment, 'o-1')).toMatchObject({
+			ok: false,
+			retry: false,
+		});
+		expect(confirmPayment({ ...postback, OutSum: '1e3' }, payment, 'o-1')).toMatchObject({
+			ok: false,
+			retry: false,
+		});
 	});
 
 	it('refuses another status, another payment, another order, an unknown order and another currency', () => {
-		expect(confirmPayment(postback, { ...payment, status: 'FAIL' }, 'o-1')).toMatchObject({ ok: false, retry: false });
-		expect(confirmPayment(postback, { ...payment, id: 'P2' }, 'o-1')).toMatchObject({ ok: false, retry: false });
-		expect(confirmPayment(postback, payment, 'o-2')).toMatchObject({ ok: false, retry: false, reason: expect.stringContaining('o-2') });
-		expect(confirmPayment(postback, payment, undefined)).toMatchObject({ ok: false, retry: false, reason: expect.stringContaining('no order ID') });
-		expect(confirmPayment({ ...postback, InvId: '' }, payment, null)).toEqual({ ok: true, orderConfirmed: true });
+		expect(confirmPayment(postback, { ...payment, status: 'FAIL' }, 'o-1')).toMatchObject({
+			ok: false,
+			retry: false,
+		});
+		expect(confirmPayment(postback, { ...payment, id: 'P2' }, 'o-1')).toMatchObject({
+			ok: false,
+			retry: false,
+		});
+		expect(confirmPayment(postback, payment, 'o-2')).toMatchObject({
+			ok: false,
+			retry: false,
+			reason: expect.stringContaining('o-2'),
+		});
+		expect(confirmPayment(postback, payment, undefined)).toMatchObject({
+			ok: false,
+			retry: false,
+			reason: expect.stringContaining('no order ID'),
+		});
+		expect(confirmPayment({ ...postback, InvId: '' }, payment, null)).toEqual({
+			ok: true,
+			orderConfirmed: true,
+		});
 		expect(confirmPayment(postback, payment, null)).toMatchObject({ ok: false });
-		expect(confirmPayment({ ...postback, CurrencyIn: 'USD' }, payment, 'o-1')).toMatchObject({ ok: false, retry: false });
+		expect(confirmPayment({ ...postback, CurrencyIn: 'USD' }, payment, 'o-1')).toMatchObject({
+			ok: false,
+			retry: false,
+		});
 	});
 
 	it('asks for a retry while the record is not final', () => {
 		for (const status of ['NEW', 'PROCESS']) {
-			expect(confirmPayment(postback, { ...payment, status }, 'o-1')).toMatchObject({ ok: false, retry: true });
+			expect(confirmPayment(postback, { ...payment, status }, 'o-1')).toMatchObject({
+				ok: false,
+				retry: true,
+			});
 		}
-		expect(confirmPayout({ TrsId: 'X', Status: 'SUCCESS', Amount: '10.00' }, { id: 'X', status: 'MODERATING', amount: 10 })).toMatchObject({
+		expect(
+			confirmPayout(
+				{ TrsId: 'X', Status: 'SUCCESS', Amount: '10.00' },
+				{ id: 'X', status: 'MODERATING', amount: 10 },
+			),
+		).toMatchObject({
 			ok: false,
 			retry: true,
 		});
@@ -259,9 +432,17 @@ describe('confirming a postback with the service\'s record', () => {
 
 	it('confirms a payout postback whose Amount includes the commission', () => {
 		const payout = { id: 'X', status: 'SUCCESS', amount: 1000, commission: 15 };
-		expect(confirmPayout({ TrsId: 'X', Status: 'success', Amount: '1015.00' }, payout)).toEqual({ ok: true });
-		expect(confirmPayout({ TrsId: 'X', Status: 'SUCCESS', Amount: '1000.00' }, payout)).toEqual({ ok: true });
-		expect(confirmPayout({ TrsId: 'X', Status: 'DECLINED', Amount: '1015.00' }, payout)).toMatchObject({ ok: false, retry: false });
-		expect(confirmPayout({ TrsId: 'X', Status: 'SUCCESS', Amount: '999.00' }, payout)).toMatchObject({ ok: false, retry: false });
+		expect(confirmPayout({ TrsId: 'X', Status: 'success', Amount: '1015.00' }, payout)).toEqual({
+			ok: true,
+		});
+		expect(confirmPayout({ TrsId: 'X', Status: 'SUCCESS', Amount: '1000.00' }, payout)).toEqual({
+			ok: true,
+		});
+		expect(
+			confirmPayout({ TrsId: 'X', Status: 'DECLINED', Amount: '1015.00' }, payout),
+		).toMatchObject({ ok: false, retry: false });
+		expect(
+			confirmPayout({ TrsId: 'X', Status: 'SUCCESS', Amount: '999.00' }, payout),
+		).toMatchObject({ ok: false, retry: false });
 	});
 });

@@ -6,7 +6,13 @@ import { describe, expect, it } from 'vitest';
 import * as contract from '../../dist/nodes/shared/index.js';
 import { paymentPostback } from '../../sandbox/src/billing.ts';
 import { formatDateTime, parseYmd } from '../../sandbox/src/dates.ts';
-import { ERROR_TABLE, unauthenticated, unauthorizedAction, validationError, type Endpoint } from '../../sandbox/src/errors.ts';
+import {
+	ERROR_TABLE,
+	unauthenticated,
+	unauthorizedAction,
+	validationError,
+	type Endpoint,
+} from '../../sandbox/src/errors.ts';
 import * as model from '../../sandbox/src/model.ts';
 import { format2, MAX_CENTS, parseAmount } from '../../sandbox/src/money.ts';
 import { payoutPostback } from '../../sandbox/src/payouts.ts';
@@ -17,7 +23,12 @@ import { State } from '../../sandbox/src/state.ts';
  * list in the interface document (the contract's ENDPOINT_ERRORS) does not name them. Nothing
  * else may differ; an entry here that no longer differs fails too.
  */
-const SANDBOX_ONLY_ERRORS: ReadonlyArray<{ endpoints: Endpoint[]; key: string; status: number; why: string }> = [
+const SANDBOX_ONLY_ERRORS: ReadonlyArray<{
+	endpoints: Endpoint[];
+	key: string;
+	status: number;
+	why: string;
+}> = [
 	{
 		endpoints: ['payout/personal/create', 'payout/regular/create'],
 		key: 'too_many_payouts',
@@ -25,13 +36,28 @@ const SANDBOX_ONLY_ERRORS: ReadonlyArray<{ endpoints: Endpoint[]; key: string; s
 		why: 'service-facts.md (unconfirmed): at most 1000 payouts per request; the document does not list it, so the contract lists it only in its catalogue (a sentence for the merchant), not per endpoint',
 	},
 	{
-		endpoints: ['bill/payments', 'bill/status', 'bill/search', 'payment/status', 'merchant/balance', 'payout/status', 'payout/search', 'payout/dictionaries/sbp_banks'],
+		endpoints: [
+			'bill/payments',
+			'bill/status',
+			'bill/search',
+			'payment/status',
+			'merchant/balance',
+			'payout/status',
+			'payout/search',
+			'payout/dictionaries/sbp_banks',
+		],
 		key: 'general_error',
 		status: 500,
 		why: 'the service can fail on any endpoint; the document lists general_error only on the create and toggle calls',
 	},
 	{
-		endpoints: ['bill/status', 'bill/search', 'payment/status', 'payout/search', 'payout/dictionaries/sbp_banks'],
+		endpoints: [
+			'bill/status',
+			'bill/search',
+			'payment/status',
+			'payout/search',
+			'payout/dictionaries/sbp_banks',
+		],
 		key: 'merchant_not_found',
 		status: 403,
 		why: 'every authenticated endpoint looks the merchant up; the document lists the key only where it spelt the check out',
@@ -57,7 +83,11 @@ const SANDBOX_ONLY_ERRORS: ReadonlyArray<{ endpoints: Endpoint[]; key: string; s
 ];
 
 /** The keys that are not `api:error.*` keys: answered by dedicated sandbox functions, checked below. */
-const SPECIAL_KEYS = new Set([contract.UNAUTHENTICATED_KEY, contract.UNAUTHORIZED_KEY, contract.VALIDATION_KEY]);
+const SPECIAL_KEYS = new Set([
+	contract.UNAUTHENTICATED_KEY,
+	contract.UNAUTHORIZED_KEY,
+	contract.VALIDATION_KEY,
+]);
 
 function contractTable(endpoint: Endpoint): Record<string, number> {
 	const entries = contract.ENDPOINT_ERRORS[`${contract.API_PREFIX}/${endpoint}`];
@@ -85,9 +115,13 @@ describe('oracle: the sandbox keeps the contract', () => {
 		const endpoints = Object.keys(ERROR_TABLE) as Endpoint[];
 
 		it('cover the same endpoints', () => {
-			const contractEndpoints = Object.values(contract.ENDPOINTS).map((endpoint) => endpoint.path.replace(`${contract.API_PREFIX}/`, ''));
+			const contractEndpoints = Object.values(contract.ENDPOINTS).map((endpoint) =>
+				endpoint.path.replace(`${contract.API_PREFIX}/`, ''),
+			);
 			expect(sorted(endpoints)).toEqual(sorted(contractEndpoints));
-			expect(sorted(Object.keys(contract.ENDPOINT_ERRORS))).toEqual(sorted(Object.values(contract.ENDPOINTS).map((endpoint) => endpoint.path)));
+			expect(sorted(Object.keys(contract.ENDPOINT_ERRORS))).toEqual(
+				sorted(Object.values(contract.ENDPOINTS).map((endpoint) => endpoint.path)),
+			);
 		});
 
 		for (const endpoint of Object.keys(ERROR_TABLE) as Endpoint[]) {
@@ -100,7 +134,10 @@ describe('oracle: the sandbox keeps the contract', () => {
 			for (const entry of SANDBOX_ONLY_ERRORS) {
 				expect(entry.why.length).toBeGreaterThan(20);
 				for (const endpoint of entry.endpoints) {
-					expect(contractTable(endpoint), `${endpoint} ${entry.key} is in the contract now: drop it from the allow-list`).not.toHaveProperty(entry.key);
+					expect(
+						contractTable(endpoint),
+						`${endpoint} ${entry.key} is in the contract now: drop it from the allow-list`,
+					).not.toHaveProperty(entry.key);
 					expect(ERROR_TABLE[endpoint][entry.key], `${endpoint} ${entry.key}`).toBe(entry.status);
 				}
 				expect(contract.ERROR_CATALOGUE).toHaveProperty(`api:error.${entry.key}`);
@@ -109,14 +146,19 @@ describe('oracle: the sandbox keeps the contract', () => {
 
 		it('every sandbox key is in the contract catalogue, so the node explains every error the oracle gives', () => {
 			const keys = new Set(Object.values(ERROR_TABLE).flatMap((table) => Object.keys(table)));
-			for (const key of keys) expect(contract.ERROR_CATALOGUE, key).toHaveProperty(`api:error.${key}`);
+			for (const key of keys)
+				expect(contract.ERROR_CATALOGUE, key).toHaveProperty(`api:error.${key}`);
 		});
 
 		it('the answers without an api:error key read back as the contract says', () => {
 			const cases: Array<[ReturnType<typeof unauthenticated>, string, number]> = [
 				[unauthenticated(), contract.UNAUTHENTICATED_KEY, 401],
 				[unauthorizedAction(), contract.UNAUTHORIZED_KEY, 403],
-				[validationError({ amount: ['The amount field is required.'] }), contract.VALIDATION_KEY, 422],
+				[
+					validationError({ amount: ['The amount field is required.'] }),
+					contract.VALIDATION_KEY,
+					422,
+				],
 			];
 			for (const [answer, key, status] of cases) {
 				expect(answer.status).toBe(status);
@@ -131,7 +173,9 @@ describe('oracle: the sandbox keeps the contract', () => {
 			}
 			for (const table of Object.values(ERROR_TABLE)) {
 				for (const [key, status] of Object.entries(table)) {
-					expect(contract.describeApiError(status, { success: false, message: `api:error.${key}` }).key).toBe(`api:error.${key}`);
+					expect(
+						contract.describeApiError(status, { success: false, message: `api:error.${key}` }).key,
+					).toBe(`api:error.${key}`);
 				}
 			}
 		});
@@ -145,10 +189,15 @@ describe('oracle: the sandbox keeps the contract', () => {
 		});
 
 		it('postback statuses and which of them count as paid', () => {
-			expect(sorted(model.PAYMENT_POSTBACK_STATUSES)).toEqual(sorted(contract.PAYMENT_POSTBACK_STATUSES));
-			expect(sorted(model.PAYOUT_POSTBACK_STATUSES)).toEqual(sorted(contract.PAYOUT_POSTBACK_STATUSES));
+			expect(sorted(model.PAYMENT_POSTBACK_STATUSES)).toEqual(
+				sorted(contract.PAYMENT_POSTBACK_STATUSES),
+			);
+			expect(sorted(model.PAYOUT_POSTBACK_STATUSES)).toEqual(
+				sorted(contract.PAYOUT_POSTBACK_STATUSES),
+			);
 			expect(sorted(model.PAID_STATUSES)).toEqual(sorted(contract.PAID_STATUSES));
-			for (const status of model.BILL_STATUSES) expect(model.isPaidStatus(status), status).toBe(contract.isPaidStatus(status));
+			for (const status of model.BILL_STATUSES)
+				expect(model.isPaidStatus(status), status).toBe(contract.isPaidStatus(status));
 		});
 
 		it('currencies, bill types, payment methods and payout directions', () => {
@@ -169,8 +218,12 @@ describe('oracle: the sandbox keeps the contract', () => {
 					['0.01', ''],
 					['99999999.99', 'заказ/1 & x=y'],
 				]) {
-					expect(model.paymentSignature(amount, id, token)).toBe(contract.signPayment(amount, id, token));
-					expect(model.payoutSignature(amount, id, token)).toBe(contract.signPayout(amount, id, token));
+					expect(model.paymentSignature(amount, id, token)).toBe(
+						contract.signPayment(amount, id, token),
+					);
+					expect(model.payoutSignature(amount, id, token)).toBe(
+						contract.signPayout(amount, id, token),
+					);
 				}
 			}
 		});
@@ -201,9 +254,22 @@ describe('oracle: the sandbox keeps the contract', () => {
 		it('a sandbox payment postback (with and without live extras) passes the contract for every status it sends', () => {
 			for (const liveExtras of [false, true]) {
 				for (const status of model.PAYMENT_POSTBACK_STATUSES) {
-					const payment: model.Payment = { id: 'T1', billId: 'B1', merchantId: 'M1', status, amount: 1854, received: 1800, commission: 54, method: 'SBP', fromCard: '+79*****1234', currency: 'RUB', createdAt: 0 };
+					const payment: model.Payment = {
+						id: 'T1',
+						billId: 'B1',
+						merchantId: 'M1',
+						status,
+						amount: 1854,
+						received: 1800,
+						commission: 54,
+						method: 'SBP',
+						fromCard: '+79*****1234',
+						currency: 'RUB',
+						createdAt: 0,
+					};
 					const fields = paymentPostback(bill, payment, merchant(liveExtras));
-					for (const field of contract.POSTBACK_RULES.payment.required) expect(fields, field).toHaveProperty(field);
+					for (const field of contract.POSTBACK_RULES.payment.required)
+						expect(fields, field).toHaveProperty(field);
 					expect(contract.verifyPostback('payment', fields, tokens[0])).toMatchObject({ ok: true });
 					expect(contract.POSTBACK_RULES.payment.statuses).toContain(fields.Status);
 				}
@@ -212,9 +278,22 @@ describe('oracle: the sandbox keeps the contract', () => {
 
 		it('a sandbox payout postback passes the contract for every status it sends', () => {
 			for (const status of model.PAYOUT_POSTBACK_STATUSES) {
-				const payout: model.Payout = { id: 'P1', merchantId: 'M1', orderId: null, kind: 'regular', status, amount: 100000, commission: 3000, accountType: 'SBP', accountIdentifier: '+79001234567', currency: 'RUB', createdAt: 0 };
+				const payout: model.Payout = {
+					id: 'P1',
+					merchantId: 'M1',
+					orderId: null,
+					kind: 'regular',
+					status,
+					amount: 100000,
+					commission: 3000,
+					accountType: 'SBP',
+					accountIdentifier: '+79001234567',
+					currency: 'RUB',
+					createdAt: 0,
+				};
 				const fields = payoutPostback(payout, merchant(false));
-				for (const field of contract.POSTBACK_RULES.payout.required) expect(fields, field).toHaveProperty(field);
+				for (const field of contract.POSTBACK_RULES.payout.required)
+					expect(fields, field).toHaveProperty(field);
 				expect(contract.verifyPostback('payout', fields, tokens[0])).toMatchObject({ ok: true });
 				expect(contract.POSTBACK_RULES.payout.statuses).toContain(fields.Status);
 			}
@@ -227,7 +306,26 @@ describe('oracle: the sandbox keeps the contract', () => {
 		});
 
 		it('what the node sends, the sandbox reads as the same cents; what the sandbox refuses, the node refuses first', () => {
-			const inputs = ['1', '0.01', '10.5', '10.50', '10.500', '0010.10', '99999999.99', '100000000', '99999999.999', '0', '0.00', '-5', '10.123', 'abc', '1e3', ' 7.1 ', '.5', '5.'];
+			const inputs = [
+				'1',
+				'0.01',
+				'10.5',
+				'10.50',
+				'10.500',
+				'0010.10',
+				'99999999.99',
+				'100000000',
+				'99999999.999',
+				'0',
+				'0.00',
+				'-5',
+				'10.123',
+				'abc',
+				'1e3',
+				' 7.1 ',
+				'.5',
+				'5.',
+			];
 			for (const input of inputs) {
 				const node = contract.normalizeAmount(input);
 				const service = parseAmount(input);
@@ -236,7 +334,8 @@ describe('oracle: the sandbox keeps the contract', () => {
 					expect(sent, `${input} sent as ${node.value}`).toEqual({ ok: true, cents: node.cents });
 					expect(format2(node.cents)).toBe(node.value);
 				}
-				if (!service.ok && service.reason !== 'not_positive') expect(node.ok, `${input}: the service refuses it (${service.reason})`).toBe(false);
+				if (!service.ok && service.reason !== 'not_positive')
+					expect(node.ok, `${input}: the service refuses it (${service.reason})`).toBe(false);
 				if (service.ok && node.ok) expect(node.cents, input).toBe(service.cents);
 			}
 		});
@@ -244,7 +343,15 @@ describe('oracle: the sandbox keeps the contract', () => {
 
 	describe('dates', () => {
 		it('search days: the same real dates accepted and refused', () => {
-			for (const day of ['2024-02-29', '2023-02-29', '2024-12-31', '2024-13-01', '2024-04-31', '2024-1-01', '0999-01-01']) {
+			for (const day of [
+				'2024-02-29',
+				'2023-02-29',
+				'2024-12-31',
+				'2024-13-01',
+				'2024-04-31',
+				'2024-1-01',
+				'0999-01-01',
+			]) {
 				expect(parseYmd(day) !== null, day).toBe(contract.toYmd(day).ok);
 			}
 		});

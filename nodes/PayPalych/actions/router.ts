@@ -30,10 +30,15 @@ const OPERATIONS = {
 } satisfies { [R in keyof PayPalychMap]: Record<PayPalychMap[R], OperationRun> };
 
 function runnerOf(resource: string, operation: string): OperationRun | undefined {
-	const operations: Record<string, OperationRun> | undefined = Object.prototype.hasOwnProperty.call(OPERATIONS, resource)
+	const operations: Record<string, OperationRun> | undefined = Object.prototype.hasOwnProperty.call(
+		OPERATIONS,
+		resource,
+	)
 		? OPERATIONS[resource as keyof PayPalychMap]
 		: undefined;
-	return operations && Object.prototype.hasOwnProperty.call(operations, operation) ? operations[operation] : undefined;
+	return operations && Object.prototype.hasOwnProperty.call(operations, operation)
+		? operations[operation]
+		: undefined;
 }
 
 /**
@@ -41,7 +46,11 @@ function runnerOf(resource: string, operation: string): OperationRun | undefined
  * NodeOperationError from the transport or the input checks, or anything else) leaves the node as
  * a NodeApiError or NodeOperationError that names the item.
  */
-function asNodeError(this: IExecuteFunctions, error: unknown, itemIndex: number): NodeApiError | NodeOperationError {
+function asNodeError(
+	this: IExecuteFunctions,
+	error: unknown,
+	itemIndex: number,
+): NodeApiError | NodeOperationError {
 	const wrapped =
 		error instanceof NodeApiError || error instanceof NodeOperationError
 			? error
@@ -61,9 +70,13 @@ export async function router(this: IExecuteFunctions): Promise<INodeExecutionDat
 			const operation = this.getNodeParameter('operation', itemIndex) as string;
 			const run = runnerOf(resource, operation);
 			if (!run) {
-				throw new NodeOperationError(this.getNode(), `The operation "${operation}" of resource "${resource}" is not known`, {
-					itemIndex,
-				});
+				throw new NodeOperationError(
+					this.getNode(),
+					`The operation "${operation}" of resource "${resource}" is not known`,
+					{
+						itemIndex,
+					},
+				);
 			}
 			const results = await run.call(this, itemIndex);
 			for (const json of results) output.push({ json, pairedItem: { item: itemIndex } });

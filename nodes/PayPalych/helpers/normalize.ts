@@ -32,7 +32,8 @@ export function normalizeResponse<T>(value: T): T {
 	const out: IDataObject = {};
 	for (const [key, field] of Object.entries(value as IDataObject)) {
 		if (key === 'success' || key === 'active') out[key] = toBoolean(field) as IDataObject[string];
-		else if (AMOUNT_FIELDS.has(key)) out[key] = normalizeResponseAmount(field) as IDataObject[string];
+		else if (AMOUNT_FIELDS.has(key))
+			out[key] = normalizeResponseAmount(field) as IDataObject[string];
 		else out[key] = normalizeResponse(field);
 	}
 	return out as T;

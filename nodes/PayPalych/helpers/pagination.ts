@@ -41,7 +41,8 @@ export async function listAll(
 	const seen = new Set<string>();
 	let cursor: string | undefined;
 	for (;;) {
-		const perPage = limit === undefined ? PAGE_SIZE : Math.min(PAGE_SIZE, Math.max(1, limit - entries.length));
+		const perPage =
+			limit === undefined ? PAGE_SIZE : Math.min(PAGE_SIZE, Math.max(1, limit - entries.length));
 		const answer = await apiRequest.call(this, 'GET', endpoint, {
 			qs: { ...qs, per_page: perPage, cursor },
 			itemIndex,

@@ -14,53 +14,53 @@ import { inputError } from './validation';
  * positions, input items or times, which change between runs.
  */
 export const ORDER_ID_RULE =
-	'The same value for every retry, re-run and duplicate delivery of this payout, and a new value for each payout you mean to make: an invoice or withdrawal number from your system, the eventKey of a PayPalych Trigger ({{ $json.eventKey }}), or sweep-{{ $today.toFormat(\'yyyy-MM-dd\') }} for a daily sweep. The node looks it up first and never pays an order ID twice.';
+	"The same value for every retry, re-run and duplicate delivery of this payout, and a new value for each payout you mean to make: an invoice or withdrawal number from your system, the eventKey of a PayPalych Trigger ({{ $json.eventKey }}), or sweep-{{ $today.toFormat('yyyy-MM-dd') }} for a daily sweep. The node looks it up first and never pays an order ID twice.";
 
 /** Longest Order ID the node sends. */
 export const MAX_ORDER_ID_LENGTH = 100;
 
 /** The Order ID and the Options of the two payout-create operations (each adds its display options). */
 export const payoutFields: INodeProperties[] = [
-		{
-			displayName: 'Order ID',
-			name: 'orderId',
-			type: 'string',
-			required: true,
-			default: '',
-			placeholder: "e.g. withdrawal-{{ $json.requestId }}",
-			description:
-				"Your unique ID of this payout: the same value for every retry, re-run and duplicate delivery of this payout, and a new value for each payout you mean to make. Use an invoice or withdrawal number from your system, the eventKey field of a PayPalych Trigger's output (one per postback, the same on every delivery), or sweep- and the date for a daily sweep. The node looks it up first and never pays an order ID twice.",
-		},
-		{
-			displayName: 'Options',
-			name: 'options',
-			type: 'collection',
-			placeholder: 'Add Option',
-			default: {},
-			options: [
-				{
-					displayName: 'On Existing Payout',
-					name: 'onExisting',
-					type: 'options',
-					default: 'return',
-					options: [
-						{
-							name: 'Return It',
-							value: 'return',
-							description:
-								'Output the payout already made under this Order ID, marked already_existed: true, and pay nothing (a retried or re-run execution goes on)',
-						},
-						{
-							name: 'Fail',
-							value: 'fail',
-							description: 'Stop with an error naming the existing payout, and pay nothing',
-						},
-					],
-					description:
-						'What to do when a payout with this Order ID already exists with the same amount and destination. One with another amount or destination is always an error.',
-				},
-			],
-		},
+	{
+		displayName: 'Order ID',
+		name: 'orderId',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: 'e.g. withdrawal-{{ $json.requestId }}',
+		description:
+			"Your unique ID of this payout: the same value for every retry, re-run and duplicate delivery of this payout, and a new value for each payout you mean to make. Use an invoice or withdrawal number from your system, the eventKey field of a PayPalych Trigger's output (one per postback, the same on every delivery), or sweep- and the date for a daily sweep. The node looks it up first and never pays an order ID twice.",
+	},
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		options: [
+			{
+				displayName: 'On Existing Payout',
+				name: 'onExisting',
+				type: 'options',
+				default: 'return',
+				options: [
+					{
+						name: 'Return It',
+						value: 'return',
+						description:
+							'Output the payout already made under this Order ID, marked already_existed: true, and pay nothing (a retried or re-run execution goes on)',
+					},
+					{
+						name: 'Fail',
+						value: 'fail',
+						description: 'Stop with an error naming the existing payout, and pay nothing',
+					},
+				],
+				description:
+					'What to do when a payout with this Order ID already exists with the same amount and destination. One with another amount or destination is always an error.',
+			},
+		],
+	},
 ];
 
 /** What one payout request asks for, to compare with a payout that already exists. */
@@ -73,7 +73,8 @@ export interface PayoutIntent {
 	sameDestination(payout: IDataObject): boolean | undefined;
 }
 
-const digitsOf = (value: unknown) => (typeof value === 'string' || typeof value === 'number' ? String(value).replace(/\D/g, '') : '');
+const digitsOf = (value: unknown) =>
+	typeof value === 'string' || typeof value === 'number' ? String(value).replace(/\D/g, '') : '';
 
 function cents(amount: string): number {
 	const value = toCents(amount);
@@ -104,12 +105,15 @@ export function cardIntent(amount: string, cardNumber: string): PayoutIntent {
 		amount,
 		label: `card ${cardNumber.slice(0, 6)}******${cardNumber.slice(-4)}`,
 		sameDestination: (payout) => {
-			const shown = typeof payout.account_identifier === 'string' ? payout.account_identifier.trim() : '';
+			const shown =
+				typeof payout.account_identifier === 'string' ? payout.account_identifier.trim() : '';
 			if (shown === '') return undefined;
 			if (/^\d+$/.test(shown)) return shown === cardNumber;
 			const head = /^\d*/.exec(shown)?.[0] ?? '';
 			const tail = /\d*$/.exec(shown)?.[0] ?? '';
-			return cardNumber.startsWith(head) && cardNumber.endsWith(tail) && head.length + tail.length > 0;
+			return (
+				cardNumber.startsWith(head) && cardNumber.endsWith(tail) && head.length + tail.length > 0
+			);
 		},
 	};
 }
@@ -143,7 +147,11 @@ function httpCodeOf(error: unknown): number | undefined {
 function orderIdTaken(error: unknown): boolean {
 	const context = (error as { context?: IDataObject } | undefined)?.context;
 	const fields = context?.fieldErrors as IDataObject | undefined;
-	return errorKey(error) === 'invalid_request_data' && fields !== undefined && fields.order_id !== undefined;
+	return (
+		errorKey(error) === 'invalid_request_data' &&
+		fields !== undefined &&
+		fields.order_id !== undefined
+	);
 }
 
 /** No answer, or a 5xx: the service may have made the payout before it failed to answer. */
@@ -152,12 +160,20 @@ function mayHaveMovedMoney(error: unknown): boolean {
 	return code === undefined || code >= 500;
 }
 
-const money = (cents: number) => `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
+const money = (cents: number) =>
+	`${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
 
 /** The first payout under this order ID (payout/status answers one), or undefined when there is none. */
-async function firstPayout(this: IExecuteFunctions, orderId: string, itemIndex: number): Promise<IDataObject | undefined> {
+async function firstPayout(
+	this: IExecuteFunctions,
+	orderId: string,
+	itemIndex: number,
+): Promise<IDataObject | undefined> {
 	try {
-		return await apiRequest.call(this, 'GET', ENDPOINTS.payoutStatus.path, { qs: { order_id: orderId }, itemIndex });
+		return await apiRequest.call(this, 'GET', ENDPOINTS.payoutStatus.path, {
+			qs: { order_id: orderId },
+			itemIndex,
+		});
 	} catch (error) {
 		if (errorKey(error) === 'api:error.payout_not_found') return undefined;
 		throw new NodeApiError(this.getNode(), error as JsonObject, { itemIndex });
@@ -262,8 +278,12 @@ export async function payoutsUnderOrderId(
 
 function describeExisting(payouts: IDataObject[]): string {
 	const cents = payouts.reduce((sum, payout) => sum + (toCents(payout.amount) ?? 0), 0);
-	const where = [...new Set(payouts.map((payout) => String(payout.account_identifier ?? 'an unknown account')))].join(', ');
-	const ids = payouts.map((payout) => `${String(payout.id)} (${String(payout.status ?? '?')})`).join(', ');
+	const where = [
+		...new Set(payouts.map((payout) => String(payout.account_identifier ?? 'an unknown account'))),
+	].join(', ');
+	const ids = payouts
+		.map((payout) => `${String(payout.id)} (${String(payout.status ?? '?')})`)
+		.join(', ');
 	return `${money(cents)} to ${where}: payout ${ids}`;
 }
 
@@ -309,7 +329,12 @@ export function checkOrderId(this: IExecuteFunctions, itemIndex: number): string
 		throw inputError(node, 'Order ID', 'is required', itemIndex, ORDER_ID_RULE);
 	}
 	if (value.length > MAX_ORDER_ID_LENGTH) {
-		throw inputError(node, 'Order ID', `must be at most ${MAX_ORDER_ID_LENGTH} characters (got ${value.length})`, itemIndex);
+		throw inputError(
+			node,
+			'Order ID',
+			`must be at most ${MAX_ORDER_ID_LENGTH} characters (got ${value.length})`,
+			itemIndex,
+		);
 	}
 	if (Array.from(value).some((c) => c.charCodeAt(0) < 32 || c.charCodeAt(0) === 127)) {
 		throw inputError(node, 'Order ID', 'must not contain control characters', itemIndex);
@@ -342,10 +367,15 @@ export async function createPayoutOnce(
 	const existingOutput = (existing: IDataObject[]): IDataObject[] => {
 		sameIntentOrThrow.call(this, existing, orderId, intent, itemIndex);
 		if (onExisting === 'fail') {
-			throw new NodeOperationError(this.getNode(), `Order ID ${orderId} was already paid out: ${describeExisting(existing)}`, {
-				itemIndex,
-				description: 'Nothing was paid again (On Existing Payout is set to Fail). Give a new payout its own Order ID.',
-			});
+			throw new NodeOperationError(
+				this.getNode(),
+				`Order ID ${orderId} was already paid out: ${describeExisting(existing)}`,
+				{
+					itemIndex,
+					description:
+						'Nothing was paid again (On Existing Payout is set to Fail). Give a new payout its own Order ID.',
+				},
+			);
 		}
 		return output(existing, orderId, true);
 	};
@@ -355,10 +385,15 @@ export async function createPayoutOnce(
 
 	let answer: IDataObject;
 	try {
-		answer = await apiRequest.call(this, 'POST', endpoint, { body: { ...body, order_id: orderId }, itemIndex });
+		answer = await apiRequest.call(this, 'POST', endpoint, {
+			body: { ...body, order_id: orderId },
+			itemIndex,
+		});
 	} catch (error) {
 		if (orderIdTaken(error) || mayHaveMovedMoney(error)) {
-			const after = await payoutsUnderOrderId.call(this, orderId, intent.cents, itemIndex).catch(() => undefined);
+			const after = await payoutsUnderOrderId
+				.call(this, orderId, intent.cents, itemIndex)
+				.catch(() => undefined);
 			// Taken meanwhile by another run: that run's payout. No answer: this request's own payout.
 			if (after && orderIdTaken(error)) return existingOutput(after);
 			if (after) {
@@ -374,18 +409,27 @@ export async function createPayoutOnce(
 				.filter(Boolean)
 				.join(' ');
 		}
-		throw error instanceof NodeApiError ? error : new NodeApiError(this.getNode(), error as JsonObject, { itemIndex });
+		throw error instanceof NodeApiError
+			? error
+			: new NodeApiError(this.getNode(), error as JsonObject, { itemIndex });
 	}
 	const payouts = Array.isArray(answer.data) ? (answer.data as unknown[]) : undefined;
 	const valid =
 		payouts !== undefined &&
 		payouts.length > 0 &&
-		payouts.every((payout) => typeof payout === 'object' && payout !== null && (payout as IDataObject).id !== undefined);
+		payouts.every(
+			(payout) =>
+				typeof payout === 'object' && payout !== null && (payout as IDataObject).id !== undefined,
+		);
 	if (!valid) {
-		throw new NodeOperationError(this.getNode(), `The service accepted payout ${orderId} but answered without the list of payouts`, {
-			itemIndex,
-			description: `The money may have moved. Look Order ID ${orderId} up (Payout › Get by order ID) before paying again; running this node again with the same Order ID is safe.`,
-		});
+		throw new NodeOperationError(
+			this.getNode(),
+			`The service accepted payout ${orderId} but answered without the list of payouts`,
+			{
+				itemIndex,
+				description: `The money may have moved. Look Order ID ${orderId} up (Payout › Get by order ID) before paying again; running this node again with the same Order ID is safe.`,
+			},
+		);
 	}
 	return output(payouts as IDataObject[], orderId, false);
 }

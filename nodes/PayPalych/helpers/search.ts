@@ -5,7 +5,11 @@ import { listAll } from './pagination';
 import { checkDateRange } from './validation';
 
 /** Bill > Search and Payout > Search: every entry created between Start Date and Finish Date (inclusive). */
-export async function searchByDates(this: IExecuteFunctions, endpoint: string, itemIndex: number): Promise<IDataObject[]> {
+export async function searchByDates(
+	this: IExecuteFunctions,
+	endpoint: string,
+	itemIndex: number,
+): Promise<IDataObject[]> {
 	const { startDate, finishDate } = checkDateRange(
 		this.getNode(),
 		this.getNodeParameter('startDate', itemIndex),
@@ -14,6 +18,12 @@ export async function searchByDates(this: IExecuteFunctions, endpoint: string, i
 	);
 	const returnAll = this.getNodeParameter('returnAll', itemIndex, false) as boolean;
 	const limit = returnAll ? undefined : (this.getNodeParameter('limit', itemIndex, 50) as number);
-	const entries = await listAll.call(this, endpoint, { start_date: startDate, finish_date: finishDate }, limit, itemIndex);
+	const entries = await listAll.call(
+		this,
+		endpoint,
+		{ start_date: startDate, finish_date: finishDate },
+		limit,
+		itemIndex,
+	);
 	return entries.map((entry) => normalizeResponse(entry));
 }

@@ -34,8 +34,10 @@ export interface ApiFailure {
 }
 
 const EXTRA_HINTS: Record<string, string> = {
-	http_429: 'The service is rate-limiting this account. Wait a little, or turn on Retry On Fail in the node settings.',
-	network_error: 'Check the Base URL of the PayPalych credential and that the service is reachable from n8n.',
+	http_429:
+		'The service is rate-limiting this account. Wait a little, or turn on Retry On Fail in the node settings.',
+	network_error:
+		'Check the Base URL of the PayPalych credential and that the service is reachable from n8n.',
 };
 
 function withoutEmpty<T>(values: Record<string, T | undefined> | undefined): Record<string, T> {
@@ -83,7 +85,8 @@ export function toNodeApiError(
 	// setDescriptiveErrorMessage may rewrite the message for some codes: keep ours.
 	error.message = described.message;
 	error.context.errorKey = described.key;
-	if (described.fieldErrors) error.context.fieldErrors = described.fieldErrors as unknown as IDataObject;
+	if (described.fieldErrors)
+		error.context.fieldErrors = described.fieldErrors as unknown as IDataObject;
 	return error;
 }
 
@@ -118,13 +121,26 @@ export async function apiRequest(
 
 	let response: { statusCode?: number; body?: unknown };
 	try {
-		response = (await this.helpers.httpRequestWithAuthentication.call(this, CREDENTIAL_NAME, request)) as {
+		response = (await this.helpers.httpRequestWithAuthentication.call(
+			this,
+			CREDENTIAL_NAME,
+			request,
+		)) as {
 			statusCode?: number;
 			body?: unknown;
 		};
 	} catch (error) {
-		const httpCode = typeof error?.httpCode === 'string' && /^\d+$/.test(error.httpCode) ? Number(error.httpCode) : undefined;
-		throw toNodeApiError.call(this, httpCode, error?.context?.data, options.itemIndex, error?.message);
+		const httpCode =
+			typeof error?.httpCode === 'string' && /^\d+$/.test(error.httpCode)
+				? Number(error.httpCode)
+				: undefined;
+		throw toNodeApiError.call(
+			this,
+			httpCode,
+			error?.context?.data,
+			options.itemIndex,
+			error?.message,
+		);
 	}
 
 	const statusCode = response.statusCode ?? 200;
@@ -133,7 +149,12 @@ export async function apiRequest(
 		throw toNodeApiError.call(this, statusCode, body, options.itemIndex);
 	}
 	if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-		throw toNodeApiError.call(this, statusCode, { message: 'The service answered with something other than a JSON object' }, options.itemIndex);
+		throw toNodeApiError.call(
+			this,
+			statusCode,
+			{ message: 'The service answered with something other than a JSON object' },
+			options.itemIndex,
+		);
 	}
 	const record = body as IDataObject;
 	if (record.success === false || record.success === 'false') {

@@ -27,7 +27,11 @@ function niceMax(max: number): number {
  * (bars never hide each other the way lines do). No script, nothing loaded from elsewhere, and it
  * scales to the width of a phone. `starts` are the bucket start times (UTC labels).
  */
-export function barChart(title: string, starts: readonly number[], series: readonly Series[]): Html {
+export function barChart(
+	title: string,
+	starts: readonly number[],
+	series: readonly Series[],
+): Html {
 	const n = starts.length;
 	const top = niceMax(Math.max(0, ...series.flatMap((s) => s.values)));
 	const plotW = W - PAD.left - PAD.right;
@@ -45,7 +49,11 @@ export function barChart(title: string, starts: readonly number[], series: reado
 	);
 	const labelEvery = Math.max(1, Math.ceil(n / 6));
 	const labels = starts.map((t, i) =>
-		i % labelEvery === 0 ? raw(`<text class="axis" x="${num(PAD.left + (i + 0.5) * group)}" y="${H - 6}" text-anchor="middle">${hhmm(t)}</text>`) : '',
+		i % labelEvery === 0
+			? raw(
+					`<text class="axis" x="${num(PAD.left + (i + 0.5) * group)}" y="${H - 6}" text-anchor="middle">${hhmm(t)}</text>`,
+				)
+			: '',
 	);
 	const bars = series.map((s, j) =>
 		s.values.map((v, i) =>
@@ -58,7 +66,23 @@ export function barChart(title: string, starts: readonly number[], series: reado
 	);
 	const total = (s: Series) => s.values.reduce((a, b) => a + b, 0);
 	return html`<figure class="chart">
-		<svg viewBox="0 0 ${W} ${H}" role="img" aria-label="${title}: ${series.map((s) => `${s.name} ${total(s)}`).join(', ')}">${grid}${labels}${bars}</svg>
-		<figcaption class="legend">${series.map((s) => html`<span><svg class="mark" viewBox="0 0 10 10" width="10" height="10"><rect class="${s.cls}" width="10" height="10"/></svg> ${s.name} <b>${total(s)}</b></span>`)}</figcaption>
+		<svg
+			viewBox="0 0 ${W} ${H}"
+			role="img"
+			aria-label="${title}: ${series.map((s) => `${s.name} ${total(s)}`).join(', ')}"
+		>
+			${grid}${labels}${bars}
+		</svg>
+		<figcaption class="legend">
+			${series.map(
+				(s) =>
+					html`<span
+						><svg class="mark" viewBox="0 0 10 10" width="10" height="10">
+							<rect class="${s.cls}" width="10" height="10" />
+						</svg>
+						${s.name} <b>${total(s)}</b></span
+					>`,
+			)}
+		</figcaption>
 	</figure>`;
 }

@@ -14,13 +14,27 @@ export class Html {
 	}
 }
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' };
+const ESCAPES: Record<string, string> = {
+	'&': '&amp;',
+	'<': '&lt;',
+	'>': '&gt;',
+	'"': '&quot;',
+	"'": '&#39;',
+	'`': '&#96;',
+};
 
 export function escapeHtml(text: string): string {
 	return text.replace(/[&<>"'`]/g, (c) => ESCAPES[c]);
 }
 
-export type Interpolation = Html | string | number | boolean | null | undefined | readonly Interpolation[];
+export type Interpolation =
+	| Html
+	| string
+	| number
+	| boolean
+	| null
+	| undefined
+	| readonly Interpolation[];
 
 function render(value: Interpolation): string {
 	if (value === null || value === undefined || value === false) return '';

@@ -18,7 +18,8 @@ export const LOGIN_COOKIE = 'relay_console_login';
  * not execute either), nothing is loaded from elsewhere, no framing, nothing cached.
  */
 const SECURITY_HEADERS = {
-	'content-security-policy': "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+	'content-security-policy':
+		"default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
 	'x-content-type-options': 'nosniff',
 	'x-frame-options': 'DENY',
 	'referrer-policy': 'no-referrer',
@@ -36,7 +37,8 @@ class LoginThrottle {
 		return !!f && now - f.since < FAILED_LOGIN_WINDOW_MS && f.n >= MAX_FAILED_LOGINS;
 	}
 	fail(ip: string, now: number): void {
-		for (const [key, f] of this.#failures) if (now - f.since >= FAILED_LOGIN_WINDOW_MS) this.#failures.delete(key);
+		for (const [key, f] of this.#failures)
+			if (now - f.since >= FAILED_LOGIN_WINDOW_MS) this.#failures.delete(key);
 		const f = this.#failures.get(ip);
 		if (f) f.n += 1;
 		else if (this.#failures.size < 10_000) this.#failures.set(ip, { n: 1, since: now });
@@ -69,14 +71,31 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleOption
 	});
 
 	app.get('/console/assets/console.css', async (_request, reply) =>
-		reply.header('cache-control', 'public, max-age=3600').type('text/css; charset=utf-8').send(CONSOLE_CSS),
+		reply
+			.header('cache-control', 'public, max-age=3600')
+			.type('text/css; charset=utf-8')
+			.send(CONSOLE_CSS),
 	);
 
-	const cookieOptions = { path: '/admin', httpOnly: true, sameSite: 'strict', secure: 'auto' } as const;
+	const cookieOptions = {
+		path: '/admin',
+		httpOnly: true,
+		sameSite: 'strict',
+		secure: 'auto',
+	} as const;
 
-	const showLogin = (reply: FastifyReply, code: number, next: string | undefined, errors: readonly string[] = []) => {
+	const showLogin = (
+		reply: FastifyReply,
+		code: number,
+		next: string | undefined,
+		errors: readonly string[] = [],
+	) => {
 		const form = auth.loginForm();
-		reply.setCookie(LOGIN_COOKIE, form.nonce, { ...cookieOptions, path: LOGIN, maxAge: LOGIN_FORM_TTL_MS / 1000 });
+		reply.setCookie(LOGIN_COOKIE, form.nonce, {
+			...cookieOptions,
+			path: LOGIN,
+			maxAge: LOGIN_FORM_TTL_MS / 1000,
+		});
 		return sendPage(reply, code, loginPage(form.token, next, errors));
 	};
 
@@ -91,13 +110,18 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleOption
 		const next = safeReturn(body.next, '') || undefined;
 		if (!auth.checkLoginForm(request.cookies[LOGIN_COOKIE], body._csrf)) {
 			request.log.warn({ reason: 'login form token' }, 'console login refused');
-			return showLogin(reply, 403, next, ['This login form has expired or did not come from this relay. Try again on this page.']);
+			return showLogin(reply, 403, next, [
+				'This login form has expired or did not come from this relay. Try again on this page.',
+			]);
 		}
 		const parsed = loginForm.safeParse(body);
-		if (!parsed.success) return showLogin(reply, 400, next, describeIssues(parsed.error, { token: 'Admin token' }));
+		if (!parsed.success)
+			return showLogin(reply, 400, next, describeIssues(parsed.error, { token: 'Admin token' }));
 		const now = Date.now();
 		if (throttle.blocked(request.ip, now)) {
-			return showLogin(reply, 429, next, ['Too many wrong tokens from this address. Wait 15 minutes and try again.']);
+			return showLogin(reply, 429, next, [
+				'Too many wrong tokens from this address. Wait 15 minutes and try again.',
+			]);
 		}
 		if (!auth.checkToken(parsed.data.token)) {
 			throttle.fail(request.ip, now);
@@ -116,7 +140,17 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleOption
 		const session = auth.verify(request.cookies[SESSION_COOKIE]);
 		const body = (request.body ?? {}) as Record<string, unknown>;
 		if (session && !auth.checkCsrf(session, body._csrf)) {
-			return sendPage(reply, 403, page({ title: 'Refused', errors: ['The logout form is missing its CSRF token: you are still logged in.'] }, html`<p><a href="${CONSOLE}">Back to the console</a></p>`));
+			return sendPage(
+				reply,
+				403,
+				page(
+					{
+						title: 'Refused',
+						errors: ['The logout form is missing its CSRF token: you are still logged in.'],
+					},
+					html`<p><a href="${CONSOLE}">Back to the console</a></p>`,
+				),
+			);
 		}
 		if (session) auth.revoke(session);
 		reply.clearCookie(SESSION_COOKIE, cookieOptions);

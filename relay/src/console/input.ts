@@ -17,9 +17,16 @@ const timeText = z
 	.max(40, 'is not a date and time')
 	.transform((v, ctx) => {
 		const local = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,3})?)?$/.test(v);
-		const n = /^\d{1,15}$/.test(v) ? Number(v) : /^\d{4}-\d\d-\d\d/.test(v) ? Date.parse(local ? `${v}Z` : v) : Number.NaN;
+		const n = /^\d{1,15}$/.test(v)
+			? Number(v)
+			: /^\d{4}-\d\d-\d\d/.test(v)
+				? Date.parse(local ? `${v}Z` : v)
+				: Number.NaN;
 		if (!Number.isFinite(n)) {
-			ctx.addIssue({ code: 'custom', message: 'is not a date and time (use YYYY-MM-DD HH:MM in UTC)' });
+			ctx.addIssue({
+				code: 'custom',
+				message: 'is not a date and time (use YYYY-MM-DD HH:MM in UTC)',
+			});
 			return z.NEVER;
 		}
 		return n;
@@ -27,9 +34,16 @@ const timeText = z
 const optionalTime = z.preprocess(blank, timeText.optional());
 const requiredTime = z.preprocess(blank, timeText);
 
-const kind = z.enum(POSTBACK_EVENTS as [PostbackEvent, ...PostbackEvent[]], { error: `must be one of ${POSTBACK_EVENTS.join(', ')}` });
-const status = z.enum(DELIVERY_STATUSES as [DeliveryStatus, ...DeliveryStatus[]], { error: `must be one of ${DELIVERY_STATUSES.join(', ')}` });
-const text = z.string({ error: 'must be given once' }).trim().max(128, 'is longer than 128 characters');
+const kind = z.enum(POSTBACK_EVENTS as [PostbackEvent, ...PostbackEvent[]], {
+	error: `must be one of ${POSTBACK_EVENTS.join(', ')}`,
+});
+const status = z.enum(DELIVERY_STATUSES as [DeliveryStatus, ...DeliveryStatus[]], {
+	error: `must be one of ${DELIVERY_STATUSES.join(', ')}`,
+});
+const text = z
+	.string({ error: 'must be given once' })
+	.trim()
+	.max(128, 'is longer than 128 characters');
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess(blank, schema.optional());
 
 /** Events page: `before` pages backwards from the last row shown (`<receivedAt>.<id>`). */
@@ -41,27 +55,43 @@ export const eventsQuery = z
 		to: optionalTime,
 		trsId: optional(text),
 		invId: optional(text),
-		before: optional(z.string().regex(/^\d{1,15}\.[A-Za-z0-9_-]{1,64}$/, 'is not a page cursor')).transform((v) => {
-				if (v === undefined) return undefined;
-				const dot = v.indexOf('.');
-				return { receivedAt: Number(v.slice(0, dot)), id: v.slice(dot + 1) };
-			}),
+		before: optional(
+			z.string().regex(/^\d{1,15}\.[A-Za-z0-9_-]{1,64}$/, 'is not a page cursor'),
+		).transform((v) => {
+			if (v === undefined) return undefined;
+			const dot = v.indexOf('.');
+			return { receivedAt: Number(v.slice(0, dot)), id: v.slice(dot + 1) };
+		}),
 	})
-	.refine((q) => q.from === undefined || q.to === undefined || q.from < q.to, { message: 'From must be before To', path: ['from'] });
+	.refine((q) => q.from === undefined || q.to === undefined || q.from < q.to, {
+		message: 'From must be before To',
+		path: ['from'],
+	});
 export type EventsQuery = z.infer<typeof eventsQuery>;
 
 /** Dead letters page: filter by target, page backwards by delivery id. */
 export const deadQuery = z.object({
 	target: optional(text),
-	beforeId: optional(z.coerce.number({ error: 'is not a delivery id' }).int('is not a delivery id').positive('is not a delivery id')),
+	beforeId: optional(
+		z.coerce
+			.number({ error: 'is not a delivery id' })
+			.int('is not a delivery id')
+			.positive('is not a delivery id'),
+	),
 });
 
-export const deliveryId = z.coerce.number({ error: 'is not a delivery id' }).int('is not a delivery id').positive('is not a delivery id');
+export const deliveryId = z.coerce
+	.number({ error: 'is not a delivery id' })
+	.int('is not a delivery id')
+	.positive('is not a delivery id');
 
 /** Every console form carries its CSRF token; where to go back to is checked by the route. */
 const formBase = { _csrf: z.string().optional(), back: z.string().max(2000).optional() };
 export const plainForm = z.object(formBase);
-export const targetForm = z.object({ ...formBase, target: z.string({ error: 'is required' }).trim().min(1, 'is required') });
+export const targetForm = z.object({
+	...formBase,
+	target: z.string({ error: 'is required' }).trim().min(1, 'is required'),
+});
 export const replayForm = z
 	.object({
 		...formBase,
@@ -72,10 +102,16 @@ export const replayForm = z
 	.refine((r) => r.from < r.to, { message: 'From must be before To', path: ['from'] });
 /** The confirmed replay also carries the number of deliveries the confirmation showed. */
 export const confirmedReplay = z.object({
-	deliveries: z.coerce.number({ error: 'is missing: confirm the replay on its confirmation page' }).int().min(1),
+	deliveries: z.coerce
+		.number({ error: 'is missing: confirm the replay on its confirmation page' })
+		.int()
+		.min(1),
 });
 
-export const loginForm = z.object({ token: z.string({ error: 'is required' }).max(4096), _csrf: z.string().optional() });
+export const loginForm = z.object({
+	token: z.string({ error: 'is required' }).max(4096),
+	_csrf: z.string().optional(),
+});
 
 /** The messages a redirect after an action may show (only these, by code: nothing from the URL is echoed). */
 export const noticeQuery = z.object({

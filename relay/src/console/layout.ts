@@ -32,36 +32,59 @@ export function page(options: PageOptions, body: Interpolation): string {
 	const header = options.csrf
 		? html`<header>
 				<span class="brand">PayPalych relay</span>
-				<nav>${NAV.map(([key, label, href]) => html`<a href="${href}"${options.section === key ? html` aria-current="page"` : ''}>${label}</a>`)}</nav>
-				<form method="post" action="/admin/logout" class="inline"><input type="hidden" name="_csrf" value="${options.csrf}"><button type="submit">Log out</button></form>
+				<nav>
+					${NAV.map(
+						([key, label, href]) =>
+							html`<a href="${href}" ${options.section === key ? html` aria-current="page"` : ''}
+								>${label}</a
+							>`,
+					)}
+				</nav>
+				<form method="post" action="/admin/logout" class="inline">
+					<input type="hidden" name="_csrf" value="${options.csrf}" /><button type="submit">
+						Log out
+					</button>
+				</form>
 			</header>`
 		: html`<header><span class="brand">PayPalych relay</span></header>`;
 	return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-${options.refreshSeconds ? html`<meta http-equiv="refresh" content="${options.refreshSeconds}">` : ''}
-<title>${options.title} · PayPalych relay</title>
-<link rel="stylesheet" href="${ASSETS}/console.css">
-</head>
-<body>
-${header}
-<main>
-${options.notice ? html`<p class="notice" role="status">${options.notice}</p>` : ''}
-${options.errors?.length ? html`<div class="error" role="alert">${options.errors.length === 1 ? options.errors[0] : html`<ul>${options.errors.map((e) => html`<li>${e}</li>`)}</ul>`}</div>` : ''}
-${body}
-</main>
-</body>
-</html>`.value;
+		<html lang="en">
+			<head>
+				<meta charset="utf-8" />
+				<meta name="viewport" content="width=device-width, initial-scale=1" />
+				<meta name="referrer" content="no-referrer" />
+				${options.refreshSeconds
+					? html`<meta http-equiv="refresh" content="${options.refreshSeconds}" />`
+					: ''}
+				<title>${options.title} · PayPalych relay</title>
+				<link rel="stylesheet" href="${ASSETS}/console.css" />
+			</head>
+			<body>
+				${header}
+				<main>
+					${options.notice ? html`<p class="notice" role="status">${options.notice}</p>` : ''}
+					${options.errors?.length
+						? html`<div class="error" role="alert">
+								${options.errors.length === 1
+									? options.errors[0]
+									: html`<ul>
+											${options.errors.map((e) => html`<li>${e}</li>`)}
+										</ul>`}
+							</div>`
+						: ''}
+					${body}
+				</main>
+			</body>
+		</html>`.value;
 }
 
 /** UTC, to the second: what every time in the console is written as. */
-export const utc = (ms: number | null | undefined): string => (ms === null || ms === undefined ? '—' : new Date(ms).toISOString().slice(0, 19).replace('T', ' '));
+export const utc = (ms: number | null | undefined): string =>
+	ms === null || ms === undefined ? '—' : new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
 
 /** The value of a datetime-local input for a time (UTC). */
-export const inputTime = (ms: number | undefined): string => (ms === undefined ? '' : new Date(ms).toISOString().slice(0, 19));
+export const inputTime = (ms: number | undefined): string =>
+	ms === undefined ? '' : new Date(ms).toISOString().slice(0, 19);
 
 export function duration(ms: number): string {
 	const s = Math.max(0, Math.round(ms / 1000));
@@ -71,20 +94,30 @@ export function duration(ms: number): string {
 	return `${Math.floor(s / 86_400)} d ${Math.floor((s % 86_400) / 3600)} h`;
 }
 
-export const badge = (status: DeliveryStatus | 'retry' | 'retrying', label: string = status): Html => html`<span class="badge ${status}">${label}</span>`;
+export const badge = (
+	status: DeliveryStatus | 'retry' | 'retrying',
+	label: string = status,
+): Html => html`<span class="badge ${status}">${label}</span>`;
 
 /** A hidden CSRF field plus the page to come back to. */
 export const formGuard = (csrf: string, back?: string): Html =>
-	html`<input type="hidden" name="_csrf" value="${csrf}">${back ? html`<input type="hidden" name="back" value="${back}">` : ''}`;
+	html`<input type="hidden" name="_csrf" value="${csrf}" />${back
+			? html`<input type="hidden" name="back" value="${back}" />`
+			: ''}`;
 
-export const sendPage = (reply: FastifyReply, code: number, body: string) => reply.code(code).type('text/html; charset=utf-8').send(body);
+export const sendPage = (reply: FastifyReply, code: number, body: string) =>
+	reply.code(code).type('text/html; charset=utf-8').send(body);
 
 /** A console path to go back to after an action or a login (never another site); else `fallback`. */
 export function safeReturn(value: unknown, fallback: string): string {
 	if (typeof value !== 'string' || !value.startsWith(CONSOLE)) return fallback;
 	try {
 		const url = new URL(value, 'http://relay.invalid');
-		if (url.origin !== 'http://relay.invalid' || !(url.pathname === CONSOLE || url.pathname.startsWith(`${CONSOLE}/`))) return fallback;
+		if (
+			url.origin !== 'http://relay.invalid' ||
+			!(url.pathname === CONSOLE || url.pathname.startsWith(`${CONSOLE}/`))
+		)
+			return fallback;
 		return `${url.pathname}${url.search}`;
 	} catch {
 		return fallback;

@@ -2,13 +2,29 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { targetsByKind } from '../context.ts';
 import type { RelayContext } from '../context.ts';
 import { html } from './html.ts';
-import { confirmedReplay, deadQuery, deliveryId, describeIssues, eventsQuery, noticeQuery, plainForm, replayForm, targetForm } from './input.ts';
+import {
+	confirmedReplay,
+	deadQuery,
+	deliveryId,
+	describeIssues,
+	eventsQuery,
+	noticeQuery,
+	plainForm,
+	replayForm,
+	targetForm,
+} from './input.ts';
 import { CONSOLE, LOGIN, inputTime, page, safeReturn, sendPage } from './layout.ts';
 import { deadPage, replayConfirmPage, replayErrorPage } from './pages/dead.ts';
 import type { TargetDead } from './pages/dead.ts';
 import { eventPage, eventsPage } from './pages/events.ts';
 import { overviewPage } from './pages/overview.ts';
-import { allDead, deliveriesOf, deliveryById, eventsPage as loadEventsPage, replayPlan } from './queries.ts';
+import {
+	allDead,
+	deliveriesOf,
+	deliveryById,
+	eventsPage as loadEventsPage,
+	replayPlan,
+} from './queries.ts';
 import type { ConsoleAuth, ConsoleSession } from './session.ts';
 
 const PAGE_SIZE = 50;
@@ -27,7 +43,8 @@ function noticeText(query: unknown): string | undefined {
 	if (!q.success || !q.data.notice) return undefined;
 	const n = q.data.n ?? 0;
 	const m = q.data.m ?? 0;
-	if (q.data.notice === 'requeued') return `Requeued ${plural(n, 'dead delivery', 'dead deliveries')}: pending again, with a fresh retry budget.`;
+	if (q.data.notice === 'requeued')
+		return `Requeued ${plural(n, 'dead delivery', 'dead deliveries')}: pending again, with a fresh retry budget.`;
 	return `Replayed ${plural(n, 'event', 'events')}: ${plural(m, 'new delivery', 'new deliveries')}.`;
 }
 
@@ -40,27 +57,50 @@ function withNotice(path: string, notice: string, n: number, m?: number): string
 }
 
 /** The pages and actions behind the login; every POST needs the session's CSRF token. */
-export async function consolePages(app: FastifyInstance, { ctx, auth, cookie }: PagesOptions): Promise<void> {
+export async function consolePages(
+	app: FastifyInstance,
+	{ ctx, auth, cookie }: PagesOptions,
+): Promise<void> {
 	const sessions = new WeakMap<FastifyRequest, ConsoleSession>();
-	const csrfOf = (request: FastifyRequest) => auth.csrfToken(sessions.get(request) as ConsoleSession);
+	const csrfOf = (request: FastifyRequest) =>
+		auth.csrfToken(sessions.get(request) as ConsoleSession);
 	const configured = () => targetsByKind(ctx.config);
 	const configuredTargets = () => [...new Set(Object.values(configured()).flat())];
 
 	/** A refusal page: what was wrong, and that nothing changed. */
-	const refuse = (request: FastifyRequest, reply: FastifyReply, code: number, title: string, errors: readonly string[]) =>
+	const refuse = (
+		request: FastifyRequest,
+		reply: FastifyReply,
+		code: number,
+		title: string,
+		errors: readonly string[],
+	) =>
 		sendPage(
 			reply,
 			code,
-			page({ title, csrf: sessions.has(request) ? csrfOf(request) : undefined, errors: [...errors, 'Nothing was changed.'] }, html`<h1>${title}</h1><p><a href="${CONSOLE}">Back to the overview</a></p>`),
+			page(
+				{
+					title,
+					csrf: sessions.has(request) ? csrfOf(request) : undefined,
+					errors: [...errors, 'Nothing was changed.'],
+				},
+				html`<h1>${title}</h1>
+					<p><a href="${CONSOLE}">Back to the overview</a></p>`,
+			),
 		);
 
 	app.addHook('onRequest', async (request, reply) => {
 		const session = auth.verify(request.cookies[cookie]);
 		if (!session) {
 			if (request.method === 'GET' || request.method === 'HEAD') {
-				return reply.redirect(`${LOGIN}?${new URLSearchParams({ next: request.url }).toString()}`, 303);
+				return reply.redirect(
+					`${LOGIN}?${new URLSearchParams({ next: request.url }).toString()}`,
+					303,
+				);
 			}
-			return refuse(request, reply, 401, 'Not logged in', ['Log in first (the login may have expired).']);
+			return refuse(request, reply, 401, 'Not logged in', [
+				'Log in first (the login may have expired).',
+			]);
 		}
 		sessions.set(request, session);
 		return undefined;
@@ -70,21 +110,31 @@ export async function consolePages(app: FastifyInstance, { ctx, auth, cookie }: 
 		if (request.method !== 'POST') return undefined;
 		const type = String(request.headers['content-type'] ?? '');
 		if (!type.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
-			return refuse(request, reply, 415, 'Refused', ['Console actions are HTML form posts (application/x-www-form-urlencoded).']);
+			return refuse(request, reply, 415, 'Refused', [
+				'Console actions are HTML form posts (application/x-www-form-urlencoded).',
+			]);
 		}
 		const body = (request.body ?? {}) as Record<string, unknown>;
 		if (!auth.checkCsrf(sessions.get(request) as ConsoleSession, body._csrf)) {
 			request.log.warn({ reason: 'csrf' }, 'console action refused');
-			return refuse(request, reply, 403, 'Refused', ['The form is missing its CSRF token, or it is not this login’s: reload the page and try again.']);
+			return refuse(request, reply, 403, 'Refused', [
+				'The form is missing its CSRF token, or it is not this login’s: reload the page and try again.',
+			]);
 		}
 		return undefined;
 	});
 
-	app.setNotFoundHandler((request, reply) => refuse(request, reply, 404, 'Not found', ['There is no such console page.']));
+	app.setNotFoundHandler((request, reply) =>
+		refuse(request, reply, 404, 'Not found', ['There is no such console page.']),
+	);
 
 	// Overview
 	app.get('/', async (request, reply) => {
-		return sendPage(reply, 200, await overviewPage(ctx, { csrf: csrfOf(request), now: Date.now() }));
+		return sendPage(
+			reply,
+			200,
+			await overviewPage(ctx, { csrf: csrfOf(request), now: Date.now() }),
+		);
 	});
 
 	// Events
@@ -92,20 +142,47 @@ export async function consolePages(app: FastifyInstance, { ctx, auth, cookie }: 
 		const raw = (request.query ?? {}) as Record<string, unknown>;
 		const q = eventsQuery.safeParse(raw);
 		if (!q.success) {
-			const errors = describeIssues(q.error, { from: 'From', to: 'To', trsId: 'TrsId', invId: 'InvId', kind: 'Kind', status: 'Delivery status', before: 'Page' });
-			return sendPage(reply, 400, eventsPage({ csrf: csrfOf(request), query: {}, raw, events: [], deliveries: new Map(), next: undefined, errors }));
+			const errors = describeIssues(q.error, {
+				from: 'From',
+				to: 'To',
+				trsId: 'TrsId',
+				invId: 'InvId',
+				kind: 'Kind',
+				status: 'Delivery status',
+				before: 'Page',
+			});
+			return sendPage(
+				reply,
+				400,
+				eventsPage({
+					csrf: csrfOf(request),
+					query: {},
+					raw,
+					events: [],
+					deliveries: new Map(),
+					next: undefined,
+					errors,
+				}),
+			);
 		}
 		const { before, ...filter } = q.data;
 		const { events, next } = await loadEventsPage(ctx.store, filter, before, PAGE_SIZE);
 		const deliveries = await deliveriesOf(ctx.store, events);
-		return sendPage(reply, 200, eventsPage({ csrf: csrfOf(request), query: q.data, raw: {}, events, deliveries, next }));
+		return sendPage(
+			reply,
+			200,
+			eventsPage({ csrf: csrfOf(request), query: q.data, raw: {}, events, deliveries, next }),
+		);
 	});
 
 	app.get<{ Params: { id: string } }>('/events/:id', async (request, reply) => {
 		const event = await ctx.store.getEvent(request.params.id);
-		if (!event) return refuse(request, reply, 404, 'No such event', [`There is no event with this id.`]);
+		if (!event)
+			return refuse(request, reply, 404, 'No such event', [`There is no event with this id.`]);
 		const deliveries = await ctx.store.listDeliveries({ eventId: event.id, limit: 1000 });
-		const attempts = deliveries.length ? await ctx.store.listAttempts(deliveries.map((d) => d.id)) : [];
+		const attempts = deliveries.length
+			? await ctx.store.listAttempts(deliveries.map((d) => d.id))
+			: [];
 		return sendPage(
 			reply,
 			200,
@@ -123,56 +200,120 @@ export async function consolePages(app: FastifyInstance, { ctx, auth, cookie }: 
 	app.post<{ Params: { id: string } }>('/events/:id/replay', async (request, reply) => {
 		const form = plainForm.safeParse(request.body);
 		const event = await ctx.store.getEvent(request.params.id);
-		if (!event) return refuse(request, reply, 404, 'No such event', ['There is no event with this id.']);
-		if (configured()[event.kind].length === 0) return refuse(request, reply, 409, 'Nothing to replay to', [`No target is configured for ${event.kind} events.`]);
+		if (!event)
+			return refuse(request, reply, 404, 'No such event', ['There is no event with this id.']);
+		if (configured()[event.kind].length === 0)
+			return refuse(request, reply, 409, 'Nothing to replay to', [
+				`No target is configured for ${event.kind} events.`,
+			]);
 		const deliveries = await ctx.store.replayEvents([event.id], configured(), Date.now());
 		ctx.kick();
 		request.log.info({ eventId: event.id, deliveries }, 'console: event replayed');
 		const here = `${CONSOLE}/events/${encodeURIComponent(event.id)}`;
-		return reply.redirect(withNotice(safeReturn(form.success ? form.data.back : undefined, here), 'replayed', 1, deliveries), 303);
+		return reply.redirect(
+			withNotice(
+				safeReturn(form.success ? form.data.back : undefined, here),
+				'replayed',
+				1,
+				deliveries,
+			),
+			303,
+		);
 	});
 
 	// Dead letters
 	app.post<{ Params: { id: string } }>('/deliveries/:id/requeue', async (request, reply) => {
 		const form = plainForm.safeParse(request.body);
 		const id = deliveryId.safeParse(request.params.id);
-		if (!id.success) return refuse(request, reply, 400, 'Bad delivery id', [`“${request.params.id}” is not a delivery id.`]);
+		if (!id.success)
+			return refuse(request, reply, 400, 'Bad delivery id', [
+				`“${request.params.id}” is not a delivery id.`,
+			]);
 		const delivery = await deliveryById(ctx.store, id.data);
-		if (!delivery) return refuse(request, reply, 404, 'No such delivery', [`There is no delivery ${id.data}.`]);
+		if (!delivery)
+			return refuse(request, reply, 404, 'No such delivery', [`There is no delivery ${id.data}.`]);
 		if (delivery.status !== 'dead') {
-			return refuse(request, reply, 409, 'Not a dead delivery', [`Delivery ${id.data} is ${delivery.status}, not dead: only dead deliveries can be requeued.`]);
+			return refuse(request, reply, 409, 'Not a dead delivery', [
+				`Delivery ${id.data} is ${delivery.status}, not dead: only dead deliveries can be requeued.`,
+			]);
 		}
 		const requeued = await ctx.store.requeueDead([id.data], Date.now());
-		if (requeued === 0) return refuse(request, reply, 409, 'Not a dead delivery', [`Delivery ${id.data} is no longer dead (someone requeued it).`]);
+		if (requeued === 0)
+			return refuse(request, reply, 409, 'Not a dead delivery', [
+				`Delivery ${id.data} is no longer dead (someone requeued it).`,
+			]);
 		ctx.kick();
 		request.log.info({ deliveryId: id.data }, 'console: dead delivery requeued');
-		return reply.redirect(withNotice(safeReturn(form.success ? form.data.back : undefined, `${CONSOLE}/dead`), 'requeued', requeued), 303);
+		return reply.redirect(
+			withNotice(
+				safeReturn(form.success ? form.data.back : undefined, `${CONSOLE}/dead`),
+				'requeued',
+				requeued,
+			),
+			303,
+		);
 	});
 
 	app.post('/dead/requeue-target', async (request, reply) => {
 		const form = targetForm.safeParse(request.body);
-		if (!form.success) return refuse(request, reply, 400, 'Bad request', describeIssues(form.error, { target: 'Target' }));
+		if (!form.success)
+			return refuse(
+				request,
+				reply,
+				400,
+				'Bad request',
+				describeIssues(form.error, { target: 'Target' }),
+			);
 		const ids = (await allDead(ctx.store, form.data.target)).map((d) => d.id);
-		if (ids.length === 0) return refuse(request, reply, 409, 'No dead delivery', [`No dead delivery goes to ${form.data.target}.`]);
+		if (ids.length === 0)
+			return refuse(request, reply, 409, 'No dead delivery', [
+				`No dead delivery goes to ${form.data.target}.`,
+			]);
 		const requeued = await ctx.store.requeueDead(ids, Date.now());
 		ctx.kick();
 		request.log.info({ requeued }, 'console: dead deliveries of a target requeued');
-		return reply.redirect(withNotice(safeReturn(form.data.back, `${CONSOLE}/dead`), 'requeued', requeued), 303);
+		return reply.redirect(
+			withNotice(safeReturn(form.data.back, `${CONSOLE}/dead`), 'requeued', requeued),
+			303,
+		);
 	});
 
 	app.get('/dead', async (request, reply) => {
 		const q = deadQuery.safeParse(request.query ?? {});
 		const now = Date.now();
 		const byTarget = new Map<string, number>(configuredTargets().map((t) => [t, 0]));
-		for (const h of await ctx.store.targetHealth(now)) if (h.dead > 0 || byTarget.has(h.target)) byTarget.set(h.target, h.dead);
+		for (const h of await ctx.store.targetHealth(now))
+			if (h.dead > 0 || byTarget.has(h.target)) byTarget.set(h.target, h.dead);
 		const known = new Set(configuredTargets());
-		const targets: TargetDead[] = [...byTarget].map(([target, n]) => ({ target, dead: n, configured: known.has(target) }));
+		const targets: TargetDead[] = [...byTarget].map(([target, n]) => ({
+			target,
+			dead: n,
+			configured: known.has(target),
+		}));
 		targets.sort((a, b) => b.dead - a.dead || a.target.localeCompare(b.target));
 		if (!q.success) {
 			const errors = describeIssues(q.error, { target: 'Target', beforeId: 'Page' });
-			return sendPage(reply, 400, deadPage({ csrf: csrfOf(request), targets, configuredTargets: configuredTargets(), dead: [], filterTarget: undefined, nextBeforeId: undefined, now, errors }));
+			return sendPage(
+				reply,
+				400,
+				deadPage({
+					csrf: csrfOf(request),
+					targets,
+					configuredTargets: configuredTargets(),
+					dead: [],
+					filterTarget: undefined,
+					nextBeforeId: undefined,
+					now,
+					errors,
+				}),
+			);
 		}
-		const list = await ctx.store.listDeliveries({ status: 'dead', target: q.data.target, beforeId: q.data.beforeId, limit: PAGE_SIZE + 1 });
+		const list = await ctx.store.listDeliveries({
+			status: 'dead',
+			target: q.data.target,
+			beforeId: q.data.beforeId,
+			limit: PAGE_SIZE + 1,
+		});
 		const shown = list.slice(0, PAGE_SIZE);
 		return sendPage(
 			reply,
@@ -199,34 +340,98 @@ export async function consolePages(app: FastifyInstance, { ctx, auth, cookie }: 
 			target: typeof raw.target === 'string' ? raw.target : undefined,
 		};
 		const r = replayForm.safeParse(raw);
-		if (!r.success) return { ok: false as const, values, errors: describeIssues(r.error, { from: 'From', to: 'To', target: 'Target' }) };
+		if (!r.success)
+			return {
+				ok: false as const,
+				values,
+				errors: describeIssues(r.error, { from: 'From', to: 'To', target: 'Target' }),
+			};
 		const target = r.data.target === '*' ? undefined : r.data.target;
 		if (target !== undefined && !configuredTargets().includes(target)) {
-			return { ok: false as const, values, errors: ['Target: is not one of the configured targets.'] };
+			return {
+				ok: false as const,
+				values,
+				errors: ['Target: is not one of the configured targets.'],
+			};
 		}
-		return { ok: true as const, from: r.data.from, to: r.data.to, target, values: { from: inputTime(r.data.from), to: inputTime(r.data.to), target: r.data.target } };
+		return {
+			ok: true as const,
+			from: r.data.from,
+			to: r.data.to,
+			target,
+			values: { from: inputTime(r.data.from), to: inputTime(r.data.to), target: r.data.target },
+		};
 	};
 
 	app.get('/replay', async (request, reply) => {
 		const r = readReplay(request.query);
-		if (!r.ok) return sendPage(reply, 400, replayErrorPage({ csrf: csrfOf(request), configuredTargets: configuredTargets(), values: r.values, errors: r.errors }));
+		if (!r.ok)
+			return sendPage(
+				reply,
+				400,
+				replayErrorPage({
+					csrf: csrfOf(request),
+					configuredTargets: configuredTargets(),
+					values: r.values,
+					errors: r.errors,
+				}),
+			);
 		const plan = await replayPlan(ctx.store, configured(), r.from, r.to, r.target);
-		return sendPage(reply, 200, replayConfirmPage({ csrf: csrfOf(request), from: r.from, to: r.to, target: r.target, plan }));
+		return sendPage(
+			reply,
+			200,
+			replayConfirmPage({ csrf: csrfOf(request), from: r.from, to: r.to, target: r.target, plan }),
+		);
 	});
 
 	app.post('/replay', async (request, reply) => {
 		const r = readReplay(request.body);
-		if (!r.ok) return sendPage(reply, 400, replayErrorPage({ csrf: csrfOf(request), configuredTargets: configuredTargets(), values: r.values, errors: r.errors }));
+		if (!r.ok)
+			return sendPage(
+				reply,
+				400,
+				replayErrorPage({
+					csrf: csrfOf(request),
+					configuredTargets: configuredTargets(),
+					values: r.values,
+					errors: r.errors,
+				}),
+			);
 		const confirmed = confirmedReplay.safeParse(request.body);
 		if (!confirmed.success) {
-			return sendPage(reply, 400, replayErrorPage({ csrf: csrfOf(request), configuredTargets: configuredTargets(), values: r.values, errors: describeIssues(confirmed.error, { deliveries: 'Deliveries' }) }));
+			return sendPage(
+				reply,
+				400,
+				replayErrorPage({
+					csrf: csrfOf(request),
+					configuredTargets: configuredTargets(),
+					values: r.values,
+					errors: describeIssues(confirmed.error, { deliveries: 'Deliveries' }),
+				}),
+			);
 		}
 		const plan = await replayPlan(ctx.store, configured(), r.from, r.to, r.target);
-		if (plan.deliveries === 0) return refuse(request, reply, 409, 'Nothing to replay', ['No event in this range goes to this target.']);
+		if (plan.deliveries === 0)
+			return refuse(request, reply, 409, 'Nothing to replay', [
+				'No event in this range goes to this target.',
+			]);
 		if (plan.deliveries !== confirmed.data.deliveries) {
 			// Events arrived (or the targets changed) since the confirmation: confirm the new number.
-			const errors = [`The range now makes ${plan.deliveries} deliveries, not the ${confirmed.data.deliveries} you confirmed. Nothing was replayed: confirm again.`];
-			return sendPage(reply, 409, replayConfirmPage({ csrf: csrfOf(request), from: r.from, to: r.to, target: r.target, plan, errors }));
+			const errors = [
+				`The range now makes ${plan.deliveries} deliveries, not the ${confirmed.data.deliveries} you confirmed. Nothing was replayed: confirm again.`,
+			];
+			return sendPage(
+				reply,
+				409,
+				replayConfirmPage({
+					csrf: csrfOf(request),
+					from: r.from,
+					to: r.to,
+					target: r.target,
+					plan,
+					errors,
+				}),
+			);
 		}
 		const deliveries = await ctx.store.replayEvents(plan.eventIds, plan.targets, Date.now());
 		ctx.kick();

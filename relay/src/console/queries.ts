@@ -22,13 +22,28 @@ export async function eventsPage(
 ): Promise<{ events: StoredEvent[]; next: EventCursor | undefined }> {
 	let limit = size + 1;
 	for (;;) {
-		const rows = await store.listEvents({ ...filter, before: cursor ? cursor.receivedAt + 1 : undefined, limit });
-		const fresh = cursor ? rows.filter((e) => !(e.receivedAt === cursor.receivedAt && e.id >= cursor.id)) : rows;
+		const rows = await store.listEvents({
+			...filter,
+			before: cursor ? cursor.receivedAt + 1 : undefined,
+			limit,
+		});
+		const fresh = cursor
+			? rows.filter((e) => !(e.receivedAt === cursor.receivedAt && e.id >= cursor.id))
+			: rows;
 		const shownAgain = rows.length - fresh.length;
-		if (fresh.length > size || rows.length < limit || shownAgain === 0 || limit >= size + 1 + shownAgain) {
+		if (
+			fresh.length > size ||
+			rows.length < limit ||
+			shownAgain === 0 ||
+			limit >= size + 1 + shownAgain
+		) {
 			const events = fresh.slice(0, size);
 			const last = events.at(-1);
-			return { events, next: fresh.length > size && last ? { receivedAt: last.receivedAt, id: last.id } : undefined };
+			return {
+				events,
+				next:
+					fresh.length > size && last ? { receivedAt: last.receivedAt, id: last.id } : undefined,
+			};
 		}
 		limit = size + 1 + shownAgain;
 	}
@@ -53,8 +68,13 @@ export async function allDead(store: Store, target?: string): Promise<Delivery[]
 }
 
 /** Deliveries of each event, by event id. */
-export async function deliveriesOf(store: Store, events: readonly StoredEvent[]): Promise<Map<string, Delivery[]>> {
-	const lists = await Promise.all(events.map((e) => store.listDeliveries({ eventId: e.id, limit: CHUNK })));
+export async function deliveriesOf(
+	store: Store,
+	events: readonly StoredEvent[],
+): Promise<Map<string, Delivery[]>> {
+	const lists = await Promise.all(
+		events.map((e) => store.listDeliveries({ eventId: e.id, limit: CHUNK })),
+	);
 	return new Map(events.map((e, i) => [e.id, lists[i]]));
 }
 
@@ -79,7 +99,9 @@ export async function replayPlan(
 	target: string | undefined,
 ): Promise<ReplayPlan> {
 	const plan: ReplayPlan = { targets: {}, eventIds: [], events: 0, deliveries: 0 };
-	for (const [kind, list] of Object.entries(configured) as Array<[PostbackEvent, readonly string[]]>) {
+	for (const [kind, list] of Object.entries(configured) as Array<
+		[PostbackEvent, readonly string[]]
+	>) {
 		const targets = target === undefined ? list : list.filter((t) => t === target);
 		if (targets.length === 0) continue;
 		const ids = await store.eventIdsInRange(from, to, kind);

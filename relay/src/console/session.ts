@@ -34,7 +34,9 @@ export class ConsoleAuth {
 	readonly #revoked = new Map<string, number>();
 
 	constructor(adminToken: string, now: () => number = Date.now) {
-		this.#key = createHmac('sha256', adminToken).update('paypalych-relay console session v1').digest();
+		this.#key = createHmac('sha256', adminToken)
+			.update('paypalych-relay console session v1')
+			.digest();
 		this.#token = createHash('sha256').update(adminToken).digest();
 		this.#now = now;
 	}

@@ -11,7 +11,10 @@ import { DELIVERY_STATUSES } from '../store/types.ts';
 const time = z.union([z.number(), z.string()]).transform((v, ctx) => {
 	const n = typeof v === 'number' ? v : /^\d+$/.test(v) ? Number(v) : Date.parse(v);
 	if (!Number.isFinite(n)) {
-		ctx.addIssue({ code: 'custom', message: 'must be epoch milliseconds or an ISO 8601 date-time' });
+		ctx.addIssue({
+			code: 'custom',
+			message: 'must be epoch milliseconds or an ISO 8601 date-time',
+		});
 		return z.NEVER;
 	}
 	return n;
@@ -39,7 +42,9 @@ const deliveryQuery = z.object({
 	beforeId: z.coerce.number().int().optional(),
 	limit,
 });
-const rangeBody = z.object({ from: time, to: time, kind: kind.optional() }).refine((r) => r.from < r.to, 'from must be before to');
+const rangeBody = z
+	.object({ from: time, to: time, kind: kind.optional() })
+	.refine((r) => r.from < r.to, 'from must be before to');
 const requeueBody = z.object({ ids: z.array(z.number().int()).optional() }).optional();
 
 /** A delivery id from the path, or undefined when it is not a positive integer. */
@@ -90,7 +95,11 @@ export async function adminRoutes(app: FastifyInstance, { ctx }: ContextOptions)
 	app.post<{ Params: { id: string } }>('/events/:id/replay', async (request, reply) => {
 		const event = await ctx.store.getEvent(request.params.id);
 		if (!event) return reply.code(404).send({ error: 'Not Found' });
-		const deliveries = await ctx.store.replayEvents([event.id], targetsByKind(ctx.config), Date.now());
+		const deliveries = await ctx.store.replayEvents(
+			[event.id],
+			targetsByKind(ctx.config),
+			Date.now(),
+		);
 		ctx.kick();
 		request.log.info({ eventId: event.id, deliveries }, 'event replayed');
 		return { eventId: event.id, deliveries };
@@ -129,7 +138,10 @@ export async function adminRoutes(app: FastifyInstance, { ctx }: ContextOptions)
 
 	app.get<{ Params: { id: string } }>('/deliveries/:id/attempts', async (request, reply) => {
 		const id = deliveryId(request.params.id);
-		if (id === undefined) return reply.code(400).send({ error: 'Bad Request', message: 'the delivery id must be a positive integer' });
+		if (id === undefined)
+			return reply
+				.code(400)
+				.send({ error: 'Bad Request', message: 'the delivery id must be a positive integer' });
 		const [delivery] = await ctx.store.listDeliveries({ beforeId: id + 1, limit: 1 });
 		if (!delivery || delivery.id !== id) return reply.code(404).send({ error: 'Not Found' });
 		return { delivery, data: await ctx.store.listAttempts([id]) };

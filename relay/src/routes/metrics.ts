@@ -10,5 +10,7 @@ export async function metricsRoutes(app: FastifyInstance, { ctx }: ContextOption
 		() => ctx.store.counts(),
 		(error) => app.log.error({ err: error }, 'reading delivery counts failed'),
 	);
-	app.get('/metrics', async (_request, reply) => reply.type(ctx.metrics.contentType).send(await ctx.metrics.render()));
+	app.get('/metrics', async (_request, reply) =>
+		reply.type(ctx.metrics.contentType).send(await ctx.metrics.render()),
+	);
 }

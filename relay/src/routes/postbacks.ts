@@ -14,18 +14,29 @@ function check(ctx: RelayContext, kind: PostbackEvent, request: FastifyRequest):
 	const contentType = request.headers['content-type'] ?? '';
 	const raw = typeof request.body === 'string' ? request.body : undefined;
 	const parsed = parsePostbackBody(raw, contentType);
-	if (!parsed.ok) return { ok: false, code: 400, reason: parsed.reason, detail: describeRejection(parsed) };
+	if (!parsed.ok)
+		return { ok: false, code: 400, reason: parsed.reason, detail: describeRejection(parsed) };
 	const verified = verifyPostback(kind, parsed.fields, ctx.config.apiTokens);
 	if (!verified.ok) {
 		// An unsigned call is treated like a forged one; a call missing a data field is garbage.
 		const garbage = verified.reason === 'missing_field' && verified.field !== 'SignatureValue';
-		return { ok: false, code: garbage ? 400 : 401, reason: verified.reason, detail: describeRejection(verified) };
+		return {
+			ok: false,
+			code: garbage ? 400 : 401,
+			reason: verified.reason,
+			detail: describeRejection(verified),
+		};
 	}
 	return { ok: true, fields: parsed.fields };
 }
 
 /** Stores a verified call with one delivery per target; resolves after the commit. */
-async function persist(ctx: RelayContext, kind: PostbackEvent, request: FastifyRequest, fields: PostbackFields) {
+async function persist(
+	ctx: RelayContext,
+	kind: PostbackEvent,
+	request: FastifyRequest,
+	fields: PostbackFields,
+) {
 	const stored: Record<string, string> = { ...fields };
 	delete stored.SignatureValue;
 	const result = await ctx.store.insertEvent({
@@ -58,16 +69,26 @@ type Limiter = ReturnType<FastifyInstance['createRateLimit']>;
  * IP, and each verified InvId+OutSum pair, may send `perClient` / `perPayment` redirects per
  * window (0: no limit). Returns the seconds until the caller may try again, or undefined.
  */
-function redirectLimits(app: FastifyInstance, { perClient, perPayment, windowMs }: RelayContext['config']['redirectLimit']) {
+function redirectLimits(
+	app: FastifyInstance,
+	{ perClient, perPayment, windowMs }: RelayContext['config']['redirectLimit'],
+) {
 	const pairs = new WeakMap<FastifyRequest, string>();
-	const byClient = perClient > 0 ? app.createRateLimit({ max: perClient, timeWindow: windowMs }) : undefined;
+	const byClient =
+		perClient > 0 ? app.createRateLimit({ max: perClient, timeWindow: windowMs }) : undefined;
 	const byPayment =
 		perPayment > 0
-			? app.createRateLimit({ max: perPayment, timeWindow: windowMs, keyGenerator: (request) => pairs.get(request) ?? '' })
+			? app.createRateLimit({
+					max: perPayment,
+					timeWindow: windowMs,
+					keyGenerator: (request) => pairs.get(request) ?? '',
+				})
 			: undefined;
 	const exceeded = async (limiter: Limiter | undefined, request: FastifyRequest) => {
 		const result = limiter ? await limiter(request) : undefined;
-		return result && !result.isAllowed && result.isExceeded ? Math.max(1, result.ttlInSeconds) : undefined;
+		return result && !result.isAllowed && result.isExceeded
+			? Math.max(1, result.ttlInSeconds)
+			: undefined;
 	};
 	return {
 		client: (request: FastifyRequest) => exceeded(byClient, request),
@@ -90,9 +111,19 @@ export async function postbackRoutes(app: FastifyInstance, { ctx }: ContextOptio
 	app.removeAllContentTypeParsers();
 	app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
 
-	const reject = (kind: PostbackEvent, request: FastifyRequest, verdict: Extract<Verdict, { ok: false }>) => {
+	const reject = (
+		kind: PostbackEvent,
+		request: FastifyRequest,
+		verdict: Extract<Verdict, { ok: false }>,
+	) => {
 		ctx.metrics.rejected.inc({ kind, reason: verdict.reason });
-		noteRequest(request, { msg: 'rejected', level: 'warn', kind, reason: verdict.reason, detail: verdict.detail });
+		noteRequest(request, {
+			msg: 'rejected',
+			level: 'warn',
+			kind,
+			reason: verdict.reason,
+			detail: verdict.detail,
+		});
 	};
 
 	for (const kind of ['payment', 'payout'] as const) {
@@ -108,7 +139,10 @@ export async function postbackRoutes(app: FastifyInstance, { ctx }: ContextOptio
 			try {
 				await persist(ctx, kind, request, verdict.fields);
 			} catch (error) {
-				request.log.error({ err: error, kind }, 'storing the postback failed; the service will retry');
+				request.log.error(
+					{ err: error, kind },
+					'storing the postback failed; the service will retry',
+				);
 				return reply.code(503).type('text/plain; charset=utf-8').send('Service Unavailable');
 			}
 			return reply.code(200).type('text/plain; charset=utf-8').send('OK');
@@ -116,14 +150,31 @@ export async function postbackRoutes(app: FastifyInstance, { ctx }: ContextOptio
 	}
 
 	const limits = redirectLimits(app, ctx.config.redirectLimit);
-	const tooMany = (kind: PostbackEvent, request: FastifyRequest, reply: FastifyReply, retryAfter: number, per: string) => {
+	const tooMany = (
+		kind: PostbackEvent,
+		request: FastifyRequest,
+		reply: FastifyReply,
+		retryAfter: number,
+		per: string,
+	) => {
 		ctx.metrics.rejected.inc({ kind, reason: 'rate_limited' });
-		noteRequest(request, { msg: 'rejected', level: 'warn', kind, reason: 'rate_limited', detail: `more than the limit per ${per}` });
+		noteRequest(request, {
+			msg: 'rejected',
+			level: 'warn',
+			kind,
+			reason: 'rate_limited',
+			detail: `more than the limit per ${per}`,
+		});
 		return reply
 			.code(429)
 			.header('retry-after', String(retryAfter))
 			.type('text/html; charset=utf-8')
-			.send(page('Too many requests', 'This payment result was sent too often. Please try again in a minute.'));
+			.send(
+				page(
+					'Too many requests',
+					'This payment result was sent too often. Please try again in a minute.',
+				),
+			);
 	};
 
 	for (const kind of ['success', 'fail'] as const) {
@@ -151,7 +202,12 @@ export async function postbackRoutes(app: FastifyInstance, { ctx }: ContextOptio
 				return reply
 					.code(503)
 					.type('text/html; charset=utf-8')
-					.send(page('Please try again', 'The payment result could not be recorded right now. Please reload this page.'));
+					.send(
+						page(
+							'Please try again',
+							'The payment result could not be recorded right now. Please reload this page.',
+						),
+					);
 			}
 			const location = kind === 'success' ? ctx.config.successUrl : ctx.config.failUrl;
 			if (location) return reply.code(303).header('location', location).send();

@@ -73,7 +73,10 @@ const MIGRATION_LOCK = 0x70617972; // 'payr'
  * Brings the schema to the newest version; returns the versions applied. Refuses a database
  * migrated by a newer relay (its schema may not fit this code).
  */
-export async function migrate(client: PoolClient, migrations: readonly Migration[] = PG_MIGRATIONS): Promise<number[]> {
+export async function migrate(
+	client: PoolClient,
+	migrations: readonly Migration[] = PG_MIGRATIONS,
+): Promise<number[]> {
 	await client.query('BEGIN');
 	try {
 		await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
@@ -81,17 +84,24 @@ export async function migrate(client: PoolClient, migrations: readonly Migration
 			`CREATE TABLE IF NOT EXISTS relay_schema_migrations (
 				version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
 		);
-		const { rows } = await client.query<{ v: number | null }>('SELECT MAX(version) AS v FROM relay_schema_migrations');
+		const { rows } = await client.query<{ v: number | null }>(
+			'SELECT MAX(version) AS v FROM relay_schema_migrations',
+		);
 		const current = rows[0]?.v ?? 0;
 		const newest = migrations.at(-1)?.version ?? 0;
 		if (current > newest) {
-			throw new Error(`the database schema is at version ${current}, newer than this relay knows (${newest}); upgrade the relay`);
+			throw new Error(
+				`the database schema is at version ${current}, newer than this relay knows (${newest}); upgrade the relay`,
+			);
 		}
 		const applied: number[] = [];
 		for (const m of migrations) {
 			if (m.version <= current) continue;
 			await client.query(m.sql);
-			await client.query('INSERT INTO relay_schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+			await client.query('INSERT INTO relay_schema_migrations (version, name) VALUES ($1, $2)', [
+				m.version,
+				m.name,
+			]);
 			applied.push(m.version);
 		}
 		await client.query('COMMIT');

@@ -64,7 +64,9 @@ const field: FieldExpr = (name) => `(fields_json ->> '${name}')`;
 const INT8 = 20;
 const types = {
 	getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-		oid === INT8 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+		oid === INT8
+			? (v: string) => Number(v)
+			: pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
 const INSERT_EVENT = `WITH e AS (
@@ -126,7 +128,8 @@ const CLAIM = `WITH c AS (
 	SELECT c.*, e.kind, e.content_type, e.body, e.received_at FROM c JOIN events e ON e.id = c.event_id ORDER BY c.id`;
 
 /** Parameters 1–3 of every attempt insert: attempt, started_at, duration_ms. */
-const ATTEMPT_COLUMNS = 'delivery_id, target, attempt, started_at, duration_ms, http_status, error, outcome';
+const ATTEMPT_COLUMNS =
+	'delivery_id, target, attempt, started_at, duration_ms, http_status, error, outcome';
 
 const MARK_DELIVERED = `WITH u AS (
 		UPDATE deliveries SET status = 'delivered', delivered_at = $4, last_status = $5, last_error = NULL, lease_until = NULL, lease_owner = NULL
@@ -166,7 +169,18 @@ const PING = numbered(HEARTBEAT);
  * connection instead of on every call (the insert and claim CTEs cost more to plan than to run).
  */
 const PREPARED = new Map(
-	[INSERT_EVENT, INSERT_EVENTS, DEDUPE_LOOKUP, DEDUPE_LOOKUP_MANY, CLAIM, MARK_DELIVERED, MARK_RETRY, MARK_DEAD, RELEASE, PING].map((sql, i) => [sql, `relay_${i}`]),
+	[
+		INSERT_EVENT,
+		INSERT_EVENTS,
+		DEDUPE_LOOKUP,
+		DEDUPE_LOOKUP_MANY,
+		CLAIM,
+		MARK_DELIVERED,
+		MARK_RETRY,
+		MARK_DEAD,
+		RELEASE,
+		PING,
+	].map((sql, i) => [sql, `relay_${i}`]),
 );
 
 /**
@@ -229,10 +243,16 @@ export class PostgresStore implements Store {
 		return store;
 	}
 
-	async #rows<T extends QueryResultRow = Row>(pool: Pool, sql: string, params: Param[] | unknown[] = []): Promise<T[]> {
+	async #rows<T extends QueryResultRow = Row>(
+		pool: Pool,
+		sql: string,
+		params: Param[] | unknown[] = [],
+	): Promise<T[]> {
 		if (this.#closed) throw new Error('store is closed');
 		const name = PREPARED.get(sql);
-		return (await (name ? pool.query<T>({ name, text: sql, values: params }) : pool.query<T>(sql, params))).rows;
+		return (
+			await (name ? pool.query<T>({ name, text: sql, values: params }) : pool.query<T>(sql, params))
+		).rows;
 	}
 
 	/** Calls `listener` when another instance (or this one) stored new work. Returns the unsubscribe. */
@@ -269,18 +289,24 @@ export class PostgresStore implements Store {
 	async #insertOne(q: QueuedInsert): Promise<void> {
 		const { event } = q;
 		try {
-			const [row] = await this.#rows<{ id: string | null; deliveries: number }>(this.#durable, INSERT_EVENT, [
-				q.id,
-				event.kind,
-				event.dedupeKey,
-				event.contentType,
-				event.body,
-				JSON.stringify(event.fields),
-				event.receivedAt,
-				[...event.targets],
-			]);
+			const [row] = await this.#rows<{ id: string | null; deliveries: number }>(
+				this.#durable,
+				INSERT_EVENT,
+				[
+					q.id,
+					event.kind,
+					event.dedupeKey,
+					event.contentType,
+					event.body,
+					JSON.stringify(event.fields),
+					event.receivedAt,
+					[...event.targets],
+				],
+			);
 			if (row.id === null) {
-				const [existing] = await this.#rows<{ id: string }>(this.#durable, DEDUPE_LOOKUP, [event.dedupeKey]);
+				const [existing] = await this.#rows<{ id: string }>(this.#durable, DEDUPE_LOOKUP, [
+					event.dedupeKey,
+				]);
 				q.resolve({ eventId: existing.id, duplicate: true, deliveries: 0 });
 				return;
 			}
@@ -308,7 +334,11 @@ export class PostgresStore implements Store {
 			inserted = new Set(rows.map((r) => r.id));
 			const duplicateKeys = batch.filter((q) => !inserted.has(q.id)).map((q) => q.event.dedupeKey);
 			if (duplicateKeys.length > 0) {
-				const found = await this.#rows<{ id: string; dedupe_key: string }>(this.#durable, DEDUPE_LOOKUP_MANY, [duplicateKeys]);
+				const found = await this.#rows<{ id: string; dedupe_key: string }>(
+					this.#durable,
+					DEDUPE_LOOKUP_MANY,
+					[duplicateKeys],
+				);
 				existing = new Map(found.map((r) => [r.dedupe_key, r.id]));
 			}
 		} catch {
@@ -331,13 +361,30 @@ export class PostgresStore implements Store {
 		if (notify) this.#waker.notify();
 	}
 
-	async claimDue(now: number, limit: number, leaseMs: number, owner: string): Promise<ClaimedDelivery[]> {
+	async claimDue(
+		now: number,
+		limit: number,
+		leaseMs: number,
+		owner: string,
+	): Promise<ClaimedDelivery[]> {
 		const rows = await this.#rows(this.#book, CLAIM, [now + leaseMs, owner, now, limit]);
 		return rows.map((row) => toClaimed(row));
 	}
 
-	async markDelivered(id: number, now: number, httpStatus: number, t: AttemptTiming): Promise<void> {
-		await this.#rows(this.#book, MARK_DELIVERED, [t.attempt, t.startedAt, t.durationMs, now, httpStatus, id]);
+	async markDelivered(
+		id: number,
+		now: number,
+		httpStatus: number,
+		t: AttemptTiming,
+	): Promise<void> {
+		await this.#rows(this.#book, MARK_DELIVERED, [
+			t.attempt,
+			t.startedAt,
+			t.durationMs,
+			now,
+			httpStatus,
+			id,
+		]);
 	}
 
 	async markRetry(
@@ -348,11 +395,34 @@ export class PostgresStore implements Store {
 		error: string,
 		t: AttemptTiming,
 	): Promise<void> {
-		await this.#rows(this.#book, MARK_RETRY, [t.attempt, t.startedAt, t.durationMs, nextAttemptAt, httpStatus, error, id, owner]);
+		await this.#rows(this.#book, MARK_RETRY, [
+			t.attempt,
+			t.startedAt,
+			t.durationMs,
+			nextAttemptAt,
+			httpStatus,
+			error,
+			id,
+			owner,
+		]);
 	}
 
-	async markDead(id: number, owner: string, httpStatus: number | null, error: string, t: AttemptTiming): Promise<void> {
-		await this.#rows(this.#book, MARK_DEAD, [t.attempt, t.startedAt, t.durationMs, httpStatus, error, id, owner]);
+	async markDead(
+		id: number,
+		owner: string,
+		httpStatus: number | null,
+		error: string,
+		t: AttemptTiming,
+	): Promise<void> {
+		await this.#rows(this.#book, MARK_DEAD, [
+			t.attempt,
+			t.startedAt,
+			t.durationMs,
+			httpStatus,
+			error,
+			id,
+			owner,
+		]);
 	}
 
 	async releaseLease(id: number, owner: string, now: number): Promise<void> {
@@ -374,7 +444,11 @@ export class PostgresStore implements Store {
 		return (await this.#rows(this.#durable, numbered(q.sql), q.params)).map(toDelivery);
 	}
 
-	async replayEvents(eventIds: readonly string[], targets: TargetsByKind, now: number): Promise<number> {
+	async replayEvents(
+		eventIds: readonly string[],
+		targets: TargetsByKind,
+		now: number,
+	): Promise<number> {
 		if (this.#closed) throw new Error('store is closed');
 		const client = await this.#durable.connect();
 		let created = 0;
@@ -440,7 +514,9 @@ export class PostgresStore implements Store {
 		]);
 		const lastErrors = new Map<string, Row>();
 		for (const s of states) {
-			const [row] = await this.#rows(this.#durable, numbered(TARGET_LAST_ERROR), [String(s.target)]);
+			const [row] = await this.#rows(this.#durable, numbered(TARGET_LAST_ERROR), [
+				String(s.target),
+			]);
 			if (row) lastErrors.set(String(s.target), row);
 		}
 		return assembleHealth(states, attempts, lastErrors);
@@ -461,7 +537,10 @@ export class PostgresStore implements Store {
 		const client = await this.#book.connect();
 		try {
 			await client.query('BEGIN');
-			const locked = await client.query<{ id: string }>(`${numbered(PRUNABLE)} FOR UPDATE SKIP LOCKED`, [before, limit]);
+			const locked = await client.query<{ id: string }>(
+				`${numbered(PRUNABLE)} FOR UPDATE SKIP LOCKED`,
+				[before, limit],
+			);
 			let ids = locked.rows.map((r) => r.id);
 			if (ids.length > 0) {
 				const still = await client.query<{ id: string }>(
@@ -493,7 +572,8 @@ export class PostgresStore implements Store {
 		if (this.#closed) return;
 		this.#closed = true;
 		// Inserts already accepted finish before the pools end.
-		while (this.#insertsInFlight > 0 || this.#queue.length > 0) await new Promise((r) => setTimeout(r, 5));
+		while (this.#insertsInFlight > 0 || this.#queue.length > 0)
+			await new Promise((r) => setTimeout(r, 5));
 		await this.#waker.stop();
 		await Promise.all([this.#durable.end(), this.#book.end()]);
 	}

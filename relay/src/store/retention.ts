@@ -35,7 +35,9 @@ export class Pruner {
 	constructor(options: PrunerOptions) {
 		this.#o = { intervalMs: 3_600_000, batch: 1_000, ...options };
 		if (options.retentionDays * DAY_MS <= SERVICE_RETRY_WINDOW_MS) {
-			throw new RangeError(`a retention of ${options.retentionDays} days is shorter than the service's retry window`);
+			throw new RangeError(
+				`a retention of ${options.retentionDays} days is shorter than the service's retry window`,
+			);
 		}
 	}
 
@@ -48,7 +50,9 @@ export class Pruner {
 		if (this.#stopped) return;
 		this.#timer = setTimeout(() => {
 			this.runOnce(Date.now())
-				.catch((error: unknown) => this.#o.logger.error({ err: error }, 'pruning old events failed'))
+				.catch((error: unknown) =>
+					this.#o.logger.error({ err: error }, 'pruning old events failed'),
+				)
 				.finally(() => this.#schedule(this.#o.intervalMs));
 		}, ms);
 		this.#timer.unref();
@@ -71,7 +75,11 @@ export class Pruner {
 			total += n;
 			if (n < this.#o.batch) break;
 		}
-		if (total > 0) this.#o.logger.info({ pruned: total, before: new Date(before).toISOString() }, 'pruned delivered events');
+		if (total > 0)
+			this.#o.logger.info(
+				{ pruned: total, before: new Date(before).toISOString() },
+				'pruned delivered events',
+			);
 		return total;
 	}
 

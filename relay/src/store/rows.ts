@@ -1,6 +1,13 @@
 // Row → object mapping shared by both stores (SQLite returns fields as JSON text, PostgreSQL as jsonb).
 import type { PostbackEvent } from '../contract.ts';
-import type { AttemptOutcome, ClaimedDelivery, Delivery, DeliveryAttempt, DeliveryStatus, StoredEvent } from './types.ts';
+import type {
+	AttemptOutcome,
+	ClaimedDelivery,
+	Delivery,
+	DeliveryAttempt,
+	DeliveryStatus,
+	StoredEvent,
+} from './types.ts';
 import type { Row } from './sql.ts';
 
 const numOrNull = (v: unknown) => (v === null || v === undefined ? null : Number(v));

@@ -3,7 +3,14 @@
 // the contract: the SQLite writer thread loads this module from source, where Node cannot load it.
 import type { PostbackEvent } from '../contract.ts';
 import { MAX_ACTIVITY_BUCKETS } from './types.ts';
-import type { ActivityBucket, DeliveryCounts, DeliveryFilter, DeliveryStatus, EventFilter, TargetHealth } from './types.ts';
+import type {
+	ActivityBucket,
+	DeliveryCounts,
+	DeliveryFilter,
+	DeliveryStatus,
+	EventFilter,
+	TargetHealth,
+} from './types.ts';
 
 export type Row = Record<string, unknown>;
 export type Param = string | number | null;
@@ -43,12 +50,19 @@ export const GET_EVENT = `SELECT ${EVENT_COLUMNS} FROM events WHERE id = ?`;
 
 export function eventIdsQuery(from: number, to: number, kind?: PostbackEvent): Query {
 	return kind
-		? { sql: 'SELECT id FROM events WHERE received_at >= ? AND received_at < ? AND kind = ? ORDER BY received_at, id', params: [from, to, kind] }
-		: { sql: 'SELECT id FROM events WHERE received_at >= ? AND received_at < ? ORDER BY received_at, id', params: [from, to] };
+		? {
+				sql: 'SELECT id FROM events WHERE received_at >= ? AND received_at < ? AND kind = ? ORDER BY received_at, id',
+				params: [from, to, kind],
+			}
+		: {
+				sql: 'SELECT id FROM events WHERE received_at >= ? AND received_at < ? ORDER BY received_at, id',
+				params: [from, to],
+			};
 }
 
 /** Readiness: a write the store must commit (parameter: now). */
-export const HEARTBEAT = 'INSERT INTO heartbeat (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at';
+export const HEARTBEAT =
+	'INSERT INTO heartbeat (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at';
 
 export const COUNTS = `SELECT status, CASE WHEN attempts > 0 THEN 1 ELSE 0 END AS retried, COUNT(*) AS n
 	FROM deliveries GROUP BY status, CASE WHEN attempts > 0 THEN 1 ELSE 0 END`;
@@ -70,7 +84,10 @@ export function eventsQuery(filter: EventFilter, field: FieldExpr): Query {
 	w.add('kind = ?', filter.kind);
 	w.add(`${field('TrsId')} = ?`, filter.trsId);
 	w.add(`${field('InvId')} = ?`, filter.invId);
-	w.add('EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.id AND d.status = ?)', filter.status);
+	w.add(
+		'EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.id AND d.status = ?)',
+		filter.status,
+	);
 	w.add('received_at >= ?', filter.from);
 	w.add('received_at < ?', filter.to);
 	w.add('received_at < ?', filter.before);
@@ -88,7 +105,10 @@ export function deliveriesQuery(filter: DeliveryFilter): Query {
 	w.add('created_at >= ?', filter.from);
 	w.add('created_at < ?', filter.to);
 	w.add('id < ?', filter.beforeId);
-	return { sql: `SELECT * FROM deliveries ${w.sql} ORDER BY id DESC LIMIT ?`, params: [...w.params, filter.limit] };
+	return {
+		sql: `SELECT * FROM deliveries ${w.sql} ORDER BY id DESC LIMIT ?`,
+		params: [...w.params, filter.limit],
+	};
 }
 
 export function attemptsQuery(deliveryIds: readonly number[]): Query {
@@ -130,13 +150,19 @@ export function activityParams(from: number, to: number, bucketMs: number): Para
 
 /** Bad activity arguments get a clear error before any query runs. */
 export function checkActivityRange(from: number, to: number, bucketMs: number): number {
-	for (const [name, v] of [['from', from], ['to', to], ['bucketMs', bucketMs]] as const) {
-		if (!Number.isSafeInteger(v)) throw new RangeError(`activity: ${name} must be an integer (epoch ms), got ${v}`);
+	for (const [name, v] of [
+		['from', from],
+		['to', to],
+		['bucketMs', bucketMs],
+	] as const) {
+		if (!Number.isSafeInteger(v))
+			throw new RangeError(`activity: ${name} must be an integer (epoch ms), got ${v}`);
 	}
 	if (bucketMs <= 0) throw new RangeError('activity: bucketMs must be positive');
 	if (to <= from) throw new RangeError('activity: from must be before to');
 	const buckets = Math.ceil((to - from) / bucketMs);
-	if (buckets > MAX_ACTIVITY_BUCKETS) throw new RangeError(`activity: ${buckets} buckets asked for; at most ${MAX_ACTIVITY_BUCKETS}`);
+	if (buckets > MAX_ACTIVITY_BUCKETS)
+		throw new RangeError(`activity: ${buckets} buckets asked for; at most ${MAX_ACTIVITY_BUCKETS}`);
 	return buckets;
 }
 
@@ -154,7 +180,14 @@ export function assembleActivity(
 	const index = new Map<string, ActivityBucket>();
 	for (let i = 0; i < buckets; i++) {
 		for (const kind of kinds) {
-			const b: ActivityBucket = { start: from + i * bucketMs, kind, received: 0, delivered: 0, failedAttempts: 0, died: 0 };
+			const b: ActivityBucket = {
+				start: from + i * bucketMs,
+				kind,
+				received: 0,
+				delivered: 0,
+				failedAttempts: 0,
+				died: 0,
+			};
 			out.push(b);
 			index.set(`${i}:${kind}`, b);
 		}
@@ -227,7 +260,10 @@ export function pruneStatements(eventIds: readonly string[]): Query[] {
 	const list = placeholders(eventIds.length);
 	const params = [...eventIds];
 	return [
-		{ sql: `DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM deliveries WHERE event_id IN (${list}))`, params },
+		{
+			sql: `DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM deliveries WHERE event_id IN (${list}))`,
+			params,
+		},
 		{ sql: `DELETE FROM deliveries WHERE event_id IN (${list})`, params },
 		{ sql: `DELETE FROM events WHERE id IN (${list})`, params },
 	];

@@ -17,7 +17,12 @@ export interface EngineCall {
  * nothing but bookkeeping commits without an fsync; the next durable commit syncs the WAL with
  * everything before it (WAL frames are appended in order, so consistency never depends on it).
  */
-export const DURABLE_OPS: ReadonlySet<EngineOp> = new Set<EngineOp>(['insertEvent', 'replayEvents', 'requeueDead', 'ping']);
+export const DURABLE_OPS: ReadonlySet<EngineOp> = new Set<EngineOp>([
+	'insertEvent',
+	'replayEvents',
+	'requeueDead',
+	'ping',
+]);
 
 export type EngineResult = { ok: true; value: unknown } | { ok: false; error: string };
 

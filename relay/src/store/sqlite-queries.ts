@@ -71,9 +71,19 @@ export class SqliteQueries {
 		const inserted = this.#stmt(
 			`INSERT INTO events (id, kind, dedupe_key, content_type, body, fields_json, received_at)
 			 VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dedupe_key) DO NOTHING`,
-		).run(id, event.kind, event.dedupeKey, event.contentType, event.body, JSON.stringify(event.fields), event.receivedAt);
+		).run(
+			id,
+			event.kind,
+			event.dedupeKey,
+			event.contentType,
+			event.body,
+			JSON.stringify(event.fields),
+			event.receivedAt,
+		);
 		if (inserted.changes === 0) {
-			const existing = this.#stmt('SELECT id FROM events WHERE dedupe_key = ?').get(event.dedupeKey) as Row;
+			const existing = this.#stmt('SELECT id FROM events WHERE dedupe_key = ?').get(
+				event.dedupeKey,
+			) as Row;
 			return { eventId: String(existing.id), duplicate: true, deliveries: 0 };
 		}
 		for (const target of event.targets) this.#insertDelivery(id, target, event.receivedAt);
@@ -103,12 +113,28 @@ export class SqliteQueries {
 			              ORDER BY next_attempt_at LIMIT ?)
 			 RETURNING *`,
 		).all(until, owner, until, now, limit) as Row[];
-		const eventStmt = this.#stmt('SELECT kind, content_type, body, received_at FROM events WHERE id = ?');
+		const eventStmt = this.#stmt(
+			'SELECT kind, content_type, body, received_at FROM events WHERE id = ?',
+		);
 		return rows.map((row) => toClaimed(row, eventStmt.get(row.event_id as string) as Row));
 	}
 
-	#recordAttempt(id: number, t: AttemptTiming, httpStatus: number | null, error: string | null, outcome: AttemptOutcome): void {
-		this.#stmt(INSERT_ATTEMPT).run(t.attempt, t.startedAt, t.durationMs, httpStatus, error, outcome, id);
+	#recordAttempt(
+		id: number,
+		t: AttemptTiming,
+		httpStatus: number | null,
+		error: string | null,
+		outcome: AttemptOutcome,
+	): void {
+		this.#stmt(INSERT_ATTEMPT).run(
+			t.attempt,
+			t.startedAt,
+			t.durationMs,
+			httpStatus,
+			error,
+			outcome,
+			id,
+		);
 	}
 
 	markDelivered(id: number, now: number, httpStatus: number, timing: AttemptTiming): void {
@@ -136,7 +162,13 @@ export class SqliteQueries {
 		if (Number(changes) > 0) this.#recordAttempt(id, timing, httpStatus, error, 'retry');
 	}
 
-	markDead(id: number, owner: string, httpStatus: number | null, error: string, timing: AttemptTiming): void {
+	markDead(
+		id: number,
+		owner: string,
+		httpStatus: number | null,
+		error: string,
+		timing: AttemptTiming,
+	): void {
 		const { changes } = this.#stmt(
 			`UPDATE deliveries SET status = 'dead', last_status = ?, last_error = ?, lease_until = NULL, lease_owner = NULL
 			 WHERE id = ? AND status = 'delivering' AND lease_owner = ?`,
@@ -206,7 +238,12 @@ export class SqliteQueries {
 		return (this.#db.prepare(q.sql).all(...q.params) as Row[]).map(toAttempt);
 	}
 
-	activity(from: number, to: number, bucketMs: number, kinds: readonly PostbackEvent[]): ActivityBucket[] {
+	activity(
+		from: number,
+		to: number,
+		bucketMs: number,
+		kinds: readonly PostbackEvent[],
+	): ActivityBucket[] {
 		const buckets = checkActivityRange(from, to, bucketMs);
 		const params = activityParams(from, to, bucketMs);
 		const run = (sql: string) => this.#stmt(sql).all(...params) as Row[];

@@ -72,10 +72,14 @@ export function openSqlite(path: string): DatabaseSync {
 	db.exec('PRAGMA synchronous = FULL');
 	db.exec('PRAGMA busy_timeout = 5000');
 	db.exec('PRAGMA foreign_keys = ON');
-	const current = Number((db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version);
+	const current = Number(
+		(db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version,
+	);
 	if (current > SQLITE_MIGRATIONS.length) {
 		db.close();
-		throw new Error(`the store file is at schema version ${current}, newer than this relay knows (${SQLITE_MIGRATIONS.length}); upgrade the relay`);
+		throw new Error(
+			`the store file is at schema version ${current}, newer than this relay knows (${SQLITE_MIGRATIONS.length}); upgrade the relay`,
+		);
 	}
 	for (let v = current + 1; v <= SQLITE_MIGRATIONS.length; v++) {
 		db.exec('BEGIN IMMEDIATE');

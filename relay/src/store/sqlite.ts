@@ -60,7 +60,10 @@ export class SqliteStore implements Store {
 			return;
 		}
 		// Source (tests) or compiled (relay/dist): the worker file has this module's own extension.
-		const worker = new Worker(new URL(`./sqlite-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url), { workerData: { path } });
+		const worker = new Worker(
+			new URL(`./sqlite-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url),
+			{ workerData: { path } },
+		);
 		this.#worker = worker;
 		this.#ready = new Promise<void>((resolve, reject) => {
 			const onFirst = (message: { ready?: boolean; error?: string }) => {
@@ -162,7 +165,13 @@ export class SqliteStore implements Store {
 	): Promise<void> {
 		return this.#call('markRetry', id, owner, nextAttemptAt, httpStatus, error, timing);
 	}
-	markDead(id: number, owner: string, httpStatus: number | null, error: string, timing: AttemptTiming): Promise<void> {
+	markDead(
+		id: number,
+		owner: string,
+		httpStatus: number | null,
+		error: string,
+		timing: AttemptTiming,
+	): Promise<void> {
 		return this.#call('markDead', id, owner, httpStatus, error, timing);
 	}
 	releaseLease(id: number, owner: string, now: number): Promise<void> {

@@ -6,7 +6,12 @@ import type { PostbackEvent } from '../contract.ts';
  * store could lose. Asynchronous so that a networked store (PostgreSQL) fits the same shape.
  */
 export type DeliveryStatus = 'pending' | 'delivering' | 'delivered' | 'dead';
-export const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'delivering', 'delivered', 'dead'];
+export const DELIVERY_STATUSES: readonly DeliveryStatus[] = [
+	'pending',
+	'delivering',
+	'delivered',
+	'dead',
+];
 
 export interface NewEvent {
 	kind: PostbackEvent;
@@ -173,7 +178,13 @@ export interface Store {
 		error: string,
 		timing: AttemptTiming,
 	): Promise<void>;
-	markDead(id: number, owner: string, httpStatus: number | null, error: string, timing: AttemptTiming): Promise<void>;
+	markDead(
+		id: number,
+		owner: string,
+		httpStatus: number | null,
+		error: string,
+		timing: AttemptTiming,
+	): Promise<void>;
 	/** Gives a claimed delivery back without counting an attempt (graceful shutdown). */
 	releaseLease(id: number, owner: string, now: number): Promise<void>;
 	listEvents(filter: EventFilter): Promise<StoredEvent[]>;

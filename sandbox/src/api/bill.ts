@@ -3,7 +3,15 @@ import { z } from 'zod';
 import type { ContextOptions, SandboxContext } from '../context.ts';
 import { keyError } from '../errors.ts';
 import { createBill, paymentsOf } from '../billing.ts';
-import { BILL_TYPES, CURRENCIES, isPaidStatus, PAYMENT_METHODS, type Bill, type Currency, type Merchant } from '../model.ts';
+import {
+	BILL_TYPES,
+	CURRENCIES,
+	isPaidStatus,
+	PAYMENT_METHODS,
+	type Bill,
+	type Currency,
+	type Merchant,
+} from '../model.ts';
 import { billView, paymentView } from '../views.ts';
 import { rules, validate } from '../validate.ts';
 import { amountOrFail, getInput, merchantFor, postInput, search } from './common.ts';
@@ -37,10 +45,12 @@ export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 		const amount = amountOrFail(endpoint, data.amount);
 		const shop = ctx.state.shops.get(data.shop_id);
 		if (!shop) throw keyError(endpoint, 'shop_not_found');
-		if (shop.merchantId !== merchant.id || shop.accessDenied) throw keyError(endpoint, 'access_denied');
+		if (shop.merchantId !== merchant.id || shop.accessDenied)
+			throw keyError(endpoint, 'access_denied');
 		if (!shop.enabled) throw keyError(endpoint, 'shop_not_enabled');
 		const currency = (data.currency_in ?? shop.defaultCurrency).toUpperCase();
-		if (!(CURRENCIES as readonly string[]).includes(currency)) throw keyError(endpoint, 'rate-not-found');
+		if (!(CURRENCIES as readonly string[]).includes(currency))
+			throw keyError(endpoint, 'rate-not-found');
 		const bill = createBill(ctx.state, {
 			merchantId: merchant.id,
 			shopId: shop.id,
@@ -69,9 +79,15 @@ export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 		const data = validate(toggleSchema, postInput(request));
 		const bill = ownBill(ctx, merchant, data.id);
 		if (!bill) throw keyError(endpoint, 'bill_not_found');
-		if (bill.type === 'NORMAL' && isPaidStatus(bill.status)) throw keyError(endpoint, 'bill_is_finished');
+		if (bill.type === 'NORMAL' && isPaidStatus(bill.status))
+			throw keyError(endpoint, 'bill_is_finished');
 		bill.active = data.active;
-		return { success: true, ...billView(bill, merchant.liveExtras), active: bill.active, activity: bill.active };
+		return {
+			success: true,
+			...billView(bill, merchant.liveExtras),
+			active: bill.active,
+			activity: bill.active,
+		};
 	});
 
 	app.get('/bill/payments', async (request) => {
@@ -81,8 +97,12 @@ export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 		const bill = ownBill(ctx, merchant, data.id);
 		if (!bill) throw keyError(endpoint, 'bill_not_found');
 		const payments = paymentsOf(ctx.state, bill.id);
-		if (payments.length > merchant.tooManyPaymentsThreshold) throw keyError(endpoint, 'too_many_payments');
-		return { success: true, data: payments.map((payment) => paymentView(payment, merchant.liveExtras)) };
+		if (payments.length > merchant.tooManyPaymentsThreshold)
+			throw keyError(endpoint, 'too_many_payments');
+		return {
+			success: true,
+			data: payments.map((payment) => paymentView(payment, merchant.liveExtras)),
+		};
 	});
 
 	app.get('/bill/status', async (request) => {
@@ -105,7 +125,8 @@ export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 		const merchant = merchantFor(ctx, request, endpoint);
 		const data = validate(idSchema, getInput(request));
 		const payment = ctx.state.payments.get(data.id);
-		if (!payment || payment.merchantId !== merchant.id) throw keyError(endpoint, 'payment_not_found');
+		if (!payment || payment.merchantId !== merchant.id)
+			throw keyError(endpoint, 'payment_not_found');
 		return { success: true, ...paymentView(payment, merchant.liveExtras) };
 	});
 }

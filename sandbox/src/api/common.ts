@@ -24,8 +24,10 @@ export function merchantFor(
 	if (!merchant.exists) throw keyError(endpoint, 'merchant_not_found');
 	if (merchant.banned) throw keyError(endpoint, 'merchant_banned');
 	if (checks.subscription) {
-		if (merchant.subscription === 'none') throw keyError(endpoint, 'merchant_subscription_not_found');
-		if (merchant.subscription === 'inactive') throw keyError(endpoint, 'merchant_subscription_inactive');
+		if (merchant.subscription === 'none')
+			throw keyError(endpoint, 'merchant_subscription_not_found');
+		if (merchant.subscription === 'inactive')
+			throw keyError(endpoint, 'merchant_subscription_inactive');
 	}
 	if (checks.verified && !merchant.verified) throw keyError(endpoint, 'merchant_not_verified');
 	return merchant;
@@ -67,7 +69,9 @@ function decodeCursor(text: string): number | null {
 	try {
 		const value: unknown = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
 		const offset = (value as Cursor | null)?.o;
-		return typeof offset === 'number' && Number.isSafeInteger(offset) && offset >= 0 ? offset : null;
+		return typeof offset === 'number' && Number.isSafeInteger(offset) && offset >= 0
+			? offset
+			: null;
 	} catch {
 		return null;
 	}
@@ -88,14 +92,20 @@ export function search<T extends { createdAt: number }>(
 	const start = parseYmd(data.start_date);
 	if (start === null) throw fieldError('start_date', 'The :attribute field must be a valid date.');
 	const finish = parseYmd(data.finish_date);
-	if (finish === null) throw fieldError('finish_date', 'The :attribute field must be a valid date.');
-	if (finish < start) throw fieldError('finish_date', 'The :attribute field must be a date after or equal to start date.');
+	if (finish === null)
+		throw fieldError('finish_date', 'The :attribute field must be a valid date.');
+	if (finish < start)
+		throw fieldError(
+			'finish_date',
+			'The :attribute field must be a date after or equal to start date.',
+		);
 	const found = items.filter((item) => item.createdAt >= start && item.createdAt < finish + DAY_MS);
 	if (data.per_page === undefined && data.cursor === undefined) {
 		return { success: true, data: found.map(view) };
 	}
 	const perPage = data.per_page ?? 15;
-	if (perPage < 1 || perPage > 1000) throw fieldError('per_page', 'The :attribute field must be between 1 and 1000.');
+	if (perPage < 1 || perPage > 1000)
+		throw fieldError('per_page', 'The :attribute field must be between 1 and 1000.');
 	const offset = data.cursor === undefined ? 0 : decodeCursor(data.cursor);
 	if (offset === null) throw fieldError('cursor', 'The :attribute is invalid.');
 	const page = found.slice(offset, offset + perPage);

@@ -4,8 +4,20 @@ import { findBank, SBP_BANKS } from '../banks.ts';
 import type { ContextOptions, SandboxContext } from '../context.ts';
 import { keyError, unauthorizedAction, validationError, type Endpoint } from '../errors.ts';
 import { format8 } from '../money.ts';
-import { CURRENCIES, maskCard, PAYOUT_CURRENCIES, REGULAR_DIRECTIONS, type Merchant } from '../model.ts';
-import { createPayouts, limitBroken, orderIdTaken, payoutCommission, splitParts } from '../payouts.ts';
+import {
+	CURRENCIES,
+	maskCard,
+	PAYOUT_CURRENCIES,
+	REGULAR_DIRECTIONS,
+	type Merchant,
+} from '../model.ts';
+import {
+	createPayouts,
+	limitBroken,
+	orderIdTaken,
+	payoutCommission,
+	splitParts,
+} from '../payouts.ts';
 import { payoutView } from '../views.ts';
 import { fieldError, rules, validate, type Input } from '../validate.ts';
 import { amountOrFail, getInput, merchantFor, postInput, search } from './common.ts';
@@ -29,22 +41,28 @@ const regularSchema = z.object({
 /** Rules that depend on account_type: card number and holder for cards, phone and bank for SBP. */
 function regularConditional(input: Input): Record<string, string> {
 	const errors: Record<string, string> = {};
-	const identifier = typeof input['account_identifier'] === 'string' ? input['account_identifier'] : null;
+	const identifier =
+		typeof input['account_identifier'] === 'string' ? input['account_identifier'] : null;
 	if (input['account_type'] === 'credit_card') {
 		if (identifier !== null && !/^\d{13,19}$/.test(identifier.replace(/[\s-]/g, ''))) {
 			errors['account_identifier'] = 'The :attribute field must be a valid card number.';
 		}
-		if (input['card_holder'] === undefined) errors['card_holder'] = 'The :attribute field is required when account type is credit_card.';
+		if (input['card_holder'] === undefined)
+			errors['card_holder'] = 'The :attribute field is required when account type is credit_card.';
 	} else if (input['account_type'] === 'sbp') {
 		if (identifier !== null && !/^\+?\d{10,15}$/.test(identifier.replace(/[\s()-]/g, ''))) {
 			errors['account_identifier'] = 'The :attribute field must be a valid phone number.';
 		}
-		if (input['account_bank'] === undefined) errors['account_bank'] = 'The :attribute field is required when account type is sbp.';
+		if (input['account_bank'] === undefined)
+			errors['account_bank'] = 'The :attribute field is required when account type is sbp.';
 	}
 	return errors;
 }
 
-const statusSchema = z.object({ id: rules.string().optional(), order_id: rules.string().optional() });
+const statusSchema = z.object({
+	id: rules.string().optional(),
+	order_id: rules.string().optional(),
+});
 
 function orderIdTakenError(): never {
 	const message = 'The order id has already been taken.';
@@ -52,7 +70,12 @@ function orderIdTakenError(): never {
 }
 
 /** Split → too_many_payouts → daily limit → monthly limit → balance. */
-function checkMoney(ctx: SandboxContext, endpoint: Endpoint, merchant: Merchant, amount: number): number[] {
+function checkMoney(
+	ctx: SandboxContext,
+	endpoint: Endpoint,
+	merchant: Merchant,
+	amount: number,
+): number[] {
 	const parts = splitParts(amount, merchant.payoutSplitSize);
 	if (!parts) throw keyError(endpoint, 'too_many_payouts');
 	const limit = limitBroken(ctx.state, merchant, amount);
@@ -80,10 +103,12 @@ export async function payoutRoutes(app: FastifyInstance, { ctx }: ContextOptions
 		const endpoint = 'payout/personal/create';
 		const merchant = merchantFor(ctx, request, endpoint, { subscription: true, verified: true });
 		const data = validate(personalSchema, postInput(request));
-		if (data.order_id !== undefined && orderIdTaken(ctx.state, merchant.id, data.order_id)) orderIdTakenError();
+		if (data.order_id !== undefined && orderIdTaken(ctx.state, merchant.id, data.order_id))
+			orderIdTakenError();
 		const amount = amountOrFail(endpoint, data.amount);
 		const account = ctx.state.accounts.get(data.payout_account_id);
-		if (!account || account.merchantId !== merchant.id) throw keyError(endpoint, 'payout_account_not_found');
+		if (!account || account.merchantId !== merchant.id)
+			throw keyError(endpoint, 'payout_account_not_found');
 		if (account.banned) throw keyError(endpoint, 'payout_account_banned');
 		if (!account.directionAvailable) throw keyError(endpoint, 'direction_not_available');
 		const parts = checkMoney(ctx, endpoint, merchant, amount);
@@ -91,9 +116,15 @@ export async function payoutRoutes(app: FastifyInstance, { ctx }: ContextOptions
 			orderId: data.order_id ?? null,
 			kind: 'personal',
 			accountType: account.accountType,
-			accountIdentifier: account.accountType === 'BANK_CARD' ? maskCard(account.accountNumber) : account.accountNumber,
+			accountIdentifier:
+				account.accountType === 'BANK_CARD'
+					? maskCard(account.accountNumber)
+					: account.accountNumber,
 		});
-		return { success: true, data: payouts.map((payout) => payoutView(payout, merchant.liveExtras)) };
+		return {
+			success: true,
+			data: payouts.map((payout) => payoutView(payout, merchant.liveExtras)),
+		};
 	});
 
 	app.post('/payout/regular/create', async (request) => {
@@ -101,12 +132,14 @@ export async function payoutRoutes(app: FastifyInstance, { ctx }: ContextOptions
 		const merchant = merchantFor(ctx, request, endpoint, { subscription: true, verified: true });
 		if (!merchant.regularPayoutsEnabled) throw unauthorizedAction();
 		const data = validate(regularSchema, postInput(request), regularConditional);
-		if (data.order_id !== undefined && orderIdTaken(ctx.state, merchant.id, data.order_id)) orderIdTakenError();
+		if (data.order_id !== undefined && orderIdTaken(ctx.state, merchant.id, data.order_id))
+			orderIdTakenError();
 		if (data.account_type === 'sbp' && !findBank(data.account_bank as number)) {
 			throw fieldError('account_bank', 'The selected :attribute is invalid.');
 		}
 		const amount = amountOrFail(endpoint, data.amount);
-		if (!merchant.regularDirections.includes(data.account_type)) throw keyError(endpoint, 'direction_not_available');
+		if (!merchant.regularDirections.includes(data.account_type))
+			throw keyError(endpoint, 'direction_not_available');
 		const parts = checkMoney(ctx, endpoint, merchant, amount);
 		const identifier = data.account_identifier.replace(/[\s()-]/g, '');
 		const payouts = createPayouts(ctx.state, merchant, parts, {
@@ -115,7 +148,10 @@ export async function payoutRoutes(app: FastifyInstance, { ctx }: ContextOptions
 			accountType: data.account_type === 'credit_card' ? 'BANK_CARD' : 'SBP',
 			accountIdentifier: data.account_type === 'credit_card' ? maskCard(identifier) : identifier,
 		});
-		return { success: true, data: payouts.map((payout) => payoutView(payout, merchant.liveExtras)) };
+		return {
+			success: true,
+			data: payouts.map((payout) => payoutView(payout, merchant.liveExtras)),
+		};
 	});
 
 	app.get('/payout/status', async (request) => {
@@ -128,7 +164,9 @@ export async function payoutRoutes(app: FastifyInstance, { ctx }: ContextOptions
 				order_id: ['The order id field is required when id is not present.'],
 			});
 		}
-		const own = [...ctx.state.payouts.values()].filter((payout) => payout.merchantId === merchant.id);
+		const own = [...ctx.state.payouts.values()].filter(
+			(payout) => payout.merchantId === merchant.id,
+		);
 		const payout =
 			data.id !== undefined
 				? own.find((candidate) => candidate.id === data.id)
@@ -139,7 +177,9 @@ export async function payoutRoutes(app: FastifyInstance, { ctx }: ContextOptions
 
 	app.get('/payout/search', async (request) => {
 		const merchant = merchantFor(ctx, request, 'payout/search', { subscription: true });
-		const payouts = [...ctx.state.payouts.values()].filter((payout) => payout.merchantId === merchant.id);
+		const payouts = [...ctx.state.payouts.values()].filter(
+			(payout) => payout.merchantId === merchant.id,
+		);
 		return search(ctx, request, payouts, (payout) => payoutView(payout, merchant.liveExtras));
 	});
 

@@ -1,4 +1,9 @@
-import type { IDataObject, IExecuteFunctions, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeProperties,
+	INodePropertyOptions,
+} from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { BILL_TYPES, CURRENCIES_IN, ENDPOINTS, PAYMENT_METHODS } from '../../../shared';
@@ -8,8 +13,14 @@ import { apiRequest } from '../../transport';
 import { amountDescription } from '../common.descriptions';
 
 // The choices of the additional fields, built from the contract's lists (nodes/shared/statuses.ts).
-const PAYMENT_METHOD_NAMES: Record<(typeof PAYMENT_METHODS)[number], string> = { BANK_CARD: 'Bank Card', SBP: 'SBP' };
-const BILL_TYPE_NAMES: Record<(typeof BILL_TYPES)[number], string> = { normal: 'Normal', multi: 'Multi' };
+const PAYMENT_METHOD_NAMES: Record<(typeof PAYMENT_METHODS)[number], string> = {
+	BANK_CARD: 'Bank Card',
+	SBP: 'SBP',
+};
+const BILL_TYPE_NAMES: Record<(typeof BILL_TYPES)[number], string> = {
+	normal: 'Normal',
+	multi: 'Multi',
+};
 
 const currencyOptions: INodePropertyOptions[] = [
 	{ name: 'Shop Default', value: '' },
@@ -24,7 +35,10 @@ const paymentMethodOptions: INodePropertyOptions[] = [
 	{ name: 'Any', value: '' },
 	...PAYMENT_METHODS.map((method) => ({ name: PAYMENT_METHOD_NAMES[method], value: method })),
 ];
-const billTypeOptions: INodePropertyOptions[] = BILL_TYPES.map((type) => ({ name: BILL_TYPE_NAMES[type], value: type }));
+const billTypeOptions: INodePropertyOptions[] = BILL_TYPES.map((type) => ({
+	name: BILL_TYPE_NAMES[type],
+	value: type,
+}));
 
 const displayOptions = { show: { resource: ['bill'], operation: ['create'] } };
 
@@ -36,7 +50,8 @@ const properties: INodeProperties[] = [
 		required: true,
 		default: '',
 		placeholder: 'e.g. 9rQBbwZV1g',
-		description: 'ID of the shop the bill belongs to, from the shop settings of your merchant account',
+		description:
+			'ID of the shop the bill belongs to, from the shop settings of your merchant account',
 	},
 	{
 		displayName: 'Amount',
@@ -67,7 +82,8 @@ const properties: INodeProperties[] = [
 				name: 'custom',
 				type: 'string',
 				default: '',
-				description: 'Any text; the service returns it as "custom" in the payment postback and the redirects',
+				description:
+					'Any text; the service returns it as "custom" in the payment postback and the redirects',
 			},
 			{
 				displayName: 'Description',
@@ -130,7 +146,12 @@ const CHOICES: Record<string, { field: string; options: INodePropertyOptions[] }
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const node = this.getNode();
-	const shopId = checkRequired(node, this.getNodeParameter('shopId', itemIndex), itemIndex, 'Shop ID');
+	const shopId = checkRequired(
+		node,
+		this.getNodeParameter('shopId', itemIndex),
+		itemIndex,
+		'Shop ID',
+	);
 	const amount = checkAmount(node, this.getNodeParameter('amount', itemIndex), itemIndex);
 	const extra = this.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
 
@@ -141,11 +162,19 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		const values = rule.options.map((option) => String(option.value));
 		const match = values.find((allowed) => allowed.toLowerCase() === text.toLowerCase());
 		if (match === undefined) {
-			throw inputError(node, rule.field, `must be one of ${values.filter(Boolean).join(', ')} (got ${JSON.stringify(text)})`, itemIndex);
+			throw inputError(
+				node,
+				rule.field,
+				`must be one of ${values.filter(Boolean).join(', ')} (got ${JSON.stringify(text)})`,
+				itemIndex,
+			);
 		}
 		extra[name] = match;
 	}
-	const text = (name: string) => (typeof extra[name] === 'string' || typeof extra[name] === 'number' ? String(extra[name]) : undefined);
+	const text = (name: string) =>
+		typeof extra[name] === 'string' || typeof extra[name] === 'number'
+			? String(extra[name])
+			: undefined;
 
 	const answer = await apiRequest.call(this, 'POST', ENDPOINTS.billCreate.path, {
 		body: {

@@ -12,7 +12,15 @@ const displayOptions = { show: { resource: ['bill'], operation: ['get'] } };
 export const description = updateDisplayOptions(displayOptions, [billIdField]);
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
-	const id = checkRequired(this.getNode(), this.getNodeParameter('billId', itemIndex), itemIndex, 'Bill ID');
-	const answer = await apiRequest.call(this, 'GET', ENDPOINTS.billStatus.path, { qs: { id }, itemIndex });
+	const id = checkRequired(
+		this.getNode(),
+		this.getNodeParameter('billId', itemIndex),
+		itemIndex,
+		'Bill ID',
+	);
+	const answer = await apiRequest.call(this, 'GET', ENDPOINTS.billStatus.path, {
+		qs: { id },
+		itemIndex,
+	});
 	return [normalizeResponse(answer)];
 }

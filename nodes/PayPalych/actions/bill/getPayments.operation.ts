@@ -13,8 +13,16 @@ export const description = updateDisplayOptions(displayOptions, [billIdField]);
 
 /** One output item per payment of the bill. */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
-	const id = checkRequired(this.getNode(), this.getNodeParameter('billId', itemIndex), itemIndex, 'Bill ID');
-	const answer = await apiRequest.call(this, 'GET', ENDPOINTS.billPayments.path, { qs: { id }, itemIndex });
+	const id = checkRequired(
+		this.getNode(),
+		this.getNodeParameter('billId', itemIndex),
+		itemIndex,
+		'Bill ID',
+	);
+	const answer = await apiRequest.call(this, 'GET', ENDPOINTS.billPayments.path, {
+		qs: { id },
+		itemIndex,
+	});
 	const data = Array.isArray(answer.data) ? (answer.data as IDataObject[]) : [];
 	return data.map((payment) => normalizeResponse(payment));
 }

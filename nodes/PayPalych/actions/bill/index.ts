@@ -19,7 +19,8 @@ export const description: INodeProperties[] = [
 			{
 				name: 'Create',
 				value: 'create',
-				description: 'Create a bill (payment link) and get the payment page URL to send to the customer',
+				description:
+					'Create a bill (payment link) and get the payment page URL to send to the customer',
 				action: 'Create a bill',
 			},
 			{

@@ -16,7 +16,8 @@ const properties: INodeProperties[] = [
 		name: 'active',
 		type: 'boolean',
 		default: true,
-		description: 'Whether the bill accepts payments. A normal bill that is already paid cannot be switched.',
+		description:
+			'Whether the bill accepts payments. A normal bill that is already paid cannot be switched.',
 	},
 ];
 
@@ -24,7 +25,12 @@ export const description = updateDisplayOptions(displayOptions, properties);
 
 /** Switches a bill on or off. The answer's activity flag comes as `active` or `activity`: output always has boolean `active`. */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
-	const id = checkRequired(this.getNode(), this.getNodeParameter('billId', itemIndex), itemIndex, 'Bill ID');
+	const id = checkRequired(
+		this.getNode(),
+		this.getNodeParameter('billId', itemIndex),
+		itemIndex,
+		'Bill ID',
+	);
 	const active = this.getNodeParameter('active', itemIndex, true) as boolean;
 	const answer = normalizeResponse(
 		await apiRequest.call(this, 'POST', ENDPOINTS.billToggleActivity.path, {

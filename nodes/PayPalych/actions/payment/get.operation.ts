@@ -15,14 +15,23 @@ const properties: INodeProperties[] = [
 		type: 'string',
 		required: true,
 		default: '',
-		description: 'ID of the payment (the TrsId of the payment postback, or an ID from Bill > Get Payments)',
+		description:
+			'ID of the payment (the TrsId of the payment postback, or an ID from Bill > Get Payments)',
 	},
 ];
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
-	const id = checkRequired(this.getNode(), this.getNodeParameter('paymentId', itemIndex), itemIndex, 'Payment ID');
-	const answer = await apiRequest.call(this, 'GET', ENDPOINTS.paymentStatus.path, { qs: { id }, itemIndex });
+	const id = checkRequired(
+		this.getNode(),
+		this.getNodeParameter('paymentId', itemIndex),
+		itemIndex,
+		'Payment ID',
+	);
+	const answer = await apiRequest.call(this, 'GET', ENDPOINTS.paymentStatus.path, {
+		qs: { id },
+		itemIndex,
+	});
 	return [normalizeResponse(answer)];
 }

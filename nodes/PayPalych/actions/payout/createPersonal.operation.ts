@@ -25,8 +25,19 @@ export const description = updateDisplayOptions(displayOptions, properties);
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const node = this.getNode();
-	const payoutAccountId = checkRequired(node, this.getNodeParameter('payoutAccountId', itemIndex), itemIndex, 'Payout Account ID');
+	const payoutAccountId = checkRequired(
+		node,
+		this.getNodeParameter('payoutAccountId', itemIndex),
+		itemIndex,
+		'Payout Account ID',
+	);
 	const amount = checkAmount(node, this.getNodeParameter('amount', itemIndex), itemIndex);
 	const params = { amount, payout_account_id: payoutAccountId };
-	return await createPayoutOnce.call(this, itemIndex, ENDPOINTS.payoutPersonalCreate.path, params, accountIntent(amount, payoutAccountId));
+	return await createPayoutOnce.call(
+		this,
+		itemIndex,
+		ENDPOINTS.payoutPersonalCreate.path,
+		params,
+		accountIntent(amount, payoutAccountId),
+	);
 }

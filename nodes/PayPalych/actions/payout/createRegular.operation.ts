@@ -2,8 +2,21 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { ENDPOINTS } from '../../../shared';
-import { cardIntent, createPayoutOnce, payoutFields, sbpIntent, type PayoutIntent } from '../../helpers/payout';
-import { checkAmount, checkBank, checkCardHolder, checkCardNumber, checkPhone, inputError } from '../../helpers/validation';
+import {
+	cardIntent,
+	createPayoutOnce,
+	payoutFields,
+	sbpIntent,
+	type PayoutIntent,
+} from '../../helpers/payout';
+import {
+	checkAmount,
+	checkBank,
+	checkCardHolder,
+	checkCardNumber,
+	checkPhone,
+	inputError,
+} from '../../helpers/validation';
 import { payoutAmountField } from '../common.descriptions';
 
 const displayOptions = { show: { resource: ['payout'], operation: ['createRegular'] } };
@@ -17,10 +30,19 @@ const properties: INodeProperties[] = [
 		type: 'options',
 		default: 'credit_card',
 		options: [
-			{ name: 'Card', value: 'credit_card', description: 'A bank card, by card number and holder name' },
-			{ name: 'SBP', value: 'sbp', description: 'An account reached by phone number through the Faster Payments System' },
+			{
+				name: 'Card',
+				value: 'credit_card',
+				description: 'A bank card, by card number and holder name',
+			},
+			{
+				name: 'SBP',
+				value: 'sbp',
+				description: 'An account reached by phone number through the Faster Payments System',
+			},
 		],
-		description: 'Where the money goes. Direct payouts must be enabled for your account by PayPalych support.',
+		description:
+			'Where the money goes. Direct payouts must be enabled for your account by PayPalych support.',
 	},
 	payoutAmountField,
 	{
@@ -30,7 +52,8 @@ const properties: INodeProperties[] = [
 		required: true,
 		default: '',
 		placeholder: '4276 1000 1234 5678',
-		description: 'Card number, 12 to 19 digits; spaces and dashes are removed, the checksum (Luhn) is checked',
+		description:
+			'Card number, 12 to 19 digits; spaces and dashes are removed, the checksum (Luhn) is checked',
 		displayOptions: forCard,
 	},
 	{
@@ -50,7 +73,8 @@ const properties: INodeProperties[] = [
 		required: true,
 		default: '',
 		placeholder: '+7 900 123-45-67',
-		description: 'Recipient phone number; +7, 8, spaces, dashes and parentheses are accepted and sent as 7XXXXXXXXXX',
+		description:
+			'Recipient phone number; +7, 8, spaces, dashes and parentheses are accepted and sent as 7XXXXXXXXXX',
 		displayOptions: forSbp,
 	},
 	{
@@ -74,7 +98,10 @@ const properties: INodeProperties[] = [
 				type: 'string',
 				placeholder: 'e.g. 100000000111',
 				validation: [
-					{ type: 'regex', properties: { regex: '^\\d+$', errorMessage: 'The member ID is a number' } },
+					{
+						type: 'regex',
+						properties: { regex: '^\\d+$', errorMessage: 'The member ID is a number' },
+					},
 				],
 			},
 		],
@@ -91,17 +118,52 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	let params: Record<string, string>;
 	let intent: PayoutIntent;
 	if (accountType === 'credit_card') {
-		const cardNumber = checkCardNumber(node, this.getNodeParameter('cardNumber', itemIndex, ''), itemIndex);
-		const cardHolder = checkCardHolder(node, this.getNodeParameter('cardHolder', itemIndex, ''), itemIndex);
-		params = { amount, currency: 'RUB', account_type: 'credit_card', account_identifier: cardNumber, card_holder: cardHolder };
+		const cardNumber = checkCardNumber(
+			node,
+			this.getNodeParameter('cardNumber', itemIndex, ''),
+			itemIndex,
+		);
+		const cardHolder = checkCardHolder(
+			node,
+			this.getNodeParameter('cardHolder', itemIndex, ''),
+			itemIndex,
+		);
+		params = {
+			amount,
+			currency: 'RUB',
+			account_type: 'credit_card',
+			account_identifier: cardNumber,
+			card_holder: cardHolder,
+		};
 		intent = cardIntent(amount, cardNumber);
 	} else if (accountType === 'sbp') {
 		const phone = checkPhone(node, this.getNodeParameter('phone', itemIndex, ''), itemIndex);
-		const bank = checkBank(node, this.getNodeParameter('bank', itemIndex, '', { extractValue: true }), itemIndex);
-		params = { amount, currency: 'RUB', account_type: 'sbp', account_identifier: phone, account_bank: bank };
+		const bank = checkBank(
+			node,
+			this.getNodeParameter('bank', itemIndex, '', { extractValue: true }),
+			itemIndex,
+		);
+		params = {
+			amount,
+			currency: 'RUB',
+			account_type: 'sbp',
+			account_identifier: phone,
+			account_bank: bank,
+		};
 		intent = sbpIntent(amount, phone, bank);
 	} else {
-		throw inputError(node, 'Pay To', `must be Card or SBP (got ${JSON.stringify(accountType)})`, itemIndex);
+		throw inputError(
+			node,
+			'Pay To',
+			`must be Card or SBP (got ${JSON.stringify(accountType)})`,
+			itemIndex,
+		);
 	}
-	return await createPayoutOnce.call(this, itemIndex, ENDPOINTS.payoutRegularCreate.path, params, intent);
+	return await createPayoutOnce.call(
+		this,
+		itemIndex,
+		ENDPOINTS.payoutRegularCreate.path,
+		params,
+		intent,
+	);
 }

@@ -16,7 +16,11 @@ const properties: INodeProperties[] = [
 		default: 'id',
 		options: [
 			{ name: 'Payout ID', value: 'id', description: 'The ID the service gave the payout' },
-			{ name: 'Order ID', value: 'orderId', description: 'Your order ID of the payout (or the one the node derived)' },
+			{
+				name: 'Order ID',
+				value: 'orderId',
+				description: 'Your order ID of the payout (or the one the node derived)',
+			},
 		],
 	},
 	{
@@ -25,7 +29,8 @@ const properties: INodeProperties[] = [
 		type: 'string',
 		required: true,
 		default: '',
-		description: 'The ID of the payout (the ID of a payout-create output item, or TrsId of a payout postback)',
+		description:
+			'The ID of the payout (the ID of a payout-create output item, or TrsId of a payout postback)',
 		displayOptions: { show: { findBy: ['id'] } },
 	},
 	{
@@ -46,8 +51,22 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	const findBy = this.getNodeParameter('findBy', itemIndex, 'id') as string;
 	const qs =
 		findBy === 'orderId'
-			? { order_id: checkRequired(node, this.getNodeParameter('orderId', itemIndex, ''), itemIndex, 'Order ID') }
-			: { id: checkRequired(node, this.getNodeParameter('payoutId', itemIndex, ''), itemIndex, 'Payout ID') };
+			? {
+					order_id: checkRequired(
+						node,
+						this.getNodeParameter('orderId', itemIndex, ''),
+						itemIndex,
+						'Order ID',
+					),
+				}
+			: {
+					id: checkRequired(
+						node,
+						this.getNodeParameter('payoutId', itemIndex, ''),
+						itemIndex,
+						'Payout ID',
+					),
+				};
 	const answer = await apiRequest.call(this, 'GET', ENDPOINTS.payoutStatus.path, { qs, itemIndex });
 	return [normalizeResponse(answer)];
 }

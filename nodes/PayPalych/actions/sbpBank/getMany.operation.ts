@@ -14,7 +14,9 @@ export const description = updateDisplayOptions(displayOptions, returnAllLimit);
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const returnAll = this.getNodeParameter('returnAll', itemIndex, false) as boolean;
 	const answer = await apiRequest.call(this, 'GET', ENDPOINTS.sbpBanks.path, { itemIndex });
-	const banks = (Array.isArray(answer.data) ? (answer.data as IDataObject[]) : []).map((bank) => normalizeResponse(bank));
+	const banks = (Array.isArray(answer.data) ? (answer.data as IDataObject[]) : []).map((bank) =>
+		normalizeResponse(bank),
+	);
 	if (returnAll) return banks;
 	return banks.slice(0, this.getNodeParameter('limit', itemIndex, 50) as number);
 }

@@ -15,7 +15,8 @@ export const description: INodeProperties[] = [
 			{
 				name: 'Get Many',
 				value: 'getMany',
-				description: 'List the banks that accept SBP payouts, with the member_id to use as the bank of an SBP payout',
+				description:
+					'List the banks that accept SBP payouts, with the member_id to use as the bank of an SBP payout',
 				action: 'Get many SBP banks',
 			},
 		],
