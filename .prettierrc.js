@@ -10,4 +10,6 @@ module.exports = {
 	quoteProps: 'as-needed',
 	endOfLine: 'lf',
 	printWidth: 100,
+	// Not n8n's: the relay console's html`…` templates are its output; formatting them would change the pages.
+	embeddedLanguageFormatting: 'off',
 };

@@ -66,23 +66,7 @@ export function barChart(
 	);
 	const total = (s: Series) => s.values.reduce((a, b) => a + b, 0);
 	return html`<figure class="chart">
-		<svg
-			viewBox="0 0 ${W} ${H}"
-			role="img"
-			aria-label="${title}: ${series.map((s) => `${s.name} ${total(s)}`).join(', ')}"
-		>
-			${grid}${labels}${bars}
-		</svg>
-		<figcaption class="legend">
-			${series.map(
-				(s) =>
-					html`<span
-						><svg class="mark" viewBox="0 0 10 10" width="10" height="10">
-							<rect class="${s.cls}" width="10" height="10" />
-						</svg>
-						${s.name} <b>${total(s)}</b></span
-					>`,
-			)}
-		</figcaption>
+		<svg viewBox="0 0 ${W} ${H}" role="img" aria-label="${title}: ${series.map((s) => `${s.name} ${total(s)}`).join(', ')}">${grid}${labels}${bars}</svg>
+		<figcaption class="legend">${series.map((s) => html`<span><svg class="mark" viewBox="0 0 10 10" width="10" height="10"><rect class="${s.cls}" width="10" height="10"/></svg> ${s.name} <b>${total(s)}</b></span>`)}</figcaption>
 	</figure>`;
 }

@@ -32,50 +32,29 @@ export function page(options: PageOptions, body: Interpolation): string {
 	const header = options.csrf
 		? html`<header>
 				<span class="brand">PayPalych relay</span>
-				<nav>
-					${NAV.map(
-						([key, label, href]) =>
-							html`<a href="${href}" ${options.section === key ? html` aria-current="page"` : ''}
-								>${label}</a
-							>`,
-					)}
-				</nav>
-				<form method="post" action="/admin/logout" class="inline">
-					<input type="hidden" name="_csrf" value="${options.csrf}" /><button type="submit">
-						Log out
-					</button>
-				</form>
+				<nav>${NAV.map(([key, label, href]) => html`<a href="${href}"${options.section === key ? html` aria-current="page"` : ''}>${label}</a>`)}</nav>
+				<form method="post" action="/admin/logout" class="inline"><input type="hidden" name="_csrf" value="${options.csrf}"><button type="submit">Log out</button></form>
 			</header>`
 		: html`<header><span class="brand">PayPalych relay</span></header>`;
 	return html`<!doctype html>
-		<html lang="en">
-			<head>
-				<meta charset="utf-8" />
-				<meta name="viewport" content="width=device-width, initial-scale=1" />
-				<meta name="referrer" content="no-referrer" />
-				${options.refreshSeconds
-					? html`<meta http-equiv="refresh" content="${options.refreshSeconds}" />`
-					: ''}
-				<title>${options.title} · PayPalych relay</title>
-				<link rel="stylesheet" href="${ASSETS}/console.css" />
-			</head>
-			<body>
-				${header}
-				<main>
-					${options.notice ? html`<p class="notice" role="status">${options.notice}</p>` : ''}
-					${options.errors?.length
-						? html`<div class="error" role="alert">
-								${options.errors.length === 1
-									? options.errors[0]
-									: html`<ul>
-											${options.errors.map((e) => html`<li>${e}</li>`)}
-										</ul>`}
-							</div>`
-						: ''}
-					${body}
-				</main>
-			</body>
-		</html>`.value;
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+${options.refreshSeconds ? html`<meta http-equiv="refresh" content="${options.refreshSeconds}">` : ''}
+<title>${options.title} · PayPalych relay</title>
+<link rel="stylesheet" href="${ASSETS}/console.css">
+</head>
+<body>
+${header}
+<main>
+${options.notice ? html`<p class="notice" role="status">${options.notice}</p>` : ''}
+${options.errors?.length ? html`<div class="error" role="alert">${options.errors.length === 1 ? options.errors[0] : html`<ul>${options.errors.map((e) => html`<li>${e}</li>`)}</ul>`}</div>` : ''}
+${body}
+</main>
+</body>
+</html>`.value;
 }
 
 /** UTC, to the second: what every time in the console is written as. */
@@ -101,9 +80,7 @@ export const badge = (
 
 /** A hidden CSRF field plus the page to come back to. */
 export const formGuard = (csrf: string, back?: string): Html =>
-	html`<input type="hidden" name="_csrf" value="${csrf}" />${back
-			? html`<input type="hidden" name="back" value="${back}" />`
-			: ''}`;
+	html`<input type="hidden" name="_csrf" value="${csrf}">${back ? html`<input type="hidden" name="back" value="${back}">` : ''}`;
 
 export const sendPage = (reply: FastifyReply, code: number, body: string) =>
 	reply.code(code).type('text/html; charset=utf-8').send(body);

@@ -84,8 +84,7 @@ export async function consolePages(
 					csrf: sessions.has(request) ? csrfOf(request) : undefined,
 					errors: [...errors, 'Nothing was changed.'],
 				},
-				html`<h1>${title}</h1>
-					<p><a href="${CONSOLE}">Back to the overview</a></p>`,
+				html`<h1>${title}</h1><p><a href="${CONSOLE}">Back to the overview</a></p>`,
 			),
 		);
 

@@ -44,33 +44,15 @@ function filters(q: Partial<EventsQuery>, raw: Record<string, unknown>): Html {
 		return typeof v === 'number' ? inputTime(v) : (v ?? '');
 	};
 	const option = (v: string, current: string | undefined) =>
-		html`<option value="${v}" ${v === current ? html` selected` : ''}>${v}</option>`;
+		html`<option value="${v}"${v === current ? html` selected` : ''}>${v}</option>`;
 	return html`<form class="filters card" method="get" action="${CONSOLE}/events">
-		<label
-			>Kind
-			<select name="kind">
-				<option value="">any</option>
-				${POSTBACK_EVENTS.map((k) => option(k, q.kind))}
-			</select></label
-		>
-		<label
-			>Delivery status
-			<select name="status">
-				<option value="">any</option>
-				${DELIVERY_STATUSES.map((s) => option(s, q.status))}
-			</select></label
-		>
-		<label
-			>From (UTC) <input type="datetime-local" step="1" name="from" value="${value('from')}"
-		/></label>
-		<label
-			>To (UTC) <input type="datetime-local" step="1" name="to" value="${value('to')}"
-		/></label>
-		<label>TrsId <input name="trsId" value="${value('trsId')}" autocomplete="off" /></label>
-		<label>InvId <input name="invId" value="${value('invId')}" autocomplete="off" /></label>
-		<div class="actions">
-			<button type="submit">Filter</button><a href="${CONSOLE}/events">Clear</a>
-		</div>
+		<label>Kind <select name="kind"><option value="">any</option>${POSTBACK_EVENTS.map((k) => option(k, q.kind))}</select></label>
+		<label>Delivery status <select name="status"><option value="">any</option>${DELIVERY_STATUSES.map((s) => option(s, q.status))}</select></label>
+		<label>From (UTC) <input type="datetime-local" step="1" name="from" value="${value('from')}"></label>
+		<label>To (UTC) <input type="datetime-local" step="1" name="to" value="${value('to')}"></label>
+		<label>TrsId <input name="trsId" value="${value('trsId')}" autocomplete="off"></label>
+		<label>InvId <input name="invId" value="${value('invId')}" autocomplete="off"></label>
+		<div class="actions"><button type="submit">Filter</button><a href="${CONSOLE}/events">Clear</a></div>
 	</form>`;
 }
 
@@ -85,92 +67,46 @@ export function eventsPage(opts: {
 }): string {
 	const { query, events } = opts;
 	const rows = events.map(
-		(e) =>
-			html`<tr>
-				<td data-label="Received">
-					<a href="${CONSOLE}/events/${encodeURIComponent(e.id)}">${utc(e.receivedAt)}</a>
-				</td>
-				<td data-label="Kind">${e.kind}</td>
-				<td data-label="InvId" class="wrap">${e.fields.InvId ?? ''}</td>
-				<td data-label="TrsId" class="wrap">${e.fields.TrsId ?? ''}</td>
-				<td data-label="Status">${e.fields.Status ?? ''}</td>
-				<td data-label="Amount" class="num">${amountOf(e)}</td>
-				<td data-label="Deliveries">${deliverySummary(opts.deliveries.get(e.id) ?? [])}</td>
-			</tr>`,
+		(e) => html`<tr>
+			<td data-label="Received"><a href="${CONSOLE}/events/${encodeURIComponent(e.id)}">${utc(e.receivedAt)}</a></td>
+			<td data-label="Kind">${e.kind}</td>
+			<td data-label="InvId" class="wrap">${e.fields.InvId ?? ''}</td>
+			<td data-label="TrsId" class="wrap">${e.fields.TrsId ?? ''}</td>
+			<td data-label="Status">${e.fields.Status ?? ''}</td>
+			<td data-label="Amount" class="num">${amountOf(e)}</td>
+			<td data-label="Deliveries">${deliverySummary(opts.deliveries.get(e.id) ?? [])}</td>
+		</tr>`,
 	);
 	return page(
 		{ title: 'Events', section: 'events', csrf: opts.csrf, errors: opts.errors },
 		html`<h1>Events</h1>
-			${filters(query, opts.raw)}
-			${opts.errors?.length
+		${filters(query, opts.raw)}
+		${
+			opts.errors?.length
 				? ''
-				: html`<div class="scroll">
-							<table class="cards">
-								<thead>
-									<tr>
-										<th>Received (UTC)</th>
-										<th>Kind</th>
-										<th>InvId</th>
-										<th>TrsId</th>
-										<th>Status</th>
-										<th class="num">Amount</th>
-										<th>Deliveries</th>
-									</tr>
-								</thead>
-								<tbody>
-									${rows.length
-										? rows
-										: html`<tr>
-												<td colspan="7" class="muted">No event matches.</td>
-											</tr>`}
-								</tbody>
-							</table>
-						</div>
-						<div class="pager">
-							${query.before
-								? html`<a
-										href="${CONSOLE}/events${eventsQueryString({ ...query, before: undefined })}"
-										>← Newest</a
-									>`
-								: html`<span></span>`}
-							${opts.next
-								? html`<a href="${CONSOLE}/events${eventsQueryString(query, opts.next)}" rel="next"
-										>Older →</a
-									>`
-								: ''}
-						</div>`}`,
+				: html`<div class="scroll"><table class="cards">
+				<thead><tr><th>Received (UTC)</th><th>Kind</th><th>InvId</th><th>TrsId</th><th>Status</th><th class="num">Amount</th><th>Deliveries</th></tr></thead>
+				<tbody>${rows.length ? rows : html`<tr><td colspan="7" class="muted">No event matches.</td></tr>`}</tbody>
+			</table></div>
+			<div class="pager">
+				${query.before ? html`<a href="${CONSOLE}/events${eventsQueryString({ ...query, before: undefined })}">← Newest</a>` : html`<span></span>`}
+				${opts.next ? html`<a href="${CONSOLE}/events${eventsQueryString(query, opts.next)}" rel="next">Older →</a>` : ''}
+			</div>`
+		}`,
 	);
 }
 
 function attemptsTable(attempts: readonly DeliveryAttempt[]): Html {
 	if (attempts.length === 0) return html`<p class="muted">No attempt yet.</p>`;
-	return html`<div class="scroll">
-		<table class="cards">
-			<thead>
-				<tr>
-					<th class="num">#</th>
-					<th>Started (UTC)</th>
-					<th class="num">Took</th>
-					<th class="num">HTTP</th>
-					<th>Outcome</th>
-					<th>Error</th>
-				</tr>
-			</thead>
-			<tbody>
-				${attempts.map(
-					(a) =>
-						html`<tr>
-							<td data-label="#" class="num">${a.attempt}</td>
-							<td data-label="Started">${utc(a.startedAt)}</td>
-							<td data-label="Took" class="num">${a.durationMs} ms</td>
-							<td data-label="HTTP" class="num">${a.httpStatus ?? '—'}</td>
-							<td data-label="Outcome">${badge(a.outcome)}</td>
-							<td data-label="Error" class="wrap">${a.error ?? ''}</td>
-						</tr>`,
-				)}
-			</tbody>
-		</table>
-	</div>`;
+	return html`<div class="scroll"><table class="cards">
+		<thead><tr><th class="num">#</th><th>Started (UTC)</th><th class="num">Took</th><th class="num">HTTP</th><th>Outcome</th><th>Error</th></tr></thead>
+		<tbody>${attempts.map(
+			(a) => html`<tr>
+				<td data-label="#" class="num">${a.attempt}</td><td data-label="Started">${utc(a.startedAt)}</td><td data-label="Took" class="num">${a.durationMs} ms</td>
+				<td data-label="HTTP" class="num">${a.httpStatus ?? '—'}</td><td data-label="Outcome">${badge(a.outcome)}</td><td data-label="Error" class="wrap">${a.error ?? ''}</td>
+			</tr>`,
+		)}</tbody>
+	</table></div>`;
 }
 
 export function eventPage(opts: {
@@ -187,41 +123,24 @@ export function eventPage(opts: {
 	// While a delivery is on its way the page reloads itself, so that the operator sees it land.
 	const inFlight = opts.deliveries.some((d) => d.status === 'pending' || d.status === 'delivering');
 	const deliveries = opts.deliveries.map(
-		(d) =>
-			html`<section class="card" id="delivery-${d.id}">
-				<div class="actions">
-					<b>Delivery ${d.id}</b> ${badge(d.status)} <span class="wrap mono">${d.target}</span>
-				</div>
-				<dl class="fields">
-					<dt>Attempts</dt>
-					<dd>${d.attempts}</dd>
-					<dt>Created</dt>
-					<dd>${utc(d.createdAt)}</dd>
-					${d.status === 'pending'
-						? html`<dt>Next attempt</dt>
-								<dd>${utc(d.nextAttemptAt)}</dd>`
-						: ''}
-					${d.deliveredAt
-						? html`<dt>Delivered</dt>
-								<dd>${utc(d.deliveredAt)}</dd>`
-						: ''}
-					${d.lastStatus !== null
-						? html`<dt>Last HTTP status</dt>
-								<dd>${d.lastStatus}</dd>`
-						: ''}
-					${d.lastError
-						? html`<dt>Last error</dt>
-								<dd>${d.lastError}</dd>`
-						: ''}
-				</dl>
-				${d.status === 'dead'
-					? html`<form method="post" action="${CONSOLE}/deliveries/${d.id}/requeue" class="actions">
-							${formGuard(csrf, here)}<button type="submit">Requeue delivery ${d.id}</button>
-						</form>`
-					: ''}
-				<h3 class="muted">Attempts</h3>
-				${attemptsTable(opts.attempts.filter((a) => a.deliveryId === d.id))}
-			</section>`,
+		(d) => html`<section class="card" id="delivery-${d.id}">
+			<div class="actions"><b>Delivery ${d.id}</b> ${badge(d.status)} <span class="wrap mono">${d.target}</span></div>
+			<dl class="fields">
+				<dt>Attempts</dt><dd>${d.attempts}</dd>
+				<dt>Created</dt><dd>${utc(d.createdAt)}</dd>
+				${d.status === 'pending' ? html`<dt>Next attempt</dt><dd>${utc(d.nextAttemptAt)}</dd>` : ''}
+				${d.deliveredAt ? html`<dt>Delivered</dt><dd>${utc(d.deliveredAt)}</dd>` : ''}
+				${d.lastStatus !== null ? html`<dt>Last HTTP status</dt><dd>${d.lastStatus}</dd>` : ''}
+				${d.lastError ? html`<dt>Last error</dt><dd>${d.lastError}</dd>` : ''}
+			</dl>
+			${
+				d.status === 'dead'
+					? html`<form method="post" action="${CONSOLE}/deliveries/${d.id}/requeue" class="actions">${formGuard(csrf, here)}<button type="submit">Requeue delivery ${d.id}</button></form>`
+					: ''
+			}
+			<h3 class="muted">Attempts</h3>
+			${attemptsTable(opts.attempts.filter((a) => a.deliveryId === d.id))}
+		</section>`,
 	);
 	return page(
 		{
@@ -232,50 +151,25 @@ export function eventPage(opts: {
 			refreshSeconds: inFlight ? EVENT_REFRESH_SECONDS : undefined,
 		},
 		html`<h1>${event.kind} event <span class="mono muted">${event.id}</span></h1>
-			<div class="grid">
-				<div class="card">
-					<h2>Event</h2>
-					<dl class="fields">
-						<dt>Received</dt>
-						<dd>${utc(event.receivedAt)} UTC</dd>
-						<dt>Kind</dt>
-						<dd>${event.kind}</dd>
-						<dt>Duplicate key</dt>
-						<dd>${event.dedupeKey ?? '— (redirects are never deduplicated)'}</dd>
-						<dt>Content type</dt>
-						<dd>${event.contentType}</dd>
-					</dl>
-				</div>
-				<div class="card">
-					<h2>Fields</h2>
-					<dl class="fields">
-						${fields.map(
-							([name, value]) =>
-								html`<dt>${name}</dt>
-									<dd>${value}</dd>`,
-						)}
-					</dl>
-					<p class="muted">The signature and the raw body are never shown.</p>
-				</div>
-			</div>
-			<div class="actions card">
-				${opts.replayTargets > 0
-					? html`<form method="post" action="${here}/replay" class="inline">
-							${formGuard(csrf, here)}<button type="submit" class="secondary">
-								Replay to its ${opts.replayTargets} current
-								target${opts.replayTargets === 1 ? '' : 's'}
-							</button>
-						</form>`
-					: html`<span class="muted"
-							>No target is configured for ${event.kind} events now: nothing to replay to.</span
-						>`}
-			</div>
-			<h2>Deliveries (${opts.deliveries.length})</h2>
-			${inFlight
-				? html`<p class="muted">
-						A delivery is pending: this page reloads every ${EVENT_REFRESH_SECONDS} s.
-					</p>`
-				: ''}
-			${deliveries.length ? deliveries : html`<p class="muted">No delivery.</p>`}`,
+		<div class="grid">
+			<div class="card"><h2>Event</h2><dl class="fields">
+				<dt>Received</dt><dd>${utc(event.receivedAt)} UTC</dd>
+				<dt>Kind</dt><dd>${event.kind}</dd>
+				<dt>Duplicate key</dt><dd>${event.dedupeKey ?? '— (redirects are never deduplicated)'}</dd>
+				<dt>Content type</dt><dd>${event.contentType}</dd>
+			</dl></div>
+			<div class="card"><h2>Fields</h2><dl class="fields">${fields.map(([name, value]) => html`<dt>${name}</dt><dd>${value}</dd>`)}</dl>
+			<p class="muted">The signature and the raw body are never shown.</p></div>
+		</div>
+		<div class="actions card">
+			${
+				opts.replayTargets > 0
+					? html`<form method="post" action="${here}/replay" class="inline">${formGuard(csrf, here)}<button type="submit" class="secondary">Replay to its ${opts.replayTargets} current target${opts.replayTargets === 1 ? '' : 's'}</button></form>`
+					: html`<span class="muted">No target is configured for ${event.kind} events now: nothing to replay to.</span>`
+			}
+		</div>
+		<h2>Deliveries (${opts.deliveries.length})</h2>
+		${inFlight ? html`<p class="muted">A delivery is pending: this page reloads every ${EVENT_REFRESH_SECONDS} s.</p>` : ''}
+		${deliveries.length ? deliveries : html`<p class="muted">No delivery.</p>`}`,
 	);
 }

@@ -10,16 +10,11 @@ export function loginPage(
 		{ title: 'Log in', errors },
 		html`<div class="login card">
 			<h1>Relay console</h1>
-			<p class="muted">
-				Give the relay's admin token (<code>RELAY_ADMIN_TOKEN</code>). The browser keeps a signed
-				login cookie, never the token.
-			</p>
+			<p class="muted">Give the relay's admin token (<code>RELAY_ADMIN_TOKEN</code>). The browser keeps a signed login cookie, never the token.</p>
 			<form method="post" action="${LOGIN}">
-				<input type="hidden" name="_csrf" value="${csrf}" />
-				${next ? html`<input type="hidden" name="next" value="${next}" />` : ''}
-				<label
-					>Admin token <input type="password" name="token" autocomplete="off" required autofocus
-				/></label>
+				<input type="hidden" name="_csrf" value="${csrf}">
+				${next ? html`<input type="hidden" name="next" value="${next}">` : ''}
+				<label>Admin token <input type="password" name="token" autocomplete="off" required autofocus></label>
 				<button type="submit">Log in</button>
 			</form>
 		</div>`,

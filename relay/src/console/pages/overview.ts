@@ -38,18 +38,18 @@ function windowCharts(
 			retrying[i] += Math.max(0, b.failedAttempts - b.died);
 			dead[i] += b.died;
 		}
-		return html`<div class="card">
-			<h3>${kind}</h3>
-			${barChart(`${kind} events, ${title.toLowerCase()}`, starts, [
+		return html`<div class="card"><h3>${kind}</h3>${barChart(
+			`${kind} events, ${title.toLowerCase()}`,
+			starts,
+			[
 				{ name: 'received', cls: 'c-received', values: received },
 				{ name: 'delivered', cls: 'c-delivered', values: delivered },
 				{ name: 'failed, retrying', cls: 'c-retrying', values: retrying },
 				{ name: 'dead', cls: 'c-dead', values: dead },
-			])}
-		</div>`;
+			],
+		)}</div>`;
 	});
-	return html`<h2>${title}</h2>
-		<div class="grid">${charts}</div>`;
+	return html`<h2>${title}</h2><div class="grid">${charts}</div>`;
 }
 
 function targetsTable(
@@ -63,47 +63,18 @@ function targetsTable(
 		const kinds = kindsOf.get(target);
 		const rate = h && h.attempts > 0 ? `${((100 * h.succeeded) / h.attempts).toFixed(1)} %` : '—';
 		return html`<tr>
-			<td data-label="Target" class="wrap mono">
-				${target}${kinds ? '' : html` <span class="muted">(no longer configured)</span>`}
-			</td>
+			<td data-label="Target" class="wrap mono">${target}${kinds ? '' : html` <span class="muted">(no longer configured)</span>`}</td>
 			<td data-label="Events">${kinds?.join(', ') ?? ''}</td>
-			<td data-label="Success 24 h" class="num">
-				${rate} <span class="muted">(${h ? `${h.succeeded}/${h.attempts}` : '0/0'})</span>
-			</td>
+			<td data-label="Success 24 h" class="num">${rate} <span class="muted">(${h ? `${h.succeeded}/${h.attempts}` : '0/0'})</span></td>
 			<td data-label="Pending" class="num">${h?.pending ?? 0}</td>
-			<td data-label="Dead" class="num">
-				${h?.dead
-					? html`<a href="${CONSOLE}/dead?target=${encodeURIComponent(target)}">${h.dead}</a>`
-					: 0}
-			</td>
-			<td data-label="Last error" class="wrap">
-				${h?.lastError
-					? html`${h.lastError}<br /><span class="muted">${utc(h.lastErrorAt)}</span>`
-					: html`<span class="muted">none</span>`}
-			</td>
+			<td data-label="Dead" class="num">${h?.dead ? html`<a href="${CONSOLE}/dead?target=${encodeURIComponent(target)}">${h.dead}</a>` : 0}</td>
+			<td data-label="Last error" class="wrap">${h?.lastError ? html`${h.lastError}<br><span class="muted">${utc(h.lastErrorAt)}</span>` : html`<span class="muted">none</span>`}</td>
 		</tr>`;
 	});
-	return html`<div class="scroll">
-		<table class="cards">
-			<thead>
-				<tr>
-					<th>Target</th>
-					<th>Events</th>
-					<th class="num">Success (24 h)</th>
-					<th class="num">Pending</th>
-					<th class="num">Dead</th>
-					<th>Last error</th>
-				</tr>
-			</thead>
-			<tbody>
-				${rows.length
-					? rows
-					: html`<tr>
-							<td colspan="6" class="muted">No target.</td>
-						</tr>`}
-			</tbody>
-		</table>
-	</div>`;
+	return html`<div class="scroll"><table class="cards">
+		<thead><tr><th>Target</th><th>Events</th><th class="num">Success (24 h)</th><th class="num">Pending</th><th class="num">Dead</th><th>Last error</th></tr></thead>
+		<tbody>${rows.length ? rows : html`<tr><td colspan="6" class="muted">No target.</td></tr>`}</tbody>
+	</table></div>`;
 }
 
 export async function overviewPage(
@@ -142,30 +113,18 @@ export async function overviewPage(
 	return page(
 		{ title: 'Overview', section: 'overview', csrf: opts.csrf },
 		html`<h1>Overview</h1>
-			<div class="stats">
-				${stat(counts.pending, 'pending (new)')} ${stat(counts.retrying, 'retrying')}
-				${stat(counts.delivering, 'being delivered')} ${stat(counts.delivered, 'delivered')}
-				${stat(counts.dead ? html`<a href="${CONSOLE}/dead">${counts.dead}</a>` : 0, 'dead')}
-				${stat(
-					oldest === null ? 'none' : duration(now - oldest),
-					oldest === null ? 'undelivered event' : `oldest undelivered (since ${utc(oldest)} UTC)`,
-				)}
-			</div>
-			${counts.dead
-				? html`<p>
-						${badge('dead', `${counts.dead} dead`)}
-						<a href="${CONSOLE}/dead">Open the dead letters</a> to requeue them once their target is
-						fixed.
-					</p>`
-				: ''}
-			<h2>Targets</h2>
-			${targetsTable(health, kindsOf)}
-			${windows.map((w, i) =>
-				windowCharts(w.title, w.starts, activity[i] as ActivityBucket[], kinds),
-			)}
-			<p class="muted">
-				Times in UTC. Failed, retrying: attempts that failed and will be tried again; dead:
-				deliveries that gave up.
-			</p>`,
+		<div class="stats">
+			${stat(counts.pending, 'pending (new)')}
+			${stat(counts.retrying, 'retrying')}
+			${stat(counts.delivering, 'being delivered')}
+			${stat(counts.delivered, 'delivered')}
+			${stat(counts.dead ? html`<a href="${CONSOLE}/dead">${counts.dead}</a>` : 0, 'dead')}
+			${stat(oldest === null ? 'none' : duration(now - oldest), oldest === null ? 'undelivered event' : `oldest undelivered (since ${utc(oldest)} UTC)`)}
+		</div>
+		${counts.dead ? html`<p>${badge('dead', `${counts.dead} dead`)} <a href="${CONSOLE}/dead">Open the dead letters</a> to requeue them once their target is fixed.</p>` : ''}
+		<h2>Targets</h2>
+		${targetsTable(health, kindsOf)}
+		${windows.map((w, i) => windowCharts(w.title, w.starts, activity[i] as ActivityBucket[], kinds))}
+		<p class="muted">Times in UTC. Failed, retrying: attempts that failed and will be tried again; dead: deliveries that gave up.</p>`,
 	);
 }
