@@ -20,6 +20,20 @@ beforeEach(() => {
 
 const TOKEN = '72|oBCB7Z3SmUm1gvkpEdRcSR2q1ERHpG4vD3DNBmuT';
 
+/** Payout › Create to Saved Account against the recording server. */
+const createPersonal = (amount: string, orderId: string) =>
+	runNode({
+		credential: { apiToken: TOKEN, baseUrl: server.url },
+		parameters: {
+			resource: 'payout',
+			operation: 'createPersonal',
+			payoutAccountId: 'acc',
+			amount,
+			orderId,
+		},
+		items: [{ run: 1 }],
+	});
+
 describe('requests on the wire', () => {
 	it('POSTs bill/create as form fields with the Bearer token; the amount is a canonical string, never a float artefact', async () => {
 		server.fallback = {
@@ -313,16 +327,7 @@ describe('requests on the wire', () => {
 				created_at: '2024-03-01 10:00:00',
 			},
 		});
-		const out = await runNode({
-			credential: { apiToken: TOKEN, baseUrl: server.url },
-			parameters: {
-				resource: 'payout',
-				operation: 'createPersonal',
-				payoutAccountId: 'acc',
-				amount: '70',
-				orderId: 'given-1',
-			},
-		});
+		const out = await createPersonal('70', 'given-1');
 		expect(out).toEqual([
 			{
 				json: {
@@ -373,16 +378,7 @@ describe('requests on the wire', () => {
 				},
 			},
 		);
-		const out = await runNode({
-			credential: { apiToken: TOKEN, baseUrl: server.url },
-			parameters: {
-				resource: 'payout',
-				operation: 'createPersonal',
-				payoutAccountId: 'acc',
-				amount: '150',
-				orderId: 'split-1',
-			},
-		});
+		const out = await createPersonal('150', 'split-1');
 		expect(out.map((i) => [i.json.id, i.json.already_existed])).toEqual([
 			['S1', true],
 			['S2', true],
@@ -422,16 +418,7 @@ describe('requests on the wire', () => {
 				},
 			},
 		);
-		const error = await runNode({
-			credential: { apiToken: TOKEN, baseUrl: server.url },
-			parameters: {
-				resource: 'payout',
-				operation: 'createPersonal',
-				payoutAccountId: 'acc',
-				amount: '150',
-				orderId: 'twin-a',
-			},
-		}).then(
+		const error = await createPersonal('150', 'twin-a').then(
 			() => undefined,
 			(e: Error & { description?: string }) => e,
 		);
@@ -454,17 +441,7 @@ describe('requests on the wire', () => {
 			},
 			{ status: 200, body: { success: 'true', id: 'PO6', amount: 70 } },
 		);
-		const out = await runNode({
-			credential: { apiToken: TOKEN, baseUrl: server.url },
-			parameters: {
-				resource: 'payout',
-				operation: 'createPersonal',
-				payoutAccountId: 'acc',
-				amount: '70',
-				orderId: 'raced-1',
-			},
-			items: [{ run: 1 }],
-		});
+		const out = await createPersonal('70', 'raced-1');
 		expect(out).toHaveLength(1);
 		expect(out[0].json).toMatchObject({ id: 'PO6', already_existed: true, order_id: 'raced-1' });
 		expect(server.requests.map((r) => r.method)).toEqual(['GET', 'POST', 'GET']);
@@ -483,16 +460,7 @@ describe('requests on the wire', () => {
 				},
 			},
 		);
-		const error = await runNode({
-			credential: { apiToken: TOKEN, baseUrl: server.url },
-			parameters: {
-				resource: 'payout',
-				operation: 'createPersonal',
-				payoutAccountId: 'acc',
-				amount: '70',
-				orderId: 'bad-amount',
-			},
-		}).then(
+		const error = await createPersonal('70', 'bad-amount').then(
 			() => undefined,
 			(e: Error & { httpCode?: string; description?: string }) => e,
 		);

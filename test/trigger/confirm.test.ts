@@ -74,6 +74,13 @@ async function pay(
 	return await control<Paid>(sb, 'POST', `/bills/${billId}/pay`, { outcome });
 }
 
+/** A customer's forgery: the fields of their own redirect (public signature), another TrsId, Status SUCCESS. */
+const claimedPaid = (own: Paid, trsId: string) => ({
+	...own.redirect.fields,
+	TrsId: trsId,
+	Status: 'SUCCESS',
+});
+
 /** The shop posts its genuine postbacks nowhere (a closed port): each test delivers them itself, in the order it wants. */
 beforeAll(async () => {
 	sb = await start();
@@ -139,19 +146,11 @@ describe('payment postbacks are confirmed with payment/status', () => {
 		const h = await trigger({ event: 'payment' });
 		const expensive = await pay(await bill('5000.00', 'ord-expensive'), 'fail');
 		const cheap = await pay(await bill('1.00', 'ord-cheap'));
-		const r1 = await post(h.url, {
-			...expensive.redirect.fields,
-			TrsId: cheap.payment.id,
-			Status: 'SUCCESS',
-		});
+		const r1 = await post(h.url, claimedPaid(expensive, cheap.payment.id));
 		expect(r1.status).toBe(422);
 		expect(r1.text).toContain('OutSum 5000.00');
 		const twin = await pay(await bill('5000.00', 'ord-twin'));
-		const r2 = await post(h.url, {
-			...expensive.redirect.fields,
-			TrsId: twin.payment.id,
-			Status: 'SUCCESS',
-		});
+		const r2 = await post(h.url, claimedPaid(expensive, twin.payment.id));
 		expect(r2.status).toBe(422);
 		expect(r2.text).toContain('ord-twin');
 		expect(h.executions).toHaveLength(0);
@@ -161,10 +160,7 @@ describe('payment postbacks are confirmed with payment/status', () => {
 		const h = await trigger({ event: 'payment' });
 		const mine = await pay(await bill('300.00', 'ord-mine'), 'fail');
 		const victim = await pay(await bill('300.00', 'ord-victim'));
-		expect(
-			(await post(h.url, { ...mine.redirect.fields, TrsId: victim.payment.id, Status: 'SUCCESS' }))
-				.status,
-		).toBe(422);
+		expect((await post(h.url, claimedPaid(mine, victim.payment.id))).status).toBe(422);
 		const genuine = await post(h.url, victim.postback as Record<string, string>);
 		expect(genuine.receipt).toBe('accepted');
 		expect(h.executions.map((e) => e[0][0].json.InvId)).toEqual(['ord-victim']);
@@ -201,7 +197,7 @@ describe('payment postbacks are confirmed with payment/status', () => {
 		const mine = await pay(await bill('400.00', 'ord-slow-forger'), 'fail');
 		const victim = await pay(await bill('400.00', 'ord-slow-victim'));
 		const other = await pay(await bill('41.00', 'ord-meanwhile'));
-		const forged = { ...mine.redirect.fields, TrsId: victim.payment.id, Status: 'SUCCESS' };
+		const forged = claimedPaid(mine, victim.payment.id);
 		// The forged call's look-up is slow; meanwhile a genuine postback is accepted and its call saves the static data.
 		await control(sb, 'POST', '/faults', {
 			kind: 'delay',
