@@ -91,6 +91,7 @@ try {
 	out(
 		`  relay           ${relay.url}   (postbacks: /postback/payment, /postback/payout; health: /healthz)`,
 	);
+	out(`  relay console   ${relay.url}/admin/login   admin token ${relay.adminToken}`);
 	out(
 		`  sandbox         ${sandbox.url}   merchant ${sandbox.merchantId}, API token ${sandbox.token}`,
 	);
