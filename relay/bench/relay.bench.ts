@@ -30,14 +30,13 @@ import {
 	readdirSync,
 	rmSync,
 } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import pg from 'pg';
 import type { NewEvent, Store } from '../src/store/types.ts';
+import getPort from 'get-port';
 
 interface Histogram {
 	average: number;
@@ -99,13 +98,7 @@ const signedBody = (trsId: string) => {
 	}).toString();
 };
 
-async function freePort(): Promise<number> {
-	const server = createServer();
-	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-	const port = (server.address() as AddressInfo).port;
-	await new Promise<void>((resolve) => server.close(() => resolve()));
-	return port;
-}
+const freePort = () => getPort({ host: '127.0.0.1' });
 
 /** Starts a server script as a child on a free port and waits until it answers /healthz. */
 async function spawnServer(

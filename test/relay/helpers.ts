@@ -7,6 +7,7 @@ import type { IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import getPort from 'get-port';
 
 export const TOKEN = '72|oBCB7Z3SmUm1gvkpEdRcSR2q1ERHpG4vD3DNBmuT';
 export const OLD_TOKEN = '71|oldTokenBeforeRotation0000000000000000';
@@ -193,10 +194,7 @@ export class Target {
 
 /** A port that was free a moment ago (nothing listens on it). */
 export async function freePort(): Promise<number> {
-	const t = await new Target().listen();
-	const port = t.port;
-	await t.close();
-	return port;
+	return await getPort({ host: '127.0.0.1' });
 }
 
 export async function waitFor<T>(

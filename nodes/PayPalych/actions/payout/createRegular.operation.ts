@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { ENDPOINTS } from '../../../shared';
+import { ENDPOINTS, PAYOUT_ACCOUNT_TYPES } from '../../../shared';
 import {
 	cardIntent,
 	createPayoutOnce,
@@ -20,6 +20,16 @@ import {
 import { payoutAmountField } from '../common.descriptions';
 
 const displayOptions = { show: { resource: ['payout'], operation: ['createRegular'] } };
+
+/** How each account type of the contract is shown (every one must have a label). */
+const PAY_TO: Record<(typeof PAYOUT_ACCOUNT_TYPES)[number], { name: string; description: string }> =
+	{
+		credit_card: { name: 'Card', description: 'A bank card, by card number and holder name' },
+		sbp: {
+			name: 'SBP',
+			description: 'An account reached by phone number through the Faster Payments System',
+		},
+	};
 const forCard = { show: { accountType: ['credit_card'] } };
 const forSbp = { show: { accountType: ['sbp'] } };
 
@@ -29,18 +39,7 @@ const properties: INodeProperties[] = [
 		name: 'accountType',
 		type: 'options',
 		default: 'credit_card',
-		options: [
-			{
-				name: 'Card',
-				value: 'credit_card',
-				description: 'A bank card, by card number and holder name',
-			},
-			{
-				name: 'SBP',
-				value: 'sbp',
-				description: 'An account reached by phone number through the Faster Payments System',
-			},
-		],
+		options: PAYOUT_ACCOUNT_TYPES.map((value) => ({ ...PAY_TO[value], value })),
 		description:
 			'Where the money goes. Direct payouts must be enabled for your account by PayPalych support.',
 	},
