@@ -16,6 +16,7 @@ import {
 	type TestMerchant,
 } from '../helpers/sandbox.ts';
 import { startWebhookHarness, type WebhookHarness } from '../helpers/webhook-harness.ts';
+import { waitFor } from '../../scripts/harness/proc.ts';
 
 const md5 = (s: string) => createHash('md5').update(s, 'utf8').digest('hex').toUpperCase();
 const FORM = 'application/x-www-form-urlencoded';
@@ -201,12 +202,17 @@ describe('payment postbacks are confirmed with payment/status', () => {
 		// The forged call's look-up is slow; meanwhile a genuine postback is accepted and its call saves the static data.
 		await control(sb, 'POST', '/faults', {
 			kind: 'delay',
-			delayMs: 400,
+			delayMs: 2000,
 			path: '/api/v1/payment/status',
 			count: 1,
 		});
 		const slow = post(h.url, forged);
-		await new Promise((resolve) => setTimeout(resolve, 100));
+		// The fault is used up once the slow call's look-up reached the sandbox: it is in confirmation now.
+		await waitFor('the slow look-up to start', async () =>
+			(await control<{ faults: unknown[] }>(sb, 'GET', '/faults')).faults.length === 0
+				? true
+				: undefined,
+		);
 		// The same forged call again while the first is being confirmed: asked to come back, not taken for a duplicate.
 		expect(await post(h.url, forged)).toMatchObject({ status: 503, receipt: 'retry' });
 		expect((await post(h.url, other.postback as Record<string, string>)).receipt).toBe('accepted');
@@ -323,12 +329,15 @@ describe('payout postbacks are confirmed with payout/status', () => {
 		const created = (await res.json()) as { data: Array<{ id: string }> };
 		const id = created.data[0].id;
 		await control(sb, 'POST', `/payouts/${id}/advance`, { status: 'SUCCESS' });
-		const { data } = await control<{ data: Array<{ body: Record<string, string> }> }>(
-			sb,
-			'GET',
-			`/deliveries?kind=payout&trsId=${id}`,
-		);
-		const genuine = data[0].body;
+		// The sandbox posts the payout postback in the background (to a closed port): its log has the body once tried.
+		const genuine = await waitFor(`the payout postback of ${id}`, async () => {
+			const { data } = await control<{ data: Array<{ body: Record<string, string> }> }>(
+				sb,
+				'GET',
+				`/deliveries?kind=payout&trsId=${id}`,
+			);
+			return data[0]?.body;
+		});
 		// The signature covers Amount and TrsId only: the same call saying DECLINED would make a
 		// workflow pay again. The service says SUCCESS.
 		const declined = await post(h.url, { ...genuine, Status: 'DECLINED' });
