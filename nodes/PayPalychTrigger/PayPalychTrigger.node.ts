@@ -172,12 +172,14 @@ export class PayPalychTrigger implements INodeType {
 		const res = this.getResponseObject() as unknown as PlainResponse;
 		const workflowId = this.getWorkflow().id;
 
-		const refuse = (status: number, why: string): IWebhookResponseData => {
-			// The reason names a field or a rule, never the token or the received signature. A field name
-			// comes from the caller: control characters are replaced and the length is capped.
-			const reason = Array.from(why.slice(0, 200), (c) =>
+		// A reason names a field, a value or a rule, never the token or the received signature. Names
+		// and values come from the caller: control characters are replaced and the length is capped.
+		const printable = (why: string) =>
+			Array.from(why.slice(0, 200), (c) =>
 				c.charCodeAt(0) < 32 || c.charCodeAt(0) === 127 ? '?' : c,
 			).join('');
+		const refuse = (status: number, why: string): IWebhookResponseData => {
+			const reason = printable(why);
 			this.logger.warn(`PayPalych Trigger refused a ${event} call (HTTP ${status}): ${reason}`, {
 				workflowId,
 			});
@@ -291,7 +293,7 @@ export class PayPalychTrigger implements INodeType {
 			seen.release(key);
 		}
 		if (!verdict.ok) {
-			const reason = `Not confirmed by the service: ${verdict.reason}`;
+			const reason = printable(`Not confirmed by the service: ${verdict.reason}`);
 			if (verdict.retry) {
 				this.logger.warn(
 					`PayPalych Trigger asked for a retry of a ${event} postback (HTTP 503): ${reason}`,

@@ -137,6 +137,11 @@ describe('payment postbacks are confirmed with payment/status', () => {
 		const madeUp = await post(h.url, { ...redirect, TrsId: 'no-such-payment', Status: 'SUCCESS' });
 		expect(madeUp).toMatchObject({ status: 503, receipt: 'retry', retryAfter: '60' });
 		expect(h.executions).toHaveLength(0);
+		// A TrsId with a line break cannot forge a line in the answer or the log.
+		const broken = await post(h.url, { ...redirect, TrsId: 'x\nforged line', Status: 'SUCCESS' });
+		expect(broken.status).toBe(503);
+		expect(broken.text).not.toContain('\n');
+		expect(JSON.stringify(h.logs)).not.toContain('\\nforged line');
 		// The genuine FAIL postback still starts, not paid.
 		const genuine = await post(h.url, failed.postback as Record<string, string>);
 		expect(genuine.receipt).toBe('accepted');
