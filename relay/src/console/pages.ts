@@ -362,19 +362,26 @@ export async function consolePages(
 		};
 	};
 
+	/** A replay form with bad input: shown again with what was wrong, nothing made. */
+	const badReplay = (
+		request: FastifyRequest,
+		reply: FastifyReply,
+		r: Extract<ReturnType<typeof readReplay>, { ok: false }>,
+	) =>
+		sendPage(
+			reply,
+			400,
+			replayErrorPage({
+				csrf: csrfOf(request),
+				configuredTargets: configuredTargets(),
+				values: r.values,
+				errors: r.errors,
+			}),
+		);
+
 	app.get('/replay', async (request, reply) => {
 		const r = readReplay(request.query);
-		if (!r.ok)
-			return sendPage(
-				reply,
-				400,
-				replayErrorPage({
-					csrf: csrfOf(request),
-					configuredTargets: configuredTargets(),
-					values: r.values,
-					errors: r.errors,
-				}),
-			);
+		if (!r.ok) return badReplay(request, reply, r);
 		const plan = await replayPlan(ctx.store, configured(), r.from, r.to, r.target);
 		return sendPage(
 			reply,
@@ -385,17 +392,7 @@ export async function consolePages(
 
 	app.post('/replay', async (request, reply) => {
 		const r = readReplay(request.body);
-		if (!r.ok)
-			return sendPage(
-				reply,
-				400,
-				replayErrorPage({
-					csrf: csrfOf(request),
-					configuredTargets: configuredTargets(),
-					values: r.values,
-					errors: r.errors,
-				}),
-			);
+		if (!r.ok) return badReplay(request, reply, r);
 		const confirmed = confirmedReplay.safeParse(request.body);
 		if (!confirmed.success) {
 			return sendPage(
