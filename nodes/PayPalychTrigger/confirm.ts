@@ -7,7 +7,7 @@ import {
 	type Confirmation,
 	type PostbackFields,
 } from '../shared';
-import { normalizeResponse } from '../PayPalych/helpers/normalize';
+import { recordOf } from '../PayPalych/helpers/normalize';
 import { apiRequest } from '../PayPalych/transport';
 
 /** How long one look-up may take: the trigger answers the service (or the relay) after it. */
@@ -76,7 +76,7 @@ export async function confirmWithService(
 	}
 	if (event === 'payout') {
 		const verdict = confirmPayout(fields, record);
-		return verdict.ok ? { ok: true, record: clean(record) } : verdict;
+		return verdict.ok ? { ok: true, record: recordOf(record) } : verdict;
 	}
 	let orderId = orderIdOf(record);
 	const billId =
@@ -92,12 +92,6 @@ export async function confirmWithService(
 	}
 	const verdict = confirmPayment(fields, record, orderId, requireOrderId);
 	return verdict.ok
-		? { ok: true, record: clean(record), orderConfirmed: verdict.orderConfirmed }
+		? { ok: true, record: recordOf(record), orderConfirmed: verdict.orderConfirmed }
 		: verdict;
-}
-
-function clean(record: IDataObject): IDataObject {
-	const out = normalizeResponse(record);
-	delete out.success;
-	return out;
 }

@@ -1,3 +1,4 @@
+import { formatCents, toCents } from './money';
 import { canonicalStatus } from './statuses';
 import type { PostbackFields } from './postback';
 
@@ -19,28 +20,8 @@ export type Confirmation =
 /** Statuses after which a payment or payout can still change: a postback may run ahead of them. */
 const NOT_FINAL = ['NEW', 'PROCESS', 'MODERATING'];
 
-/** Whole cents of a decimal the service sent (number or text), or undefined. */
-export function toCents(value: unknown): number | undefined {
-	if (typeof value === 'number')
-		return Number.isFinite(value) ? Math.round(value * 100) : undefined;
-	if (typeof value !== 'string') return undefined;
-	const text = value.trim();
-	const match = /^(-?)(\d+)(?:\.(\d+))?$/.exec(text);
-	if (!match) return undefined;
-	const [, sign, whole, frac = ''] = match;
-	if (frac.length > 2 && !/^0+$/.test(frac.slice(2))) return undefined;
-	const cents = Number(whole) * 100 + Number((frac + '00').slice(0, 2));
-	return sign === '-' ? -cents : cents;
-}
-
 function text(value: unknown): string {
 	return typeof value === 'string' ? value : typeof value === 'number' ? String(value) : '';
-}
-
-function money(cents: number): string {
-	const sign = cents < 0 ? '-' : '';
-	const abs = Math.abs(cents);
-	return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
 }
 
 /** A plus b, when both are known. */
@@ -75,7 +56,7 @@ function compareAmount(
 	const cents = toCents(sent);
 	const candidates = amounts.filter((value): value is number => value !== undefined);
 	if (cents !== undefined && candidates.includes(cents)) return undefined;
-	const shown = candidates.map(money).join(' / ') || 'no amount';
+	const shown = candidates.map(formatCents).join(' / ') || 'no amount';
 	return {
 		ok: false,
 		retry: false,

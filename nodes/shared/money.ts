@@ -11,10 +11,27 @@ export type AmountCheck =
 	| { ok: true; value: string; cents: number }
 	| { ok: false; message: string };
 
-function fromCents(cents: number): string {
-	const whole = Math.floor(cents / 100);
-	const frac = String(cents % 100).padStart(2, '0');
-	return `${whole}.${frac}`;
+/** Whole cents as a decimal string with two decimals: 150 → "1.50", -5 → "-0.05". */
+export function formatCents(cents: number): string {
+	const sign = cents < 0 ? '-' : '';
+	const abs = Math.abs(cents);
+	return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
+}
+
+/**
+ * Whole cents of a decimal the service sent (a number, or text such as "100.50" or "0.12000000"),
+ * or undefined when it is not a plain decimal with at most 2 significant decimals.
+ */
+export function toCents(value: unknown): number | undefined {
+	if (typeof value === 'number')
+		return Number.isFinite(value) ? Math.round(value * 100) : undefined;
+	if (typeof value !== 'string') return undefined;
+	const match = /^(-?)(\d+)(?:\.(\d+))?$/.exec(value.trim());
+	if (!match) return undefined;
+	const [, sign, whole, frac = ''] = match;
+	if (frac.length > 2 && !/^0+$/.test(frac.slice(2))) return undefined;
+	const cents = Number(whole) * 100 + Number((frac + '00').slice(0, 2));
+	return sign === '-' ? -cents : cents;
 }
 
 /**
@@ -88,7 +105,7 @@ export function normalizeAmount(input: unknown): AmountCheck {
 	}
 	if (cents <= 0) return { ok: false, message: 'must be greater than 0' };
 	if (cents > MAX_CENTS) return { ok: false, message: `must not exceed ${MAX_AMOUNT}` };
-	return { ok: true, value: fromCents(cents), cents };
+	return { ok: true, value: formatCents(cents), cents };
 }
 
 /**

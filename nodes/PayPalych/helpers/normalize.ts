@@ -38,3 +38,10 @@ export function normalizeResponse<T>(value: T): T {
 	}
 	return out as T;
 }
+
+/** One record of an answer, normalised, without the answer's `success` flag. */
+export function recordOf(value: IDataObject): IDataObject {
+	const out = normalizeResponse(value);
+	delete out.success;
+	return out;
+}

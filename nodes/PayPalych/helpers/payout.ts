@@ -1,9 +1,9 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import { ENDPOINTS, toCents } from '../../shared';
+import { ENDPOINTS, formatCents, toCents } from '../../shared';
 import { apiRequest } from '../transport';
-import { normalizeResponse } from './normalize';
+import { recordOf } from './normalize';
 import { listAll } from './pagination';
 import { inputError } from './validation';
 
@@ -160,9 +160,6 @@ function mayHaveMovedMoney(error: unknown): boolean {
 	return code === undefined || code >= 500;
 }
 
-const money = (cents: number) =>
-	`${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
-
 /** The first payout under this order ID (payout/status answers one), or undefined when there is none. */
 async function firstPayout(
 	this: IExecuteFunctions,
@@ -236,7 +233,6 @@ export async function payoutsUnderOrderId(
 ): Promise<IDataObject[] | undefined> {
 	const first = await firstPayout.call(this, orderId, itemIndex);
 	if (first === undefined) return undefined;
-	delete first.success;
 	const firstCents = toCents(first.amount);
 	if (firstCents === requestedCents) return [first];
 	const created = timeOf(first.created_at);
@@ -265,7 +261,7 @@ export async function payoutsUnderOrderId(
 	if (parts === 'ambiguous') {
 		throw new NodeOperationError(
 			this.getNode(),
-			`Order ID ${orderId} already has a payout (${String(first.id)}, ${money(firstCents)}), but its other parts cannot be told apart from other payouts made at the same time to ${String(first.account_identifier ?? 'the same account')}`,
+			`Order ID ${orderId} already has a payout (${String(first.id)}, ${formatCents(firstCents)}), but its other parts cannot be told apart from other payouts made at the same time to ${String(first.account_identifier ?? 'the same account')}`,
 			{
 				itemIndex,
 				description:
@@ -284,7 +280,7 @@ function describeExisting(payouts: IDataObject[]): string {
 	const ids = payouts
 		.map((payout) => `${String(payout.id)} (${String(payout.status ?? '?')})`)
 		.join(', ');
-	return `${money(cents)} to ${where}: payout ${ids}`;
+	return `${formatCents(cents)} to ${where}: payout ${ids}`;
 }
 
 /**
@@ -314,8 +310,7 @@ function sameIntentOrThrow(
 
 function output(payouts: IDataObject[], orderId: string, alreadyExisted: boolean): IDataObject[] {
 	return payouts.map((payout) => {
-		const out = normalizeResponse(payout);
-		delete out.success;
+		const out = recordOf(payout);
 		return { ...out, order_id: out.order_id ?? orderId, already_existed: alreadyExisted };
 	});
 }

@@ -366,7 +366,10 @@ export async function consolePages(
 	const badReplay = (
 		request: FastifyRequest,
 		reply: FastifyReply,
-		r: Extract<ReturnType<typeof readReplay>, { ok: false }>,
+		{
+			values,
+			errors,
+		}: Pick<Extract<ReturnType<typeof readReplay>, { ok: false }>, 'values' | 'errors'>,
 	) =>
 		sendPage(
 			reply,
@@ -374,8 +377,8 @@ export async function consolePages(
 			replayErrorPage({
 				csrf: csrfOf(request),
 				configuredTargets: configuredTargets(),
-				values: r.values,
-				errors: r.errors,
+				values,
+				errors,
 			}),
 		);
 
@@ -395,16 +398,10 @@ export async function consolePages(
 		if (!r.ok) return badReplay(request, reply, r);
 		const confirmed = confirmedReplay.safeParse(request.body);
 		if (!confirmed.success) {
-			return sendPage(
-				reply,
-				400,
-				replayErrorPage({
-					csrf: csrfOf(request),
-					configuredTargets: configuredTargets(),
-					values: r.values,
-					errors: describeIssues(confirmed.error, { deliveries: 'Deliveries' }),
-				}),
-			);
+			return badReplay(request, reply, {
+				values: r.values,
+				errors: describeIssues(confirmed.error, { deliveries: 'Deliveries' }),
+			});
 		}
 		const plan = await replayPlan(ctx.store, configured(), r.from, r.to, r.target);
 		if (plan.deliveries === 0)
