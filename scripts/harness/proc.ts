@@ -11,6 +11,7 @@ import { dirname } from 'node:path';
 import getPort from 'get-port';
 
 const running = new Set<ChildProcess>();
+const exitCleanups = new Set<() => void>();
 let exitHookInstalled = false;
 
 function installExitHook(): void {
@@ -18,7 +19,24 @@ function installExitHook(): void {
 	exitHookInstalled = true;
 	process.on('exit', () => {
 		for (const child of running) killGroup(child, 'SIGKILL');
+		for (const cleanup of exitCleanups) {
+			try {
+				cleanup();
+			} catch {
+				// best effort: the process is going away
+			}
+		}
 	});
+}
+
+/**
+ * Runs `cleanup` (synchronous: nothing asynchronous runs at exit) when this process exits, after
+ * its children are killed, unless the returned function is called first (the clean-up ran already).
+ */
+export function onProcessExit(cleanup: () => void): () => void {
+	installExitHook();
+	exitCleanups.add(cleanup);
+	return () => exitCleanups.delete(cleanup);
 }
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
