@@ -37,7 +37,7 @@ const phases = new Phases('queue-e2e');
 let stack: QueueStack;
 let sink: Sink;
 let stateDir: string;
-/** A shop of the stack's merchant without a Result URL: its postbacks are sent only by the tests. */
+/** A shop of the stack's merchant whose Result URL is the sink: the tests send its postbacks on. */
 let stormShopId: string;
 
 beforeAll(async () => {
@@ -68,6 +68,7 @@ beforeAll(async () => {
 	const shop = await stack.control<{ shopId: string }>('POST', '/shops', {
 		merchantId: stack.sandbox.merchantId,
 		name: 'Storm shop',
+		resultUrl: `${sink.url}/storm-shop/result`,
 	});
 	stormShopId = shop.shopId;
 }, 900_000);
@@ -99,7 +100,7 @@ async function storm(urls: string[], fields: Json, copies: number) {
 	);
 }
 
-/** A bill of the storm shop paid on the sandbox; its signed postback is returned, not sent. */
+/** A bill of the storm shop paid on the sandbox; its signed postback (which went to the sink). */
 async function paidPostback(orderId: string, amount = '100.00'): Promise<Json> {
 	const bill = await stack.api<Json>('POST', '/api/v1/bill/create', {
 		amount,
