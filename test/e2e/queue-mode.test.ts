@@ -115,6 +115,16 @@ async function paidPostback(orderId: string, amount = '100.00'): Promise<Json> {
 	return paid.postback;
 }
 
+/** The relay's stored events for a payment ID. */
+async function relayEvents(trsId: string): Promise<Json[]> {
+	const res = await fetch(`${stack.relay.url}/admin/events?kind=payment&limit=1000`, {
+		headers: { authorization: `Bearer ${stack.relay.adminToken}` },
+	});
+	expect(res.status).toBe(200);
+	const { data } = (await res.json()) as { data: Json[] };
+	return data.filter((e) => String(e.fields.TrsId).trim() === trsId);
+}
+
 const direct = (workflowId: string) => [0, 1].map((i) => stack.triggerUrl(workflowId, i));
 const relayPayment = () => `${stack.relay.url}/postback/payment`;
 
@@ -230,15 +240,17 @@ describe('PayPalych on n8n queue mode (main, 2 workers, 2 webhook processes)', (
 		for (const url of [...direct(EXAMPLE_IDS.paymentPaid), ...direct(EXAMPLE_IDS.sellerPayout)])
 			expect(await send(url, forged)).toEqual({ status: 401, receipt: 'rejected' });
 		expect((await send(relayPayment(), forged)).status).toBe(401);
-		// The genuine one afterwards, to each process in turn: it runs once (the second process reads
-		// what the first saved), and nothing of the forged calls ran before it.
+		// The genuine one afterwards: it runs, and nothing of the forged calls ran before it. The
+		// service's retry of it minutes later at the other process is a duplicate there: the first
+		// process saved the trigger's memory in the database (static data).
 		expect(await send(direct(EXAMPLE_IDS.paymentPaid)[0], genuine)).toMatchObject({
 			receipt: 'accepted',
 		});
+		await waitFor('the genuine run', () => (paidCalls(orderId).length === 1 ? true : undefined));
+		await settle(EXAMPLE_IDS.paymentPaid);
 		expect(await send(direct(EXAMPLE_IDS.paymentPaid)[1], genuine)).toMatchObject({
 			receipt: 'duplicate',
 		});
-		await waitFor('the genuine run', () => (paidCalls(orderId).length === 1 ? true : undefined));
 		await settle(EXAMPLE_IDS.paymentPaid, EXAMPLE_IDS.sellerPayout);
 		expect(executionsNaming(EXAMPLE_IDS.paymentPaid, orderId)).toHaveLength(1);
 		expect(executionsNaming(EXAMPLE_IDS.sellerPayout, orderId)).toHaveLength(0);
@@ -256,6 +268,8 @@ describe('PayPalych on n8n queue mode (main, 2 workers, 2 webhook processes)', (
 				paidCalls(orderId).length > 0 ? true : undefined,
 			);
 			await settle(EXAMPLE_IDS.paymentPaid, EXAMPLE_IDS.sellerPayout);
+			// The relay stored one event and delivered it once (through the balancer) per trigger.
+			expect(await relayEvents(String(postback.TrsId))).toHaveLength(1);
 			expect(executionsNaming(EXAMPLE_IDS.paymentPaid, orderId)).toHaveLength(1);
 			expect(paidCalls(orderId)).toHaveLength(1);
 			expectPaidOnceByKey(orderId, String(postback.TrsId));
@@ -264,6 +278,7 @@ describe('PayPalych on n8n queue mode (main, 2 workers, 2 webhook processes)', (
 
 		it('straight to both webhook processes: the shop is told once per Idempotency-Key (measured)', async () => {
 			let multiple = 0;
+			let most = 0;
 			for (let i = 0; i < MEASURED_STORMS; i++) {
 				const orderId = `q-direct${copies}-${i}-${Date.now()}`;
 				const postback = await paidPostback(orderId);
@@ -279,8 +294,9 @@ describe('PayPalych on n8n queue mode (main, 2 workers, 2 webhook processes)', (
 				expect(executionsNaming(EXAMPLE_IDS.paymentPaid, orderId)).toHaveLength(accepted);
 				expectPaidOnceByKey(orderId, String(postback.TrsId));
 				if (accepted > 1) multiple++;
+				most = Math.max(most, accepted);
 			}
-			const figure = `${copies} copies straight to 2 webhook processes: ${multiple} of ${MEASURED_STORMS} storms started more than one execution`;
+			const figure = `${copies} copies straight to 2 webhook processes: ${multiple} of ${MEASURED_STORMS} storms started more than one execution (at most ${most})`;
 			phases.mark(figure);
 			console.log(`[queue-e2e] MEASURED ${figure}`);
 		});
