@@ -278,6 +278,26 @@ export async function httpJson<T = unknown>(
 	return (text === '' ? undefined : JSON.parse(text)) as T;
 }
 
+/** What a stack started, stopped in reverse order; a failure to stop one is printed, not thrown. */
+export function stopList(print: (line: string) => void): {
+	push(stop: () => Promise<void>): void;
+	stopAll(): Promise<void>;
+} {
+	const stoppers: Array<() => Promise<void>> = [];
+	return {
+		push: (stop) => void stoppers.push(stop),
+		async stopAll() {
+			for (const stop of stoppers.splice(0).reverse()) {
+				try {
+					await stop();
+				} catch (error) {
+					print(`stopping failed: ${error instanceof Error ? error.message : String(error)}`);
+				}
+			}
+		},
+	};
+}
+
 /** Phase timings printed as the work goes ("how long each phase took"). */
 export class Phases {
 	private readonly started = Date.now();

@@ -12,16 +12,17 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startBalancer, type Balancer } from './balancer.ts';
-import { configureWorkflow, loadExamples, type ExampleSettings } from './examples.ts';
+import { type ExampleSettings } from './examples.ts';
 import { N8n, ensureN8nInstalled, type Owner, type WorkflowJson } from './n8n.ts';
 import { PG_URL, REDIS_URL, deleteRedisKeys, psql } from './pg-cli.ts';
-import { Phases, freePort, onProcessExit, waitForHttp, type Service } from './proc.ts';
+import { Phases, freePort, onProcessExit, stopList, waitForHttp, type Service } from './proc.ts';
 import {
 	sandboxCredential,
 	startRelay,
 	startSandbox,
 	targetsByEvent,
 	triggerTargets,
+	workflowsFor,
 	type SandboxMerchant,
 	type Stack,
 } from './stack.ts';
@@ -105,7 +106,7 @@ export async function startQueueStack(options: QueueStackOptions): Promise<Queue
 	const bullPrefix = `ppq_${id}_bull`;
 	const redisKeyPrefix = `ppq_${id}_n8n`;
 
-	const stoppers: Array<() => Promise<void>> = [];
+	const stoppers = stopList(print);
 	let dropped = false;
 	const drop = () => {
 		if (dropped) return;
@@ -116,13 +117,7 @@ export async function startQueueStack(options: QueueStackOptions): Promise<Queue
 	};
 	const cancelExitDrop = onProcessExit(drop);
 	const stopAll = async () => {
-		for (const stop of stoppers.splice(0).reverse()) {
-			try {
-				await stop();
-			} catch (error) {
-				print(`stopping failed: ${error instanceof Error ? error.message : String(error)}`);
-			}
-		}
+		await stoppers.stopAll();
 		drop();
 		cancelExitDrop();
 	};
@@ -152,14 +147,7 @@ export async function startQueueStack(options: QueueStackOptions): Promise<Queue
 			}),
 		});
 		await main.prepare();
-		const settings: ExampleSettings = {
-			shopId: sandbox.shopId,
-			payoutAccountId: sandbox.payoutAccountId,
-			shopBackend: options.shopBackend,
-		};
-		const workflows = options.workflows
-			? options.workflows(settings)
-			: loadExamples().map((e) => configureWorkflow(e.workflow, settings));
+		const workflows = workflowsFor(sandbox, options.shopBackend, options.workflows);
 		await main.importCredentials([sandboxCredential(sandbox)]);
 		await main.importWorkflows(workflows);
 		phases.mark(`imported 1 credential and ${workflows.length} workflows into ${database}`);

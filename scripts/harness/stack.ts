@@ -24,7 +24,15 @@ import {
 	type Owner,
 	type WorkflowJson,
 } from './n8n.ts';
-import { Phases, freePort, httpJson, startService, waitForHttp, type Service } from './proc.ts';
+import {
+	Phases,
+	freePort,
+	httpJson,
+	startService,
+	stopList,
+	waitForHttp,
+	type Service,
+} from './proc.ts';
 
 export interface StackOptions {
 	/** Everything the stack writes: `n8n/` (the n8n user folder), `relay.sqlite`, `logs/`. */
@@ -272,16 +280,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 	const stateDir = options.stateDir;
 	const logs = join(stateDir, 'logs');
 	mkdirSync(logs, { recursive: true });
-	const stoppers: Array<() => Promise<void>> = [];
-	const stopAll = async () => {
-		for (const stop of stoppers.splice(0).reverse()) {
-			try {
-				await stop();
-			} catch (error) {
-				print(`stopping failed: ${error instanceof Error ? error.message : String(error)}`);
-			}
-		}
-	};
+	const stoppers = stopList(print);
+	const stopAll = stoppers.stopAll;
 
 	try {
 		await ensureN8nInstalled(print);
@@ -308,14 +308,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 		phases.mark(`sandbox up at ${sandbox.url}, merchant ${sandbox.merchantId}`);
 
 		// 2. The workflows, placeholders filled in.
-		const settings: ExampleSettings = {
-			shopId: sandbox.shopId,
-			payoutAccountId: sandbox.payoutAccountId,
-			shopBackend: options.shopBackend,
-		};
-		const workflows = options.workflows
-			? options.workflows(settings)
-			: loadExamples().map((e) => configureWorkflow(e.workflow, settings));
+		const workflows = workflowsFor(sandbox, options.shopBackend, options.workflows);
 
 		// 3. n8n: credential and workflows imported through its CLI (skipped when unchanged), then
 		//    started, the owner set up, and every workflow published.
@@ -376,6 +369,22 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 		await stopAll();
 		throw error;
 	}
+}
+
+/** The workflows (all examples by default) with the placeholders filled in for the sandbox. */
+export function workflowsFor(
+	sandbox: SandboxInfo,
+	shopBackend: string,
+	workflows?: (settings: ExampleSettings) => WorkflowJson[],
+): WorkflowJson[] {
+	const settings: ExampleSettings = {
+		shopId: sandbox.shopId,
+		payoutAccountId: sandbox.payoutAccountId,
+		shopBackend,
+	};
+	return workflows
+		? workflows(settings)
+		: loadExamples().map((e) => configureWorkflow(e.workflow, settings));
 }
 
 /** The PayPalych credential every example uses, for the sandbox's merchant. */
