@@ -82,8 +82,10 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 		loggerInstance: logger,
 		bodyLimit: config.bodyLimit,
 		// A hop count or a list of proxy addresses; never `true` (the client writes the left-most
-		// X-Forwarded-For entry). Fastify takes a number as a hop count.
-		trustProxy: config.trustProxy as boolean | string[],
+		// X-Forwarded-For entry). Fastify refuses a bare number (it cannot tell a proxy from a
+		// direct client), so a hop count is a function: the socket peer and the next hops-1 entries
+		// are proxies. Only safe when the relay is reachable through its proxies alone (README).
+		trustProxy: trustProxyOption(config.trustProxy),
 		logController: new RelayLogController(),
 		// A client that trickles its headers or body, or leaves a connection idle, is cut off.
 		requestTimeout: timeouts.request,
@@ -143,6 +145,13 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 		buffered?.stop();
 	});
 	return app;
+}
+
+function trustProxyOption(
+	trust: RelayConfig['trustProxy'],
+): boolean | string[] | ((address: string, hop: number) => boolean) {
+	if (typeof trust === 'number') return (_address, hop) => hop < trust;
+	return trust;
 }
 
 /** The store a database setting selects, as the build-info gauge names it. */
