@@ -237,6 +237,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 			HOST: '127.0.0.1',
 			PORT: String(relayPort),
 			PAYPALYCH_API_TOKEN: merchant.token,
+			// The relay asks the service (here the sandbox) whether it knows a payout postback's TrsId.
+			PAYPALYCH_API_BASE_URL: sandboxUrl,
 			RELAY_PAYMENT_TARGETS: targets('payment'),
 			RELAY_PAYOUT_TARGETS: targets('payout'),
 			RELAY_SUCCESS_TARGETS: targets('success'),
