@@ -12,6 +12,8 @@ import {
 	EVENT_HEADER,
 	POSTBACK_RULES,
 	RECEIPT_HEADER,
+	RECEIVED_AT_HEADER,
+	UNKNOWN_POSTBACK_RETRY_MS,
 	canonicalStatus,
 	describeRejection,
 	enrichPostback,
@@ -19,6 +21,7 @@ import {
 	isPaidStatus,
 	isPostbackEvent,
 	postbackKey,
+	separateUnverified,
 	verifyPostback,
 	type PostbackEvent,
 } from '../shared';
@@ -241,6 +244,7 @@ export class PayPalychTrigger implements INodeType {
 		if (event === 'success' || event === 'fail') {
 			return answerRedirect(this, event, fields, item, res);
 		}
+		separateUnverified(event, fields, item);
 
 		const selected = this.getNodeParameter(
 			event === 'payment' ? 'paymentStatuses' : 'payoutStatuses',
@@ -294,6 +298,15 @@ export class PayPalychTrigger implements INodeType {
 		}
 		if (!verdict.ok) {
 			const reason = printable(`Not confirmed by the service: ${verdict.reason}`);
+			const receivedAt = Number(req.headers[RECEIVED_AT_HEADER]);
+			const waited = Number.isFinite(receivedAt) && receivedAt > 0 ? Date.now() - receivedAt : 0;
+			if (verdict.retry && verdict.unknown && waited >= UNKNOWN_POSTBACK_RETRY_MS) {
+				// Bounded: the relay stops retrying on 422 (dead letter, kept in its console).
+				return refuse(
+					422,
+					`${reason}; still unknown ${Math.floor(waited / 60_000)} minutes after the relay received it`,
+				);
+			}
 			if (verdict.retry) {
 				this.logger.warn(
 					`PayPalych Trigger asked for a retry of a ${event} postback (HTTP 503): ${reason}`,

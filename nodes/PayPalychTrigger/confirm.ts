@@ -15,7 +15,16 @@ export const CONFIRM_TIMEOUT_MS = 8000;
 
 export type ConfirmResult =
 	| { ok: true; record: IDataObject; orderConfirmed?: boolean }
-	| Extract<Confirmation, { ok: false }>;
+	| Extract<Confirmation, { ok: false; retry: false }>
+	/** `unknown`: the service answered that it does not know the payment, payout or bill. */
+	| { ok: false; retry: true; reason: string; unknown?: boolean };
+
+/** The service's answers that it does not know the record asked for. */
+const NOT_FOUND_KEYS = [
+	'api:error.payment_not_found',
+	'api:error.payout_not_found',
+	'api:error.bill_not_found',
+];
 
 function errorKey(error: unknown): string {
 	const context = (error as { context?: IDataObject } | undefined)?.context;
@@ -28,10 +37,12 @@ function errorKey(error: unknown): string {
  * postback is a refusal.
  */
 function unreachable(what: string, error: unknown): ConfirmResult {
+	const key = errorKey(error);
 	return {
 		ok: false,
 		retry: true,
-		reason: `${what} could not be read from the service (${errorKey(error)})`,
+		reason: `${what} could not be read from the service (${key})`,
+		unknown: NOT_FOUND_KEYS.includes(key),
 	};
 }
 

@@ -17,6 +17,15 @@ export type Confirmation =
 	/** The record may not be final yet (NEW, PROCESS, MODERATING): ask the sender to retry later. */
 	| { ok: false; retry: true; reason: string };
 
+/**
+ * How long after the relay first received a postback (its X-PayPalych-Received-At header) the
+ * trigger keeps asking for retries while the service answers that it does not know the payment or
+ * payout. After it the trigger refuses the postback (422) and the relay dead-letters it: a TrsId
+ * the service has not heard of 15 minutes on is a forgery (or, rarely, an operator's case in the
+ * console), not a postback that ran ahead of the service.
+ */
+export const UNKNOWN_POSTBACK_RETRY_MS = 15 * 60_000;
+
 /** Statuses after which a payment or payout can still change: a postback may run ahead of them. */
 const NOT_FINAL = ['NEW', 'PROCESS', 'MODERATING'];
 

@@ -22,3 +22,10 @@ export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 
 /** The relay's attempt number of a forwarded call, from 1. */
 export const DELIVERY_ATTEMPT_HEADER = 'x-paypalych-delivery-attempt';
+
+/**
+ * When the relay first received the call, epoch milliseconds, the same on every attempt and
+ * replay. The trigger stops asking for retries of a postback the service still does not know
+ * once this is UNKNOWN_POSTBACK_RETRY_MS old (it answers 422, and the relay dead-letters it).
+ */
+export const RECEIVED_AT_HEADER = 'x-paypalych-received-at';

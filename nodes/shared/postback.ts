@@ -308,3 +308,38 @@ export function enrichPostback(
 	}
 	return out;
 }
+
+/**
+ * Postback fields the trigger can stand behind: the two the signature covers, TrsId and Status
+ * (the service's record must have them), CurrencyIn (compared with the payment's currency where
+ * the service gives it) and the signature itself.
+ */
+export const CONFIRMABLE_FIELDS: Readonly<Record<'payment' | 'payout', readonly string[]>> = {
+	payment: ['OutSum', 'InvId', 'TrsId', 'Status', 'CurrencyIn', 'SignatureValue'],
+	payout: ['Amount', 'TrsId', 'Status', 'SignatureValue'],
+};
+
+/**
+ * Moves every field of a payment or payout postback that neither the signature nor the service's
+ * record covers (`custom`, `Commission`, `BalanceAmount`, the payer's details, ...) from the top
+ * of the item into `item.unverified`, as received, and drops their numeric twins. Anyone holding a
+ * signature from a redirect can send a postback with a genuine TrsId and Status and their own
+ * `custom`; such values must never look like the service's. The service's own figures are in the
+ * confirmed record (`payment` / `payout`).
+ */
+export function separateUnverified(
+	event: 'payment' | 'payout',
+	fields: PostbackFields,
+	item: Record<string, unknown>,
+): Record<string, unknown> {
+	const keep = CONFIRMABLE_FIELDS[event];
+	const unverified: Record<string, string> = {};
+	for (const [name, value] of Object.entries(fields)) {
+		if (keep.includes(name)) continue;
+		unverified[name] = value;
+		delete item[name];
+		delete item[`${name}Number`];
+	}
+	item.unverified = unverified;
+	return item;
+}

@@ -3,6 +3,7 @@ import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
 import type { Dispatcher } from 'undici';
+import { AuthThrottle } from './auth-throttle.ts';
 import type { RelayConfig } from './config.ts';
 import { consoleRoutes } from './console/index.ts';
 import type { RelayContext } from './context.ts';
@@ -14,6 +15,7 @@ import { healthRoutes } from './routes/health.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { postbackRoutes } from './routes/postbacks.ts';
 import { openStore } from './store/open.ts';
+import { StoreInputError } from './store/input.ts';
 import { Pruner } from './store/retention.ts';
 import { SqliteStore } from './store/sqlite.ts';
 import type { Store } from './store/types.ts';
@@ -75,14 +77,46 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 					random: deps.random,
 				});
 
+	const { timeouts } = config;
 	const app = Fastify({
 		loggerInstance: logger,
 		bodyLimit: config.bodyLimit,
-		trustProxy: config.trustProxy,
+		// A hop count or a list of proxy addresses; never `true` (the client writes the left-most
+		// X-Forwarded-For entry). Fastify refuses a bare number (it cannot tell a proxy from a
+		// direct client), so a hop count is a function: the socket peer and the next hops-1 entries
+		// are proxies. Only safe when the relay is reachable through its proxies alone (README).
+		trustProxy: trustProxyOption(config.trustProxy),
 		logController: new RelayLogController(),
-	}) as unknown as FastifyInstance;
+		// A client that trickles its headers or body, or leaves a connection idle, is cut off.
+		requestTimeout: timeouts.request,
+		connectionTimeout: timeouts.connection,
+		keepAliveTimeout: timeouts.keepAlive,
+		http: {
+			headersTimeout: timeouts.headers,
+			// Node checks the request and headers timeouts this often (30 s by default).
+			connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(timeouts.headers / 2))),
+		},
+	} as Parameters<typeof Fastify>[0]) as unknown as FastifyInstance;
 
-	const ctx: RelayContext = { config, store, metrics, kick: () => forwarder?.kick() };
+	const ctx: RelayContext = {
+		config,
+		store,
+		metrics,
+		kick: () => forwarder?.kick(),
+		authThrottle: new AuthThrottle(config.authLimit),
+	};
+
+	// A value the store refuses before any SQL (a NUL byte, a number beyond 2^53, a text too long)
+	// is the client's mistake: 400 with the reason, never the database's own error text.
+	app.setErrorHandler((error, request, reply) => {
+		if (error instanceof StoreInputError) {
+			request.log.warn({ reason: error.message }, 'refused input');
+			return reply.code(400).send({ error: 'Bad Request', message: error.message });
+		}
+		if (((error as { statusCode?: number }).statusCode ?? 500) >= 500)
+			request.log.error({ err: error }, 'request failed');
+		return reply.send(error);
+	});
 
 	// Limits only where a route asks for one (the redirect routes); postbacks are never limited.
 	await app.register(rateLimit, { global: false });
@@ -111,6 +145,13 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 		buffered?.stop();
 	});
 	return app;
+}
+
+function trustProxyOption(
+	trust: RelayConfig['trustProxy'],
+): boolean | string[] | ((address: string, hop: number) => boolean) {
+	if (typeof trust === 'number') return (_address, hop) => hop < trust;
+	return trust;
 }
 
 /** The store a database setting selects, as the build-info gauge names it. */

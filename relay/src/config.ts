@@ -45,7 +45,25 @@ export interface RelayConfig {
 	 * limit). Postbacks are never limited.
 	 */
 	redirectLimit: { perClient: number; perPayment: number; windowMs: number };
-	trustProxy: boolean;
+	/**
+	 * Distinct payment or payout postback events one signed pair (kind, cents of the signed
+	 * amount, signed id) may store per window; 0: no limit. Duplicates (the service's retries of
+	 * an event already stored) are always acknowledged.
+	 */
+	pairLimit: { max: number; windowMs: number };
+	/** 'service': a payout postback is stored only when payout/status knows its TrsId. */
+	payoutCheck: 'service' | 'off';
+	/** The service's API address (payout look-ups). */
+	apiBaseUrl: string;
+	/**
+	 * Which proxies are believed about the client address (X-Forwarded-For): false (none), a hop
+	 * count, or a list of proxy addresses and CIDR ranges.
+	 */
+	trustProxy: false | number | string[];
+	/** Wrong admin tokens (admin API bearer or console login) per client per window, then 429. */
+	authLimit: { max: number; windowMs: number };
+	/** HTTP server timeouts, in milliseconds. */
+	timeouts: { request: number; headers: number; keepAlive: number; connection: number };
 	logLevel: string;
 }
 
@@ -87,6 +105,56 @@ const urlList = z
 			.filter((s) => s !== ''),
 	)
 	.refine((list) => list.every(httpUrl), 'must be a comma-separated list of http(s) URLs');
+
+/** An IPv4 or IPv6 address, optionally with a /prefix (what proxy-addr accepts). */
+const ADDRESS = /^(\d{1,3}(\.\d{1,3}){3}|[0-9a-f:]*:[0-9a-f:.]*)(\/\d{1,3})?$/i;
+
+/**
+ * RELAY_TRUST_PROXY: unset, empty or false: no proxy; a whole number: that many proxy hops in
+ * front of the relay; otherwise a comma-separated list of proxy addresses or CIDR ranges (or the
+ * names loopback, linklocal, uniquelocal). `true` would believe the left-most X-Forwarded-For
+ * entry, which the client writes, so it is refused.
+ */
+const trustProxy = z
+	.string()
+	.trim()
+	.optional()
+	.superRefine((v, ctx) => {
+		if (v !== undefined && /^true$/i.test(v)) {
+			ctx.addIssue({
+				code: 'custom',
+				message:
+					'true is refused: it lets every client choose its address with X-Forwarded-For. Set the number of proxy hops in front of the relay (for example 1) or a comma-separated list of proxy addresses or CIDR ranges (for example 10.0.0.5,192.168.0.0/16)',
+			});
+			return;
+		}
+		if (v === undefined || v === '' || /^(false|0)$/i.test(v) || /^\d+$/.test(v)) return;
+		const bad = v
+			.split(',')
+			.map((s) => s.trim())
+			.filter(
+				(s) =>
+					s !== '' && !ADDRESS.test(s) && !['loopback', 'linklocal', 'uniquelocal'].includes(s),
+			);
+		if (bad.length > 0) {
+			ctx.addIssue({
+				code: 'custom',
+				message:
+					'must be false, a number of proxy hops (for example 1) or a comma-separated list of proxy addresses or CIDR ranges',
+			});
+		}
+	})
+	.transform((v): false | number | string[] => {
+		if (v === undefined || v === '' || /^(false|0)$/i.test(v)) return false;
+		if (/^\d+$/.test(v)) return Number(v);
+		return v
+			.split(',')
+			.map((s) => s.trim())
+			.filter((s) => s !== '');
+	})
+	.describe(
+		'Proxies believed about the client address: false, a hop count (1 behind one proxy) or a list of proxy addresses/CIDRs; true is refused',
+	);
 
 /** RELAY_DATABASE names the PostgreSQL store. */
 export const isPostgresUrl = (value: string) => /^postgres(ql)?:\/\//i.test(value);
@@ -163,7 +231,42 @@ const schema = z
 		RELAY_REDIRECT_LIMIT_PER_CLIENT: int(0, 30),
 		RELAY_REDIRECT_LIMIT_PER_PAYMENT: int(0, 10),
 		RELAY_REDIRECT_LIMIT_WINDOW_MS: int(1_000, 60_000),
-		RELAY_TRUST_PROXY: flag(false),
+		// One signature from a customer's redirect must not mint unlimited events (issue 16).
+		RELAY_PAIR_LIMIT: int(0, 10).describe(
+			'Distinct payment/payout postback events per signed pair (kind, amount in cents, signed id) per window; 0: no limit',
+		),
+		RELAY_PAIR_LIMIT_WINDOW_MS: int(60_000, 24 * HOUR).describe(
+			'Window of RELAY_PAIR_LIMIT, in milliseconds',
+		),
+		RELAY_PAYOUT_CHECK: z
+			.enum(['service', 'off', ''], { error: 'must be service or off' })
+			.optional()
+			.transform((v): 'service' | 'off' => (v === 'off' ? 'off' : 'service'))
+			.describe(
+				'service: a payout postback is stored only when payout/status knows its TrsId (a payment signature is refused on /postback/payout); off: signature only',
+			),
+		PAYPALYCH_API_BASE_URL: optionalUrl
+			.transform((v) => (v ?? 'https://pal24.pro').replace(/\/+$/, ''))
+			.describe("The service's API address (default the live service)"),
+		RELAY_TRUST_PROXY: trustProxy,
+		RELAY_AUTH_LIMIT: int(1, 10).describe(
+			'Wrong admin tokens (admin API and console login together) per client per window before 429',
+		),
+		RELAY_AUTH_LIMIT_WINDOW_MS: int(1_000, 15 * 60_000).describe(
+			'Window of RELAY_AUTH_LIMIT, in milliseconds',
+		),
+		RELAY_REQUEST_TIMEOUT_MS: int(100, 30_000).describe(
+			'Longest time a client may take to send a whole request (headers and body)',
+		),
+		RELAY_HEADERS_TIMEOUT_MS: int(100, 10_000).describe(
+			'Longest time a client may take to send the request headers',
+		),
+		RELAY_KEEP_ALIVE_TIMEOUT_MS: int(100, 5_000).describe(
+			'How long an idle keep-alive connection stays open',
+		),
+		RELAY_CONNECTION_TIMEOUT_MS: int(100, 60_000).describe(
+			'A connection idle (nothing received or sent) this long is closed',
+		),
 		RELAY_REQUIRE_RECEIPT: flag(true),
 		LOG_LEVEL: z
 			.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent', ''])
@@ -191,6 +294,13 @@ const schema = z
 				code: 'custom',
 				path: ['RELAY_LEASE_MS'],
 				message: 'must be longer than RELAY_DELIVERY_TIMEOUT_MS',
+			});
+		}
+		if (c.RELAY_HEADERS_TIMEOUT_MS > c.RELAY_REQUEST_TIMEOUT_MS) {
+			ctx.addIssue({
+				code: 'custom',
+				path: ['RELAY_HEADERS_TIMEOUT_MS'],
+				message: 'must not be above RELAY_REQUEST_TIMEOUT_MS',
 			});
 		}
 		if (c.RELAY_MAX_DELAY_MS < c.RELAY_BASE_DELAY_MS) {
@@ -256,7 +366,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 			perPayment: c.RELAY_REDIRECT_LIMIT_PER_PAYMENT,
 			windowMs: c.RELAY_REDIRECT_LIMIT_WINDOW_MS,
 		},
+		pairLimit: { max: c.RELAY_PAIR_LIMIT, windowMs: c.RELAY_PAIR_LIMIT_WINDOW_MS },
+		payoutCheck: c.RELAY_PAYOUT_CHECK,
+		apiBaseUrl: c.PAYPALYCH_API_BASE_URL,
 		trustProxy: c.RELAY_TRUST_PROXY,
+		authLimit: { max: c.RELAY_AUTH_LIMIT, windowMs: c.RELAY_AUTH_LIMIT_WINDOW_MS },
+		timeouts: {
+			request: c.RELAY_REQUEST_TIMEOUT_MS,
+			headers: c.RELAY_HEADERS_TIMEOUT_MS,
+			keepAlive: c.RELAY_KEEP_ALIVE_TIMEOUT_MS,
+			connection: c.RELAY_CONNECTION_TIMEOUT_MS,
+		},
 		logLevel: c.LOG_LEVEL,
 	};
 }

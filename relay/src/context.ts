@@ -1,3 +1,4 @@
+import type { AuthThrottle } from './auth-throttle.ts';
 import type { PostbackEvent } from './contract.ts';
 import type { RelayConfig } from './config.ts';
 import type { Metrics } from './metrics.ts';
@@ -10,6 +11,8 @@ export interface RelayContext {
 	metrics: Metrics;
 	/** Told when something new is stored, so delivery starts without waiting for the next poll. */
 	kick: () => void;
+	/** Wrong admin tokens per client (admin API and console login share it). */
+	authThrottle: AuthThrottle;
 }
 
 export interface ContextOptions {

@@ -10,10 +10,14 @@ export {
 	EVENT_ID_HEADER,
 	IDEMPOTENCY_KEY_HEADER,
 	POSTBACK_EVENTS,
+	POSTBACK_RULES,
 	RECEIPT_HEADER,
+	RECEIVED_AT_HEADER,
+	ENDPOINTS,
 	describeRejection,
 	parsePostbackBody,
 	postbackKey,
+	toCents,
 	verifyPostback,
 } from '../../nodes/shared/index.ts';
 export type { PostbackEvent, PostbackFields } from '../../nodes/shared/index.ts';

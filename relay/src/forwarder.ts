@@ -8,6 +8,7 @@ import {
 	EVENT_ID_HEADER,
 	IDEMPOTENCY_KEY_HEADER,
 	RECEIPT_HEADER,
+	RECEIVED_AT_HEADER,
 } from './contract.ts';
 import type { PostbackEvent } from './contract.ts';
 import type { Metrics } from './metrics.ts';
@@ -268,6 +269,7 @@ export class Forwarder {
 					[EVENT_ID_HEADER]: d.eventId,
 					[IDEMPOTENCY_KEY_HEADER]: d.eventId,
 					[DELIVERY_ATTEMPT_HEADER]: String(d.attempts),
+					[RECEIVED_AT_HEADER]: String(d.receivedAt),
 				},
 				body: d.body,
 				signal: stop,

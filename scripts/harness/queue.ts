@@ -204,6 +204,7 @@ export async function startQueueStack(options: QueueStackOptions): Promise<Queue
 			logs,
 			port: relayPort,
 			token: sandbox.token,
+			apiBaseUrl: sandbox.url,
 			targets: targetsByEvent(routed),
 			database: join(options.stateDir, 'relay.sqlite'),
 			env: options.relayEnv,

@@ -201,6 +201,8 @@ export async function startRelay(options: {
 	logs: string;
 	port: number;
 	token: string;
+	/** PAYPALYCH_API_BASE_URL: the service the relay asks whether it knows a payout postback's TrsId. */
+	apiBaseUrl: string;
 	targets: Record<'payment' | 'payout' | 'success' | 'fail', string[]>;
 	/** RELAY_DATABASE: a SQLite file (emptied unless `keepStore`) or a postgres:// URL. */
 	database: string;
@@ -215,6 +217,7 @@ export async function startRelay(options: {
 		HOST: '127.0.0.1',
 		PORT: String(options.port),
 		PAYPALYCH_API_TOKEN: options.token,
+		PAYPALYCH_API_BASE_URL: options.apiBaseUrl,
 		RELAY_PAYMENT_TARGETS: options.targets.payment.join(','),
 		RELAY_PAYOUT_TARGETS: options.targets.payout.join(','),
 		RELAY_SUCCESS_TARGETS: options.targets.success.join(','),
@@ -346,6 +349,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 			logs,
 			port: relayPort,
 			token: sandbox.token,
+			apiBaseUrl: sandbox.url,
 			targets: targetsByEvent(triggers),
 			database: join(stateDir, 'relay.sqlite'),
 			keepStore: options.keepRelayStore,

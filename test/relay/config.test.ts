@@ -40,6 +40,54 @@ describe('relay configuration', () => {
 		expect(c.successUrl).toBeUndefined();
 	});
 
+	it('has the security limits of issue 16 with their documented defaults', () => {
+		const c = loadConfig(minimal);
+		expect(c.trustProxy).toBe(false);
+		expect(c.pairLimit).toEqual({ max: 10, windowMs: 24 * 3_600_000 });
+		expect(c.payoutCheck).toBe('service');
+		expect(c.apiBaseUrl).toBe('https://pal24.pro');
+		expect(c.authLimit).toEqual({ max: 10, windowMs: 15 * 60_000 });
+		expect(c.timeouts).toEqual({
+			request: 30_000,
+			headers: 10_000,
+			keepAlive: 5_000,
+			connection: 60_000,
+		});
+	});
+
+	it('takes RELAY_TRUST_PROXY as a hop count or proxy addresses, and refuses true naming the safe forms', () => {
+		expect(loadConfig({ ...minimal, RELAY_TRUST_PROXY: '1' }).trustProxy).toBe(1);
+		expect(loadConfig({ ...minimal, RELAY_TRUST_PROXY: '0' }).trustProxy).toBe(false);
+		expect(loadConfig({ ...minimal, RELAY_TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+		expect(
+			loadConfig({ ...minimal, RELAY_TRUST_PROXY: '10.0.0.5, 192.168.0.0/16,::1,loopback' })
+				.trustProxy,
+		).toEqual(['10.0.0.5', '192.168.0.0/16', '::1', 'loopback']);
+		for (const value of ['true', 'TRUE']) {
+			const error = errorOf({ ...minimal, RELAY_TRUST_PROXY: value });
+			expect(error.variables).toEqual(['RELAY_TRUST_PROXY']);
+			expect(error.message).toMatch(/number of proxy hops/);
+			expect(error.message).toMatch(/CIDR/);
+		}
+		expect(errorOf({ ...minimal, RELAY_TRUST_PROXY: 'proxy.example.com' }).variables).toEqual([
+			'RELAY_TRUST_PROXY',
+		]);
+	});
+
+	it('refuses a headers timeout above the request timeout and a payout check it does not know', () => {
+		expect(
+			errorOf({ ...minimal, RELAY_REQUEST_TIMEOUT_MS: '1000', RELAY_HEADERS_TIMEOUT_MS: '2000' })
+				.variables,
+		).toEqual(['RELAY_HEADERS_TIMEOUT_MS']);
+		expect(errorOf({ ...minimal, RELAY_PAYOUT_CHECK: 'maybe' }).variables).toEqual([
+			'RELAY_PAYOUT_CHECK',
+		]);
+		expect(loadConfig({ ...minimal, RELAY_PAYOUT_CHECK: 'off' }).payoutCheck).toBe('off');
+		expect(
+			loadConfig({ ...minimal, PAYPALYCH_API_BASE_URL: 'http://127.0.0.1:9/' }).apiBaseUrl,
+		).toBe('http://127.0.0.1:9');
+	});
+
 	it('splits comma-separated tokens and targets', () => {
 		const c = loadConfig({
 			...minimal,

@@ -40,7 +40,7 @@ describe('relay console behind a TLS-terminating proxy', () => {
 	it('marks the session cookie Secure when the request came over HTTPS, and only then', async () => {
 		const tmp = tempDir();
 		const config = loadConfig(
-			baseEnv(tmp.dir, { payment: [PAY_A] }, { RELAY_TRUST_PROXY: 'true', LOG_LEVEL: 'silent' }),
+			baseEnv(tmp.dir, { payment: [PAY_A] }, { RELAY_TRUST_PROXY: '1', LOG_LEVEL: 'silent' }),
 		);
 		const app = await buildApp(config, { forwarder: false });
 		try {

@@ -101,6 +101,9 @@ export function baseEnv(
 		RELAY_FAIL_TARGETS: (targets.fail ?? []).join(','),
 		RELAY_DATABASE: join(dir, 'relay.sqlite'),
 		RELAY_ADMIN_TOKEN: ADMIN_TOKEN,
+		// These tests sign payout postbacks themselves, with no service to look the TrsId up;
+		// attacks.test.ts runs the payout check (the default) against the sandbox.
+		RELAY_PAYOUT_CHECK: 'off',
 		RELAY_BASE_DELAY_MS: '20',
 		RELAY_MAX_DELAY_MS: '200',
 		RELAY_DELIVERY_TIMEOUT_MS: '1000',

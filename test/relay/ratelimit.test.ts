@@ -105,8 +105,8 @@ describe('rate limits on redirect events', () => {
 		expect(await r.stored()).toBe(4);
 	});
 
-	it('behind a reverse proxy (RELAY_TRUST_PROXY=true), tells clients apart by X-Forwarded-For', async () => {
-		const r = await relay({ RELAY_REDIRECT_LIMIT_PER_CLIENT: '1', RELAY_TRUST_PROXY: 'true' });
+	it('behind one reverse proxy (RELAY_TRUST_PROXY=1), tells clients apart by X-Forwarded-For', async () => {
+		const r = await relay({ RELAY_REDIRECT_LIMIT_PER_CLIENT: '1', RELAY_TRUST_PROXY: '1' });
 		const via = (invId: string, client: string) =>
 			r.app.inject({
 				method: 'POST',
@@ -120,7 +120,7 @@ describe('rate limits on redirect events', () => {
 		expect((await via('order-xff-3', '198.51.100.20')).statusCode).toBe(429);
 	});
 
-	it('never limits postbacks, however many come from one address', async () => {
+	it('never limits postbacks per address, however many come from one (only per signed pair)', async () => {
 		const r = await relay({
 			RELAY_REDIRECT_LIMIT_PER_CLIENT: '1',
 			RELAY_REDIRECT_LIMIT_PER_PAYMENT: '1',

@@ -1,5 +1,6 @@
 // The behaviour every Store must have, run against each store (SQLite in both modes, PostgreSQL).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { StoreInputError } from '../../relay/src/store/input.ts';
 import type { AttemptTiming, NewEvent, Store } from '../../relay/src/store/types.ts';
 
 export interface OpenedStore {
@@ -412,7 +413,7 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			expect(await store.oldestUndelivered()).toBe(T0 + 1_500);
 		});
 
-		it('prunes old events only when every delivery is delivered, with their deliveries and attempts', async () => {
+		it('prunes old events whose deliveries are all delivered or dead, with their deliveries and attempts', async () => {
 			const old = T0 - 10_000;
 			const done = await store.insertEvent(
 				storeEvent('S-prune-done', ['http://a/', 'http://b/'], old),
@@ -427,6 +428,7 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			const recent = await store.insertEvent(storeEvent('S-prune-recent', ['http://a/'], T0));
 			const claimed = await store.claimDue(T0, 10, 60_000, 'w');
 			const deliveryIds = claimed.filter((d) => d.eventId === done.eventId).map((d) => d.id);
+			const deadIds = claimed.filter((d) => d.eventId === dead.eventId).map((d) => d.id);
 			for (const d of claimed) {
 				if (d.eventId === pending.eventId) await store.releaseLease(d.id, 'w', T0 + 60_000);
 				else if (d.eventId === dead.eventId && d.target === 'http://b/')
@@ -434,32 +436,106 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 				else await store.markDelivered(d.id, T0, 200, timing(1, T0, 1));
 			}
 			expect(await store.listAttempts(deliveryIds)).toHaveLength(2);
+			// Until retention ends, a dead event is kept (the console shows it, an operator may requeue).
+			expect(await store.getEvent(dead.eventId)).toBeDefined();
 
 			expect(await store.prune(T0, 1)).toBe(1);
-			expect(await store.prune(T0, 100)).toBe(1);
+			expect(await store.prune(T0, 100)).toBe(2);
 			expect(await store.prune(T0, 100)).toBe(0);
-			expect(await store.getEvent(done.eventId)).toBeUndefined();
-			expect(await store.getEvent(none.eventId)).toBeUndefined();
+			for (const gone of [done, none, dead])
+				expect(await store.getEvent(gone.eventId)).toBeUndefined();
 			expect(await store.listDeliveries({ eventId: done.eventId, limit: 10 })).toEqual([]);
-			expect(await store.listAttempts(deliveryIds)).toEqual([]);
-			for (const kept of [dead, pending, recent])
+			expect(await store.listDeliveries({ eventId: dead.eventId, limit: 10 })).toEqual([]);
+			expect(await store.listAttempts([...deliveryIds, ...deadIds])).toEqual([]);
+			for (const kept of [pending, recent])
 				expect(await store.getEvent(kept.eventId)).toBeDefined();
-			expect(await store.listDeliveries({ eventId: dead.eventId, limit: 10 })).toHaveLength(2);
 			// A kept event still stops its duplicates; a pruned one's key went with it (retention.ts says why that is safe).
 			expect(
-				(await store.insertEvent(storeEvent('S-prune-dead', ['http://a/'], T0 + 1))).duplicate,
+				(await store.insertEvent(storeEvent('S-prune-pending', ['http://a/'], T0 + 1))).duplicate,
 			).toBe(true);
 			expect(
 				(await store.insertEvent(storeEvent('S-prune-done', ['http://a/'], T0 + 1))).duplicate,
 			).toBe(false);
-			// Once the dead delivery is requeued and delivered, its event may go too.
-			await store.requeueDead(undefined, T0 + 2);
-			const again = (await store.claimDue(T0 + 2, 10, 60_000, 'w')).find(
-				(d) => d.eventId === dead.eventId,
-			)!;
-			await store.markDelivered(again.id, T0 + 3, 200, timing(1, T0 + 2, 1));
-			expect(await store.prune(T0, 100)).toBe(1);
-			expect(await store.getEvent(dead.eventId)).toBeUndefined();
+		});
+
+		it('refuses input it cannot store before any SQL, with a StoreInputError, and changes nothing', async () => {
+			const kept = await store.insertEvent(storeEvent('S-input-ok', ['http://a/'], T0));
+			const before = await store.counts();
+			const refused = async (call: () => Promise<unknown>) => {
+				const error = await call().then(
+					() => undefined,
+					(e: unknown) => e,
+				);
+				expect(error).toBeInstanceOf(StoreInputError);
+			};
+			const nul = 'x\u0000y';
+			const huge = 1e20;
+			const e = storeEvent('S-input-nul', ['http://a/'], T0);
+			await refused(() => store.insertEvent({ ...e, fields: { ...e.fields, InvId: nul } }));
+			await refused(() => store.insertEvent({ ...e, body: `TrsId=${nul}` }));
+			await refused(() => store.insertEvent({ ...e, dedupeKey: nul }));
+			await refused(() => store.insertEvent({ ...e, fields: { ...e.fields, custom: '\ud800' } }));
+			await refused(() =>
+				store.insertEvent({ ...e, fields: { ...e.fields, custom: 'y'.repeat(20_000) } }),
+			);
+			await refused(() => store.insertEvent({ ...e, receivedAt: huge }));
+			await refused(() => store.listEvents({ trsId: nul, limit: 10 }));
+			await refused(() => store.listEvents({ invId: nul, limit: 10 }));
+			await refused(() => store.listEvents({ to: huge, limit: 10 }));
+			await refused(() => store.listEvents({ before: -1, limit: 10 }));
+			await refused(() => store.getEvent(nul));
+			await refused(() => store.listDeliveries({ target: nul, limit: 10 }));
+			await refused(() => store.listDeliveries({ eventId: nul, limit: 10 }));
+			await refused(() => store.listDeliveries({ beforeId: huge, limit: 10 }));
+			await refused(() => store.requeueDead([huge], T0));
+			await refused(() => store.requeueDead([1.5], T0));
+			await refused(() => store.listAttempts([huge]));
+			await refused(() => store.eventIdsInRange(0, huge));
+			await refused(() => store.replayEvents([nul], { payment: ['http://a/'] }, T0));
+			await refused(() => store.activity(0, huge, 1_000));
+			await refused(() => store.targetHealth(huge));
+			await refused(() => store.prune(huge, 10));
+			await refused(() => store.signedPairEvents('payment', nul, 0));
+			await refused(() => store.revokeSession(nul, T0, T0));
+			await refused(() => store.sessionRevoked(nul));
+			expect(await store.counts()).toEqual(before);
+			expect(await store.listEvents({ limit: 100 })).toHaveLength(1);
+			expect((await store.getEvent(kept.eventId))?.fields.TrsId).toBe('S-input-ok');
+		});
+
+		it('lists the events of one signed pair with their amounts and keys', async () => {
+			const pair = (trsId: string, outSum: string, invId: string, at: number) => ({
+				...storeEvent(trsId, ['http://a/'], at),
+				fields: { TrsId: trsId, Status: 'SUCCESS', InvId: invId, OutSum: outSum },
+			});
+			await store.insertEvent(pair('S-pair-1', '100.5', 'inv-pair', T0));
+			await store.insertEvent(pair('S-pair-2', '100.50', 'inv-pair', T0 + 1));
+			await store.insertEvent(pair('S-pair-3', '100.50', 'inv-other', T0 + 2));
+			await store.insertEvent(pair('S-pair-old', '100.50', 'inv-pair', T0 - 10_000));
+			const payout = storeEvent('inv-pair', ['http://a/'], T0, 'payout');
+			await store.insertEvent({ ...payout, fields: { TrsId: 'inv-pair', Amount: '100.50' } });
+			const found = await store.signedPairEvents('payment', 'inv-pair', T0 - 1);
+			expect(found.map((f) => f.amount).sort()).toEqual(['100.5', '100.50']);
+			expect(found.map((f) => f.dedupeKey).sort()).toEqual([
+				'payment:S-pair-1:SUCCESS',
+				'payment:S-pair-2:SUCCESS',
+			]);
+			expect(await store.signedPairEvents('payout', 'inv-pair', T0 - 1)).toEqual([
+				{ amount: '100.50', dedupeKey: 'payout:inv-pair:SUCCESS' },
+			]);
+		});
+
+		it('keeps console logouts until the session would have expired', async () => {
+			expect(await store.sessionRevoked('session-a')).toBe(false);
+			await store.revokeSession('session-a', T0 + 1_000, T0);
+			await store.revokeSession('session-a', T0 + 1_000, T0);
+			await store.revokeSession('session-b', T0 + 5_000, T0);
+			expect(await store.sessionRevoked('session-a')).toBe(true);
+			expect(await store.sessionRevoked('session-c')).toBe(false);
+			// Expired revocations go when the next one is recorded.
+			await store.revokeSession('session-c', T0 + 9_000, T0 + 2_000);
+			expect(await store.sessionRevoked('session-a')).toBe(false);
+			expect(await store.sessionRevoked('session-b')).toBe(true);
 		});
 
 		it('refuses a bad activity range with a clear error', async () => {

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../sandbox/src/index.ts';
 import { PayPalychTrigger } from '../../dist/nodes/PayPalychTrigger/PayPalychTrigger.node.js';
+import { CONFIRMABLE_FIELDS } from '../../dist/nodes/shared/index.js';
 import { startWebhookHarness, type WebhookHarness } from '../helpers/webhook-harness.ts';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
@@ -120,13 +121,17 @@ describe('postbacks produced by the sandbox', () => {
 		expect(triggers.payment.executions).toHaveLength(1);
 		const item = triggers.payment.executions[0][0][0].json;
 		for (const [name, value] of Object.entries(paid.postback as Record<string, string>))
-			expect(item[name]).toBe(value);
+			expect(
+				CONFIRMABLE_FIELDS.payment.includes(name)
+					? item[name]
+					: (item.unverified as Record<string, string>)[name],
+			).toBe(value);
 		expect(item).toMatchObject({
 			event: 'payment',
 			verified: true,
 			paid: true,
 			InvId: 'sbx-order-1',
-			custom: 'crm=42&x=y',
+			unverified: { custom: 'crm=42&x=y' },
 			Status: 'SUCCESS',
 		});
 		expect(item.OutSumNumber).toBe(Number(paid.postback.OutSum));
@@ -199,7 +204,12 @@ describe('postbacks produced by the sandbox', () => {
 		expect(attempt).toMatchObject({ status: 200, response: 'OK' });
 		const item = triggers.payout.executions.find((e) => e[0][0].json.TrsId === id)?.[0][0].json;
 		expect(item).toBeDefined();
-		for (const [name, value] of Object.entries(attempt.body)) expect(item![name]).toBe(value);
+		for (const [name, value] of Object.entries(attempt.body))
+			expect(
+				CONFIRMABLE_FIELDS.payout.includes(name)
+					? item![name]
+					: (item!.unverified as Record<string, string>)[name],
+			).toBe(value);
 		expect(item).toMatchObject({ event: 'payout', verified: true, Status: 'SUCCESS' });
 		expect(item!.AmountNumber).toBe(Number(attempt.body.Amount));
 	});

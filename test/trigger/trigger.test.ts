@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { IDataObject } from 'n8n-workflow';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { PayPalychTrigger } from '../../dist/nodes/PayPalychTrigger/PayPalychTrigger.node.js';
-import { postbackKey } from '../../dist/nodes/shared/index.js';
+import { CONFIRMABLE_FIELDS as CONFIRMABLE, postbackKey } from '../../dist/nodes/shared/index.js';
 import {
 	MAX_BODY_BYTES,
 	SEEN_KEYS_FIELD,
@@ -142,16 +142,25 @@ describe('payment postback', () => {
 		expect(h.calls.map((c) => c.started)).toEqual([true]);
 		expect(h.executions).toHaveLength(1);
 		const item = h.executions[0][0][0].json;
-		for (const [name, value] of Object.entries(fields)) expect(item[name]).toBe(value);
+		// What the signature and the service can stand behind stays on top; every other field, as
+		// received, is under `unverified` (a forger with a redirect's signature writes those).
+		const unverified = item.unverified as Record<string, string>;
+		for (const [name, value] of Object.entries(fields)) {
+			if (CONFIRMABLE.payment.includes(name)) expect(item[name]).toBe(value);
+			else {
+				expect(item).not.toHaveProperty(name);
+				expect(unverified[name]).toBe(value);
+			}
+		}
 		expect(item).toMatchObject({
 			event: 'payment',
 			verified: true,
 			paid: true,
 			OutSumNumber: 18.5,
-			CommissionNumber: 0.55,
-			BalanceAmountNumber: 17.95,
-			custom: 'x&y z',
+			unverified: { Commission: '0.55', BalanceAmount: '17.95', custom: 'x&y z' },
 		});
+		expect(item).not.toHaveProperty('CommissionNumber');
+		expect(item).not.toHaveProperty('custom');
 		expect(typeof item.receivedAt).toBe('string');
 	});
 
@@ -266,7 +275,7 @@ describe('payment postback', () => {
 		expect(h.executions[0][0][0].json).toMatchObject({
 			TrsId: 'PARSED',
 			OutSum: '18.50',
-			custom: 'x&y z',
+			unverified: { custom: 'x&y z' },
 			verified: true,
 		});
 		expect(await post(h.url, form(payment({ TrsId: 'PARSED-2' }, 'forger')))).toMatchObject({
@@ -490,14 +499,18 @@ describe('payout postback', () => {
 		const fields = payout();
 		expect(await post(h.url, form(fields))).toMatchObject({ status: 200, text: 'OK' });
 		const item = h.executions[0][0][0].json;
-		for (const [name, value] of Object.entries(fields)) expect(item[name]).toBe(value);
+		const unverified = item.unverified as Record<string, string>;
+		for (const [name, value] of Object.entries(fields)) {
+			if (CONFIRMABLE.payout.includes(name)) expect(item[name]).toBe(value);
+			else expect(unverified[name]).toBe(value);
+		}
 		expect(item).toMatchObject({
 			event: 'payout',
 			verified: true,
 			AmountNumber: 1000,
-			CommissionNumber: 15,
-			IsAuto: 'false',
+			unverified: { Commission: '15.00', IsAuto: 'false' },
 		});
+		expect(item).not.toHaveProperty('CommissionNumber');
 	});
 
 	it('refuses a payout signed over the fields in the wrong order, a forged one, a re-formatted one and one without Amount', async () => {
@@ -529,7 +542,10 @@ describe('payout postback', () => {
 			SignatureValue: fields.SignatureValue.toLowerCase(),
 		});
 		expect((await post(h.url, json, 'application/json')).status).toBe(200);
-		expect(h.executions[0][0][0].json).toMatchObject({ IsAuto: 'true', TrsId: 'PO-json' });
+		expect(h.executions[0][0][0].json).toMatchObject({
+			unverified: { IsAuto: 'true' },
+			TrsId: 'PO-json',
+		});
 	});
 
 	it('deduplicates and filters payout statuses', async () => {

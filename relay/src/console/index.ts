@@ -26,28 +26,6 @@ const SECURITY_HEADERS = {
 	'cache-control': 'no-store',
 };
 
-/** Wrong admin tokens per client address: after this many in the window, logins wait. */
-const MAX_FAILED_LOGINS = 10;
-const FAILED_LOGIN_WINDOW_MS = 15 * 60_000;
-
-class LoginThrottle {
-	readonly #failures = new Map<string, { n: number; since: number }>();
-	blocked(ip: string, now: number): boolean {
-		const f = this.#failures.get(ip);
-		return !!f && now - f.since < FAILED_LOGIN_WINDOW_MS && f.n >= MAX_FAILED_LOGINS;
-	}
-	fail(ip: string, now: number): void {
-		for (const [key, f] of this.#failures)
-			if (now - f.since >= FAILED_LOGIN_WINDOW_MS) this.#failures.delete(key);
-		const f = this.#failures.get(ip);
-		if (f) f.n += 1;
-		else if (this.#failures.size < 10_000) this.#failures.set(ip, { n: 1, since: now });
-	}
-	clear(ip: string): void {
-		this.#failures.delete(ip);
-	}
-}
-
 export interface ConsoleOptions extends ContextOptions {
 	/** Clock of the login sessions (tests). */
 	now?: () => number;
@@ -61,14 +39,17 @@ export interface ConsoleOptions extends ContextOptions {
  */
 export async function consoleRoutes(app: FastifyInstance, options: ConsoleOptions): Promise<void> {
 	const { ctx } = options;
-	const auth = new ConsoleAuth(ctx.config.adminToken, options.now);
-	const throttle = new LoginThrottle();
+	const auth = new ConsoleAuth(ctx.config.adminToken, options.now, ctx.store);
+	const throttle = ctx.authThrottle;
 	await app.register(fastifyCookie);
 	await app.register(fastifyFormbody, { bodyLimit: 16_384 });
 
 	app.addHook('onRequest', async (_request, reply) => {
 		reply.headers(SECURITY_HEADERS);
 	});
+
+	// An operator who types /admin expects the console (its login page when signed out).
+	app.get('/', async (_request, reply) => reply.redirect(CONSOLE, 303));
 
 	app.get('/console/assets/console.css', async (_request, reply) =>
 		reply
@@ -101,7 +82,8 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleOption
 
 	app.get<{ Querystring: { next?: string } }>('/login', async (request, reply) => {
 		const next = safeReturn(request.query.next, '') || undefined;
-		if (auth.verify(request.cookies[SESSION_COOKIE])) return reply.redirect(next ?? CONSOLE, 303);
+		if (await auth.check(request.cookies[SESSION_COOKIE]))
+			return reply.redirect(next ?? CONSOLE, 303);
 		return showLogin(reply, 200, next);
 	});
 
@@ -117,14 +99,15 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleOption
 		const parsed = loginForm.safeParse(body);
 		if (!parsed.success)
 			return showLogin(reply, 400, next, describeIssues(parsed.error, { token: 'Admin token' }));
-		const now = Date.now();
-		if (throttle.blocked(request.ip, now)) {
+		const wait = throttle.retryAfter(request.ip);
+		if (wait !== undefined) {
+			reply.header('retry-after', String(wait));
 			return showLogin(reply, 429, next, [
-				'Too many wrong tokens from this address. Wait 15 minutes and try again.',
+				`Too many wrong tokens from this address. Wait ${Math.ceil(wait / 60)} minute(s) and try again.`,
 			]);
 		}
 		if (!auth.checkToken(parsed.data.token)) {
-			throttle.fail(request.ip, now);
+			throttle.fail(request.ip);
 			request.log.warn({ reason: 'wrong token' }, 'console login refused');
 			return showLogin(reply, 401, next, ['Wrong admin token.']);
 		}
@@ -137,7 +120,7 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleOption
 	});
 
 	app.post('/logout', async (request, reply) => {
-		const session = auth.verify(request.cookies[SESSION_COOKIE]);
+		const session = await auth.check(request.cookies[SESSION_COOKIE]);
 		const body = (request.body ?? {}) as Record<string, unknown>;
 		if (session && !auth.checkCsrf(session, body._csrf)) {
 			return sendPage(
@@ -152,7 +135,7 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleOption
 				),
 			);
 		}
-		if (session) auth.revoke(session);
+		if (session) await auth.revokeEverywhere(session);
 		reply.clearCookie(SESSION_COOKIE, cookieOptions);
 		return reply.redirect(LOGIN, 303);
 	});

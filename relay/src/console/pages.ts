@@ -89,7 +89,7 @@ export async function consolePages(
 		);
 
 	app.addHook('onRequest', async (request, reply) => {
-		const session = auth.verify(request.cookies[cookie]);
+		const session = await auth.check(request.cookies[cookie]);
 		if (!session) {
 			if (request.method === 'GET' || request.method === 'HEAD') {
 				return reply.redirect(

@@ -26,6 +26,12 @@ function sameText(a: string, b: string): boolean {
  * cookies. CSRF tokens are MACs of the session id (synchroniser tokens that need no storage);
  * the login form has its own, bound to a short-lived random cookie.
  */
+/** Where logouts are kept so that every instance and every restart sees them (the store). */
+export interface SessionRevocations {
+	revokeSession(id: string, expiresAt: number, now: number): Promise<void>;
+	sessionRevoked(id: string): Promise<boolean>;
+}
+
 export class ConsoleAuth {
 	readonly #key: Buffer;
 	readonly #token: Buffer;
@@ -33,7 +39,10 @@ export class ConsoleAuth {
 	/** Logged-out session ids until they expire (per process). */
 	readonly #revoked = new Map<string, number>();
 
-	constructor(adminToken: string, now: () => number = Date.now) {
+	readonly #store: SessionRevocations | undefined;
+
+	constructor(adminToken: string, now: () => number = Date.now, revocations?: SessionRevocations) {
+		this.#store = revocations;
 		this.#key = createHmac('sha256', adminToken)
 			.update('paypalych-relay console session v1')
 			.digest();
@@ -69,6 +78,23 @@ export class ConsoleAuth {
 		const now = this.#now();
 		for (const [id, expiresAt] of this.#revoked) if (expiresAt <= now) this.#revoked.delete(id);
 		this.#revoked.set(session.id, session.expiresAt);
+	}
+
+	/**
+	 * `verify`, and the session was not logged out on any instance sharing the store, before or
+	 * after a restart. A store that cannot answer counts as signed out.
+	 */
+	async check(cookie: string | undefined): Promise<ConsoleSession | undefined> {
+		const session = this.verify(cookie);
+		if (!session || !this.#store) return session;
+		const revoked = await this.#store.sessionRevoked(session.id).catch(() => true);
+		return revoked ? undefined : session;
+	}
+
+	/** Logs a session out here and in the store (every instance, every restart). */
+	async revokeEverywhere(session: ConsoleSession): Promise<void> {
+		this.revoke(session);
+		await this.#store?.revokeSession(session.id, session.expiresAt, this.#now());
 	}
 
 	csrfToken(session: ConsoleSession): string {

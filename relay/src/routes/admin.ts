@@ -68,11 +68,21 @@ export async function adminRoutes(app: FastifyInstance, { ctx }: ContextOptions)
 	const expected = digest(ctx.config.adminToken);
 
 	app.addHook('onRequest', async (request, reply) => {
+		const wait = ctx.authThrottle.retryAfter(request.ip);
+		if (wait !== undefined) {
+			request.log.warn({ reason: 'too many wrong tokens' }, 'admin API call refused');
+			return reply
+				.code(429)
+				.header('retry-after', String(wait))
+				.send({ error: 'Too Many Requests', retryAfter: wait });
+		}
 		const header = request.headers.authorization ?? '';
 		const match = /^Bearer\s+(.+)$/i.exec(header);
 		if (!match || !timingSafeEqual(digest(match[1].trim()), expected)) {
+			ctx.authThrottle.fail(request.ip);
 			return reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'Unauthorized' });
 		}
+		ctx.authThrottle.clear(request.ip);
 		return undefined;
 	});
 

@@ -4,9 +4,11 @@ import type { PostbackEvent, PostbackFields } from '../contract.ts';
 import { targetsFor } from '../context.ts';
 import { noteRequest } from '../log-context.ts';
 import type { ContextOptions, RelayContext } from '../context.ts';
+import { StoreInputError } from '../store/input.ts';
+import { PairLimiter, checkPayout, signedPairKey } from './guards.ts';
 
 type Verdict =
-	| { ok: true; fields: PostbackFields }
+	| { ok: true; fields: PostbackFields; tokenIndex: number }
 	| { ok: false; code: 400 | 401; reason: string; detail: string };
 
 /** Parse, then verify with every configured token. Nothing is stored before this passes. */
@@ -27,7 +29,7 @@ function check(ctx: RelayContext, kind: PostbackEvent, request: FastifyRequest):
 			detail: describeRejection(verified),
 		};
 	}
-	return { ok: true, fields: parsed.fields };
+	return { ok: true, fields: parsed.fields, tokenIndex: verified.tokenIndex };
 }
 
 /** Stores a verified call with one delivery per target; resolves after the commit. */
@@ -126,19 +128,75 @@ export async function postbackRoutes(app: FastifyInstance, { ctx }: ContextOptio
 		});
 	};
 
+	const pairs = new PairLimiter(ctx);
+	// Look-ups of payout postbacks with the service, per signed pair: a refused pair cannot make the
+	// relay call the API without end.
+	const lookupKeys = new WeakMap<FastifyRequest, string>();
+	const lookups = app.createRateLimit({
+		max: Math.max(1, ctx.config.pairLimit.max || 10),
+		timeWindow: 60_000,
+		keyGenerator: (request) => lookupKeys.get(request) ?? '',
+	});
+	const text = (reply: FastifyReply, code: number, body: string) =>
+		reply.code(code).type('text/plain; charset=utf-8').send(body);
+
 	for (const kind of ['payment', 'payout'] as const) {
 		app.post(`/postback/${kind}`, async (request: FastifyRequest, reply: FastifyReply) => {
 			const verdict = check(ctx, kind, request);
 			if (!verdict.ok) {
 				reject(kind, request, verdict);
-				return reply
-					.code(verdict.code)
-					.type('text/plain; charset=utf-8')
-					.send(verdict.code === 401 ? 'Unauthorized' : 'Bad Request');
+				return text(reply, verdict.code, verdict.code === 401 ? 'Unauthorized' : 'Bad Request');
 			}
+			const { fields } = verdict;
+			const limited = (retryAfter: number, detail: string) => {
+				reject(kind, request, { ok: false, code: 400, reason: 'pair_limit', detail });
+				return text(reply.header('retry-after', String(retryAfter)), 429, 'Too Many Requests');
+			};
 			try {
-				await persist(ctx, kind, request, verdict.fields);
+				if (kind === 'payout' && ctx.config.payoutCheck === 'service') {
+					lookupKeys.set(request, signedPairKey(kind, fields));
+					const allowed = await lookups(request);
+					if (!allowed.isAllowed && allowed.isExceeded) {
+						return limited(
+							Math.max(1, allowed.ttlInSeconds),
+							'too many payout look-ups for one signed pair',
+						);
+					}
+					const known = await checkPayout(ctx, fields, verdict.tokenIndex);
+					if (!known.ok) {
+						if (known.code === 503) {
+							request.log.error(
+								{ kind, reason: known.reason },
+								'payout look-up failed; the service will retry',
+							);
+							return text(reply, 503, 'Service Unavailable');
+						}
+						reject(kind, request, {
+							ok: false,
+							code: 400,
+							reason: 'unknown_payout',
+							detail: known.reason,
+						});
+						return text(reply, 403, 'Forbidden: the service does not know this payout');
+					}
+				}
+				const dedupeKey = postbackKey(kind, fields) ?? '';
+				const result = await pairs.run(kind, fields, dedupeKey, () =>
+					persist(ctx, kind, request, fields),
+				);
+				if ('limited' in result) {
+					return limited(result.limited, 'more distinct events than the limit per signed pair');
+				}
 			} catch (error) {
+				if (error instanceof StoreInputError) {
+					reject(kind, request, {
+						ok: false,
+						code: 400,
+						reason: 'bad_input',
+						detail: error.message,
+					});
+					return text(reply, 400, 'Bad Request');
+				}
 				request.log.error(
 					{ err: error, kind },
 					'storing the postback failed; the service will retry',
@@ -198,6 +256,18 @@ export async function postbackRoutes(app: FastifyInstance, { ctx }: ContextOptio
 			try {
 				await persist(ctx, kind, request, verdict.fields);
 			} catch (error) {
+				if (error instanceof StoreInputError) {
+					reject(kind, request, {
+						ok: false,
+						code: 400,
+						reason: 'bad_input',
+						detail: error.message,
+					});
+					return reply
+						.code(400)
+						.type('text/html; charset=utf-8')
+						.send(page('Bad request', 'This payment result is incomplete.'));
+				}
 				request.log.error({ err: error, kind }, 'storing the redirect failed');
 				return reply
 					.code(503)

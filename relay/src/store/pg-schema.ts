@@ -64,6 +64,17 @@ CREATE INDEX attempts_target_error ON attempts (target, started_at) WHERE error 
 CREATE TABLE heartbeat (id integer PRIMARY KEY, at bigint NOT NULL);
 `,
 	},
+	{
+		version: 2,
+		name: 'console revocations (issue 16, hardening)',
+		sql: `
+CREATE TABLE console_revocations (
+	session_id text PRIMARY KEY,
+	expires_at bigint NOT NULL
+);
+CREATE INDEX console_revocations_expiry ON console_revocations (expires_at);
+`,
+	},
 ];
 
 /** Any constant: the advisory lock that serialises migrations of instances starting together. */

@@ -27,7 +27,13 @@ import {
 	eventsQuery,
 	numbered,
 	pruneStatements,
+	DROP_EXPIRED_REVOCATIONS,
+	REVOKE_SESSION,
+	SESSION_REVOKED,
+	signedFields,
+	signedPairQuery,
 } from './sql.ts';
+import { checkCall } from './input.ts';
 import type { FieldExpr, Param, Row } from './sql.ts';
 import type {
 	ActivityBucket,
@@ -268,6 +274,11 @@ export class PostgresStore implements Store {
 	 */
 	insertEvent(event: NewEvent): Promise<InsertResult> {
 		if (this.#closed) return Promise.reject(new Error('store is closed'));
+		try {
+			checkCall('insertEvent', [event]);
+		} catch (error) {
+			return Promise.reject(error as Error);
+		}
 		return new Promise<InsertResult>((resolve, reject) => {
 			this.#queue.push({ id: uuidV7(event.receivedAt), event, resolve, reject });
 			this.#pump();
@@ -430,16 +441,19 @@ export class PostgresStore implements Store {
 	}
 
 	async listEvents(filter: EventFilter): Promise<StoredEvent[]> {
+		checkCall('listEvents', [filter]);
 		const q = eventsQuery(filter, field);
 		return (await this.#rows(this.#durable, numbered(q.sql), q.params)).map(toEvent);
 	}
 
 	async getEvent(id: string): Promise<StoredEvent | undefined> {
+		checkCall('getEvent', [id]);
 		const [row] = await this.#rows(this.#durable, numbered(GET_EVENT), [id]);
 		return row ? toEvent(row) : undefined;
 	}
 
 	async listDeliveries(filter: DeliveryFilter): Promise<Delivery[]> {
+		checkCall('listDeliveries', [filter]);
 		const q = deliveriesQuery(filter);
 		return (await this.#rows(this.#durable, numbered(q.sql), q.params)).map(toDelivery);
 	}
@@ -449,6 +463,7 @@ export class PostgresStore implements Store {
 		targets: TargetsByKind,
 		now: number,
 	): Promise<number> {
+		checkCall('replayEvents', [eventIds, targets, now]);
 		if (this.#closed) throw new Error('store is closed');
 		const client = await this.#durable.connect();
 		let created = 0;
@@ -471,11 +486,13 @@ export class PostgresStore implements Store {
 	}
 
 	async eventIdsInRange(from: number, to: number, kind?: PostbackEvent): Promise<string[]> {
+		checkCall('eventIdsInRange', [from, to, kind]);
 		const q = eventIdsQuery(from, to, kind);
 		return (await this.#rows(this.#durable, numbered(q.sql), q.params)).map((r) => String(r.id));
 	}
 
 	async requeueDead(ids: readonly number[] | undefined, now: number): Promise<number> {
+		checkCall('requeueDead', [ids, now]);
 		if (this.#closed) throw new Error('store is closed');
 		const r =
 			ids === undefined
@@ -491,12 +508,14 @@ export class PostgresStore implements Store {
 	}
 
 	async listAttempts(deliveryIds: readonly number[]): Promise<DeliveryAttempt[]> {
+		checkCall('listAttempts', [deliveryIds]);
 		if (deliveryIds.length === 0) return [];
 		const q = attemptsQuery(deliveryIds);
 		return (await this.#rows(this.#durable, numbered(q.sql), q.params)).map(toAttempt);
 	}
 
 	async activity(from: number, to: number, bucketMs: number): Promise<ActivityBucket[]> {
+		checkCall('activity', [from, to, bucketMs]);
 		const buckets = checkActivityRange(from, to, bucketMs);
 		const params = activityParams(from, to, bucketMs);
 		const [received, delivered, failed] = await Promise.all(
@@ -508,6 +527,7 @@ export class PostgresStore implements Store {
 	}
 
 	async targetHealth(since: number): Promise<TargetHealth[]> {
+		checkCall('targetHealth', [since]);
 		const [states, attempts] = await Promise.all([
 			this.#rows(this.#durable, TARGET_STATES),
 			this.#rows(this.#durable, numbered(TARGET_ATTEMPTS), [since]),
@@ -533,6 +553,7 @@ export class PostgresStore implements Store {
 	 * lock); then check them again with a fresh snapshot, and delete what is still prunable.
 	 */
 	async prune(before: number, limit: number): Promise<number> {
+		checkCall('prune', [before, limit]);
 		if (this.#closed) throw new Error('store is closed');
 		const client = await this.#book.connect();
 		try {
@@ -545,7 +566,7 @@ export class PostgresStore implements Store {
 			if (ids.length > 0) {
 				const still = await client.query<{ id: string }>(
 					`SELECT id FROM events e WHERE id = ANY($1::text[])
-					 AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.status <> 'delivered')`,
+					 AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.status IN ('pending', 'delivering'))`,
 					[ids],
 				);
 				ids = still.rows.map((r) => r.id);
@@ -561,6 +582,31 @@ export class PostgresStore implements Store {
 		} finally {
 			client.release();
 		}
+	}
+
+	async signedPairEvents(
+		kind: PostbackEvent,
+		signedId: string,
+		since: number,
+	): Promise<Array<{ amount: string; dedupeKey: string | null }>> {
+		checkCall('signedPairEvents', [kind, signedId, since]);
+		const amount = `(fields_json ->> '${signedFields(kind).amount}')`;
+		const q = signedPairQuery(kind, signedId, since, field, amount);
+		return (await this.#rows(this.#durable, numbered(q.sql), q.params)).map((r) => ({
+			amount: r.amount === null ? '' : String(r.amount),
+			dedupeKey: r.dedupe_key === null ? null : String(r.dedupe_key),
+		}));
+	}
+
+	async revokeSession(id: string, expiresAt: number, now: number): Promise<void> {
+		checkCall('revokeSession', [id, expiresAt, now]);
+		await this.#rows(this.#durable, numbered(DROP_EXPIRED_REVOCATIONS), [now]);
+		await this.#rows(this.#durable, numbered(REVOKE_SESSION), [id, expiresAt]);
+	}
+
+	async sessionRevoked(id: string): Promise<boolean> {
+		checkCall('sessionRevoked', [id]);
+		return (await this.#rows(this.#durable, numbered(SESSION_REVOKED), [id])).length > 0;
 	}
 
 	/** A committed write on the durable pool: fails when the server is down or read-only. */

@@ -248,11 +248,12 @@ export function assembleHealth(
 }
 
 /**
- * Events that may be pruned: received before ? and with no delivery other than delivered;
+ * Events that may be pruned: received before ? and with no delivery still pending or delivering
+ * (dead ones go too: the console shows them until then, and an operator requeues them in time);
  * oldest first, at most ? of them.
  */
 export const PRUNABLE = `SELECT id FROM events e WHERE received_at < ?
-	AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.status <> 'delivered')
+	AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.status IN ('pending', 'delivering'))
 	ORDER BY received_at LIMIT ?`;
 
 /** Deletes the listed events with their deliveries and attempts, in foreign-key order. */
@@ -268,3 +269,29 @@ export function pruneStatements(eventIds: readonly string[]): Query[] {
 		{ sql: `DELETE FROM events WHERE id IN (${list})`, params },
 	];
 }
+
+/** The signed amount and id field of a postback kind (see POSTBACK_RULES). */
+export function signedFields(kind: PostbackEvent): { amount: string; id: 'TrsId' | 'InvId' } {
+	return kind === 'payout' ? { amount: 'Amount', id: 'TrsId' } : { amount: 'OutSum', id: 'InvId' };
+}
+
+/** signedPairEvents: `field` and `amount` render a field of fields_json in the store's dialect. */
+export function signedPairQuery(
+	kind: PostbackEvent,
+	signedId: string,
+	since: number,
+	field: FieldExpr,
+	amount: string,
+): Query {
+	const f = signedFields(kind);
+	return {
+		sql: `SELECT ${amount} AS amount, dedupe_key FROM events
+	WHERE kind = ? AND ${field(f.id)} = ? AND received_at >= ? ORDER BY received_at DESC LIMIT 10000`,
+		params: [kind, signedId, since],
+	};
+}
+
+export const REVOKE_SESSION = `INSERT INTO console_revocations (session_id, expires_at) VALUES (?, ?)
+	ON CONFLICT (session_id) DO NOTHING`;
+export const DROP_EXPIRED_REVOCATIONS = 'DELETE FROM console_revocations WHERE expires_at < ?';
+export const SESSION_REVOKED = 'SELECT 1 AS revoked FROM console_revocations WHERE session_id = ?';

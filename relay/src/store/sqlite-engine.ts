@@ -21,6 +21,7 @@ export const DURABLE_OPS: ReadonlySet<EngineOp> = new Set<EngineOp>([
 	'insertEvent',
 	'replayEvents',
 	'requeueDead',
+	'revokeSession',
 	'ping',
 ]);
 

@@ -23,6 +23,11 @@ import {
 	eventIdsQuery,
 	eventsQuery,
 	pruneStatements,
+	DROP_EXPIRED_REVOCATIONS,
+	REVOKE_SESSION,
+	SESSION_REVOKED,
+	signedFields,
+	signedPairQuery,
 } from './sql.ts';
 import type { FieldExpr, Row } from './sql.ts';
 import type {
@@ -278,6 +283,28 @@ export class SqliteQueries {
 		if (ids.length === 0) return 0;
 		for (const q of pruneStatements(ids)) this.#db.prepare(q.sql).run(...q.params);
 		return ids.length;
+	}
+
+	signedPairEvents(
+		kind: PostbackEvent,
+		signedId: string,
+		since: number,
+	): Array<{ amount: string; dedupeKey: string | null }> {
+		const amount = `json_extract(fields_json, '$.${signedFields(kind).amount}')`;
+		const q = signedPairQuery(kind, signedId, since, field, amount);
+		return (this.#stmt(q.sql).all(...q.params) as Row[]).map((r) => ({
+			amount: r.amount === null ? '' : String(r.amount),
+			dedupeKey: r.dedupe_key === null ? null : String(r.dedupe_key),
+		}));
+	}
+
+	revokeSession(id: string, expiresAt: number, now: number): void {
+		this.#stmt(DROP_EXPIRED_REVOCATIONS).run(now);
+		this.#stmt(REVOKE_SESSION).run(id, expiresAt);
+	}
+
+	sessionRevoked(id: string): boolean {
+		return this.#stmt(SESSION_REVOKED).get(id) !== undefined;
 	}
 
 	/** A committed write, not only a read: readiness fails when the file cannot be written. */

@@ -59,6 +59,14 @@ CREATE INDEX IF NOT EXISTS attempts_started ON attempts (started_at);
 CREATE INDEX IF NOT EXISTS attempts_target_error ON attempts (target, started_at) WHERE error IS NOT NULL;
 CREATE TABLE IF NOT EXISTS heartbeat (id INTEGER PRIMARY KEY, at INTEGER NOT NULL);
 `,
+	// Version 3 (issue 16, hardening): console logouts that every instance and restart sees.
+	`
+CREATE TABLE IF NOT EXISTS console_revocations (
+	session_id TEXT PRIMARY KEY,
+	expires_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS console_revocations_expiry ON console_revocations (expires_at);
+`,
 ];
 
 /**

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { POSTBACK_EVENTS } from '../contract.ts';
 import type { PostbackEvent } from '../contract.ts';
+import { checkCall } from './input.ts';
 import { SqliteEngine } from './sqlite-engine.ts';
 import type { EngineCall, EngineOp, EngineResult } from './sqlite-engine.ts';
 import type {
@@ -109,6 +110,11 @@ export class SqliteStore implements Store {
 	#call<T>(op: EngineOp, ...args: unknown[]): Promise<T> {
 		if (this.#closed) return Promise.reject(new Error('store is closed'));
 		if (this.#failure) return Promise.reject(this.#failure);
+		try {
+			checkCall(op, args);
+		} catch (error) {
+			return Promise.reject(error as Error);
+		}
 		return new Promise<T>((resolve, reject) => {
 			const settle = { resolve: resolve as (v: unknown) => void, reject };
 			if (this.#mode === 'inline') {
@@ -212,6 +218,19 @@ export class SqliteStore implements Store {
 	}
 	prune(before: number, limit: number): Promise<number> {
 		return this.#call('prune', before, limit);
+	}
+	signedPairEvents(
+		kind: PostbackEvent,
+		signedId: string,
+		since: number,
+	): Promise<Array<{ amount: string; dedupeKey: string | null }>> {
+		return this.#call('signedPairEvents', kind, signedId, since);
+	}
+	revokeSession(id: string, expiresAt: number, now: number): Promise<void> {
+		return this.#call('revokeSession', id, expiresAt, now);
+	}
+	sessionRevoked(id: string): Promise<boolean> {
+		return this.#call('sessionRevoked', id);
 	}
 	ping(): Promise<void> {
 		return this.#call('ping', Date.now());

@@ -210,8 +210,8 @@ export interface Store {
 	/** receivedAt of the oldest event that has a delivery not yet delivered (pending, delivering or dead), or null. */
 	oldestUndelivered(): Promise<number | null>;
 	/**
-	 * Deletes up to `limit` events received before `before` whose deliveries are all delivered
-	 * (an event with a pending, delivering or dead delivery is never pruned), with their deliveries
+	 * Deletes up to `limit` events received before `before` whose deliveries are all delivered or
+	 * dead (an event with a pending or delivering delivery is never pruned), with their deliveries
 	 * and attempts, oldest first. Returns how many events went. Their dedupe keys go with them: the
 	 * caller keeps `before` older than the service's retry window (see retention.ts).
 	 */
@@ -221,6 +221,20 @@ export interface Store {
 	 * (PostgreSQL LISTEN/NOTIFY). Returns the unsubscribe. Absent: only this process stores work.
 	 */
 	onNewWork?(listener: () => void): () => void;
+	/**
+	 * Events of this kind received at or after `since` whose signed id (InvId of a payment, TrsId
+	 * of a payout) is `signedId`, newest first, at most 10,000: their signed amount as sent and
+	 * their dedupe key (the per-pair limit counts those with the same amount in cents).
+	 */
+	signedPairEvents(
+		kind: PostbackEvent,
+		signedId: string,
+		since: number,
+	): Promise<Array<{ amount: string; dedupeKey: string | null }>>;
+	/** Records a console logout until the session would have expired (drops expired ones). */
+	revokeSession(id: string, expiresAt: number, now: number): Promise<void>;
+	/** Whether a console session was logged out (by any instance, before any restart). */
+	sessionRevoked(id: string): Promise<boolean>;
 	/** Checks that the store answers and can commit a write (readiness). */
 	ping(): Promise<void>;
 	close(): Promise<void>;

@@ -1,0 +1,136 @@
+import type { DeliveryFilter, EventFilter, NewEvent } from './types.ts';
+
+/**
+ * Every value a store method gets from outside (a postback, the admin API, the console) is checked
+ * here before it reaches SQL, the same way for both stores: SQLite would take a NUL byte or a
+ * number beyond 64 bits where PostgreSQL fails (text cannot hold NUL; bigint stops at 2^63), and
+ * an error text from the database must never be what a client sees. A bad value throws a
+ * StoreInputError (the routes answer 400) and nothing is changed.
+ */
+export class StoreInputError extends Error {
+	readonly statusCode = 400;
+	constructor(message: string) {
+		super(message);
+		this.name = 'StoreInputError';
+	}
+}
+
+/** Longest field name or value of a postback, filter or id (the body has its own limit). */
+export const MAX_TEXT = 16_384;
+/** Longest stored body (RELAY_BODY_LIMIT cannot usefully exceed it). */
+export const MAX_BODY = 16 * 1024 * 1024;
+/** Most ids one call may carry (requeue, replay, attempts). */
+export const MAX_IDS = 10_000;
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+export function checkText(name: string, value: unknown, max = MAX_TEXT): string {
+	if (typeof value !== 'string') throw new StoreInputError(`${name} must be text`);
+	if (value.length > max) throw new StoreInputError(`${name} is longer than ${max} characters`);
+	if (value.includes('\u0000')) throw new StoreInputError(`${name} contains a NUL character`);
+	// A lone surrogate cannot be stored as UTF-8 by PostgreSQL.
+	if (LONE_SURROGATE.test(value)) throw new StoreInputError(`${name} is not well-formed Unicode`);
+	return value;
+}
+
+export function checkOptionalText(name: string, value: unknown, max = MAX_TEXT): void {
+	if (value !== undefined && value !== null) checkText(name, value, max);
+}
+
+/** A whole number PostgreSQL's bigint and JavaScript both hold exactly, at least `min`. */
+export function checkInt(name: string, value: unknown, min = 0): number {
+	if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) {
+		throw new StoreInputError(`${name} must be a whole number from ${min} to 2^53`);
+	}
+	return value;
+}
+
+export function checkOptionalInt(name: string, value: unknown, min = 0): void {
+	if (value !== undefined && value !== null) checkInt(name, value, min);
+}
+
+export function checkIds(name: string, ids: readonly unknown[], check: (v: unknown) => void): void {
+	if (!Array.isArray(ids)) throw new StoreInputError(`${name} must be a list`);
+	if (ids.length > MAX_IDS) throw new StoreInputError(`${name} has more than ${MAX_IDS} entries`);
+	for (const id of ids) check(id);
+}
+
+export const checkEventId = (value: unknown) => checkText('event id', value, 64);
+export const checkDeliveryId = (value: unknown) => checkInt('delivery id', value, 1);
+
+export function checkNewEvent(event: NewEvent): void {
+	checkText('kind', event.kind, 16);
+	checkOptionalText('dedupe key', event.dedupeKey);
+	checkText('content type', event.contentType, 1024);
+	checkText('body', event.body, MAX_BODY);
+	checkInt('receivedAt', event.receivedAt);
+	if (typeof event.fields !== 'object' || event.fields === null) {
+		throw new StoreInputError('fields must be an object');
+	}
+	for (const [name, value] of Object.entries(event.fields)) {
+		checkText('field name', name, 256);
+		checkText(`field ${name.slice(0, 40)}`, value);
+	}
+	for (const target of event.targets) checkText('target', target, 2048);
+}
+
+export function checkEventFilter(filter: EventFilter): void {
+	checkOptionalText('kind', filter.kind, 16);
+	checkOptionalText('trsId', filter.trsId);
+	checkOptionalText('invId', filter.invId);
+	checkOptionalText('status', filter.status, 16);
+	checkOptionalInt('from', filter.from);
+	checkOptionalInt('to', filter.to);
+	checkOptionalInt('before', filter.before);
+	checkInt('limit', filter.limit, 1);
+}
+
+export function checkDeliveryFilter(filter: DeliveryFilter): void {
+	checkOptionalText('status', filter.status, 16);
+	checkOptionalText('target', filter.target, 2048);
+	if (filter.eventId !== undefined) checkEventId(filter.eventId);
+	checkOptionalInt('from', filter.from);
+	checkOptionalInt('to', filter.to);
+	checkOptionalInt('beforeId', filter.beforeId);
+	checkInt('limit', filter.limit, 1);
+}
+
+const time = (name: string) => (v: unknown) => checkInt(name, v);
+
+/** The checks of each store operation's arguments, by position. */
+const CHECKS: Record<string, ReadonlyArray<(value: unknown) => void>> = {
+	insertEvent: [(e) => checkNewEvent(e as NewEvent)],
+	listEvents: [(f) => checkEventFilter(f as EventFilter)],
+	getEvent: [checkEventId],
+	listDeliveries: [(f) => checkDeliveryFilter(f as DeliveryFilter)],
+	replayEvents: [
+		(ids) => checkIds('event ids', ids as unknown[], checkEventId),
+		() => {},
+		time('now'),
+	],
+	eventIdsInRange: [time('from'), time('to'), (k) => checkOptionalText('kind', k, 16)],
+	requeueDead: [
+		(ids) => {
+			if (ids !== undefined) checkIds('delivery ids', ids as unknown[], checkDeliveryId);
+		},
+		time('now'),
+	],
+	listAttempts: [(ids) => checkIds('delivery ids', ids as unknown[], checkDeliveryId)],
+	activity: [time('from'), time('to')],
+	targetHealth: [time('since')],
+	prune: [time('before'), (v) => checkInt('limit', v, 1)],
+	signedPairEvents: [
+		(k) => checkText('kind', k, 16),
+		(v) => checkText('signed id', v),
+		time('since'),
+	],
+	revokeSession: [(v) => checkText('session id', v, 64), time('expiresAt'), time('now')],
+	sessionRevoked: [(v) => checkText('session id', v, 64)],
+};
+
+/** Throws a StoreInputError when an argument of this store operation is not acceptable. */
+export function checkCall(op: string, args: readonly unknown[]): void {
+	const checks = CHECKS[op];
+	if (!checks) return;
+	checks.forEach((check, i) => check(args[i]));
+}

@@ -1,0 +1,490 @@
+/**
+ * The relay on the open internet (issue 16): each numbered case of the security review, replayed as
+ * an outside attacker would, on both stores (a real SQLite file and a real PostgreSQL database of
+ * the test's own). Real HTTP against the sandbox (the service's stand-in) and the real trigger.
+ */
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox } from '../../sandbox/src/index.ts';
+import { PayPalychTrigger } from '../../dist/nodes/PayPalychTrigger/PayPalychTrigger.node.js';
+import { ConfigError, loadConfig } from '../../relay/src/config.ts';
+import { start } from '../../relay/src/server.ts';
+import type { RunningRelay } from '../../relay/src/server.ts';
+import { openStore } from '../../relay/src/store/open.ts';
+import type { Store } from '../../relay/src/store/types.ts';
+import { startWebhookHarness, type WebhookHarness } from '../helpers/webhook-harness.ts';
+import { cookieOf, submitLogin } from './console-suite.ts';
+import {
+	ADMIN_TOKEN,
+	TOKEN,
+	Target,
+	baseEnv,
+	form,
+	md5,
+	paymentFields,
+	redirectFields,
+	tempDir,
+} from './helpers.ts';
+import { createTestDatabase } from './pg.ts';
+
+type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
+const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
+const MINUTE = 60_000;
+
+let sb: Sandbox;
+let sink: Target;
+
+async function control(method: string, path: string, body?: unknown) {
+	const response = await fetch(`${sb.url}/_sandbox/${path}`, {
+		method,
+		...(body === undefined
+			? {}
+			: { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+	});
+	const data = (await response.json()) as any;
+	if (!response.ok) throw new Error(`control ${method} ${path}: HTTP ${response.status}`);
+	return data;
+}
+
+async function api(path: string, params: Record<string, string>) {
+	const response = await fetch(`${sb.url}/api/v1/${path}`, {
+		method: 'POST',
+		headers: { authorization: `Bearer ${TOKEN}`, accept: 'application/json' },
+		body: new URLSearchParams(params),
+	});
+	const data = (await response.json()) as any;
+	if (!response.ok) throw new Error(`api ${path}: HTTP ${response.status}`);
+	return data;
+}
+
+async function until<T>(what: string, read: () => Promise<T | undefined>): Promise<T> {
+	for (let i = 0; i < 1000; i++) {
+		const value = await read();
+		if (value !== undefined) return value;
+		await new Promise((r) => setTimeout(r, 20));
+	}
+	throw new Error(`timed out waiting for ${what}`);
+}
+
+beforeAll(async () => {
+	// The service stand-in, with the relay's API token as its merchant's (payout look-ups, trigger).
+	sb = await startSandbox({ port: 0, token: TOKEN, timeFactor: 0.001, liveExtras: true });
+	sink = await new Target().listen();
+	// The sandbox's own postbacks go to a sink: each test sends what it wants, in the order it wants.
+	await control('PATCH', `shops/${sb.shopId}`, { resultUrl: sink.url('/result') });
+});
+afterAll(async () => {
+	await sink?.close();
+	await sb?.close();
+});
+
+for (const storeKind of ['sqlite', 'postgresql'] as const) {
+	describe(`the relay on the open internet (${storeKind} store)`, () => {
+		const cleanups: Array<() => Promise<void>> = [];
+		afterEach(async () => {
+			for (const c of cleanups.splice(0).reverse()) await c();
+		});
+
+		/** A database of this test's own: a file, or a PostgreSQL database dropped afterwards. */
+		async function database(): Promise<string> {
+			if (storeKind === 'sqlite') {
+				const tmp = tempDir();
+				cleanups.push(async () => tmp.cleanup());
+				return join(tmp.dir, 'relay.sqlite');
+			}
+			const db = await createTestDatabase();
+			cleanups.push(() => db.drop());
+			return db.url;
+		}
+
+		async function relay(
+			extra: Record<string, string> = {},
+			options: { database?: string; targets?: string[]; store?: Store } = {},
+		): Promise<RunningRelay & { database: string }> {
+			const db = options.database ?? (await database());
+			const env = baseEnv(
+				'/unused',
+				{ payment: options.targets ?? [sink.url('/pay')], payout: [sink.url('/payout')] },
+				{
+					RELAY_DATABASE: db,
+					PAYPALYCH_API_BASE_URL: sb.url,
+					RELAY_PAYOUT_CHECK: 'service',
+					LOG_LEVEL: 'silent',
+					...extra,
+				},
+			);
+			const running = await start(env, { deps: options.store ? { store: options.store } : {} });
+			cleanups.push(() => running.close());
+			return { ...running, database: db };
+		}
+
+		const post = (r: RunningRelay, path: string, fields: Record<string, string>, headers = {}) =>
+			r.app.inject({
+				method: 'POST',
+				url: path,
+				headers: { ...FORM, ...headers },
+				payload: form(fields),
+			});
+		const admin = (r: RunningRelay, url: string, method: 'GET' | 'POST' = 'GET', body?: unknown) =>
+			r.app.inject({
+				method,
+				url,
+				headers: {
+					authorization: `Bearer ${ADMIN_TOKEN}`,
+					...(body === undefined ? {} : { 'content-type': 'application/json' }),
+				},
+				payload: body === undefined ? undefined : JSON.stringify(body),
+			});
+		const events = async (r: RunningRelay) =>
+			(JSON.parse((await admin(r, '/admin/events?limit=1000')).body) as { data: unknown[] }).data
+				.length;
+
+		it('1a. one customer-visible signature stores at most RELAY_PAIR_LIMIT distinct postbacks; the rest get 429 and nothing is stored', async () => {
+			const r = await relay({ RELAY_PAIR_LIMIT: '10' });
+			// What the customer's redirect shows: OutSum, InvId and a valid signature for them.
+			const seen = redirectFields('order-attacked', { outSum: '100.50' });
+			const forged = (i: number, status = 'SUCCESS', outSum = seen.OutSum) => ({
+				...paymentFields(`fake-${i}`, { invId: seen.InvId, outSum, status }),
+			});
+			// 100.5 and 100.50 are one signed pair (cents), so respelling the amount gains nothing.
+			const respelled = {
+				...forged(0),
+				OutSum: '100.5',
+				SignatureValue: md5(`100.5:${seen.InvId}:${TOKEN}`),
+			};
+			const calls = [
+				...Array.from({ length: 60 }, (_, i) => forged(i)),
+				...Array.from({ length: 20 }, (_, i) => forged(1000, `MADE-UP-${i}`)),
+				{ ...respelled, TrsId: 'fake-respelled' },
+			];
+			const answers = await Promise.all(calls.map((f) => post(r, '/postback/payment', f)));
+			const codes = answers.map((a) => a.statusCode);
+			expect(codes.filter((c) => c === 200)).toHaveLength(10);
+			expect(codes.filter((c) => c === 429)).toHaveLength(calls.length - 10);
+			const limited = answers.find((a) => a.statusCode === 429)!;
+			expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+			expect(await events(r)).toBe(10);
+			// The service's retry of a postback already stored is still acknowledged (a duplicate).
+			const storedOne = calls[codes.indexOf(200)];
+			expect((await post(r, '/postback/payment', storedOne)).statusCode).toBe(200);
+			expect(await events(r)).toBe(10);
+			// Another payment (another signed pair) is not affected.
+			expect((await post(r, '/postback/payment', paymentFields('other-1'))).statusCode).toBe(200);
+			expect(await events(r)).toBe(11);
+		});
+
+		it("1b. a payment's signature is refused on /postback/payout; a payout the service knows is stored", async () => {
+			const r = await relay();
+			const seen = redirectFields('order-77', { outSum: '120.00' });
+			const asPayout = {
+				TrsId: seen.InvId,
+				Amount: seen.OutSum,
+				Status: 'SUCCESS',
+				SignatureValue: seen.SignatureValue,
+			};
+			const refused = await post(r, '/postback/payout', asPayout);
+			expect(refused.statusCode).toBe(403);
+			expect(await events(r)).toBe(0);
+
+			const created = await api('payout/personal/create', {
+				amount: '120.00',
+				payout_account_id: sb.payoutAccountId,
+				order_id: `attack-payout-${storeKind}`,
+			});
+			const id = String(created.data[0].id);
+			const amount = String(created.data[0].amount);
+			const genuine = {
+				TrsId: id,
+				Amount: amount,
+				Status: 'SUCCESS',
+				SignatureValue: md5(`${amount}:${id}:${TOKEN}`),
+			};
+			expect((await post(r, '/postback/payout', genuine)).statusCode).toBe(200);
+			expect(await events(r)).toBe(1);
+			// The service cannot be asked (down): 503, nothing stored, the service sends it again later.
+			const offline = await relay({ PAYPALYCH_API_BASE_URL: 'http://127.0.0.1:9' });
+			expect((await post(offline, '/postback/payout', genuine)).statusCode).toBe(503);
+			expect(await events(offline)).toBe(0);
+		});
+
+		it('1c. the trigger stops asking for retries of a postback the service still does not know after 15 minutes, and the relay dead-letters it', async () => {
+			const trigger: WebhookHarness = await startWebhookHarness({
+				nodeType: new PayPalychTrigger(),
+				typeName: 'n8n-nodes-paypalych.payPalychTrigger',
+				parameters: { event: 'payment' },
+				credentialType: 'payPalychApi',
+				credentials: { apiToken: TOKEN, baseUrl: sb.url },
+			});
+			cleanups.push(() => trigger.close());
+			const db = await database();
+			const store = await openStore(db);
+			cleanups.push(() => store.close());
+			const r = await relay({}, { database: db, targets: [trigger.url], store });
+			const body = (trsId: string) => form(paymentFields(trsId));
+			const now = Date.now();
+			// Received 16 minutes ago (the relay passes its receive time to the trigger), and just now.
+			const old = await store.insertEvent({
+				kind: 'payment',
+				dedupeKey: `unknown-old-${storeKind}`,
+				contentType: FORM['content-type'],
+				body: body('unknown-old'),
+				fields: paymentFields('unknown-old'),
+				receivedAt: now - 16 * MINUTE,
+				targets: [trigger.url],
+			});
+			expect((await post(r, '/postback/payment', paymentFields('unknown-new'))).statusCode).toBe(
+				200,
+			);
+			const deliveries = async (status: string) =>
+				(
+					JSON.parse((await admin(r, `/admin/deliveries?status=${status}&limit=100`)).body) as {
+						data: Array<{ eventId: string; lastStatus: number | null; attempts: number }>;
+					}
+				).data;
+			const dead = await until('the old postback to go dead', async () =>
+				(await deliveries('dead')).find((d) => d.eventId === old.eventId),
+			);
+			expect(dead.lastStatus).toBe(422);
+			// The new one is retried (503): it may still be a postback that ran ahead of the service.
+			const retried = await until('the new postback to be retried', async () =>
+				(await deliveries('pending')).find((d) => d.lastStatus === 503),
+			);
+			expect(retried.eventId).not.toBe(old.eventId);
+			expect(trigger.executions).toHaveLength(0);
+			// Dead events are pruned with the rest after retention (kept in the console until then).
+			expect(await store.prune(now, 100)).toBe(1);
+			expect(await store.getEvent(old.eventId)).toBeUndefined();
+		});
+
+		it('2. RELAY_TRUST_PROXY takes a hop count or proxy addresses, refuses true, and a spoofed X-Forwarded-For picks no address', async () => {
+			expect(() =>
+				loadConfig(baseEnv('/unused', { payment: ['http://a/'] }, { RELAY_TRUST_PROXY: 'true' })),
+			).toThrow(/hop count|proxy hops.*CIDR/);
+			try {
+				loadConfig(baseEnv('/unused', { payment: ['http://a/'] }, { RELAY_TRUST_PROXY: 'true' }));
+			} catch (error) {
+				expect(error).toBeInstanceOf(ConfigError);
+				expect((error as Error).message).toMatch(/for example 1/);
+				expect((error as Error).message).toMatch(/CIDR/);
+			}
+			for (const trust of ['1', '127.0.0.1/8']) {
+				const r = await relay({
+					RELAY_TRUST_PROXY: trust,
+					RELAY_REDIRECT_LIMIT_PER_CLIENT: '5',
+					RELAY_REDIRECT_LIMIT_PER_PAYMENT: '0',
+					RELAY_AUTH_LIMIT: '5',
+				});
+				// One proxy hop (127.0.0.1) in front: it appends the real client to what the client sent.
+				const via = (client: string, spoofed: string) => ({
+					'x-forwarded-for': `${spoofed}, ${client}`,
+				});
+				const codes: number[] = [];
+				for (let i = 0; i < 60; i++) {
+					const res = await r.app.inject({
+						method: 'POST',
+						url: '/redirect/success',
+						headers: { ...FORM, ...via('203.0.113.7', `198.51.100.${i}`) },
+						payload: form(redirectFields(`order-xff-${i}`)),
+						remoteAddress: '127.0.0.1',
+					});
+					codes.push(res.statusCode);
+				}
+				expect(codes.filter((c) => c === 200)).toHaveLength(5);
+				expect(codes.filter((c) => c === 429)).toHaveLength(55);
+				// The victim whose address the attacker wrote is not limited.
+				const victim = await r.app.inject({
+					method: 'POST',
+					url: '/redirect/success',
+					headers: { ...FORM, ...via('198.51.100.3', '203.0.113.7') },
+					payload: form(redirectFields('order-victim')),
+					remoteAddress: '127.0.0.1',
+				});
+				expect(victim.statusCode).toBe(200);
+				// Wrong console logins with rotating spoofed addresses are throttled all the same.
+				const logins: number[] = [];
+				for (let i = 0; i < 30; i++) {
+					const res = await submitLogin(
+						r.app,
+						{ token: 'wrong-token-0000000000' },
+						{
+							...via('203.0.113.9', `192.0.2.${i}`),
+						},
+					);
+					logins.push(res.statusCode);
+				}
+				expect(logins.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
+				expect(logins.slice(5).every((c) => c === 429)).toBe(true);
+			}
+		});
+
+		it('3. one brute-force limiter for the admin API and the console login: 429 with Retry-After, even for the right token', async () => {
+			const r = await relay({ RELAY_AUTH_LIMIT: '10' });
+			const codes: number[] = [];
+			for (let i = 0; i < 300; i++) {
+				const res = await r.app.inject({
+					url: '/admin/events',
+					headers: { authorization: `Bearer wrong-${i}` },
+				});
+				codes.push(res.statusCode);
+			}
+			expect(codes.slice(0, 10).every((c) => c === 401)).toBe(true);
+			expect(codes.slice(10).every((c) => c === 429)).toBe(true);
+			const right = await admin(r, '/admin/events');
+			expect(right.statusCode).toBe(429);
+			expect(Number(right.headers['retry-after'])).toBeGreaterThan(0);
+			const login = await submitLogin(r.app, { token: ADMIN_TOKEN });
+			expect(login.statusCode).toBe(429);
+			expect(Number(login.headers['retry-after'])).toBeGreaterThan(0);
+			// Another client is not affected.
+			const other = await r.app.inject({
+				url: '/admin/events',
+				headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+				remoteAddress: '127.0.0.2',
+			});
+			expect(other.statusCode).toBe(200);
+		});
+
+		it('4. a slow body is cut off within the request timeout', async () => {
+			const r = await relay({
+				RELAY_REQUEST_TIMEOUT_MS: '1000',
+				RELAY_HEADERS_TIMEOUT_MS: '500',
+				RELAY_CONNECTION_TIMEOUT_MS: '5000',
+			});
+			const { port } = new URL(r.url);
+			const socket = connect(Number(port), '127.0.0.1');
+			const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+			socket.on('error', () => {});
+			socket.write(
+				'POST /postback/payment HTTP/1.1\r\nHost: relay\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\n',
+			);
+			// One byte every 100 ms (never idle): at most 200 bytes, then the test gives up.
+			let sent = 0;
+			let isClosed = false;
+			void closed.then(() => (isClosed = true));
+			while (!isClosed && sent < 200) {
+				socket.write('a');
+				sent += 1;
+				await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 100))]);
+			}
+			expect(isClosed).toBe(true);
+			socket.destroy();
+		});
+
+		it('5. input a store cannot hold is refused with 400 and changes nothing', async () => {
+			const r = await relay();
+			const nul = (s: string) => `${s}\u0000x`;
+			const bad = paymentFields('nul-1', { invId: nul('order') });
+			expect((await post(r, '/postback/payment', bad)).statusCode).toBe(400);
+			const badTrs = paymentFields(nul('trs'));
+			expect((await post(r, '/postback/payment', badTrs)).statusCode).toBe(400);
+			const badRedirect = redirectFields(nul('order-r'));
+			expect((await post(r, '/redirect/success', badRedirect)).statusCode).toBe(400);
+			expect((await post(r, '/postback/payment', paymentFields('kept-1'))).statusCode).toBe(200);
+			for (const url of [
+				`/admin/events?trsId=${encodeURIComponent(nul('a'))}`,
+				`/admin/events?invId=${encodeURIComponent(nul('a'))}`,
+				'/admin/events?to=99999999999999999999',
+				'/admin/deliveries?beforeId=99999999999999999999',
+				`/admin/deliveries?eventId=${encodeURIComponent(nul('a'))}`,
+				`/admin/deliveries?target=${encodeURIComponent(nul('a'))}`,
+				`/admin/events/${encodeURIComponent(nul('a'))}`,
+			]) {
+				const res = await admin(r, url);
+				expect([url, res.statusCode]).toEqual([url, 400]);
+				expect(res.body).not.toMatch(/bigint|syntax|invalid byte|0x00/i);
+			}
+			for (const [url, body] of [
+				['/admin/dead/requeue', { ids: [99999999999999999999] }],
+				['/admin/replay', { from: 0, to: 99999999999999999999 }],
+			] as const) {
+				const res = await admin(r, url, 'POST', body);
+				expect([url, res.statusCode]).toEqual([url, 400]);
+			}
+			// The console's filters too (signed in).
+			const login = await submitLogin(r.app, { token: ADMIN_TOKEN });
+			const cookie = cookieOf(login, 'relay_console') ?? '';
+			const page = await r.app.inject({
+				url: `/admin/console/events?trsId=${encodeURIComponent(nul('a'))}`,
+				headers: { cookie },
+			});
+			expect(page.statusCode).toBe(400);
+			expect(page.body).not.toMatch(/bigint|invalid byte|0x00/i);
+			expect(await events(r)).toBe(1);
+		});
+
+		it('6. a logout holds across a restart and on another instance sharing the store', async () => {
+			const db = await database();
+			const a = await relay({}, { database: db });
+			const b = await relay({}, { database: db });
+			const login = await submitLogin(a.app, { token: ADMIN_TOKEN });
+			const cookie = cookieOf(login, 'relay_console') ?? '';
+			const home = await a.app.inject({ url: '/admin/console', headers: { cookie } });
+			expect(home.statusCode).toBe(200);
+			expect((await b.app.inject({ url: '/admin/console', headers: { cookie } })).statusCode).toBe(
+				200,
+			);
+			const csrf = /name="_csrf" value="([^"]+)"/.exec(home.body)?.[1] ?? '';
+			const out = await a.app.inject({
+				method: 'POST',
+				url: '/admin/logout',
+				headers: { cookie, 'content-type': FORM['content-type'] },
+				payload: form({ _csrf: csrf }),
+			});
+			expect(out.statusCode).toBe(303);
+			// Instance b never saw the logout request.
+			const onB = await b.app.inject({ url: '/admin/console', headers: { cookie } });
+			expect(onB.statusCode).toBe(303);
+			expect(onB.headers.location).toMatch(/^\/admin\/login/);
+			await a.close();
+			const restarted = await relay({}, { database: db });
+			const after = await restarted.app.inject({ url: '/admin/console', headers: { cookie } });
+			expect(after.statusCode).toBe(303);
+			expect(after.headers.location).toMatch(/^\/admin\/login/);
+		});
+
+		it('7. /admin and /admin/ lead to the console (its login page when signed out)', async () => {
+			const r = await relay();
+			for (const url of ['/admin', '/admin/']) {
+				const res = await r.app.inject({ url });
+				expect([url, res.statusCode, res.headers.location]).toEqual([url, 303, '/admin/console']);
+			}
+			const console = await r.app.inject({ url: '/admin/console' });
+			expect(console.statusCode).toBe(303);
+			expect(console.headers.location).toMatch(/^\/admin\/login/);
+			expect((await r.app.inject({ url: '/admin/login' })).statusCode).toBe(200);
+		});
+
+		it("8. a forged duplicate stored first never gives the workflow the attacker's custom as the service's", async () => {
+			const trigger: WebhookHarness = await startWebhookHarness({
+				nodeType: new PayPalychTrigger(),
+				typeName: 'n8n-nodes-paypalych.payPalychTrigger',
+				parameters: { event: 'payment' },
+				credentialType: 'payPalychApi',
+				credentials: { apiToken: TOKEN, baseUrl: sb.url },
+			});
+			cleanups.push(() => trigger.close());
+			const r = await relay({}, { targets: [trigger.url] });
+			const bill = await api('bill/create', {
+				amount: '250.00',
+				shop_id: sb.shopId,
+				order_id: `attack-8-${storeKind}`,
+				custom: 'crm=genuine',
+			});
+			const paid = await control('POST', `bills/${bill.bill_id}/pay`, { outcome: 'full' });
+			const genuine = paid.postback as Record<string, string>;
+			const forged = { ...genuine, custom: 'crm=attacker', Commission: '999.00' };
+			expect((await post(r, '/postback/payment', forged)).statusCode).toBe(200);
+			expect((await post(r, '/postback/payment', genuine)).statusCode).toBe(200);
+			const item = await until('the execution', async () => trigger.executions[0]?.[0][0].json);
+			expect(item.confirmed).toBe(true);
+			expect(item.TrsId).toBe(genuine.TrsId);
+			// Nothing the signature or the service does not cover is presented as the service's.
+			expect(item).not.toHaveProperty('custom');
+			expect(item).not.toHaveProperty('Commission');
+			expect(item).not.toHaveProperty('CommissionNumber');
+			expect(item.unverified).toMatchObject({ custom: 'crm=attacker', Commission: '999.00' });
+			expect(item.payment).toMatchObject({ id: genuine.TrsId });
+		});
+	});
+}
