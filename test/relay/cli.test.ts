@@ -70,13 +70,12 @@ describe('paypalych-relay command line', () => {
 		expect(run.status).toBe(2);
 		expect(run.stderr).toContain('RELAY_DATABSE: unknown variable; did you mean RELAY_DATABASE?');
 
-		const error = (() => {
-			try {
-				loadConfig({ ...minimal, PAYPALYCH_API_TOKN: 'x', RELAY_COLOUR: 'blue', OTHER_VAR: '1' });
-			} catch (e) {
-				return e;
-			}
-		})();
+		let error: unknown;
+		try {
+			loadConfig({ ...minimal, PAYPALYCH_API_TOKN: 'x', RELAY_COLOUR: 'blue', OTHER_VAR: '1' });
+		} catch (e) {
+			error = e;
+		}
 		expect(error).toBeInstanceOf(ConfigError);
 		expect((error as ConfigError).variables).toEqual(['PAYPALYCH_API_TOKN', 'RELAY_COLOUR']);
 		expect((error as ConfigError).message).toContain('did you mean PAYPALYCH_API_TOKEN?');
