@@ -12,7 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import Ajv2019 from 'ajv/dist/2019.js';
+import { Ajv2019 } from 'ajv/dist/2019.js';
 import { validate as validateDockerfile } from 'dockerfile-utils';
 import { parse } from 'yaml';
 import { VARIABLES } from '../relay/src/config.ts';

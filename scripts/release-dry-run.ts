@@ -24,7 +24,7 @@ const check = (ok: boolean, what: string) => {
 // Node 24 and this project's tools first, as `npm run` gives them.
 const PATH = `${join(root, 'node_modules', '.bin')}:${dirname(process.execPath)}:${process.env.PATH ?? ''}`;
 const run = (command: string, args: string[], cwd: string, env: Record<string, string> = {}) => {
-	const base = { ...process.env, PATH, ...env };
+	const base: NodeJS.ProcessEnv = { ...process.env, PATH, ...env };
 	// RELEASE_MODE must come only from where this script sets it.
 	if (!('RELEASE_MODE' in env)) delete base.RELEASE_MODE;
 	return spawnSync(command, args, { cwd, env: base, encoding: 'utf8', timeout: 300_000 });

@@ -132,7 +132,7 @@ describe('Payout ID locator', () => {
 		expect(list.results.map((r) => r.value).sort()).toEqual([a.id, b.id].sort());
 		expect(list.results.find((r) => r.value === b.id)?.name).toMatch(/ · 200(\.00)? RUB · /);
 
-		for (const payoutId of [rl('list', b.id as string), rl('id', b.id as string), b.id]) {
+		for (const payoutId of [rl('list', b.id as string), rl('id', b.id as string), b.id as string]) {
 			const [got] = await runNode({
 				credential: merchant.credential,
 				parameters: { resource: 'payout', operation: 'get', findBy: 'id', payoutId },
