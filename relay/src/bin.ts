@@ -1,16 +1,20 @@
 #!/usr/bin/env node
-import { ConfigError } from './config.ts';
-import { start } from './server.ts';
-
-try {
-	await start(process.env, { handleSignals: true });
-} catch (error) {
-	if (error instanceof ConfigError) {
-		process.stderr.write(`paypalych-relay: ${error.message}\n`);
-		process.exit(2);
-	}
+// The relay's command. This file only checks the Node.js version, in syntax every Node.js parses,
+// before it loads the relay: the relay's store needs node:sqlite, which older Node.js lacks, and
+// an import error would say nothing a user can act on.
+const major = Number(process.versions.node.split('.')[0]);
+if (major < 24) {
 	process.stderr.write(
-		`paypalych-relay: failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+		'paypalych-relay: needs Node.js 24 or newer (this is Node.js ' +
+			process.versions.node +
+			'); install Node.js 24 and run it again.\n',
 	);
 	process.exit(1);
 }
+import('./cli.ts').then(
+	(cli: { main: (argv: string[]) => Promise<void> }) => cli.main(process.argv.slice(2)),
+	(error: unknown) => {
+		process.stderr.write('paypalych-relay: cannot load: ' + String(error) + '\n');
+		process.exit(1);
+	},
+);

@@ -175,142 +175,180 @@ const optionalUrl = z
 	.transform((v) => (v === undefined || v === '' ? undefined : v))
 	.refine((v) => v === undefined || httpUrl(v), 'must be an http(s) URL');
 
-const schema = z
-	.object({
-		HOST: z
-			.string()
-			.trim()
-			.min(1)
-			.optional()
-			.transform((v) => v ?? '127.0.0.1'),
-		PORT: int(0, 8080).refine((p) => p <= 65535, 'must be a port number (0-65535)'),
-		PAYPALYCH_API_TOKEN: z
-			.string({ error: 'is required (the API token; comma-separated old,new during rotation)' })
-			.transform((v) =>
-				v
-					.split(',')
-					.map((s) => s.trim())
-					.filter((s) => s !== ''),
-			)
-			.refine((list) => list.length > 0, 'must hold at least one token'),
-		RELAY_PAYMENT_TARGETS: urlList,
-		RELAY_PAYOUT_TARGETS: urlList,
-		RELAY_REDIRECT_TARGETS: urlList,
-		RELAY_SUCCESS_TARGETS: urlList,
-		RELAY_FAIL_TARGETS: urlList,
-		RELAY_SUCCESS_URL: optionalUrl,
-		RELAY_FAIL_URL: optionalUrl,
-		RELAY_DATABASE: z
-			.string()
-			.trim()
-			.optional()
-			.transform((v) => (v === undefined || v === '' ? '.relay-data/relay.sqlite' : v))
-			.refine(
-				(v) => !isPostgresUrl(v) || postgresUrlOk(v),
-				'must be a file path (SQLite) or a postgres://user@host:port/database URL',
-			),
-		RELAY_ADMIN_TOKEN: z
-			.string({ error: 'is required (bearer token of the admin API, at least 16 characters)' })
-			.trim()
-			.min(16, 'must be at least 16 characters'),
-		RELAY_BODY_LIMIT: int(256, 64 * 1024),
-		RELAY_RETRY_BUDGET_MS: int(0, 24 * HOUR),
-		RELAY_BASE_DELAY_MS: int(1, 5_000),
-		RELAY_MAX_DELAY_MS: int(1, HOUR),
-		RELAY_DELIVERY_TIMEOUT_MS: int(100, 10_000),
-		RELAY_LEASE_MS: int(200, 60_000),
-		RELAY_CONCURRENCY: int(1, 16),
-		RELAY_POLL_INTERVAL_MS: int(10, 1_000),
-		RELAY_SHUTDOWN_GRACE_MS: int(0, 10_000),
-		// The service retries a postback for about 31 hours (10 s … 10^5 s): pruning sooner than two
-		// days could forget a dedupe key while its retries may still come. 0 disables pruning.
-		RELAY_RETENTION_DAYS: int(0, 30).refine(
-			(d) => d === 0 || d >= 2,
-			'must be 0 (keep everything) or at least 2 days',
+/**
+ * Every variable the relay reads, each with a `.describe()` sentence: `paypalych-relay --help` is
+ * generated from this object, and a RELAY_* or PAYPALYCH_* variable that is not in it is refused.
+ */
+const fields = z.object({
+	HOST: z
+		.string()
+		.trim()
+		.min(1)
+		.optional()
+		.transform((v) => v ?? '127.0.0.1')
+		.describe('address to listen on'),
+	PORT: int(0, 8080)
+		.refine((p) => p <= 65535, 'must be a port number (0-65535)')
+		.describe('port to listen on (0: any free port)'),
+	PAYPALYCH_API_TOKEN: z
+		.string({ error: 'is required (the API token; comma-separated old,new during rotation)' })
+		.transform((v) =>
+			v
+				.split(',')
+				.map((s) => s.trim())
+				.filter((s) => s !== ''),
+		)
+		.refine((list) => list.length > 0, 'must hold at least one token')
+		.describe(
+			"the shop's API token that signs postbacks; old,new (comma-separated) during a rotation",
 		),
-		RELAY_REDIRECT_LIMIT_PER_CLIENT: int(0, 30),
-		RELAY_REDIRECT_LIMIT_PER_PAYMENT: int(0, 10),
-		RELAY_REDIRECT_LIMIT_WINDOW_MS: int(1_000, 60_000),
-		// One signature from a customer's redirect must not mint unlimited events (issue 16).
-		RELAY_PAIR_LIMIT: int(0, 10).describe(
-			'Distinct payment/payout postback events per signed pair (kind, amount in cents, signed id) per window; 0: no limit',
+	RELAY_PAYMENT_TARGETS: urlList.describe(
+		'n8n webhook URLs (comma-separated) that receive payment postbacks',
+	),
+	RELAY_PAYOUT_TARGETS: urlList.describe('n8n webhook URLs that receive payout postbacks'),
+	RELAY_REDIRECT_TARGETS: urlList.describe(
+		'n8n webhook URLs that receive both success and fail redirects',
+	),
+	RELAY_SUCCESS_TARGETS: urlList.describe('n8n webhook URLs that receive success redirects'),
+	RELAY_FAIL_TARGETS: urlList.describe('n8n webhook URLs that receive fail redirects'),
+	RELAY_SUCCESS_URL: optionalUrl.describe(
+		"page the customer's browser is sent to after a success redirect",
+	),
+	RELAY_FAIL_URL: optionalUrl.describe(
+		"page the customer's browser is sent to after a fail redirect",
+	),
+	RELAY_DATABASE: z
+		.string()
+		.trim()
+		.optional()
+		.transform((v) => (v === undefined || v === '' ? '.relay-data/relay.sqlite' : v))
+		.refine(
+			(v) => !isPostgresUrl(v) || postgresUrlOk(v),
+			'must be a file path (SQLite) or a postgres://user@host:port/database URL',
+		)
+		.describe(
+			'SQLite file path, or postgres://user:password@host:5432/database for the PostgreSQL store',
 		),
-		RELAY_PAIR_LIMIT_WINDOW_MS: int(60_000, 24 * HOUR).describe(
-			'Window of RELAY_PAIR_LIMIT, in milliseconds',
+	RELAY_ADMIN_TOKEN: z
+		.string({ error: 'is required (bearer token of the admin API, at least 16 characters)' })
+		.trim()
+		.min(16, 'must be at least 16 characters')
+		.describe('bearer token of the admin API and console (at least 16 characters)'),
+	RELAY_BODY_LIMIT: int(256, 64 * 1024).describe('largest request body accepted, in bytes'),
+	RELAY_RETRY_BUDGET_MS: int(0, 24 * HOUR).describe(
+		'how long a delivery is retried before it becomes a dead letter, in ms',
+	),
+	RELAY_BASE_DELAY_MS: int(1, 5_000).describe('first retry delay, in ms (doubles with jitter)'),
+	RELAY_MAX_DELAY_MS: int(1, HOUR).describe('longest retry delay, in ms'),
+	RELAY_DELIVERY_TIMEOUT_MS: int(100, 10_000).describe('time one delivery to n8n may take, in ms'),
+	RELAY_LEASE_MS: int(200, 60_000).describe(
+		'how long a claimed delivery stays with this instance, in ms (above the delivery timeout)',
+	),
+	RELAY_CONCURRENCY: int(1, 16).describe('deliveries in flight at once'),
+	RELAY_POLL_INTERVAL_MS: int(10, 1_000).describe(
+		'how often the queue is polled for due deliveries, in ms',
+	),
+	RELAY_SHUTDOWN_GRACE_MS: int(0, 10_000).describe(
+		'time in-flight deliveries get to finish on shutdown, in ms',
+	),
+	// The service retries a postback for about 31 hours (10 s … 10^5 s): pruning sooner than two
+	// days could forget a dedupe key while its retries may still come. 0 disables pruning.
+	RELAY_RETENTION_DAYS: int(0, 30)
+		.refine((d) => d === 0 || d >= 2, 'must be 0 (keep everything) or at least 2 days')
+		.describe(
+			'delivered events older than this many days are pruned (0: keep everything, else at least 2)',
 		),
-		RELAY_PAYOUT_CHECK: z
-			.enum(['service', 'off', ''], { error: 'must be service or off' })
-			.optional()
-			.transform((v): 'service' | 'off' => (v === 'off' ? 'off' : 'service'))
-			.describe(
-				'service: a payout postback is stored only when payout/status knows its TrsId (a payment signature is refused on /postback/payout); off: signature only',
-			),
-		PAYPALYCH_API_BASE_URL: optionalUrl
-			.transform((v) => (v ?? 'https://pal24.pro').replace(/\/+$/, ''))
-			.describe("The service's API address (default the live service)"),
-		RELAY_TRUST_PROXY: trustProxy,
-		RELAY_AUTH_LIMIT: int(1, 10).describe(
-			'Wrong admin tokens (admin API and console login together) per client per window before 429',
+	RELAY_REDIRECT_LIMIT_PER_CLIENT: int(0, 30).describe(
+		'redirects one client IP may send per window (0: no limit)',
+	),
+	RELAY_REDIRECT_LIMIT_PER_PAYMENT: int(0, 10).describe(
+		'redirects one InvId+OutSum pair may send per window (0: no limit)',
+	),
+	RELAY_REDIRECT_LIMIT_WINDOW_MS: int(1_000, 60_000).describe(
+		'window of the redirect limits, in ms',
+	),
+	// One signature from a customer's redirect must not mint unlimited events.
+	RELAY_PAIR_LIMIT: int(0, 10).describe(
+		'distinct payment/payout postback events per signed pair (kind, amount in cents, signed id) per window (0: no limit)',
+	),
+	RELAY_PAIR_LIMIT_WINDOW_MS: int(60_000, 24 * HOUR).describe('window of RELAY_PAIR_LIMIT, in ms'),
+	RELAY_PAYOUT_CHECK: z
+		.enum(['service', 'off', ''], { error: 'must be service or off' })
+		.optional()
+		.transform((v): 'service' | 'off' => (v === 'off' ? 'off' : 'service'))
+		.describe(
+			'service: a payout postback is stored only when payout/status knows its TrsId (a payment signature is refused on /postback/payout); off: signature only',
 		),
-		RELAY_AUTH_LIMIT_WINDOW_MS: int(1_000, 15 * 60_000).describe(
-			'Window of RELAY_AUTH_LIMIT, in milliseconds',
-		),
-		RELAY_REQUEST_TIMEOUT_MS: int(100, 30_000).describe(
-			'Longest time a client may take to send a whole request (headers and body)',
-		),
-		RELAY_HEADERS_TIMEOUT_MS: int(100, 10_000).describe(
-			'Longest time a client may take to send the request headers',
-		),
-		RELAY_KEEP_ALIVE_TIMEOUT_MS: int(100, 5_000).describe(
-			'How long an idle keep-alive connection stays open',
-		),
-		RELAY_CONNECTION_TIMEOUT_MS: int(100, 60_000).describe(
-			'A connection idle (nothing received or sent) this long is closed',
-		),
-		RELAY_REQUIRE_RECEIPT: flag(true),
-		LOG_LEVEL: z
-			.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent', ''])
-			.optional()
-			.transform((v) => (v === undefined || v === '' ? 'info' : v)),
-	})
-	.superRefine((c, ctx) => {
-		const lists = [
-			c.RELAY_PAYMENT_TARGETS,
-			c.RELAY_PAYOUT_TARGETS,
-			c.RELAY_REDIRECT_TARGETS,
-			c.RELAY_SUCCESS_TARGETS,
-			c.RELAY_FAIL_TARGETS,
-		];
-		if (lists.every((l) => l.length === 0)) {
-			ctx.addIssue({
-				code: 'custom',
-				path: ['RELAY_PAYMENT_TARGETS'],
-				message:
-					'no target at all: set RELAY_PAYMENT_TARGETS, RELAY_PAYOUT_TARGETS, RELAY_REDIRECT_TARGETS, RELAY_SUCCESS_TARGETS or RELAY_FAIL_TARGETS',
-			});
-		}
-		if (c.RELAY_LEASE_MS <= c.RELAY_DELIVERY_TIMEOUT_MS) {
-			ctx.addIssue({
-				code: 'custom',
-				path: ['RELAY_LEASE_MS'],
-				message: 'must be longer than RELAY_DELIVERY_TIMEOUT_MS',
-			});
-		}
-		if (c.RELAY_HEADERS_TIMEOUT_MS > c.RELAY_REQUEST_TIMEOUT_MS) {
-			ctx.addIssue({
-				code: 'custom',
-				path: ['RELAY_HEADERS_TIMEOUT_MS'],
-				message: 'must not be above RELAY_REQUEST_TIMEOUT_MS',
-			});
-		}
-		if (c.RELAY_MAX_DELAY_MS < c.RELAY_BASE_DELAY_MS) {
-			ctx.addIssue({
-				code: 'custom',
-				path: ['RELAY_MAX_DELAY_MS'],
-				message: 'must not be below RELAY_BASE_DELAY_MS',
-			});
-		}
-	});
+	PAYPALYCH_API_BASE_URL: optionalUrl
+		.transform((v) => (v ?? 'https://pal24.pro').replace(/\/+$/, ''))
+		.describe("the service's API address"),
+	RELAY_TRUST_PROXY: trustProxy.describe(
+		'proxies in front of the relay: a hop count (1) or proxy addresses/CIDRs; true is refused',
+	),
+	RELAY_AUTH_LIMIT: int(1, 10).describe(
+		'wrong admin tokens (admin API and console login together) per client per window before 429',
+	),
+	RELAY_AUTH_LIMIT_WINDOW_MS: int(1_000, 15 * 60_000).describe('window of RELAY_AUTH_LIMIT, in ms'),
+	RELAY_REQUEST_TIMEOUT_MS: int(100, 30_000).describe(
+		'longest time a client may take to send a whole request (headers and body), in ms',
+	),
+	RELAY_HEADERS_TIMEOUT_MS: int(100, 10_000).describe(
+		'longest time a client may take to send the request headers, in ms',
+	),
+	RELAY_KEEP_ALIVE_TIMEOUT_MS: int(100, 5_000).describe(
+		'how long an idle keep-alive connection stays open, in ms',
+	),
+	RELAY_CONNECTION_TIMEOUT_MS: int(100, 60_000).describe(
+		'a connection idle (nothing received or sent) this long is closed, in ms',
+	),
+	RELAY_REQUIRE_RECEIPT: flag(true).describe(
+		"count a delivery only with the PayPalych Trigger's receipt header (false for targets that are not the trigger)",
+	),
+	LOG_LEVEL: z
+		.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent', ''])
+		.optional()
+		.transform((v) => (v === undefined || v === '' ? 'info' : v))
+		.describe('fatal, error, warn, info, debug, trace or silent'),
+});
+
+const schema = fields.superRefine((c, ctx) => {
+	const lists = [
+		c.RELAY_PAYMENT_TARGETS,
+		c.RELAY_PAYOUT_TARGETS,
+		c.RELAY_REDIRECT_TARGETS,
+		c.RELAY_SUCCESS_TARGETS,
+		c.RELAY_FAIL_TARGETS,
+	];
+	if (lists.every((l) => l.length === 0)) {
+		ctx.addIssue({
+			code: 'custom',
+			path: ['RELAY_PAYMENT_TARGETS'],
+			message:
+				'no target at all: set RELAY_PAYMENT_TARGETS, RELAY_PAYOUT_TARGETS, RELAY_REDIRECT_TARGETS, RELAY_SUCCESS_TARGETS or RELAY_FAIL_TARGETS',
+		});
+	}
+	if (c.RELAY_LEASE_MS <= c.RELAY_DELIVERY_TIMEOUT_MS) {
+		ctx.addIssue({
+			code: 'custom',
+			path: ['RELAY_LEASE_MS'],
+			message: 'must be longer than RELAY_DELIVERY_TIMEOUT_MS',
+		});
+	}
+	if (c.RELAY_HEADERS_TIMEOUT_MS > c.RELAY_REQUEST_TIMEOUT_MS) {
+		ctx.addIssue({
+			code: 'custom',
+			path: ['RELAY_HEADERS_TIMEOUT_MS'],
+			message: 'must not be above RELAY_REQUEST_TIMEOUT_MS',
+		});
+	}
+	if (c.RELAY_MAX_DELAY_MS < c.RELAY_BASE_DELAY_MS) {
+		ctx.addIssue({
+			code: 'custom',
+			path: ['RELAY_MAX_DELAY_MS'],
+			message: 'must not be below RELAY_BASE_DELAY_MS',
+		});
+	}
+});
 
 /** Error thrown for an unusable environment; the message names every bad variable, never a value. */
 export class ConfigError extends Error {
@@ -322,12 +360,94 @@ export class ConfigError extends Error {
 	}
 }
 
+/** A start-up failure caused by one variable's value (a database that cannot be reached, a busy port). */
+export class StartupError extends Error {
+	readonly variable: string;
+	constructor(variable: string, message: string, options?: { cause?: unknown }) {
+		super(`${variable}: ${message}`, options);
+		this.name = 'StartupError';
+		this.variable = variable;
+	}
+}
+
+/** The names of every variable the relay reads. */
+export const VARIABLES: readonly string[] = Object.keys(fields.shape);
+
+/** Variables of the relay's own namespaces: one of these that the relay does not read is a typo. */
+const OWN_PREFIX = /^(RELAY|PAYPALYCH)_/;
+
+function distance(a: string, b: string): number {
+	let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+	for (let i = 1; i <= a.length; i++) {
+		const row = [i];
+		for (let j = 1; j <= b.length; j++) {
+			row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+		}
+		prev = row;
+	}
+	return prev[b.length];
+}
+
+/** The known variable closest to `name`, when it is close enough to be a misspelling. */
+export function suggestVariable(name: string): string | undefined {
+	let best: string | undefined;
+	let bestDistance = Infinity;
+	for (const known of VARIABLES) {
+		const d = distance(name.toUpperCase(), known);
+		if (d < bestDistance) {
+			best = known;
+			bestDistance = d;
+		}
+	}
+	return bestDistance <= Math.max(2, Math.floor(name.length / 3)) ? best : undefined;
+}
+
+/** RELAY_* and PAYPALYCH_* variables in `env` that the relay does not read, one line each. */
+function unknownVariables(env: Record<string, string | undefined>): Array<[string, string]> {
+	return Object.keys(env)
+		.filter((name) => OWN_PREFIX.test(name) && !VARIABLES.includes(name))
+		.sort()
+		.map((name) => {
+			const suggestion = suggestVariable(name);
+			return [
+				name,
+				`unknown variable${suggestion ? `; did you mean ${suggestion}?` : ' (see paypalych-relay --help)'}`,
+			];
+		});
+}
+
+export interface VariableHelp {
+	name: string;
+	description: string;
+	/** The value used when the variable is unset, as one would write it; undefined: required. */
+	default: string | undefined;
+}
+
+/** Each variable with its description and default, read from the schema itself. */
+export function variableHelp(): VariableHelp[] {
+	return Object.entries(fields.shape).map(([name, field]) => {
+		const parsed = (field as z.ZodType).safeParse(undefined);
+		let shown: string | undefined;
+		if (parsed.success) {
+			const value: unknown = parsed.data;
+			if (value === undefined || (Array.isArray(value) && value.length === 0)) shown = '(none)';
+			else shown = Array.isArray(value) ? value.join(',') : String(value);
+		}
+		return { name, description: (field as z.ZodType).description ?? '', default: shown };
+	});
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): RelayConfig {
 	const result = schema.safeParse(env);
-	if (!result.success) {
+	const unknown = unknownVariables(env);
+	if (!result.success || unknown.length > 0) {
 		const variables: string[] = [];
 		const lines: string[] = [];
-		for (const issue of result.error.issues) {
+		for (const [name, message] of unknown) {
+			variables.push(name);
+			lines.push(`${name}: ${message}`);
+		}
+		for (const issue of result.success ? [] : result.error.issues) {
 			const name = String(issue.path[0] ?? 'environment');
 			if (!variables.includes(name)) variables.push(name);
 			lines.push(`${name}: ${issue.message}`);

@@ -2,7 +2,7 @@ import closeWithGrace from 'close-with-grace';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import type { AppDeps } from './app.ts';
-import { loadConfig } from './config.ts';
+import { StartupError, loadConfig } from './config.ts';
 import { targetsByKind } from './context.ts';
 import { describeDatabase } from './store/open.ts';
 
@@ -26,7 +26,12 @@ export async function start(
 ): Promise<RunningRelay> {
 	const config = loadConfig(env);
 	const app = await buildApp(config, options.deps);
-	await app.listen({ port: config.port, host: config.host });
+	try {
+		await app.listen({ port: config.port, host: config.host });
+	} catch (error) {
+		await app.close().catch(() => {});
+		throw listenError(error, config.host, config.port);
+	}
 	const address = app.server.address();
 	const port = typeof address === 'object' && address ? address.port : config.port;
 	const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
@@ -74,4 +79,15 @@ export async function start(
 		'relay listening',
 	);
 	return { app, url, close };
+}
+
+/** A failed listen as the variable at fault: a port in use or not allowed, an address not here. */
+function listenError(error: unknown, host: string, port: number): Error {
+	const code = (error as { code?: string }).code;
+	const reason = error instanceof Error ? error.message : String(error);
+	if (code === 'EADDRINUSE' || code === 'EACCES')
+		return new StartupError('PORT', `cannot listen on port ${port}: ${reason}`, { cause: error });
+	if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+		return new StartupError('HOST', `cannot listen on ${host}: ${reason}`, { cause: error });
+	return error instanceof Error ? error : new Error(reason);
 }

@@ -73,6 +73,8 @@ export interface ServiceOptions {
 	echo?: NodeJS.WritableStream;
 	/** Called with every complete line the child writes to stdout. */
 	onLine?: (line: string) => void;
+	/** Variables of this process's environment that the child must not inherit (only `env` sets them). */
+	withoutInherited?: RegExp;
 }
 
 export interface Service {
@@ -93,9 +95,12 @@ export function startService(options: ServiceOptions): Service {
 		mkdirSync(dirname(options.logFile), { recursive: true });
 		log = createWriteStream(options.logFile, { flags: 'a' });
 	}
+	const inherited = Object.fromEntries(
+		Object.entries(process.env).filter(([name]) => !options.withoutInherited?.test(name)),
+	);
 	const child = spawn(options.command, options.args, {
 		cwd: options.cwd,
-		env: { ...process.env, ...options.env } as NodeJS.ProcessEnv,
+		env: { ...inherited, ...options.env } as NodeJS.ProcessEnv,
 		stdio: ['ignore', 'pipe', 'pipe'],
 		detached: true,
 	});

@@ -235,6 +235,9 @@ export async function startRelay(options: {
 			args: [join(REPO_ROOT, 'relay', 'dist', 'relay', 'src', 'bin.js')],
 			cwd: REPO_ROOT,
 			env: relayEnv,
+			// The relay refuses RELAY_*/PAYPALYCH_* variables it does not know: the harness's own
+			// (PAYPALYCH_DEMO_*, PAYPALYCH_E2E_*, PAYPALYCH_CACHE) must not reach it.
+			withoutInherited: /^(RELAY|PAYPALYCH)_/,
 			logFile: join(options.logs, 'relay.log'),
 		});
 		await waitForHttp(`${relayUrl}/readyz`, { timeoutMs: 30_000, service });

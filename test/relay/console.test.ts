@@ -9,7 +9,7 @@ import { PostgresStore } from '../../relay/src/store/postgres.ts';
 import { SqliteStore } from '../../relay/src/store/sqlite.ts';
 import { PAY_A, consoleSuite, cookieOf, setCookieLine, submitLogin } from './console-suite.ts';
 import { ADMIN_TOKEN, baseEnv, tempDir } from './helpers.ts';
-import { createTestDatabase } from './pg.ts';
+import { PG_MISSING, createTestDatabase } from './pg.ts';
 
 consoleSuite('SQLite', async () => {
 	const tmp = tempDir();
@@ -24,17 +24,18 @@ consoleSuite('SQLite', async () => {
 });
 
 // The same console on PostgreSQL: it reads only the Store interface.
-consoleSuite('PostgreSQL', async () => {
-	const db = await createTestDatabase();
-	const store = await PostgresStore.open(db.url);
-	return {
-		store,
-		cleanup: async () => {
-			await store.close();
-			await db.drop();
-		},
-	};
-});
+if (!PG_MISSING)
+	consoleSuite('PostgreSQL', async () => {
+		const db = await createTestDatabase();
+		const store = await PostgresStore.open(db.url);
+		return {
+			store,
+			cleanup: async () => {
+				await store.close();
+				await db.drop();
+			},
+		};
+	});
 
 describe('relay console behind a TLS-terminating proxy', () => {
 	it('marks the session cookie Secure when the request came over HTTPS, and only then', async () => {

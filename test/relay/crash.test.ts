@@ -11,7 +11,13 @@ import {
 	waitFor,
 } from './helpers.ts';
 import type { RelayProcess } from './helpers.ts';
-import { adminQuery, createTestDatabase, startOwnPostgres } from './pg.ts';
+import {
+	PG_BIN_MISSING,
+	PG_MISSING,
+	adminQuery,
+	createTestDatabase,
+	startOwnPostgres,
+} from './pg.ts';
 import type { OwnPostgres, TestDatabase } from './pg.ts';
 
 interface BurstResult {
@@ -162,7 +168,7 @@ describe('crash safety', () => {
 	}, 90_000);
 });
 
-describe('crash safety: two relay instances on one PostgreSQL database', () => {
+describe.skipIf(PG_MISSING)('crash safety: two relay instances on one PostgreSQL database', () => {
 	const tmp = tempDir();
 	const children: RelayProcess[] = [];
 	const targets: Target[] = [];
@@ -220,55 +226,59 @@ describe('crash safety: two relay instances on one PostgreSQL database', () => {
 		expect(await b.exited).toBe(0);
 	}, 120_000);
 
-	it('PostgreSQL restarted (immediate stop, crash recovery) mid-burst: both instances recover by themselves, nothing acknowledged is lost', async () => {
-		server = await startOwnPostgres(await freePort());
-		const target = await new Target().listen();
-		targets.push(target);
-		target.responder = () => ({ status: 200, hangMs: 5 });
-		const database = server.url.replace(/\/postgres$/, '/relay');
-		const admin = server.url;
-		await adminQuery('CREATE DATABASE relay', admin);
-		const a = await spawnRelay(relayEnv(database, target.url('/pay')));
-		const b = await spawnRelay(relayEnv(database, target.url('/pay')));
-		children.push(a, b);
+	it.skipIf(PG_BIN_MISSING)(
+		'PostgreSQL restarted (immediate stop, crash recovery) mid-burst: both instances recover by themselves, nothing acknowledged is lost',
+		async () => {
+			server = await startOwnPostgres(await freePort());
+			const target = await new Target().listen();
+			targets.push(target);
+			target.responder = () => ({ status: 200, hangMs: 5 });
+			const database = server.url.replace(/\/postgres$/, '/relay');
+			const admin = server.url;
+			await adminQuery('CREATE DATABASE relay', admin);
+			const a = await spawnRelay(relayEnv(database, target.url('/pay')));
+			const b = await spawnRelay(relayEnv(database, target.url('/pay')));
+			children.push(a, b);
 
-		const total = 1200;
-		const restartAfterAcks = 300;
-		let restart: Promise<void> | undefined;
-		let ackedWhenBack = -1;
-		let ackedNow = 0;
-		const result = await burst(
-			[a.url, b.url],
-			total,
-			'T-pg-restart',
-			(acked) => {
-				ackedNow = acked;
-				if (!restart && acked >= restartAfterAcks) {
-					restart = server!.restart('immediate').then(() => {
-						ackedWhenBack = ackedNow;
-					});
-				}
-			},
-			40,
-		);
-		await restart;
-		const { missing } = await settle(
-			'crash test (PostgreSQL restarted mid-burst, 2 instances)',
-			target,
-			total,
-			result,
-			` acked-before-restart>=${restartAfterAcks} acked-when-server-back=${ackedWhenBack}`,
-		);
-		expect(missing).toEqual([]);
-		expect(restart).toBeDefined();
-		// The restart happened mid-burst: calls failed while it was down, and postbacks were acknowledged after it.
-		expect(result.failed).toBeGreaterThan(0);
-		expect(result.acked.size).toBeGreaterThan(ackedWhenBack);
-		for (const c of [a, b]) {
-			expect(c.proc.exitCode).toBeNull();
-			expect((await fetch(`${c.url}/readyz`)).status).toBe(200);
-			c.proc.kill('SIGTERM');
-			expect(await c.exited).toBe(0);
-		}
-	}, 180_000);
+			const total = 1200;
+			const restartAfterAcks = 300;
+			let restart: Promise<void> | undefined;
+			let ackedWhenBack = -1;
+			let ackedNow = 0;
+			const result = await burst(
+				[a.url, b.url],
+				total,
+				'T-pg-restart',
+				(acked) => {
+					ackedNow = acked;
+					if (!restart && acked >= restartAfterAcks) {
+						restart = server!.restart('immediate').then(() => {
+							ackedWhenBack = ackedNow;
+						});
+					}
+				},
+				40,
+			);
+			await restart;
+			const { missing } = await settle(
+				'crash test (PostgreSQL restarted mid-burst, 2 instances)',
+				target,
+				total,
+				result,
+				` acked-before-restart>=${restartAfterAcks} acked-when-server-back=${ackedWhenBack}`,
+			);
+			expect(missing).toEqual([]);
+			expect(restart).toBeDefined();
+			// The restart happened mid-burst: calls failed while it was down, and postbacks were acknowledged after it.
+			expect(result.failed).toBeGreaterThan(0);
+			expect(result.acked.size).toBeGreaterThan(ackedWhenBack);
+			for (const c of [a, b]) {
+				expect(c.proc.exitCode).toBeNull();
+				expect((await fetch(`${c.url}/readyz`)).status).toBe(200);
+				c.proc.kill('SIGTERM');
+				expect(await c.exited).toBe(0);
+			}
+		},
+		180_000,
+	);
 });

@@ -82,7 +82,7 @@ describe('the relay package', () => {
 		const app = join(tmp.dir, 'app');
 		mkdirSync(app);
 		npm(['install', '--no-audit', '--no-fund', join(tmp.dir, packed[0].filename)], app);
-		const installed = join(app, 'node_modules', '@paypalych', 'relay');
+		const installed = join(app, 'node_modules', 'paypalych-relay');
 		const pkg = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as {
 			version: string;
 		};

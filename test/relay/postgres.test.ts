@@ -16,13 +16,13 @@ import {
 	tempDir,
 	waitFor,
 } from './helpers.ts';
-import { adminQuery, createTestDatabase } from './pg.ts';
+import { PG_MISSING, adminQuery, createTestDatabase } from './pg.ts';
 import type { TestDatabase } from './pg.ts';
 import { storeEvent } from './store-suite.ts';
 
 const T0 = 2_000_000_000_000;
 
-describe('PostgreSQL store', () => {
+describe.skipIf(PG_MISSING)('PostgreSQL store', () => {
 	let db: TestDatabase;
 	const stores: PostgresStore[] = [];
 	const open = async (url = db.url) => {
@@ -147,7 +147,7 @@ describe('PostgreSQL store', () => {
 	});
 });
 
-describe('relay on PostgreSQL while the database goes away', () => {
+describe.skipIf(PG_MISSING)('relay on PostgreSQL while the database goes away', () => {
 	let db: TestDatabase;
 	const tmp = tempDir();
 	const sink = new LogSink();

@@ -6,7 +6,7 @@ import { PostgresStore } from '../../relay/src/store/postgres.ts';
 import { SqliteStore } from '../../relay/src/store/sqlite.ts';
 import { SQLITE_MIGRATIONS } from '../../relay/src/store/sqlite-schema.ts';
 import { tempDir } from './helpers.ts';
-import { createTestDatabase } from './pg.ts';
+import { PG_MISSING, createTestDatabase } from './pg.ts';
 import { storeContract, storeEvent } from './store-suite.ts';
 
 for (const mode of ['thread', 'inline'] as const) {
@@ -104,14 +104,15 @@ describe('event ids', () => {
 	});
 });
 
-storeContract('PostgreSQL', async () => {
-	const db = await createTestDatabase();
-	const store = await PostgresStore.open(db.url);
-	return {
-		store,
-		cleanup: async () => {
-			await store.close();
-			await db.drop();
-		},
-	};
-});
+if (!PG_MISSING)
+	storeContract('PostgreSQL', async () => {
+		const db = await createTestDatabase();
+		const store = await PostgresStore.open(db.url);
+		return {
+			store,
+			cleanup: async () => {
+				await store.close();
+				await db.drop();
+			},
+		};
+	});

@@ -14,7 +14,7 @@ import {
 	tempDir,
 	waitFor,
 } from './helpers.ts';
-import { createTestDatabase } from './pg.ts';
+import { PG_MISSING, createTestDatabase } from './pg.ts';
 
 type Json = Record<string, unknown>;
 
@@ -105,7 +105,7 @@ async function scenario(
 	}
 }
 
-describe('admin API and metrics on both stores', () => {
+describe.skipIf(PG_MISSING)('admin API and metrics on both stores', () => {
 	it('give the same answers on SQLite and on PostgreSQL', async () => {
 		const sqlite = await scenario(async (dir) => ({
 			url: join(dir, 'relay.sqlite'),

@@ -20,14 +20,54 @@ export const returnAllLimit: INodeProperties[] = [
 	},
 ];
 
-/** The Bill ID of Bill > Get, Get Payments and Set Active. */
+/**
+ * A bill's payment page (link_page_url, e.g. https://pal24.pro/<path>/<bill_id>): the bill ID is the
+ * page address's last path segment.
+ */
+export const BILL_PAGE_URL_REGEX = '^https?://[^/?#]+/(?:[^?#]*/)?([A-Za-z0-9_-]+)/?(?:[?#].*)?$';
+
+/**
+ * The Bill ID of Bill > Get, Get Payments and Set Active. Read it with `extractValue: true`; a
+ * workflow saved when this was a plain text field keeps its string, which n8n passes through.
+ */
 export const billIdField: INodeProperties = {
 	displayName: 'Bill ID',
 	name: 'billId',
-	type: 'string',
+	type: 'resourceLocator',
 	required: true,
-	default: '',
-	description: 'The bill_id returned by Bill > Create',
+	default: { mode: 'list', value: '' },
+	description:
+		'The bill: one of the recent bills, the bill_id returned by Bill > Create, or its payment page URL (link_page_url)',
+	modes: [
+		{
+			displayName: 'From List',
+			name: 'list',
+			type: 'list',
+			typeOptions: { searchListMethod: 'searchBills', searchable: true },
+		},
+		{
+			displayName: 'By ID',
+			name: 'id',
+			type: 'string',
+			placeholder: 'e.g. a1B2c3D4e5',
+		},
+		{
+			displayName: 'By URL',
+			name: 'url',
+			type: 'string',
+			placeholder: 'e.g. https://pal24.pro/.../a1B2c3D4e5',
+			validation: [
+				{
+					type: 'regex',
+					properties: {
+						regex: BILL_PAGE_URL_REGEX,
+						errorMessage: 'Not a payment page URL (link_page_url of Bill > Create)',
+					},
+				},
+			],
+			extractValue: { type: 'regex', regex: BILL_PAGE_URL_REGEX },
+		},
+	],
 };
 
 /** The required Amount field of the two payout-create operations. */

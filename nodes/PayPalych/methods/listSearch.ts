@@ -1,6 +1,7 @@
 import type { IDataObject, ILoadOptionsFunctions, INodeListSearchResult } from 'n8n-workflow';
 
 import { ENDPOINTS } from '../../shared';
+import { listAll } from '../helpers/pagination';
 import { apiRequest } from '../transport';
 
 /** The SBP bank dictionary as a searchable list: "name_en (name)" labels, member_id values. */
@@ -32,4 +33,61 @@ export async function searchSbpBanks(
 		.sort((a, b) => a.name.localeCompare(b.name))
 		.map(({ name, value }) => ({ name, value }));
 	return { results };
+}
+
+/** Days back that Bill ID and Payout ID "From List" look at. */
+const RECENT_DAYS = 30;
+/** Entries a list shows at most (newest first). */
+const RECENT_LIMIT = 200;
+
+function recentRange(): Record<string, string> {
+	const day = (date: Date) => date.toISOString().slice(0, 10);
+	const now = new Date();
+	return {
+		start_date: day(new Date(now.getTime() - RECENT_DAYS * 86_400_000)),
+		finish_date: day(now),
+	};
+}
+
+/** Recent bills or payouts as a searchable list: "<id> · <amount> <currency> · <status> · <created_at>". */
+async function searchRecent(
+	context: ILoadOptionsFunctions,
+	endpoint: string,
+	filter: string | undefined,
+): Promise<INodeListSearchResult> {
+	const entries = await listAll.call(context, endpoint, recentRange(), RECENT_LIMIT, 0);
+	const needle = (filter ?? '').trim().toLowerCase();
+	const text = (value: unknown) =>
+		typeof value === 'string' || typeof value === 'number' ? String(value) : '';
+	const results = entries
+		.filter((entry) => text(entry.id) !== '')
+		.map((entry) => {
+			const amount = [text(entry.amount), text(entry.currency_in ?? entry.currency)]
+				.filter((s) => s !== '')
+				.join(' ');
+			const name = [text(entry.id), amount, text(entry.status), text(entry.created_at)]
+				.filter((s) => s !== '')
+				.join(' · ');
+			return { name, value: text(entry.id), created: text(entry.created_at) };
+		})
+		.filter((entry) => needle === '' || entry.name.toLowerCase().includes(needle))
+		.sort((a, b) => b.created.localeCompare(a.created))
+		.map(({ name, value }) => ({ name, value }));
+	return { results };
+}
+
+/** Bill ID "From List": the bills of the last RECENT_DAYS days (bill/search), newest first. */
+export async function searchBills(
+	this: ILoadOptionsFunctions,
+	filter?: string,
+): Promise<INodeListSearchResult> {
+	return await searchRecent(this, ENDPOINTS.billSearch.path, filter);
+}
+
+/** Payout ID "From List": the payouts of the last RECENT_DAYS days (payout/search), newest first. */
+export async function searchPayouts(
+	this: ILoadOptionsFunctions,
+	filter?: string,
+): Promise<INodeListSearchResult> {
+	return await searchRecent(this, ENDPOINTS.payoutSearch.path, filter);
 }

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { isPostgresUrl } from '../config.ts';
+import { StartupError, isPostgresUrl } from '../config.ts';
 import { PostgresStore } from './postgres.ts';
 import { SqliteStore } from './sqlite.ts';
 import type { Store } from './types.ts';
@@ -9,8 +9,24 @@ import type { Store } from './types.ts';
  * open), anything else is the SQLite file.
  */
 export async function openStore(database: string, logger?: Logger): Promise<Store> {
+	try {
+		return await openNamedStore(database, logger);
+	} catch (error) {
+		// Start-up fails on this one variable: say so, with the store and the reason (never a password).
+		const reason = error instanceof Error ? error.message : String(error);
+		throw new StartupError(
+			'RELAY_DATABASE',
+			isPostgresUrl(database)
+				? `cannot open the PostgreSQL store ${describeDatabase(database)}: ${reason}`
+				: `cannot open the SQLite file ${database}: ${reason}`,
+			{ cause: error },
+		);
+	}
+}
+
+async function openNamedStore(database: string, logger?: Logger): Promise<Store> {
 	if (!isPostgresUrl(database)) return SqliteStore.open(database);
-	return PostgresStore.open(database, {
+	return await PostgresStore.open(database, {
 		// The message and code only: pg's error objects carry the whole client with them.
 		onError: (error, where) =>
 			logger?.warn(

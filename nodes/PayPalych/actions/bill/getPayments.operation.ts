@@ -15,7 +15,7 @@ export const description = updateDisplayOptions(displayOptions, [billIdField]);
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const id = checkRequired(
 		this.getNode(),
-		this.getNodeParameter('billId', itemIndex),
+		this.getNodeParameter('billId', itemIndex, '', { extractValue: true }),
 		itemIndex,
 		'Bill ID',
 	);

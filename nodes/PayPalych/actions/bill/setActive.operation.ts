@@ -27,7 +27,7 @@ export const description = updateDisplayOptions(displayOptions, properties);
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const id = checkRequired(
 		this.getNode(),
-		this.getNodeParameter('billId', itemIndex),
+		this.getNodeParameter('billId', itemIndex, '', { extractValue: true }),
 		itemIndex,
 		'Bill ID',
 	);

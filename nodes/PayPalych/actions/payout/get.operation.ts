@@ -26,12 +26,28 @@ const properties: INodeProperties[] = [
 	{
 		displayName: 'Payout ID',
 		name: 'payoutId',
-		type: 'string',
+		// A resource locator since 0.2; a workflow saved with the plain text field keeps its string,
+		// which n8n passes through extractValue unchanged.
+		type: 'resourceLocator',
 		required: true,
-		default: '',
+		default: { mode: 'list', value: '' },
 		description:
-			'The ID of the payout (the ID of a payout-create output item, or TrsId of a payout postback)',
+			'The payout: one of the recent payouts, or its ID (the ID of a payout-create output item, or TrsId of a payout postback)',
 		displayOptions: { show: { findBy: ['id'] } },
+		modes: [
+			{
+				displayName: 'From List',
+				name: 'list',
+				type: 'list',
+				typeOptions: { searchListMethod: 'searchPayouts', searchable: true },
+			},
+			{
+				displayName: 'By ID',
+				name: 'id',
+				type: 'string',
+				placeholder: 'e.g. 7f3a9c2e1b',
+			},
+		],
 	},
 	{
 		displayName: 'Order ID',
@@ -62,7 +78,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 			: {
 					id: checkRequired(
 						node,
-						this.getNodeParameter('payoutId', itemIndex, ''),
+						this.getNodeParameter('payoutId', itemIndex, '', { extractValue: true }),
 						itemIndex,
 						'Payout ID',
 					),

@@ -1,0 +1,21 @@
+import { mergeConfig } from 'vitest/config';
+import base from './vitest.config.mts';
+
+/**
+ * `npm run test:unit`: the suites that need no service (no PostgreSQL server, no browser), as the
+ * publish workflow runs them. Everything else runs in `npm test`. test/unit/release.test.ts checks
+ * that every suite using PostgreSQL or a browser is listed here.
+ */
+export const SERVICE_SUITES = [
+	'test/relay/attacks.test.ts',
+	'test/relay/console.browser.test.ts',
+	'test/relay/console.test.ts',
+	'test/relay/crash.test.ts',
+	'test/relay/postgres.test.ts',
+	'test/relay/store.test.ts',
+	'test/relay/stores-parity.test.ts',
+];
+
+export default mergeConfig(base, {
+	test: { exclude: SERVICE_SUITES },
+});
