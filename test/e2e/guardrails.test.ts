@@ -23,6 +23,7 @@ import { Phases, waitFor } from '../../scripts/harness/proc.ts';
 import { startSink, type Sink } from '../../scripts/harness/sink.ts';
 import { startStack, type Stack } from '../../scripts/harness/stack.ts';
 import { utcDay } from '../helpers/sandbox.ts';
+import { startFakeLlm, type FakeLlm } from './fake-llm.ts';
 
 type Json = Record<string, any>;
 
@@ -30,6 +31,7 @@ const phases = new Phases('e2e guardrails');
 let stack: Stack;
 let sink: Sink;
 let stateDir: string;
+let llm: FakeLlm;
 
 const CREATE_PATHS = ['/api/v1/payout/personal/create', '/api/v1/payout/regular/create'];
 const ARMED = 1000;
@@ -41,7 +43,9 @@ const GUARD_IDS = {
 	dryRun: 'ppE2eGuardDryRun',
 	maxAmount: 'ppE2eGuardMaxAmount',
 	dailyLimit: 'ppE2eGuardDailyLimit',
+	agent: 'ppE2eGuardAgentTool',
 } as const;
+const LLM_CREDENTIAL = { id: 'fakeLlmCred01', name: 'Fake chat model' };
 
 /**
  * A Manual Trigger and one PayPalych payout node: a workflow `n8n execute` can run. The harness
@@ -89,6 +93,63 @@ function guardWorkflow(id: string, nodeName: string, parameters: Json): Workflow
 	} as unknown as WorkflowJson;
 }
 
+/**
+ * n8n's AI Agent with a chat model (the fake one) and the PayPalych node as its tool: n8n turns
+ * the node into `payPalychTool`; the amount and the Order ID come from the model ($fromAI).
+ */
+function agentWorkflow(): WorkflowJson {
+	const base = guardWorkflow(GUARD_IDS.agent, 'Payout agent', {});
+	const agent = {
+		...base.nodes[2],
+		type: '@n8n/n8n-nodes-langchain.agent',
+		typeVersion: 3,
+		parameters: {
+			promptType: 'define',
+			text: 'Pay the customer 250 RUB to their card.',
+			options: {},
+		},
+	};
+	delete (agent as Json).credentials;
+	const model = {
+		id: `${GUARD_IDS.agent}-model`,
+		name: 'Chat model',
+		type: '@n8n/n8n-nodes-langchain.lmChatOpenAi',
+		typeVersion: 1.2,
+		position: [240, 200],
+		parameters: { model: { __rl: true, mode: 'id', value: 'fake-model' }, options: {} },
+		credentials: { openAiApi: LLM_CREDENTIAL },
+	};
+	const tool = {
+		id: `${GUARD_IDS.agent}-tool`,
+		name: 'Pay out',
+		type: `${NODE_TYPE}Tool`,
+		typeVersion: 1,
+		position: [480, 200],
+		parameters: {
+			resource: 'payout',
+			operation: 'createRegular',
+			accountType: 'credit_card',
+			amount: "={{ $fromAI('amount', 'Amount in RUB', 'string') }}",
+			cardNumber: '4111 1111 1111 1111',
+			cardHolder: 'IVAN PETROV',
+			orderId: "={{ $fromAI('orderId', 'The ID of the payout request the user gave', 'string') }}",
+			options: {},
+		},
+		credentials: { payPalychApi: { id: CREDENTIAL_ID, name: CREDENTIAL_NAME } },
+	};
+	return {
+		...base,
+		nodes: [base.nodes[0], base.nodes[1], agent, model, tool],
+		connections: {
+			...base.connections,
+			'Chat model': {
+				ai_languageModel: [[{ node: 'Payout agent', type: 'ai_languageModel', index: 0 }]],
+			},
+			'Pay out': { ai_tool: [[{ node: 'Payout agent', type: 'ai_tool', index: 0 }]] },
+		},
+	} as unknown as WorkflowJson;
+}
+
 function workflowsForTheSuite(settings: ExampleSettings): WorkflowJson[] {
 	const approval = loadExamples().find((e) => e.workflow.id === EXAMPLE_IDS.payoutApproval);
 	if (!approval) throw new Error('example 06 (payout approval) is missing');
@@ -124,6 +185,7 @@ function workflowsForTheSuite(settings: ExampleSettings): WorkflowJson[] {
 			orderId: 'e2e-day-2',
 			options: { dailyLimit: '1000' },
 		}),
+		agentWorkflow(),
 	].map((workflow) => configureWorkflow(workflow, settings));
 }
 
@@ -208,6 +270,7 @@ async function decide(link: string, decision: 'Approve' | 'Reject', who: string)
 beforeAll(async () => {
 	stateDir = mkdtempSync(join(tmpdir(), 'paypalych-e2e-guardrails-'));
 	sink = await startSink();
+	llm = await startFakeLlm();
 	stack = await startStack({
 		stateDir,
 		shopBackend: sink.url,
@@ -224,11 +287,19 @@ beforeAll(async () => {
 		relayEnv: { RELAY_PAYOUT_TARGETS: `${sink.url}/relay/payout`, LOG_LEVEL: 'warn' },
 		phases,
 	});
+	await stack.n8n.importCredentials([
+		{
+			...LLM_CREDENTIAL,
+			type: 'openAiApi',
+			data: { apiKey: 'sk-fake', url: `${llm.url}/v1` },
+		},
+	]);
 });
 
 afterAll(async () => {
 	await stack?.stop();
 	await sink?.close();
+	await llm?.close();
 	phases.mark('stopped');
 	phases.total();
 	if (stateDir && !process.env.PAYPALYCH_E2E_KEEP)
@@ -300,6 +371,32 @@ describe('Payout guardrails in a real n8n', () => {
 		expect(await sandboxPayouts()).toEqual(before);
 		expect(await availableRub()).toBe(balance);
 		phases.mark('max amount refused');
+	});
+
+	it('as an AI tool: refuses a payout without an explicit Order ID and names the amount and destination in its answer', async () => {
+		const before = await sandboxPayouts();
+		llm.toolCalls.push({ amount: '250', orderId: '' });
+		let run: unknown;
+		const creates = await countingCreates(async () => {
+			run = await stack.n8n.execute(GUARD_IDS.agent).catch((error: Error) => error);
+		});
+		const refusal = llm.toolAnswers().join('\n');
+		expect(refusal, JSON.stringify(run).slice(0, 2000)).toContain(
+			'Refused: no payout of 250.00 RUB to card 411111******1111 without an explicit Order ID',
+		);
+		expect(creates).toBe(0);
+		expect(await sandboxPayouts()).toEqual(before);
+		phases.mark('tool without an Order ID refused');
+
+		llm.requests.length = 0;
+		llm.toolCalls.push({ amount: '250', orderId: 'agent-42' });
+		await stack.n8n.execute(GUARD_IDS.agent);
+		const added = (await sandboxPayouts()).filter((p) => !before.some((b) => b.id === p.id));
+		expect(added.map((p) => [p.order_id, p.amount])).toEqual([['agent-42', 250]]);
+		expect(llm.toolAnswers().join('\n')).toContain(
+			`Paid out 250.00 RUB to card 411111******1111 under Order ID agent-42: payout ${String(added[0].id)}`,
+		);
+		phases.mark('tool with an Order ID paid and said so');
 	});
 
 	it('example 06: an approved request is paid once under its request ID; a rejected one pays nothing', async () => {
