@@ -93,3 +93,24 @@ export function triggersOf(
 	}
 	return out;
 }
+
+/**
+ * The workflow with its schedules moved to once a year, 12 hours from now: published and armed,
+ * but never firing while a test suite runs (a suite runs them itself through their "Run now"
+ * trigger).
+ */
+export function withDormantSchedules(workflow: WorkflowJson): WorkflowJson {
+	const at = new Date(Date.now() + 12 * 3_600_000);
+	const cron = `${at.getUTCMinutes()} ${at.getUTCHours()} ${at.getUTCDate()} ${at.getUTCMonth() + 1} *`;
+	return {
+		...workflow,
+		nodes: workflow.nodes.map((node) =>
+			node.type === 'n8n-nodes-base.scheduleTrigger'
+				? {
+						...node,
+						parameters: { rule: { interval: [{ field: 'cronExpression', expression: cron }] } },
+					}
+				: node,
+		),
+	};
+}

@@ -1,6 +1,6 @@
 /**
  * Every place the harness reads n8n's internals: its REST routes under `/rest` (owner set-up,
- * login, workflows, executions, node types), its SQLite database (`webhook_entity`) and the
+ * login, workflows, executions, node types), its database (`webhook_entity`) and the
  * shape of its execution data. Written for n8n 2.41.1 (N8N_INTERNALS_VERSION): none of this is a
  * public API, so a newer n8n may change it; check here first when the end-to-end suite breaks
  * after an n8n upgrade.
@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { parse as parseFlatted } from 'flatted';
+import { psql } from './pg-cli.ts';
 
 /** The n8n version these routes, tables and shapes were read from. */
 export const N8N_INTERNALS_VERSION = '2.41.1';
@@ -91,6 +92,22 @@ export function registeredWebhooks(dataFolder: string, baseUrl: string): Registe
 	} finally {
 		db.close();
 	}
+}
+
+/** The same, read from n8n's PostgreSQL database (DB_TYPE=postgresdb, as in queue mode). */
+export function registeredWebhooksOnPostgres(
+	database: string,
+	baseUrl: string,
+): RegisteredWebhook[] {
+	return psql('SELECT "workflowId", node, method, "webhookPath" FROM webhook_entity', database).map(
+		([workflowId, node, method, webhookPath]) => ({
+			workflowId,
+			node,
+			method,
+			webhookPath,
+			url: `${baseUrl}/webhook/${webhookPath}`,
+		}),
+	);
 }
 
 /** A logged-in owner's session with n8n's REST API. */

@@ -5,11 +5,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { installPackage, n8nBinScript, nodeBinary } from './n8n-install.ts';
 import {
 	N8nSession,
 	registeredWebhooks,
+	registeredWebhooksOnPostgres,
 	type ExecutionRun,
 	type ExecutionSummary,
 	type Owner,
@@ -228,6 +229,22 @@ export class N8n {
 		return runData;
 	}
 
+	/**
+	 * Starts another process of this instance beside `n8n start` (queue mode: `n8n worker`,
+	 * `n8n webhook`): the same user folder and environment, with `env` on top (its own ports).
+	 * Its output goes to `<name>.log` beside the main log. The caller waits for it and stops it.
+	 */
+	startProcess(command: 'worker' | 'webhook', name: string, env: Record<string, string>): Service {
+		return startService({
+			name,
+			command: nodeBinary(),
+			args: [n8nBinScript(), command],
+			cwd: this.userFolder,
+			env: { ...this.env(), ...env },
+			logFile: join(dirname(this.logFile), `${name}.log`),
+		});
+	}
+
 	/** Starts `n8n start` and waits until it serves (`/healthz`) and has loaded the active workflows. */
 	async start(): Promise<void> {
 		if (this.server) return;
@@ -309,7 +326,10 @@ export class N8n {
 
 	/** The production webhooks n8n has registered. */
 	registeredWebhooks(): RegisteredWebhook[] {
-		return registeredWebhooks(this.dataFolder, this.url);
+		const env = this.env();
+		return env.DB_TYPE === 'postgresdb'
+			? registeredWebhooksOnPostgres(env.DB_POSTGRESDB_DATABASE, this.url)
+			: registeredWebhooks(this.dataFolder, this.url);
 	}
 
 	/** The production URL of a node's webhook in an active workflow. */

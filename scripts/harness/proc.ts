@@ -11,6 +11,7 @@ import { dirname } from 'node:path';
 import getPort from 'get-port';
 
 const running = new Set<ChildProcess>();
+const exitCleanups = new Set<() => void>();
 let exitHookInstalled = false;
 
 function installExitHook(): void {
@@ -18,7 +19,24 @@ function installExitHook(): void {
 	exitHookInstalled = true;
 	process.on('exit', () => {
 		for (const child of running) killGroup(child, 'SIGKILL');
+		for (const cleanup of exitCleanups) {
+			try {
+				cleanup();
+			} catch {
+				// best effort: the process is going away
+			}
+		}
 	});
+}
+
+/**
+ * Runs `cleanup` (synchronous: nothing asynchronous runs at exit) when this process exits, after
+ * its children are killed, unless the returned function is called first (the clean-up ran already).
+ */
+export function onProcessExit(cleanup: () => void): () => void {
+	installExitHook();
+	exitCleanups.add(cleanup);
+	return () => exitCleanups.delete(cleanup);
 }
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
@@ -258,6 +276,26 @@ export async function httpJson<T = unknown>(
 	if (!res.ok)
 		throw new Error(`${method} ${url} answered HTTP ${res.status}: ${text.slice(0, 500)}`);
 	return (text === '' ? undefined : JSON.parse(text)) as T;
+}
+
+/** What a stack started, stopped in reverse order; a failure to stop one is printed, not thrown. */
+export function stopList(print: (line: string) => void): {
+	push(stop: () => Promise<void>): void;
+	stopAll(): Promise<void>;
+} {
+	const stoppers: Array<() => Promise<void>> = [];
+	return {
+		push: (stop) => void stoppers.push(stop),
+		async stopAll() {
+			for (const stop of stoppers.splice(0).reverse()) {
+				try {
+					await stop();
+				} catch (error) {
+					print(`stopping failed: ${error instanceof Error ? error.message : String(error)}`);
+				}
+			}
+		},
+	};
 }
 
 /** Phase timings printed as the work goes ("how long each phase took"). */

@@ -19,6 +19,11 @@ export interface Sink {
 	requests: SinkRequest[];
 	/** Requests to one path (exact match, query string ignored). */
 	on(path: string): SinkRequest[];
+	/**
+	 * The distinct `Idempotency-Key` headers of the requests to `path` that `match` keeps (a request
+	 * without one counts as a key of its own: a shop could not tell it from a new intent).
+	 */
+	idempotencyKeys(path: string, match?: (request: SinkRequest) => boolean): Set<string>;
 	/** Waits until `count` requests to `path` arrived; returns them. */
 	waitFor(path: string, count: number, timeoutMs?: number): Promise<SinkRequest[]>;
 	close(): Promise<void>;
@@ -66,6 +71,16 @@ export async function startSink(
 		url: `http://127.0.0.1:${port}`,
 		requests,
 		on,
+		idempotencyKeys(path, match = () => true) {
+			return new Set(
+				on(path)
+					.filter(match)
+					.map((r, i) => {
+						const key = r.headers['idempotency-key'];
+						return typeof key === 'string' ? key : `(none #${i})`;
+					}),
+			);
+		},
 		async waitFor(path, count, timeoutMs = 60_000) {
 			const deadline = Date.now() + timeoutMs;
 			while (on(path).length < count) {

@@ -14,16 +14,25 @@ import {
 	triggersOf,
 	type ExampleSettings,
 } from './examples.ts';
-import { hasDatabase } from './n8n-internals.ts';
+import { hasDatabase, type RegisteredWebhook } from './n8n-internals.ts';
 import {
 	N8n,
 	REPO_ROOT,
 	ensureN8nInstalled,
 	nodeBinary,
+	type CredentialJson,
 	type Owner,
 	type WorkflowJson,
 } from './n8n.ts';
-import { Phases, freePort, httpJson, startService, waitForHttp, type Service } from './proc.ts';
+import {
+	Phases,
+	freePort,
+	httpJson,
+	startService,
+	stopList,
+	waitForHttp,
+	type Service,
+} from './proc.ts';
 
 export interface StackOptions {
 	/** Everything the stack writes: `n8n/` (the n8n user folder), `relay.sqlite`, `logs/`. */
@@ -90,54 +99,45 @@ export interface Stack {
 	stop(): Promise<void>;
 }
 
-export async function startStack(options: StackOptions): Promise<Stack> {
-	const print = options.print ?? ((line: string) => process.stdout.write(line + '\n'));
-	const phases = options.phases ?? new Phases('stack', print);
-	const stateDir = options.stateDir;
-	const logs = join(stateDir, 'logs');
-	mkdirSync(logs, { recursive: true });
-	const stoppers: Array<() => Promise<void>> = [];
-	const stopAll = async () => {
-		for (const stop of stoppers.splice(0).reverse()) {
-			try {
-				await stop();
-			} catch (error) {
-				print(`stopping failed: ${error instanceof Error ? error.message : String(error)}`);
-			}
-		}
-	};
+export interface SandboxMerchant {
+	sandbox: SandboxInfo;
+	control: Stack['control'];
+	api: Stack['api'];
+}
 
+/**
+ * The sandbox as the payment service, and a merchant whose shop sends every postback and redirect
+ * to `relayUrl`. Stopped with `sandbox.service.stop()`.
+ */
+export async function startSandbox(options: {
+	logs: string;
+	relayUrl: string;
+	port?: number;
+	liveExtras?: boolean;
+	merchantToken?: string;
+	merchantBalance?: string;
+	timeFactor?: number;
+}): Promise<SandboxMerchant> {
+	const sandboxPort = await freePort(options.port || undefined);
+	const relayUrl = options.relayUrl;
+	const sandboxService = startService({
+		name: 'sandbox',
+		command: nodeBinary(),
+		// --live-extras: the stack emulates the live service, which shows a bill's order_id
+		// (service-facts.md), so the PayPalych Trigger can confirm a postback's InvId.
+		args: [
+			join(REPO_ROOT, 'sandbox', 'src', 'bin.ts'),
+			'--port',
+			String(sandboxPort),
+			'--time-factor',
+			String(options.timeFactor ?? 1),
+			...(options.liveExtras === false ? [] : ['--live-extras']),
+		],
+		cwd: REPO_ROOT,
+		logFile: join(options.logs, 'sandbox.log'),
+	});
+	const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
 	try {
-		await ensureN8nInstalled(print);
-		const sandboxPort = await freePort(options.ports?.sandbox || undefined);
-		const relayPort = await freePort(options.ports?.relay || undefined);
-		const n8n = new N8n({
-			userFolder: join(stateDir, 'n8n'),
-			port: await freePort(options.ports?.n8n || undefined),
-			logFile: join(logs, 'n8n.log'),
-			env: { GENERIC_TIMEZONE: 'UTC', ...options.n8nEnv },
-		});
-		const relayUrl = `http://127.0.0.1:${relayPort}`;
-
-		// 1. The sandbox, and a merchant whose shop sends everything to the relay.
-		const sandboxService = startService({
-			name: 'sandbox',
-			command: nodeBinary(),
-			// --live-extras: the stack emulates the live service, which shows a bill's order_id
-			// (service-facts.md), so the PayPalych Trigger can confirm a postback's InvId.
-			args: [
-				join(REPO_ROOT, 'sandbox', 'src', 'bin.ts'),
-				'--port',
-				String(sandboxPort),
-				'--time-factor',
-				String(options.timeFactor ?? 1),
-				...(options.liveExtras === false ? [] : ['--live-extras']),
-			],
-			cwd: REPO_ROOT,
-			logFile: join(logs, 'sandbox.log'),
-		});
-		stoppers.push(() => sandboxService.stop(5_000));
-		const sandboxUrl = `http://127.0.0.1:${sandboxPort}`;
 		await waitForHttp(`${sandboxUrl}/_sandbox/demo`, {
 			timeoutMs: 30_000,
 			service: sandboxService,
@@ -163,30 +163,157 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 				failUrl: `${relayUrl}/redirect/fail`,
 			},
 		});
-		const sandbox: SandboxInfo = { url: sandboxUrl, ...merchant, service: sandboxService };
-		phases.mark(`sandbox up at ${sandboxUrl}, merchant ${merchant.merchantId}`);
+		const api = async <T>(
+			method: 'GET' | 'POST',
+			path: string,
+			params: Record<string, string> = {},
+		) => {
+			const query = new URLSearchParams(params).toString();
+			const res = await fetch(
+				`${sandboxUrl}${path}${method === 'GET' && query ? `?${query}` : ''}`,
+				{
+					method,
+					headers: {
+						authorization: `Bearer ${merchant.token}`,
+						accept: 'application/json',
+						...(method === 'POST' ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+					},
+					body: method === 'POST' ? query : undefined,
+				},
+			);
+			const text = await res.text();
+			if (!res.ok) throw new Error(`${method} ${path} answered HTTP ${res.status}: ${text}`);
+			return JSON.parse(text) as T;
+		};
+		return {
+			sandbox: { url: sandboxUrl, ...merchant, service: sandboxService },
+			control: control as Stack['control'],
+			api: api as Stack['api'],
+		};
+	} catch (error) {
+		await sandboxService.stop(5_000);
+		throw error;
+	}
+}
+
+/** The relay (compiled) on `port`, forwarding each kind of event to its targets. */
+export async function startRelay(options: {
+	logs: string;
+	port: number;
+	token: string;
+	targets: Record<'payment' | 'payout' | 'success' | 'fail', string[]>;
+	/** RELAY_DATABASE: a SQLite file (emptied unless `keepStore`) or a postgres:// URL. */
+	database: string;
+	keepStore?: boolean;
+	env?: Record<string, string>;
+}): Promise<RelayInfo> {
+	const relayUrl = `http://127.0.0.1:${options.port}`;
+	if (!options.keepStore && !/^postgres(ql)?:/.test(options.database))
+		for (const suffix of ['', '-wal', '-shm']) rmSync(options.database + suffix, { force: true });
+	const adminToken = randomBytes(16).toString('hex');
+	const relayEnv: Record<string, string> = {
+		HOST: '127.0.0.1',
+		PORT: String(options.port),
+		PAYPALYCH_API_TOKEN: options.token,
+		RELAY_PAYMENT_TARGETS: options.targets.payment.join(','),
+		RELAY_PAYOUT_TARGETS: options.targets.payout.join(','),
+		RELAY_SUCCESS_TARGETS: options.targets.success.join(','),
+		RELAY_FAIL_TARGETS: options.targets.fail.join(','),
+		RELAY_REDIRECT_TARGETS: '',
+		RELAY_DATABASE: options.database,
+		RELAY_ADMIN_TOKEN: adminToken,
+		LOG_LEVEL: 'info',
+		...options.env,
+	};
+	const startRelayService = async (): Promise<Service> => {
+		const service = startService({
+			name: 'relay',
+			command: nodeBinary(),
+			args: [join(REPO_ROOT, 'relay', 'dist', 'relay', 'src', 'bin.js')],
+			cwd: REPO_ROOT,
+			env: relayEnv,
+			logFile: join(options.logs, 'relay.log'),
+		});
+		await waitForHttp(`${relayUrl}/readyz`, { timeoutMs: 30_000, service });
+		return service;
+	};
+	const relay: RelayInfo = {
+		url: relayUrl,
+		adminToken,
+		env: relayEnv,
+		service: await startRelayService(),
+		async restart() {
+			await relay.service.stop(15_000);
+			relay.service = await startRelayService();
+		},
+	};
+	return relay;
+}
+
+/** The production URL of every PayPalych Trigger in `workflows`, as n8n registered them. */
+export function triggerTargets(
+	workflows: WorkflowJson[],
+	registered: RegisteredWebhook[],
+): Array<{ workflowId: string; node: string; event: string; url: string }> {
+	return triggersOf(workflows).map((t) => {
+		const hit = registered.find((w) => w.workflowId === t.workflowId && w.node === t.node);
+		if (!hit) {
+			throw new Error(
+				`n8n registered no webhook for "${t.node}" of ${t.workflowId}; registered: ${registered.map((w) => w.url).join(', ')}`,
+			);
+		}
+		return { ...t, url: hit.url };
+	});
+}
+
+/** Relay targets by event: every trigger listening for it. */
+export function targetsByEvent(
+	triggers: Array<{ event: string; url: string }>,
+): Record<'payment' | 'payout' | 'success' | 'fail', string[]> {
+	const of = (event: string) => triggers.filter((t) => t.event === event).map((t) => t.url);
+	return { payment: of('payment'), payout: of('payout'), success: of('success'), fail: of('fail') };
+}
+
+export async function startStack(options: StackOptions): Promise<Stack> {
+	const print = options.print ?? ((line: string) => process.stdout.write(line + '\n'));
+	const phases = options.phases ?? new Phases('stack', print);
+	const stateDir = options.stateDir;
+	const logs = join(stateDir, 'logs');
+	mkdirSync(logs, { recursive: true });
+	const stoppers = stopList(print);
+	const stopAll = stoppers.stopAll;
+
+	try {
+		await ensureN8nInstalled(print);
+		const relayPort = await freePort(options.ports?.relay || undefined);
+		const n8n = new N8n({
+			userFolder: join(stateDir, 'n8n'),
+			port: await freePort(options.ports?.n8n || undefined),
+			logFile: join(logs, 'n8n.log'),
+			env: { GENERIC_TIMEZONE: 'UTC', ...options.n8nEnv },
+		});
+		const relayUrl = `http://127.0.0.1:${relayPort}`;
+
+		// 1. The sandbox, and a merchant whose shop sends everything to the relay.
+		const { sandbox, control, api } = await startSandbox({
+			logs,
+			relayUrl,
+			port: options.ports?.sandbox,
+			liveExtras: options.liveExtras,
+			merchantToken: options.merchantToken,
+			merchantBalance: options.merchantBalance,
+			timeFactor: options.timeFactor,
+		});
+		stoppers.push(() => sandbox.service.stop(5_000));
+		phases.mark(`sandbox up at ${sandbox.url}, merchant ${sandbox.merchantId}`);
 
 		// 2. The workflows, placeholders filled in.
-		const settings: ExampleSettings = {
-			shopId: merchant.shopId,
-			payoutAccountId: merchant.payoutAccountId,
-			shopBackend: options.shopBackend,
-		};
-		const workflows = options.workflows
-			? options.workflows(settings)
-			: loadExamples().map((e) => configureWorkflow(e.workflow, settings));
+		const workflows = workflowsFor(sandbox, options.shopBackend, options.workflows);
 
 		// 3. n8n: credential and workflows imported through its CLI (skipped when unchanged), then
 		//    started, the owner set up, and every workflow published.
 		await n8n.prepare();
-		const credentials = [
-			{
-				id: CREDENTIAL_ID,
-				name: CREDENTIAL_NAME,
-				type: 'payPalychApi',
-				data: { apiToken: merchant.token, baseUrl: sandboxUrl },
-			},
-		];
+		const credentials = [sandboxCredential(sandbox)];
 		const digest = createHash('sha256')
 			.update(JSON.stringify({ credentials, workflows }))
 			.digest('hex');
@@ -209,66 +336,21 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 		writeFileSync(digestFile, digest);
 
 		// The production URL of every PayPalych Trigger, as n8n registered it.
-		const registered = n8n.registeredWebhooks();
-		const triggers = triggersOf(workflows).map((t) => {
-			const hit = registered.find((w) => w.workflowId === t.workflowId && w.node === t.node);
-			if (!hit) {
-				throw new Error(
-					`n8n registered no webhook for "${t.node}" of ${t.workflowId}; registered: ${registered.map((w) => w.url).join(', ')}`,
-				);
-			}
-			return { ...t, url: hit.url };
-		});
+		const triggers = triggerTargets(workflows, n8n.registeredWebhooks());
 		const triggerUrls: Record<string, string> = {};
 		for (const t of triggers) triggerUrls[t.workflowId] = t.url;
 		phases.mark(`owner ready, ${workflows.length} workflows published`);
 
 		// 4. The relay in front of the triggers: the shop's URLs already point at it.
-		const targets = (event: string) =>
-			triggers
-				.filter((t) => t.event === event)
-				.map((t) => t.url)
-				.join(',');
-		const database = join(stateDir, 'relay.sqlite');
-		if (!options.keepRelayStore)
-			for (const suffix of ['', '-wal', '-shm']) rmSync(database + suffix, { force: true });
-		const adminToken = randomBytes(16).toString('hex');
-		const relayEnv: Record<string, string> = {
-			HOST: '127.0.0.1',
-			PORT: String(relayPort),
-			PAYPALYCH_API_TOKEN: merchant.token,
-			RELAY_PAYMENT_TARGETS: targets('payment'),
-			RELAY_PAYOUT_TARGETS: targets('payout'),
-			RELAY_SUCCESS_TARGETS: targets('success'),
-			RELAY_FAIL_TARGETS: targets('fail'),
-			RELAY_REDIRECT_TARGETS: '',
-			RELAY_DATABASE: database,
-			RELAY_ADMIN_TOKEN: adminToken,
-			LOG_LEVEL: 'info',
-			...options.relayEnv,
-		};
-		const startRelay = async (): Promise<Service> => {
-			const service = startService({
-				name: 'relay',
-				command: nodeBinary(),
-				args: [join(REPO_ROOT, 'relay', 'dist', 'relay', 'src', 'bin.js')],
-				cwd: REPO_ROOT,
-				env: relayEnv,
-				logFile: join(logs, 'relay.log'),
-			});
-			await waitForHttp(`${relayUrl}/readyz`, { timeoutMs: 30_000, service });
-			return service;
-		};
-		const relay: RelayInfo = {
-			url: relayUrl,
-			adminToken,
-			env: relayEnv,
-			service: await startRelay(),
-			async restart() {
-				await relay.service.stop(15_000);
-				relay.service = await startRelay();
-			},
-		};
+		const relay = await startRelay({
+			logs,
+			port: relayPort,
+			token: sandbox.token,
+			targets: targetsByEvent(triggers),
+			database: join(stateDir, 'relay.sqlite'),
+			keepStore: options.keepRelayStore,
+			env: options.relayEnv,
+		});
 		stoppers.push(() => relay.service.stop(15_000));
 		phases.mark(`relay up at ${relayUrl} -> ${triggers.length} trigger(s)`);
 
@@ -279,29 +361,38 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 			owner: options.owner,
 			workflows,
 			triggerUrls,
-			control: control as Stack['control'],
-			async api<T>(method: 'GET' | 'POST', path: string, params: Record<string, string> = {}) {
-				const query = new URLSearchParams(params).toString();
-				const res = await fetch(
-					`${sandboxUrl}${path}${method === 'GET' && query ? `?${query}` : ''}`,
-					{
-						method,
-						headers: {
-							authorization: `Bearer ${merchant.token}`,
-							accept: 'application/json',
-							...(method === 'POST' ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-						},
-						body: method === 'POST' ? query : undefined,
-					},
-				);
-				const text = await res.text();
-				if (!res.ok) throw new Error(`${method} ${path} answered HTTP ${res.status}: ${text}`);
-				return JSON.parse(text) as T;
-			},
+			control,
+			api,
 			stop: stopAll,
 		};
 	} catch (error) {
 		await stopAll();
 		throw error;
 	}
+}
+
+/** The workflows (all examples by default) with the placeholders filled in for the sandbox. */
+export function workflowsFor(
+	sandbox: SandboxInfo,
+	shopBackend: string,
+	workflows?: (settings: ExampleSettings) => WorkflowJson[],
+): WorkflowJson[] {
+	const settings: ExampleSettings = {
+		shopId: sandbox.shopId,
+		payoutAccountId: sandbox.payoutAccountId,
+		shopBackend,
+	};
+	return workflows
+		? workflows(settings)
+		: loadExamples().map((e) => configureWorkflow(e.workflow, settings));
+}
+
+/** The PayPalych credential every example uses, for the sandbox's merchant. */
+export function sandboxCredential(sandbox: SandboxInfo): CredentialJson {
+	return {
+		id: CREDENTIAL_ID,
+		name: CREDENTIAL_NAME,
+		type: 'payPalychApi',
+		data: { apiToken: sandbox.token, baseUrl: sandbox.url },
+	};
 }

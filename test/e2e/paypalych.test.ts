@@ -14,6 +14,7 @@ import {
 	CREDENTIAL_ID,
 	configureWorkflow,
 	loadExamples,
+	withDormantSchedules,
 	type ExampleSettings,
 } from '../../scripts/harness/examples.ts';
 import {
@@ -139,28 +140,14 @@ const paidCalls = (orderId: string) =>
 	sink.on('/api/orders/paid').filter((r) => (r.body as Json).orderId === orderId);
 
 /**
- * The examples as `npm start` imports them, except that their schedules fire once a year, 12 hours
- * from now: published and armed, but never firing in the middle of the suite (the suite runs them
- * itself through their "Run now" trigger).
+ * The examples as `npm start` imports them, except that their schedules never fire in the middle
+ * of the suite (the suite runs them itself through their "Run now" trigger).
  */
 function examplesForTheSuite(settings: ExampleSettings): WorkflowJson[] {
-	const at = new Date(Date.now() + 12 * 3_600_000);
-	const cron = `${at.getUTCMinutes()} ${at.getUTCHours()} ${at.getUTCDate()} ${at.getUTCMonth() + 1} *`;
 	const examples = loadExamples().map(({ workflow }) => workflow);
-	return [...examples, ...suiteWorkflows(examples)].map((workflow) => {
-		const configured = configureWorkflow(workflow, settings);
-		return {
-			...configured,
-			nodes: configured.nodes.map((node) =>
-				node.type === 'n8n-nodes-base.scheduleTrigger'
-					? {
-							...node,
-							parameters: { rule: { interval: [{ field: 'cronExpression', expression: cron }] } },
-						}
-					: node,
-			),
-		};
-	});
+	return [...examples, ...suiteWorkflows(examples)].map((workflow) =>
+		withDormantSchedules(configureWorkflow(workflow, settings)),
+	);
 }
 
 /** Workflows of the security suite only (published beside the examples). */
