@@ -103,6 +103,12 @@ try {
 	out(
 		`  New bill:       curl -s -X POST ${linkUrl} -H 'content-type: application/json' -d '{"amount":"250.00","orderId":"order-1"}'`,
 	);
+	out(
+		`  Payout request:  curl -s -X POST ${n8n.url}/webhook/paypalych/payout-request -H 'content-type: application/json' -d '{"requestId":"wd-1001","amount":"1500.00","cardNumber":"4111111111111111","cardHolder":"IVAN PETROV"}'`,
+	);
+	out(
+		'                   then open the approvalUrl the shop backend receives below and Approve or Reject (example 06)',
+	);
 	out('');
 	out('  Published workflows:');
 	for (const w of stack.workflows) out(`    ${w.name}   ${n8n.url}/workflow/${w.id}`);

@@ -18,6 +18,7 @@ export const EXAMPLE_IDS = {
 	reconciliation: 'ppExReconcile03',
 	paymentLink: 'ppExPaymentLink04',
 	sellerPayout: 'ppExSellerPay05',
+	payoutApproval: 'ppExPayoutApproval06',
 } as const;
 
 /** Placeholders as they appear in the example files. */

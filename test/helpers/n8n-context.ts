@@ -132,13 +132,15 @@ export interface RunOptions {
 	continueOnFail?: boolean;
 	workflowId?: string;
 	nodeName?: string;
+	/** The node's type in the workflow: n8n gives the node used as an AI agent's tool `…payPalychTool`. */
+	nodeType?: string;
 }
 
 function build(options: Omit<RunOptions, 'items'>) {
 	const node: INode = {
 		id: 'b6b1c0f0-0000-4000-8000-000000000001',
 		name: options.nodeName ?? 'PayPalych',
-		type: NODE_TYPE,
+		type: options.nodeType ?? NODE_TYPE,
 		typeVersion: 1,
 		position: [0, 0],
 		parameters: options.parameters,

@@ -287,7 +287,7 @@ function describeExisting(payouts: IDataObject[]): string {
  * The payouts already made under the order ID when they are this payout (same total, same
  * destination where the service shows it). Another amount or destination is an error naming both.
  */
-function sameIntentOrThrow(
+export function sameIntentOrThrow(
 	this: IExecuteFunctions,
 	existing: IDataObject[],
 	orderId: string,
@@ -342,7 +342,7 @@ export function checkOrderId(this: IExecuteFunctions, itemIndex: number): string
  * 1. Looks the order ID up. A payout under it with the same amount and destination is returned
  *    (already_existed: true), or an error with On Existing Payout = Fail; another amount or
  *    destination is an error naming both. Nothing is paid.
- * 2. Otherwise creates it with the order ID. If the service refuses the order ID as taken, or gives
+ * 2. Otherwise (and once `beforeCreate` has not refused) creates it with the order ID. If the service refuses the order ID as taken, or gives
  *    no answer / a 5xx (it may have paid before failing to answer), looks it up again and returns
  *    what it finds; with nothing found the error stands, and running again is safe.
  * 3. Each payout of a split answer is its own entry. An answer without a payout list is an error
@@ -354,6 +354,7 @@ export async function createPayoutOnce(
 	endpoint: string,
 	body: Record<string, string>,
 	intent: PayoutIntent,
+	beforeCreate?: () => Promise<void>,
 ): Promise<IDataObject[]> {
 	const orderId = checkOrderId.call(this, itemIndex);
 	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
@@ -377,6 +378,7 @@ export async function createPayoutOnce(
 
 	const before = await payoutsUnderOrderId.call(this, orderId, intent.cents, itemIndex);
 	if (before) return existingOutput(before);
+	await beforeCreate?.(); // the guardrails' last check (Daily Limit): it may refuse, nothing is sent
 
 	let answer: IDataObject;
 	try {

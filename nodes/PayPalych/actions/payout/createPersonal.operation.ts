@@ -2,7 +2,8 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { ENDPOINTS } from '../../../shared';
-import { accountIntent, createPayoutOnce, payoutFields } from '../../helpers/payout';
+import { createGuardedPayout, payoutCreateFields } from '../../helpers/guardrails';
+import { accountIntent } from '../../helpers/payout';
 import { checkAmount, checkRequired } from '../../helpers/validation';
 import { payoutAmountField } from '../common.descriptions';
 
@@ -18,7 +19,7 @@ const properties: INodeProperties[] = [
 		description: 'ID of a payout account saved in your merchant account',
 	},
 	payoutAmountField,
-	...payoutFields,
+	...payoutCreateFields,
 ];
 
 export const description = updateDisplayOptions(displayOptions, properties);
@@ -33,7 +34,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	);
 	const amount = checkAmount(node, this.getNodeParameter('amount', itemIndex), itemIndex);
 	const params = { amount, payout_account_id: payoutAccountId };
-	return await createPayoutOnce.call(
+	return await createGuardedPayout.call(
 		this,
 		itemIndex,
 		ENDPOINTS.payoutPersonalCreate.path,

@@ -2,13 +2,8 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { ENDPOINTS, PAYOUT_ACCOUNT_TYPES } from '../../../shared';
-import {
-	cardIntent,
-	createPayoutOnce,
-	payoutFields,
-	sbpIntent,
-	type PayoutIntent,
-} from '../../helpers/payout';
+import { createGuardedPayout, payoutCreateFields } from '../../helpers/guardrails';
+import { cardIntent, sbpIntent, type PayoutIntent } from '../../helpers/payout';
 import {
 	checkAmount,
 	checkBank,
@@ -105,7 +100,7 @@ const properties: INodeProperties[] = [
 			},
 		],
 	},
-	...payoutFields,
+	...payoutCreateFields,
 ];
 
 export const description = updateDisplayOptions(displayOptions, properties);
@@ -158,7 +153,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 			itemIndex,
 		);
 	}
-	return await createPayoutOnce.call(
+	return await createGuardedPayout.call(
 		this,
 		itemIndex,
 		ENDPOINTS.payoutRegularCreate.path,

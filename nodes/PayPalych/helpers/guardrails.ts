@@ -1,0 +1,297 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import { ENDPOINTS, formatCents, normalizeAmount, toCents } from '../../shared';
+import { apiRequest } from '../transport';
+import { listAll } from './pagination';
+import {
+	checkOrderId,
+	createPayoutOnce,
+	payoutFields,
+	payoutsUnderOrderId,
+	sameIntentOrThrow,
+	type PayoutIntent,
+} from './payout';
+import { inputError } from './validation';
+
+/**
+ * Guardrails of the payout-create operations: Dry Run, Max Amount, Daily Limit, and the rules that
+ * apply when an AI agent calls the node as a tool. Every check here runs before a create request
+ * is sent; a refused payout sends nothing.
+ */
+
+/** The options this module adds to the payout-create Options collection. */
+export const guardrailOptions: INodeProperties[] = [
+	{
+		displayName: 'Daily Limit',
+		name: 'dailyLimit',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. 50000.00',
+		description:
+			"Refuse this payout when today's payouts plus this one would exceed this amount (RUB, at most 2 decimals; empty: no limit). Today's payouts are read from the service (Payout › Search for today's date, the service's day; the sandbox's days are UTC) and include every payout except failed and declined ones (FAIL, ERROR, DECLINED: their money went back). Checked just before the create request: two executions running at the same moment each see the other's payout missing and can together exceed the limit by one payout each. For a hard ceiling run payouts one at a time and ask PayPalych for an account limit.",
+	},
+	{
+		displayName: 'Dry Run',
+		name: 'dryRun',
+		type: 'boolean',
+		default: false,
+		description:
+			'Whether to check everything (inputs, limits, the Order ID, the balance) and output what would be paid (dry_run: true, amount, destination, order_id_exists, balance_covers) without sending a create request. Nothing is paid.',
+	},
+	{
+		displayName: 'Max Amount',
+		name: 'maxAmount',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. 10000.00',
+		description:
+			'Refuse any payout above this amount (RUB, at most 2 decimals; empty: no limit) before anything is sent. Holds for every payout, however many executions run at once.',
+	},
+];
+
+export interface Guardrails {
+	dryRun: boolean;
+	maxCents?: number;
+	dailyCents?: number;
+	asTool: boolean;
+}
+
+/** Whether the node runs as an AI agent's tool: n8n gives a tool its own type, named …Tool. */
+export function runsAsTool(this: IExecuteFunctions): boolean {
+	const type = this.getNode().type ?? '';
+	return (type.split('.').pop() ?? '').endsWith('Tool');
+}
+
+function limitOf(
+	this: IExecuteFunctions,
+	value: unknown,
+	field: string,
+	itemIndex: number,
+): number | undefined {
+	if (value === undefined || value === null || (typeof value === 'string' && value.trim() === ''))
+		return undefined;
+	const checked = normalizeAmount(value);
+	if (!checked.ok) {
+		throw inputError(
+			this.getNode(),
+			field,
+			`${checked.message} (got ${JSON.stringify(value)})`,
+			itemIndex,
+			'Use a positive amount with at most 2 decimals, such as 10000 or 9999.90, or leave it empty for no limit. Nothing was paid.',
+		);
+	}
+	return checked.cents;
+}
+
+/**
+ * Reads the guardrail options and refuses, before any request, a payout above Max Amount and (as a
+ * tool) a payout without an explicit Order ID.
+ */
+export function readGuardrails(
+	this: IExecuteFunctions,
+	itemIndex: number,
+	options: IDataObject,
+	cents: number,
+	label: string,
+): Guardrails {
+	const guard: Guardrails = {
+		dryRun: options.dryRun === true,
+		maxCents: limitOf.call(this, options.maxAmount, 'Max Amount', itemIndex),
+		dailyCents: limitOf.call(this, options.dailyLimit, 'Daily Limit', itemIndex),
+		asTool: runsAsTool.call(this),
+	};
+	if (guard.asTool) {
+		const raw = this.getNodeParameter('orderId', itemIndex, '') as unknown;
+		const orderId = typeof raw === 'string' || typeof raw === 'number' ? String(raw).trim() : '';
+		if (orderId === '') {
+			throw new NodeOperationError(
+				this.getNode(),
+				`Refused: no payout of ${formatCents(cents)} RUB to ${label} without an explicit Order ID`,
+				{
+					itemIndex,
+					description:
+						'Nothing was paid. A payout requested by an AI agent needs the Order ID of the request it pays (an invoice or withdrawal number the user gave); ask for it, never invent one.',
+				},
+			);
+		}
+	}
+	if (guard.maxCents !== undefined && cents > guard.maxCents) {
+		throw new NodeOperationError(
+			this.getNode(),
+			`Refused: the payout of ${formatCents(cents)} to ${label} is above Max Amount ${formatCents(guard.maxCents)}`,
+			{
+				itemIndex,
+				description:
+					'Nothing was sent to PayPalych. Check the amount, or raise Max Amount in the Options if this payout is meant.',
+			},
+		);
+	}
+	return guard;
+}
+
+/** The service's day: today's date as payout/search takes it (Y-m-d, UTC like the sandbox). */
+export function serviceToday(): string {
+	return new Date().toISOString().slice(0, 10);
+}
+
+/** Payouts whose money went back do not count against the daily limit. */
+const NOT_COUNTED = new Set(['FAIL', 'FAILED', 'ERROR', 'DECLINED']);
+
+/** Sum of today's payouts (cents) on the service, failed and declined ones left out. */
+export async function paidToday(
+	this: IExecuteFunctions,
+	itemIndex: number,
+): Promise<{ day: string; cents: number }> {
+	const day = serviceToday();
+	const payouts = await listAll.call(
+		this,
+		ENDPOINTS.payoutSearch.path,
+		{ start_date: day, finish_date: day },
+		undefined,
+		itemIndex,
+	);
+	let cents = 0;
+	for (const payout of payouts) {
+		const status = typeof payout.status === 'string' ? payout.status.toUpperCase() : '';
+		if (NOT_COUNTED.has(status)) continue;
+		const amount = toCents(payout.amount);
+		if (amount === undefined) {
+			throw new NodeOperationError(
+				this.getNode(),
+				`Daily Limit cannot be checked: payout ${String(payout.id)} has an amount the node cannot read (${JSON.stringify(payout.amount)})`,
+				{ itemIndex, description: 'Nothing was paid.' },
+			);
+		}
+		cents += amount;
+	}
+	return { day, cents };
+}
+
+/** Refuses the payout when today's payouts plus this one exceed Daily Limit; returns today's figure. */
+export async function checkDailyLimit(
+	this: IExecuteFunctions,
+	guard: Guardrails,
+	cents: number,
+	label: string,
+	itemIndex: number,
+): Promise<IDataObject> {
+	if (guard.dailyCents === undefined) return {};
+	const today = await paidToday.call(this, itemIndex);
+	const total = today.cents + cents;
+	if (total > guard.dailyCents) {
+		throw new NodeOperationError(
+			this.getNode(),
+			`Refused: Daily Limit ${formatCents(guard.dailyCents)} would be exceeded: ${formatCents(today.cents)} paid out today (${today.day}) + ${formatCents(cents)} to ${label} = ${formatCents(total)}`,
+			{
+				itemIndex,
+				description:
+					'Nothing was sent to PayPalych. Failed and declined payouts are not counted. Pay the rest tomorrow, or raise Daily Limit in the Options if this payout is meant.',
+			},
+		);
+	}
+	return {
+		paid_today: formatCents(today.cents),
+		daily_limit: formatCents(guard.dailyCents),
+	};
+}
+
+/** The available RUB balance in cents, read from merchant/balance. */
+async function availableRub(this: IExecuteFunctions, itemIndex: number): Promise<number> {
+	const answer = await apiRequest.call(this, 'GET', ENDPOINTS.merchantBalance.path, {
+		itemIndex,
+	});
+	const balances = Array.isArray(answer.balances) ? (answer.balances as IDataObject[]) : [];
+	const rub = balances.find((b) => String(b.currency).toUpperCase() === 'RUB');
+	const cents = toCents(rub?.balance_available);
+	if (cents === undefined) {
+		throw new NodeOperationError(this.getNode(), 'Dry Run: the service shows no RUB balance', {
+			itemIndex,
+			description: 'Nothing was paid.',
+		});
+	}
+	return cents;
+}
+
+/** What a Dry Run outputs: what would be paid, and whether anything stands in the way. */
+export async function dryRunOutput(
+	this: IExecuteFunctions,
+	itemIndex: number,
+	guard: Guardrails,
+	request: { orderId: string; cents: number; label: string },
+	existing: IDataObject[] | undefined,
+): Promise<IDataObject> {
+	const limits = existing
+		? {}
+		: await checkDailyLimit.call(this, guard, request.cents, request.label, itemIndex);
+	const available = await availableRub.call(this, itemIndex);
+	return {
+		dry_run: true,
+		would_pay: existing === undefined,
+		amount: formatCents(request.cents),
+		currency: 'RUB',
+		destination: request.label,
+		order_id: request.orderId,
+		order_id_exists: existing !== undefined,
+		...(existing ? { existing_payout_ids: existing.map((payout) => String(payout.id)) } : {}),
+		balance_available: formatCents(available),
+		balance_covers: available >= request.cents,
+		...(guard.maxCents !== undefined ? { max_amount: formatCents(guard.maxCents) } : {}),
+		...limits,
+		summary: existing
+			? `Dry run: Order ID ${request.orderId} already has a payout (${existing.map((p) => String(p.id)).join(', ')}); nothing would be paid`
+			: `Dry run: would pay ${formatCents(request.cents)} RUB to ${request.label} under Order ID ${request.orderId}; nothing was sent`,
+	};
+}
+
+/** What a tool answers the agent: the amount and the destination, in words. */
+export function toolSummary(payouts: IDataObject[], orderId: string, label: string): string {
+	const cents = payouts.reduce((sum, payout) => sum + (toCents(payout.amount) ?? 0), 0);
+	const ids = payouts.map((payout) => `${String(payout.id)} (${String(payout.status ?? '?')})`);
+	const existed = payouts.some((payout) => payout.already_existed === true);
+	return existed
+		? `Already paid earlier, nothing paid now: ${formatCents(cents)} RUB to ${label} under Order ID ${orderId}, payout ${ids.join(', ')}`
+		: `Paid out ${formatCents(cents)} RUB to ${label} under Order ID ${orderId}: payout ${ids.join(', ')}`;
+}
+
+/** The Order ID and Options of the payout-create operations, the Options with the guardrails. */
+export const payoutCreateFields: INodeProperties[] = payoutFields.map((field) =>
+	field.name === 'options' && field.type === 'collection'
+		? {
+				...field,
+				options: [...guardrailOptions, ...(field.options ?? [])].sort((a, b) =>
+					(a as INodeProperties).displayName.localeCompare((b as INodeProperties).displayName),
+				),
+			}
+		: field,
+);
+
+/**
+ * A payout create with its guardrails: Max Amount and (as a tool) the Order ID refused before any
+ * request; Dry Run looks the Order ID up and reads the balance, and sends no create; Daily Limit
+ * is checked after the Order ID look-up (an existing payout is not paid again, so not counted
+ * twice) and just before the create request. The creating itself is createPayoutOnce.
+ */
+export async function createGuardedPayout(
+	this: IExecuteFunctions,
+	itemIndex: number,
+	endpoint: string,
+	body: Record<string, string>,
+	intent: PayoutIntent,
+): Promise<IDataObject[]> {
+	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
+	const guard = readGuardrails.call(this, itemIndex, options, intent.cents, intent.label);
+	const orderId = checkOrderId.call(this, itemIndex);
+	if (guard.dryRun) {
+		const existing = await payoutsUnderOrderId.call(this, orderId, intent.cents, itemIndex);
+		if (existing) sameIntentOrThrow.call(this, existing, orderId, intent, itemIndex);
+		const request = { orderId, cents: intent.cents, label: intent.label };
+		return [await dryRunOutput.call(this, itemIndex, guard, request, existing)];
+	}
+	const payouts = await createPayoutOnce.call(this, itemIndex, endpoint, body, intent, async () => {
+		await checkDailyLimit.call(this, guard, intent.cents, intent.label, itemIndex);
+	});
+	if (!guard.asTool) return payouts;
+	const summary = toolSummary(payouts, orderId, intent.label);
+	return payouts.map((payout) => ({ ...payout, summary }));
+}
