@@ -4,6 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { RelayConfig } from './config.ts';
+import { AlertMonitor, Alerter } from './catchup/alerts.ts';
+import { CatchupRunner } from './catchup/runner.ts';
 import { consoleRoutes } from './console/index.ts';
 import type { RelayContext } from './context.ts';
 import { Forwarder } from './forwarder.ts';
@@ -32,6 +34,10 @@ export interface AppDeps {
 	forwarder?: boolean;
 	dispatcher?: Dispatcher;
 	random?: () => number;
+	/** How often the alert monitor looks at the store (default 15 s). */
+	alertCheckMs?: number;
+	/** Back-off of the catch-up's API client (tests shorten it). */
+	catchupBackoffMs?: number;
 }
 
 /**
@@ -82,7 +88,32 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 		logController: new RelayLogController(),
 	}) as unknown as FastifyInstance;
 
-	const ctx: RelayContext = { config, store, metrics, kick: () => forwarder?.kick() };
+	const kick = () => forwarder?.kick();
+	const alerter = new Alerter({
+		targets: config.alerts.targets,
+		logger: logger.child({ component: 'alerts' }),
+		metrics,
+		dispatcher: deps.dispatcher,
+	});
+	const monitor = new AlertMonitor({
+		store,
+		alerter,
+		backlogS: config.alerts.backlogS,
+		intervalMs: deps.alertCheckMs,
+		logger: logger.child({ component: 'alerts' }),
+	});
+	const catchup = new CatchupRunner({
+		config,
+		store,
+		metrics,
+		alerter,
+		kick,
+		logger: logger.child({ component: 'catchup' }),
+		dispatcher: deps.dispatcher,
+		backoffMs: deps.catchupBackoffMs,
+		maxBackoffMs: deps.catchupBackoffMs,
+	});
+	const ctx: RelayContext = { config, store, metrics, kick, catchup, alerter };
 
 	// Limits only where a route asks for one (the redirect routes); postbacks are never limited.
 	await app.register(rateLimit, { global: false });
@@ -96,8 +127,13 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 	app.addHook('onReady', async () => {
 		forwarder?.start();
 		pruner?.start();
+		// Off the request path: timers of their own, never awaited by a route.
+		catchup.start();
+		monitor.start();
 	});
 	app.addHook('onClose', async () => {
+		await catchup.stop();
+		await monitor.stop();
 		await forwarder?.stop(config.shutdownGraceMs);
 		await pruner?.stop();
 		if (ownStore) {

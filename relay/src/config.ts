@@ -47,6 +47,23 @@ export interface RelayConfig {
 	redirectLimit: { perClient: number; perPayment: number; windowMs: number };
 	trustProxy: boolean;
 	logLevel: string;
+	/** The relay's catch-up: reading the service for final payments and payouts no postback brought. */
+	catchup: {
+		/** Seconds between runs; 0: off. */
+		intervalS: number;
+		/** How many days back bills and payouts are read. */
+		days: number;
+		/** Most API calls one run makes (the rest waits for the next run). */
+		maxCalls: number;
+		/** The service's address (PAYPALYCH_API_BASE_URL), without a trailing slash. */
+		apiBaseUrl: string;
+	};
+	alerts: {
+		/** Where alert messages are POSTed as JSON. */
+		targets: string[];
+		/** An undelivered event older than this many seconds raises an alert; 0: never. */
+		backlogS: number;
+	};
 }
 
 const HOUR = 3_600_000;
@@ -163,6 +180,19 @@ const schema = z
 		RELAY_REDIRECT_LIMIT_PER_CLIENT: int(0, 30),
 		RELAY_REDIRECT_LIMIT_PER_PAYMENT: int(0, 10),
 		RELAY_REDIRECT_LIMIT_WINDOW_MS: int(1_000, 60_000),
+		// Every RELAY_CATCHUP_INTERVAL_S seconds (0: off) the relay reads the service's last
+		// RELAY_CATCHUP_DAYS days; below 30 s it would read the API more than it needs to.
+		RELAY_CATCHUP_INTERVAL_S: int(0, 300).refine(
+			(s) => s === 0 || s >= 30,
+			'must be 0 (catch-up off) or at least 30 seconds',
+		),
+		RELAY_CATCHUP_DAYS: int(1, 3).refine((d) => d <= 30, 'must be at most 30 days'),
+		RELAY_CATCHUP_MAX_CALLS: int(1, 200),
+		PAYPALYCH_API_BASE_URL: optionalUrl.transform((v) =>
+			(v ?? 'https://pal24.pro').replace(/\/+$/, ''),
+		),
+		RELAY_ALERT_TARGETS: urlList,
+		RELAY_ALERT_BACKLOG_S: int(0, 3600),
 		RELAY_TRUST_PROXY: flag(false),
 		RELAY_REQUIRE_RECEIPT: flag(true),
 		LOG_LEVEL: z
@@ -258,5 +288,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 		},
 		trustProxy: c.RELAY_TRUST_PROXY,
 		logLevel: c.LOG_LEVEL,
+		catchup: {
+			intervalS: c.RELAY_CATCHUP_INTERVAL_S,
+			days: c.RELAY_CATCHUP_DAYS,
+			maxCalls: c.RELAY_CATCHUP_MAX_CALLS,
+			apiBaseUrl: c.PAYPALYCH_API_BASE_URL,
+		},
+		alerts: { targets: c.RELAY_ALERT_TARGETS, backlogS: c.RELAY_ALERT_BACKLOG_S },
 	};
 }

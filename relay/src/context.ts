@@ -2,6 +2,8 @@ import type { PostbackEvent } from './contract.ts';
 import type { RelayConfig } from './config.ts';
 import type { Metrics } from './metrics.ts';
 import type { Store } from './store/types.ts';
+import type { Alerter } from './catchup/alerts.ts';
+import type { CatchupRunner } from './catchup/runner.ts';
 
 /** What the route plugins share; passed to each plugin as its options. */
 export interface RelayContext {
@@ -10,6 +12,10 @@ export interface RelayContext {
 	metrics: Metrics;
 	/** Told when something new is stored, so delivery starts without waiting for the next poll. */
 	kick: () => void;
+	/** The catch-up (present even when its interval is 0: the admin API can run it). */
+	catchup?: CatchupRunner;
+	/** Alerts raised, for the console and the admin API. */
+	alerter?: Alerter;
 }
 
 export interface ContextOptions {

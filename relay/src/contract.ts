@@ -9,11 +9,17 @@ export {
 	EVENT_HEADER,
 	EVENT_ID_HEADER,
 	IDEMPOTENCY_KEY_HEADER,
+	PAYMENT_POSTBACK_STATUSES,
+	PAYOUT_POSTBACK_STATUSES,
 	POSTBACK_EVENTS,
+	canonicalStatus,
 	RECEIPT_HEADER,
 	describeRejection,
+	expectedSignature,
+	formatCents,
 	parsePostbackBody,
 	postbackKey,
+	toCents,
 	verifyPostback,
 } from '../../nodes/shared/index.ts';
 export type { PostbackEvent, PostbackFields } from '../../nodes/shared/index.ts';

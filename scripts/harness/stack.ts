@@ -69,6 +69,9 @@ export interface RelayInfo {
 	service: Service;
 	/** Stops the relay (graceful) and starts it again with the same store and settings. */
 	restart(): Promise<void>;
+	/** Stops the relay (graceful); `start` brings it back with the same store and settings. */
+	stop(): Promise<void>;
+	start(): Promise<void>;
 }
 
 export interface Stack {
@@ -244,6 +247,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 			RELAY_REDIRECT_TARGETS: '',
 			RELAY_DATABASE: database,
 			RELAY_ADMIN_TOKEN: adminToken,
+			// The catch-up reads the sandbox (the live service is the default).
+			PAYPALYCH_API_BASE_URL: sandboxUrl,
 			LOG_LEVEL: 'info',
 			...options.relayEnv,
 		};
@@ -266,6 +271,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 			service: await startRelay(),
 			async restart() {
 				await relay.service.stop(15_000);
+				relay.service = await startRelay();
+			},
+			async stop() {
+				await relay.service.stop(15_000);
+			},
+			async start() {
 				relay.service = await startRelay();
 			},
 		};

@@ -64,6 +64,15 @@ CREATE INDEX attempts_target_error ON attempts (target, started_at) WHERE error 
 CREATE TABLE heartbeat (id integer PRIMARY KEY, at bigint NOT NULL);
 `,
 	},
+	{
+		version: 2,
+		name: 'event source, catch-up marks',
+		sql: `
+ALTER TABLE events ADD COLUMN source text NOT NULL DEFAULT 'postback' CHECK (source IN ('postback', 'catch-up'));
+CREATE TABLE catchup_marks (mark text PRIMARY KEY, at bigint NOT NULL);
+CREATE INDEX catchup_marks_at ON catchup_marks (at);
+`,
+	},
 ];
 
 /** Any constant: the advisory lock that serialises migrations of instances starting together. */
