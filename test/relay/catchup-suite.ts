@@ -7,6 +7,7 @@ import { startSandbox } from '../../sandbox/src/index.ts';
 import type { RunningSandbox } from '../../sandbox/src/index.ts';
 import { start } from '../../relay/src/server.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
+import { cookieOf, submitLogin } from './console-suite.ts';
 import { ADMIN_TOKEN, Target, baseEnv, form, md5, tempDir, waitFor } from './helpers.ts';
 
 export interface SuiteStore {
@@ -290,6 +291,26 @@ export function catchupSuite(store: SuiteStore): void {
 		expect(kinds().sort()).toEqual(['backlog', 'catch-up', 'dead']);
 		const listed = await admin(r, 'GET', '/alerts');
 		expect(listed.data.map((a: Json) => a.kind).sort()).toEqual(['backlog', 'catch-up', 'dead']);
+
+		// The console shows the same: alerts on the overview, the source in the event list and page.
+		const login = await submitLogin(r.app, { token: ADMIN_TOKEN });
+		const cookie = cookieOf(login, 'relay_console') ?? '';
+		const page = async (url: string) => {
+			const res = await r.app.inject({ url, headers: { cookie } });
+			expect(res.statusCode, url).toBe(200);
+			return res.body;
+		};
+		const overview = await page('/admin/console');
+		expect(overview).toContain('<h2>Alerts</h2>');
+		expect(overview).toContain('no postback brought');
+		expect(overview).toContain('went dead');
+		expect(overview).toMatch(/Last catch-up: .* done, \d+ API call/);
+		expect(await page('/admin/console/events')).toContain(
+			'<span class="badge catch-up">catch-up</span>',
+		);
+		expect(await page(`/admin/console/events/${run.found[0].eventId}`)).toContain(
+			"found by the relay's catch-up",
+		);
 	});
 
 	it('with RELAY_CATCHUP_INTERVAL_S=0 the catch-up is off: no run, not even through the admin API', async () => {
