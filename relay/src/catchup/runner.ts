@@ -181,12 +181,18 @@ export class CatchupRunner {
 	async #read(api: ServiceApi, result: CatchupResult, now: number): Promise<void> {
 		const { config, store } = this.#o;
 		const token = config.apiTokens[config.apiTokens.length - 1];
+		// Never further back than the store keeps delivered events (RELAY_RETENTION_DAYS): a payment
+		// whose event was pruned would otherwise come back as a catch-up event.
+		const days =
+			config.retentionDays > 0
+				? Math.max(1, Math.min(config.catchup.days, config.retentionDays - 1))
+				: config.catchup.days;
 		// UTC days; one day more at the end for a service whose day starts before UTC's.
 		const window = {
-			start_date: ymd(now - config.catchup.days * DAY_MS),
+			start_date: ymd(now - days * DAY_MS),
 			finish_date: ymd(now + DAY_MS),
 		};
-		const pruneBefore = now - (config.catchup.days + 2) * DAY_MS;
+		const pruneBefore = now - (days + 2) * DAY_MS;
 		let budgetSpent: BudgetSpent | undefined;
 
 		// Payments: bills in a final status, oldest first (the first to leave the window).
