@@ -206,15 +206,21 @@ export function catchupSuite(store: SuiteStore): void {
 		expect((await postback(r, 'payment', respelled)).status).toBe(200);
 		expect(await events(r)).toHaveLength(3);
 
-		// A forged call with the lost payment's TrsId and another signed pair stays its own event.
+		// A forged call sent first, with the TrsId of a payment whose postback was lost and another
+		// bill's signed pair (250.00 and its order ID), cannot shadow it: the catch-up still stores
+		// the genuine one.
 		const other = await m.payBill('1.00', true);
-		const forged = { ...other.postback, TrsId: brought.postback.TrsId };
+		const forged = { ...brought.postback, TrsId: other.paymentId };
 		expect((await postback(r, 'payment', forged)).status).toBe(200);
-		expect(await events(r, `&trsId=${brought.postback.TrsId}`)).toHaveLength(2);
+		const again = await admin(r, 'POST', '/catchup');
+		expect(again.found.map((f: Json) => f.trsId)).toEqual([other.paymentId]);
+		const both = await events(r, `&trsId=${other.paymentId}`);
+		expect(both.map((e) => `${e.source} ${e.fields.OutSum} ${e.fields.InvId}`).sort()).toEqual([
+			`catch-up 1.00 ${other.orderId}`,
+			`postback 250.00 ${brought.orderId}`,
+		]);
 
 		// Runs after it find nothing new and read no bill twice.
-		const again = await admin(r, 'POST', '/catchup');
-		expect(again.found.map((f: Json) => f.trsId)).toEqual([other.postback.TrsId]);
 		const third = await admin(r, 'POST', '/catchup');
 		expect(third.found).toEqual([]);
 		expect(third.billsRead).toBe(0);
