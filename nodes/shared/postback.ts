@@ -6,7 +6,7 @@ import {
 	canonicalStatus,
 	isPaidStatus,
 } from './statuses';
-import { decimalToNumber } from './money';
+import { decimalToNumber, toCents } from './money';
 
 /** The four kinds of call the service (or the customer's browser) makes to the merchant. */
 export type PostbackEvent = 'payment' | 'payout' | 'success' | 'fail';
@@ -203,6 +203,11 @@ export function verifyPostback(
  * a call with the TrsId of a real payment before the service does. With the signed pair in the
  * key that call and the genuine postback are two events; the forged one fails confirmation and
  * the genuine one is still stored and delivered.
+ *
+ * The signed amount enters the key as whole cents (`100.5`, `100.50` and `100.500` are one
+ * amount), so a spelling of the same amount is the same postback, and the relay's catch-up event
+ * (built from the service's records) and the late genuine postback after it are one event. An
+ * amount that is not a plain decimal enters the key as sent.
  */
 export interface PostbackIdentity {
 	event: PostbackEvent;
@@ -235,7 +240,13 @@ export function postbackIdentity(
 export function postbackKey(event: PostbackEvent, fields: PostbackFields): string | undefined {
 	const id = postbackIdentity(event, fields);
 	if (id === undefined) return undefined;
-	return JSON.stringify([id.event, id.trsId, id.status, id.signedAmount, id.signedId]);
+	return JSON.stringify([id.event, id.trsId, id.status, amountKey(id.signedAmount), id.signedId]);
+}
+
+/** The signed amount as the key holds it: whole cents when it is a plain decimal, else as sent. */
+function amountKey(amount: string): string {
+	const cents = toCents(amount);
+	return cents === undefined ? amount : `${cents}c`;
 }
 
 /**

@@ -5,6 +5,8 @@ import type { DestinationStream, Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import { AuthThrottle } from './auth-throttle.ts';
 import type { RelayConfig } from './config.ts';
+import { AlertMonitor, Alerter } from './catchup/alerts.ts';
+import { CatchupRunner } from './catchup/runner.ts';
 import { consoleRoutes } from './console/index.ts';
 import type { RelayContext } from './context.ts';
 import { Forwarder } from './forwarder.ts';
@@ -34,6 +36,10 @@ export interface AppDeps {
 	forwarder?: boolean;
 	dispatcher?: Dispatcher;
 	random?: () => number;
+	/** How often the alert monitor looks at the store (default 15 s). */
+	alertCheckMs?: number;
+	/** Back-off of the catch-up's API client (tests shorten it). */
+	catchupBackoffMs?: number;
 }
 
 /**
@@ -98,11 +104,38 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 		},
 	} as Parameters<typeof Fastify>[0]) as unknown as FastifyInstance;
 
+	const kick = () => forwarder?.kick();
+	const alerter = new Alerter({
+		targets: config.alerts.targets,
+		logger: logger.child({ component: 'alerts' }),
+		metrics,
+		dispatcher: deps.dispatcher,
+	});
+	const monitor = new AlertMonitor({
+		store,
+		alerter,
+		backlogS: config.alerts.backlogS,
+		intervalMs: deps.alertCheckMs,
+		logger: logger.child({ component: 'alerts' }),
+	});
+	const catchup = new CatchupRunner({
+		config,
+		store,
+		metrics,
+		alerter,
+		kick,
+		logger: logger.child({ component: 'catchup' }),
+		dispatcher: deps.dispatcher,
+		backoffMs: deps.catchupBackoffMs,
+		maxBackoffMs: deps.catchupBackoffMs,
+	});
 	const ctx: RelayContext = {
 		config,
 		store,
 		metrics,
-		kick: () => forwarder?.kick(),
+		kick,
+		catchup,
+		alerter,
 		authThrottle: new AuthThrottle(config.authLimit),
 	};
 
@@ -130,8 +163,13 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 	app.addHook('onReady', async () => {
 		forwarder?.start();
 		pruner?.start();
+		// Off the request path: timers of their own, never awaited by a route.
+		catchup.start();
+		monitor.start();
 	});
 	app.addHook('onClose', async () => {
+		await catchup.stop();
+		await monitor.stop();
 		await forwarder?.stop(config.shutdownGraceMs);
 		await pruner?.stop();
 		if (ownStore) {

@@ -65,6 +65,23 @@ export interface RelayConfig {
 	/** HTTP server timeouts, in milliseconds. */
 	timeouts: { request: number; headers: number; keepAlive: number; connection: number };
 	logLevel: string;
+	/** The relay's catch-up: reading the service for final payments and payouts no postback brought. */
+	catchup: {
+		/** Seconds between runs; 0: off. */
+		intervalS: number;
+		/** How many days back bills and payouts are read. */
+		days: number;
+		/** Most API calls one run makes (the rest waits for the next run). */
+		maxCalls: number;
+		/** The service's address (PAYPALYCH_API_BASE_URL), without a trailing slash. */
+		apiBaseUrl: string;
+	};
+	alerts: {
+		/** Where alert messages are POSTed as JSON. */
+		targets: string[];
+		/** An undelivered event older than this many seconds raises an alert; 0: never. */
+		backlogS: number;
+	};
 }
 
 const HOUR = 3_600_000;
@@ -266,6 +283,25 @@ const fields = z.object({
 	),
 	RELAY_REDIRECT_LIMIT_WINDOW_MS: int(1_000, 60_000).describe(
 		'window of the redirect limits, in ms',
+	),
+	// Every RELAY_CATCHUP_INTERVAL_S seconds (0: off) the relay reads the service's last
+	// RELAY_CATCHUP_DAYS days; below 30 s it would read the API more than it needs to.
+	RELAY_CATCHUP_INTERVAL_S: int(0, 300)
+		.refine((s) => s === 0 || s >= 30, 'must be 0 (catch-up off) or at least 30 seconds')
+		.describe(
+			'how often the catch-up reads the service for postbacks that never came, in seconds (0: off, else at least 30)',
+		),
+	RELAY_CATCHUP_DAYS: int(1, 3)
+		.refine((d) => d <= 30, 'must be at most 30 days')
+		.describe('how many days back each catch-up run reads (at most 30)'),
+	RELAY_CATCHUP_MAX_CALLS: int(1, 200).describe(
+		'API calls one catch-up run may make at the most (the next run goes on)',
+	),
+	RELAY_ALERT_TARGETS: urlList.describe(
+		'URLs (comma-separated) the relay posts a JSON alert to: postbacks found by catch-up, dead deliveries, an old backlog',
+	),
+	RELAY_ALERT_BACKLOG_S: int(0, 3600).describe(
+		'alert when the oldest undelivered event is older than this many seconds (0: never)',
 	),
 	// One signature from a customer's redirect must not mint unlimited events.
 	RELAY_PAIR_LIMIT: int(0, 10).describe(
@@ -498,5 +534,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 			connection: c.RELAY_CONNECTION_TIMEOUT_MS,
 		},
 		logLevel: c.LOG_LEVEL,
+		catchup: {
+			intervalS: c.RELAY_CATCHUP_INTERVAL_S,
+			days: c.RELAY_CATCHUP_DAYS,
+			maxCalls: c.RELAY_CATCHUP_MAX_CALLS,
+			apiBaseUrl: c.PAYPALYCH_API_BASE_URL,
+		},
+		alerts: { targets: c.RELAY_ALERT_TARGETS, backlogS: c.RELAY_ALERT_BACKLOG_S },
 	};
 }

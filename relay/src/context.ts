@@ -3,6 +3,8 @@ import type { PostbackEvent } from './contract.ts';
 import type { RelayConfig } from './config.ts';
 import type { Metrics } from './metrics.ts';
 import type { Store } from './store/types.ts';
+import type { Alerter } from './catchup/alerts.ts';
+import type { CatchupRunner } from './catchup/runner.ts';
 
 /** What the route plugins share; passed to each plugin as its options. */
 export interface RelayContext {
@@ -13,6 +15,10 @@ export interface RelayContext {
 	kick: () => void;
 	/** Wrong admin tokens per client (admin API and console login share it). */
 	authThrottle: AuthThrottle;
+	/** The catch-up (present even when its interval is 0: the admin API can run it). */
+	catchup?: CatchupRunner;
+	/** Alerts raised, for the console and the admin API. */
+	alerter?: Alerter;
 }
 
 export interface ContextOptions {

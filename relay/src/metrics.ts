@@ -61,6 +61,26 @@ export class Metrics {
 		'Deliveries given up (retry budget spent or permanent refusal).',
 		['kind'],
 	);
+	readonly catchupRuns = this.#counter(
+		'paypalych_relay_catchup_runs_total',
+		'Catch-up runs, by outcome (done, partial: the call budget ran out, skipped: another instance was running one, failed).',
+		['outcome'],
+	);
+	readonly catchupApiCalls = this.#counter(
+		'paypalych_relay_catchup_api_calls_total',
+		'Calls the catch-up made to the service API, by endpoint.',
+		['endpoint'],
+	);
+	readonly catchupEvents = this.#counter(
+		'paypalych_relay_catchup_events_total',
+		'Events stored by the catch-up (source catch-up): final payments and payouts no postback brought.',
+		['kind'],
+	);
+	readonly alerts = this.#counter(
+		'paypalych_relay_alerts_total',
+		'Alerts raised (each cause once), by cause.',
+		['cause'],
+	);
 	readonly latency = new Histogram({
 		name: 'paypalych_relay_delivery_latency_seconds',
 		help: 'Time from receiving a call to its successful delivery to a target.',

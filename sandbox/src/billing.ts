@@ -30,7 +30,7 @@ export const PAYMENT_POSTBACK_CURRENCY = 'RUB';
 
 export function createBill(
 	state: State,
-	init: Omit<Bill, 'id' | 'status' | 'active' | 'createdAt'>,
+	init: Omit<Bill, 'id' | 'status' | 'active' | 'createdAt' | 'losePostback'>,
 ): Bill {
 	const bill: Bill = {
 		...init,
@@ -38,6 +38,7 @@ export function createBill(
 		status: 'NEW',
 		active: true,
 		createdAt: state.now(),
+		losePostback: false,
 	};
 	state.bills.set(bill.id, bill);
 	return bill;
@@ -155,7 +156,7 @@ function redirectOf(bill: Bill, payment: Payment, merchant: Merchant, shop: Shop
 export function pay(
 	state: State,
 	bill: Bill,
-	request: { outcome?: Outcome; method?: PaymentMethod; amount?: number },
+	request: { outcome?: Outcome; method?: PaymentMethod; amount?: number; losePostback?: boolean },
 ): PayResult {
 	const refusal = payRefusal(state, bill);
 	if (refusal) throw refusal;
@@ -185,7 +186,8 @@ export function pay(
 	let postback: Fields | null = null;
 	if (shop.resultUrl && status !== 'PROCESS') {
 		postback = paymentPostback(bill, payment, merchant);
-		state.options.deliver('payment', shop.resultUrl, postback, payment.id);
+		const lost = merchant.losePostbacks || bill.losePostback || request.losePostback === true;
+		state.options.deliver('payment', shop.resultUrl, postback, payment.id, lost);
 	}
 	return { payment, postback, redirect: redirectOf(bill, payment, merchant, shop) };
 }

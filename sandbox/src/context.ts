@@ -102,8 +102,8 @@ export class SandboxContext {
 
 	private newState(): State {
 		return new State({
-			deliver: (kind, url, fields, trsId) => {
-				this.deliverer.send(kind, url, fields, trsId);
+			deliver: (kind, url, fields, trsId, lost) => {
+				this.deliverer.send(kind, url, fields, trsId, lost);
 			},
 			autoAdvanceMs: this.options.autoAdvanceMs * this.options.timeFactor,
 			liveExtras: this.options.liveExtras,

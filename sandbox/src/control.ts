@@ -41,6 +41,7 @@ const merchantPatch = z.object({
 	payoutWebhookUrl: url.optional(),
 	tooManyPaymentsThreshold: z.int().min(0).optional(),
 	liveExtras: z.boolean().optional(),
+	losePostbacks: z.boolean().optional(),
 });
 
 const shopFields = z.object({
@@ -74,7 +75,10 @@ const paySchema = z.object({
 	outcome: z.enum(['full', 'under', 'over', 'fail', 'process']).optional(),
 	method: z.enum(['BANK_CARD', 'SBP']).optional(),
 	amount: positiveAmount.optional(),
+	losePostback: z.boolean().optional(),
 });
+
+const billPatch = z.object({ losePostback: z.boolean().optional() });
 
 const advanceSchema = z.object({
 	status: z.enum(['PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED']),
@@ -179,6 +183,7 @@ export function merchantView(ctx: SandboxContext, merchant: Merchant): Record<st
 		payoutWebhookUrl: merchant.payoutWebhookUrl,
 		tooManyPaymentsThreshold: merchant.tooManyPaymentsThreshold,
 		liveExtras: merchant.liveExtras,
+		losePostbacks: merchant.losePostbacks,
 		shops: [...ctx.state.shops.values()]
 			.filter((shop) => shop.merchantId === merchant.id)
 			.map(shopView),
@@ -207,6 +212,7 @@ function billControlView(ctx: SandboxContext, bill: Bill, base: string): Record<
 		payerPaysCommission: bill.payerPaysCommission,
 		paymentMethod: bill.paymentMethod,
 		active: bill.active,
+		losePostback: bill.losePostback,
 		linkUrl: `${base}/link/${bill.id}`,
 		linkPageUrl: `${base}/pay/${bill.id}`,
 		payments: paymentsOf(ctx.state, bill.id).map((payment) => paymentView(payment, true)),
@@ -242,6 +248,7 @@ function applyMerchantPatch(merchant: Merchant, patch: z.output<typeof merchantP
 	if (patch.tooManyPaymentsThreshold !== undefined)
 		merchant.tooManyPaymentsThreshold = patch.tooManyPaymentsThreshold;
 	if (patch.liveExtras !== undefined) merchant.liveExtras = patch.liveExtras;
+	if (patch.losePostbacks !== undefined) merchant.losePostbacks = patch.losePostbacks;
 }
 
 function applyShopPatch(shop: Shop, patch: z.output<typeof shopFields>): void {
@@ -354,6 +361,12 @@ export async function controlRoutes(app: FastifyInstance, { ctx }: ContextOption
 	app.get('/bills/:id', async (request) =>
 		billControlView(ctx, billOf(param(request)), ctx.baseUrl(request)),
 	);
+	app.patch('/bills/:id', async (request) => {
+		const bill = billOf(param(request));
+		const patch = billPatch.parse(body(request));
+		if (patch.losePostback !== undefined) bill.losePostback = patch.losePostback;
+		return billControlView(ctx, bill, ctx.baseUrl(request));
+	});
 	app.post('/bills/:id/pay', async (request) => {
 		const bill = billOf(param(request));
 		const data = paySchema.parse(body(request));

@@ -82,6 +82,12 @@ export interface Merchant {
 	 * postbacks. Off: answers and postbacks carry exactly the document's fields.
 	 */
 	liveExtras: boolean;
+	/**
+	 * Lose every postback of this merchant (payments and payouts): the service gives up on it
+	 * without sending anything, as when the merchant's endpoint failed all its retries. The
+	 * delivery log shows it as lost. The records (bills, payments, payouts) are unchanged.
+	 */
+	losePostbacks: boolean;
 }
 
 export interface Shop {
@@ -121,6 +127,8 @@ export interface Bill {
 	status: BillStatus;
 	active: boolean;
 	createdAt: number;
+	/** Lose the payment postbacks of this bill (see Merchant.losePostbacks). */
+	losePostback: boolean;
 }
 
 export interface Payment {

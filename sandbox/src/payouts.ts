@@ -173,6 +173,7 @@ export function advancePayout(state: State, payout: Payout, status: PayoutStatus
 			merchant.payoutWebhookUrl,
 			payoutPostback(payout, merchant),
 			payout.id,
+			merchant.losePostbacks,
 		);
 	}
 	return payout;

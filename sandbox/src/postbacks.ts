@@ -20,6 +20,8 @@ export interface DeliveryAttempt {
 	/** The first 1000 characters of the answer. */
 	response: string | null;
 	delivered: boolean;
+	/** Given up without a request by the lose-postbacks switch. */
+	lost?: boolean;
 	/** Delay before the next attempt in ms (already scaled), or null when none follows. */
 	nextAttemptInMs: number | null;
 	at: string;
@@ -55,9 +57,28 @@ export class Deliverer {
 		return 10 ** attempt * 1000 * this.options.timeFactor;
 	}
 
-	send(kind: 'payment' | 'payout', url: string, body: Fields, trsId: string): string {
+	/**
+	 * Sends a postback, retried on failure. `lost`: the postback is given up at once without a
+	 * request (the lose-postbacks switch), logged as one attempt with `lost: true`.
+	 */
+	send(kind: 'payment' | 'payout', url: string, body: Fields, trsId: string, lost = false): string {
 		this.seq += 1;
 		const delivery: Delivery = { id: `D${this.seq}`, kind, trsId, url, body };
+		if (lost) {
+			this.log.push({
+				...delivery,
+				attempt: 1,
+				status: null,
+				error:
+					'lost: the sandbox gave up on this postback without sending it (losePostback switch)',
+				response: null,
+				delivered: false,
+				lost: true,
+				nextAttemptInMs: null,
+				at: new Date().toISOString(),
+			});
+			return delivery.id;
+		}
 		this.schedule(delivery, 1, 0);
 		return delivery.id;
 	}

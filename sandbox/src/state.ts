@@ -17,7 +17,13 @@ import {
 
 export interface StateOptions {
 	/** Delivers a postback (kind, url, fields, trsId). */
-	deliver: (kind: 'payment' | 'payout', url: string, fields: Fields, trsId: string) => void;
+	deliver: (
+		kind: 'payment' | 'payout',
+		url: string,
+		fields: Fields,
+		trsId: string,
+		lost?: boolean,
+	) => void;
 	/** Payout auto-advance step in ms (already scaled), 0 = off. */
 	autoAdvanceMs: number;
 	/** Whether new merchants emulate the live service's extra fields (see Merchant.liveExtras). */
@@ -84,6 +90,7 @@ export class State {
 			payoutWebhookUrl: null,
 			tooManyPaymentsThreshold: 1000,
 			liveExtras: this.options.liveExtras,
+			losePostbacks: false,
 		};
 		this.merchants.set(id, merchant);
 		this.tokens.set(token, id);

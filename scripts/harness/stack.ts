@@ -78,6 +78,9 @@ export interface RelayInfo {
 	service: Service;
 	/** Stops the relay (graceful) and starts it again with the same store and settings. */
 	restart(): Promise<void>;
+	/** Stops the relay (graceful); `start` brings it back with the same store and settings. */
+	stop(): Promise<void>;
+	start(): Promise<void>;
 }
 
 export interface Stack {
@@ -250,6 +253,12 @@ export async function startRelay(options: {
 		service: await startRelayService(),
 		async restart() {
 			await relay.service.stop(15_000);
+			relay.service = await startRelayService();
+		},
+		async stop() {
+			await relay.service.stop(15_000);
+		},
+		async start() {
 			relay.service = await startRelayService();
 		},
 	};

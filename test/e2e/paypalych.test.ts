@@ -843,6 +843,123 @@ describe.skipIf(SKIP)(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, (
 		});
 	});
 
+	it('paid bills whose postbacks the service lost reach the workflow once each, by the catch-up, with the relay stopped for part of the run', async () => {
+		const before = (await executionsOf(EXAMPLE_IDS.paymentPaid)).length;
+		const stamp = Date.now();
+		const orders = Array.from({ length: 40 }, (_, i) => `e2e-catchup-${stamp}-${i}`);
+		// Bills 0-19: the service gives up on their postbacks without sending them; 20-39: normal.
+		const lost = (i: number) => i < 20;
+		const paid: Json[] = [];
+		const payBill = async (i: number) => {
+			const billId = await createBill(`${200 + i}.50`, orders[i]);
+			const result = await stack.control<{ payment: Json }>('POST', `/bills/${billId}/pay`, {
+				outcome: 'full',
+				method: 'BANK_CARD',
+				losePostback: lost(i),
+			});
+			paid[i] = result.payment;
+		};
+		// Half of each group with the relay up, the other half while it is stopped: the service's
+		// postbacks of the normal ones fail then and are retried (10 s, 100 s … times 0.01).
+		for (const i of [...Array(10).keys()].flatMap((i) => [i, i + 20])) await payBill(i);
+		await stack.relay.stop();
+		phases.mark('relay stopped with 10 lost and 10 normal postbacks paid');
+		// (At once, so the relay is down for a few seconds, not the time of 20 bills one by one.)
+		await Promise.all([...Array(10).keys()].flatMap((i) => [payBill(i + 10), payBill(i + 30)]));
+		// Started again with gentler deliveries than the suite's fast retries: the catch-up hands n8n
+		// 30-odd postbacks at once (each to three triggers), and retries every 200 ms would keep a
+		// busy n8n from ever catching up.
+		Object.assign(stack.relay.env, {
+			RELAY_CONCURRENCY: '4',
+			RELAY_BASE_DELAY_MS: '500',
+			RELAY_MAX_DELAY_MS: '3000',
+		});
+		await stack.relay.start();
+		phases.mark('relay started again after 20 more bills were paid');
+
+		// One catch-up run now (the interval's timer would run it within RELAY_CATCHUP_INTERVAL_S).
+		const run = await fetch(`${stack.relay.url}/admin/catchup`, {
+			method: 'POST',
+			headers: { authorization: `Bearer ${stack.relay.adminToken}` },
+		});
+		const result = (await run.json()) as Json;
+		phases.mark(`catch-up: HTTP ${run.status}, ${JSON.stringify(result.found?.length)} found`);
+
+		// The service's postbacks of the normal bills paid while the relay was down come late (its
+		// next retry is 10^n s away): each is sent now, as that retry would, after the catch-up.
+		for (const i of [...Array(10).keys()].map((i) => i + 30)) {
+			const { data } = await stack.control<{ data: Json[] }>(
+				'GET',
+				`/deliveries?kind=payment&trsId=${paid[i].id}`,
+			);
+			const late = await fetch(`${stack.relay.url}/postback/payment`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/x-www-form-urlencoded' },
+				body: new URLSearchParams(data[0].body as Record<string, string>).toString(),
+			});
+			expect(late.status, paid[i].id).toBe(200);
+		}
+		try {
+			await waitFor(
+				'a shop call for each of the 40 orders',
+				() => (orders.every((o) => paidCalls(o).length >= 1) ? true : undefined),
+				90_000,
+			);
+		} catch (error) {
+			const missing = orders.flatMap((o, i) => (paidCalls(o).length === 0 ? [i] : []));
+			const details = await Promise.all(
+				missing.map(async (i) => {
+					const { data } = await relayAdmin<{ data: Json[] }>(
+						`/events?kind=payment&trsId=${paid[i].id}`,
+					);
+					const events = await Promise.all(
+						data.map((e) => relayAdmin<{ event: Json; deliveries: Json[] }>(`/events/${e.id}`)),
+					);
+					return {
+						i,
+						lost: lost(i),
+						events: events.map((e) => ({
+							source: e.event.source,
+							deliveries: e.deliveries.map((d) => [
+								d.status,
+								d.attempts,
+								d.lastStatus,
+								d.lastError,
+							]),
+						})),
+					};
+				}),
+			);
+			throw new Error(
+				`${(error as Error).message}\nmissing: ${JSON.stringify(details)}\ncatch-up: ${JSON.stringify(result)}\nn8n log:\n${stack.n8n.tail()}`,
+			);
+		}
+		// Each payment once: 40 executions since, one per payment, each confirmed with the service.
+		const executions = await settledExecutions(EXAMPLE_IDS.paymentPaid);
+		const ours = executions.slice(0, executions.length - before);
+		const outputs = await Promise.all(
+			ours.map(async (e) => ({
+				status: e.status,
+				item: nodeOutput(await stack.n8n.execution(e.id), 'Payment postback')[0] as Json,
+			})),
+		);
+		// (Bills of earlier tests are in the catch-up's window too; their executions are not counted.)
+		const mine = outputs.filter((o) => paid.some((p) => p.id === o.item?.TrsId));
+		expect(mine.map((o) => o.item.TrsId).sort()).toEqual(paid.map((p) => p.id).sort());
+		for (const o of mine) {
+			expect(o.status, o.item.TrsId).toBe('success');
+			expect(o.item.confirmed, o.item.TrsId).toBe(true);
+		}
+		for (const orderId of orders) expect(paidCalls(orderId), orderId).toHaveLength(1);
+		// The lost ones came from the catch-up; the relay stored each payment once.
+		const { data } = await relayAdmin<{ data: Json[] }>('/events?kind=payment&limit=1000');
+		const stored = data.filter((e) => paid.some((p) => p.id === e.fields.TrsId));
+		expect(stored).toHaveLength(40);
+		for (const i of [...Array(20).keys()])
+			expect(stored.find((e) => e.fields.TrsId === paid[i].id)?.source).toBe('catch-up');
+		phases.mark('40 paid bills, 20 postbacks lost: 40 executions, each once, each confirmed');
+	});
+
 	it('every example workflow has run successfully', async () => {
 		// The payout approval (06) is run, approved and rejected, by guardrails.test.ts.
 		for (const id of Object.values(EXAMPLE_IDS).filter((id) => id !== EXAMPLE_IDS.payoutApproval)) {

@@ -208,6 +208,51 @@ describe('relay configuration', () => {
 		).toEqual(['RELAY_MAX_DELAY_MS']);
 	});
 
+	it('reads the catch-up and alert settings, refusing a short interval, a long look-back and a target that is no URL', () => {
+		const c = loadConfig(minimal);
+		expect(c.catchup).toEqual({
+			intervalS: 300,
+			days: 3,
+			maxCalls: 200,
+			apiBaseUrl: 'https://pal24.pro',
+		});
+		expect(c.alerts).toEqual({ targets: [], backlogS: 3600 });
+		const set = loadConfig({
+			...minimal,
+			RELAY_CATCHUP_INTERVAL_S: '30',
+			RELAY_CATCHUP_DAYS: '30',
+			RELAY_CATCHUP_MAX_CALLS: '50',
+			PAYPALYCH_API_BASE_URL: 'http://127.0.0.1:9/',
+			RELAY_ALERT_TARGETS: 'http://n8n.local/webhook/alerts, https://chat.example/bot',
+			RELAY_ALERT_BACKLOG_S: '600',
+		});
+		expect(set.catchup).toEqual({
+			intervalS: 30,
+			days: 30,
+			maxCalls: 50,
+			apiBaseUrl: 'http://127.0.0.1:9',
+		});
+		expect(set.alerts).toEqual({
+			targets: ['http://n8n.local/webhook/alerts', 'https://chat.example/bot'],
+			backlogS: 600,
+		});
+		expect(loadConfig({ ...minimal, RELAY_CATCHUP_INTERVAL_S: '0' }).catchup.intervalS).toBe(0);
+		for (const [name, value] of [
+			['RELAY_CATCHUP_INTERVAL_S', '1'],
+			['RELAY_CATCHUP_INTERVAL_S', '29'],
+			['RELAY_CATCHUP_INTERVAL_S', 'soon'],
+			['RELAY_CATCHUP_DAYS', '31'],
+			['RELAY_CATCHUP_DAYS', '0'],
+			['RELAY_ALERT_TARGETS', 'http://ok.example/a,not a url'],
+			['RELAY_ALERT_TARGETS', 'ftp://files.example/x'],
+			['PAYPALYCH_API_BASE_URL', 'pal24.pro'],
+		]) {
+			const error = errorOf({ ...minimal, [name]: value });
+			expect(error.variables, `${name}=${value}`).toEqual([name]);
+			expect(error.message).toContain(name);
+		}
+	});
+
 	it('stops the real binary at start-up with a message naming the variable', () => {
 		const run = spawnSync(NODE, [RELAY_BIN], {
 			env: {

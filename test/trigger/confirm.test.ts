@@ -17,6 +17,7 @@ import {
 } from '../helpers/sandbox.ts';
 import { startWebhookHarness, type WebhookHarness } from '../helpers/webhook-harness.ts';
 import { waitFor } from '../../scripts/harness/proc.ts';
+import { paymentPostback } from '../../relay/src/catchup/events.ts';
 
 const md5 = (s: string) => createHash('md5').update(s, 'utf8').digest('hex').toUpperCase();
 const FORM = 'application/x-www-form-urlencoded';
@@ -187,6 +188,41 @@ describe('payment postbacks are confirmed with payment/status', () => {
 			'duplicate',
 		);
 		expect(h.executions).toHaveLength(1);
+	});
+
+	it('starts one execution per payment and status whatever the route: OutSum spelled 100.5, the relay catch-up event first, a redelivery after a restart', async () => {
+		const h = await trigger({ event: 'payment' });
+		const paid = await pay(await bill('100.50', 'ord-routes'));
+		const genuine = paid.postback as Record<string, string>;
+		expect(genuine.OutSum).toBe('100.50');
+		// The service's postback with OutSum spelled 100.5 (signed over that spelling) comes first.
+		const short = {
+			...genuine,
+			OutSum: '100.5',
+			SignatureValue: md5(`100.5:ord-routes:${merchant.token}`),
+		};
+		expect(await post(h.url, short)).toMatchObject({ status: 200, receipt: 'accepted' });
+		expect(await post(h.url, genuine)).toMatchObject({ status: 200, receipt: 'duplicate' });
+		// A relay redelivery (the same body again), and again after n8n restarted: this process's
+		// memory is gone, the workflow's static data is kept.
+		expect((await post(h.url, genuine)).receipt).toBe('duplicate');
+		resetProcessMemory();
+		expect((await post(h.url, short)).receipt).toBe('duplicate');
+		expect(h.executions).toHaveLength(1);
+		expect(h.executions[0][0][0].json).toMatchObject({ confirmed: true, paid: true });
+
+		// The relay's catch-up rebuilds a lost postback from the service's records; the late genuine
+		// postback after it starts nothing more.
+		const h2 = await trigger({ event: 'payment' });
+		const lost = await pay(await bill('77.70', 'ord-lost'));
+		// The payment as the API shows it (the control answer carries the same view).
+		const payment = lost.payment as unknown as Record<string, unknown>;
+		const rebuilt = paymentPostback(payment, 'ord-lost', merchant.token);
+		expect(rebuilt).toBeDefined();
+		expect(await post(h2.url, rebuilt!)).toMatchObject({ status: 200, receipt: 'accepted' });
+		expect((await post(h2.url, lost.postback as Record<string, string>)).receipt).toBe('duplicate');
+		expect(h2.executions).toHaveLength(1);
+		expect(h2.executions[0][0][0].json).toMatchObject({ confirmed: true, TrsId: lost.payment.id });
 	});
 
 	it('a refused call leaves no key behind, even when another call saves the static data while it is being confirmed', async () => {

@@ -135,7 +135,27 @@ describe('postback bodies', () => {
 	it('keys postbacks by TrsId, canonical Status and the signed pair, never redirects', () => {
 		const base = { TrsId: 'T', Status: 'SUCCESS', OutSum: '10.00', InvId: 'o-1' };
 		expect(postbackKey('payment', base)).toBe(
-			JSON.stringify(['payment', 'T', 'SUCCESS', '10.00', 'o-1']),
+			JSON.stringify(['payment', 'T', 'SUCCESS', '1000c', 'o-1']),
+		);
+		// One amount in every spelling: the key holds whole cents.
+		for (const OutSum of ['10', '10.0', '10.000', ' 10.00']) {
+			expect(postbackKey('payment', { ...base, OutSum })).toBe(postbackKey('payment', base));
+		}
+		const half = { ...base, OutSum: '100.5' };
+		expect(postbackKey('payment', { ...half, OutSum: '100.50' })).toBe(
+			postbackKey('payment', half),
+		);
+		expect(postbackKey('payment', { ...half, OutSum: '100.05' })).not.toBe(
+			postbackKey('payment', half),
+		);
+		// An amount that is no plain decimal stays as sent (and never equals a decimal's key).
+		expect(postbackKey('payment', { ...base, OutSum: '1e1' })).toBe(
+			JSON.stringify(['payment', 'T', 'SUCCESS', '1e1', 'o-1']),
+		);
+		// Another signed amount is another event: a forged call with a cheaper bill's pair cannot
+		// shadow the genuine postback.
+		expect(postbackKey('payment', { ...base, OutSum: '1.00' })).not.toBe(
+			postbackKey('payment', base),
 		);
 		// One postback in every spelling of its Status, and with white space around its TrsId.
 		for (const Status of ['success', 'Success', 'SUCCESS ', ' SUCCESS', '\tsuccess\n']) {
@@ -150,7 +170,7 @@ describe('postback bodies', () => {
 			postbackKey('payment', base),
 		);
 		expect(postbackKey('payout', { TrsId: 'P', Status: 'declined', Amount: '5.00' })).toBe(
-			JSON.stringify(['payout', 'P', 'DECLINED', '5.00', 'P']),
+			JSON.stringify(['payout', 'P', 'DECLINED', '500c', 'P']),
 		);
 		expect(postbackKey('success', { InvId: 'x' })).toBeUndefined();
 	});

@@ -234,6 +234,7 @@ describe('oracle: the sandbox keeps the contract', () => {
 			return state.createMerchant({ id: 'M1', token: tokens[0] });
 		};
 		const bill: model.Bill = {
+			losePostback: false,
 			id: 'B1',
 			merchantId: 'M1',
 			shopId: 'S1',

@@ -74,7 +74,7 @@ export function duration(ms: number): string {
 }
 
 export const badge = (
-	status: DeliveryStatus | 'retry' | 'retrying',
+	status: DeliveryStatus | 'retry' | 'retrying' | 'catch-up',
 	label: string = status,
 ): Html => html`<span class="badge ${status}">${label}</span>`;
 

@@ -5,7 +5,7 @@ import { POSTBACK_EVENTS } from '../contract.ts';
 import type { PostbackEvent } from '../contract.ts';
 import { targetsByKind } from '../context.ts';
 import type { ContextOptions } from '../context.ts';
-import { DELIVERY_STATUSES } from '../store/types.ts';
+import { DELIVERY_STATUSES, EVENT_SOURCES } from '../store/types.ts';
 
 /** A time as epoch milliseconds or an ISO 8601 string. */
 const time = z.union([z.number(), z.string()]).transform((v, ctx) => {
@@ -25,6 +25,7 @@ const limit = z.coerce.number().int().min(1).max(1000).default(100);
 const status = z.enum(DELIVERY_STATUSES as ['pending', 'delivering', 'delivered', 'dead']);
 const eventQuery = z.object({
 	kind: kind.optional(),
+	source: z.enum(EVENT_SOURCES as ['postback', 'catch-up']).optional(),
 	trsId: z.string().min(1).optional(),
 	invId: z.string().min(1).optional(),
 	status: status.optional(),
@@ -85,6 +86,23 @@ export async function adminRoutes(app: FastifyInstance, { ctx }: ContextOptions)
 		ctx.authThrottle.clear(request.ip);
 		return undefined;
 	});
+
+	// The catch-up: its last run, and one run now (an operator's "look again", and the e2e suite's
+	// way not to wait RELAY_CATCHUP_INTERVAL_S). With the catch-up off (interval 0): 409.
+	app.get('/catchup', async () => ({
+		enabled: ctx.catchup?.enabled ?? false,
+		intervalS: ctx.config.catchup.intervalS,
+		last: ctx.catchup?.last ?? null,
+	}));
+	app.post('/catchup', async (_request, reply) => {
+		if (!ctx.catchup?.enabled)
+			return reply
+				.code(409)
+				.send({ error: 'Conflict', message: 'the catch-up is off (RELAY_CATCHUP_INTERVAL_S=0)' });
+		const result = await ctx.catchup.run();
+		return reply.code(result.outcome === 'skipped' ? 409 : 200).send(result);
+	});
+	app.get('/alerts', async () => ({ data: ctx.alerter?.recent ?? [] }));
 
 	app.get('/events', async (request, reply) => {
 		const q = eventQuery.safeParse(request.query);

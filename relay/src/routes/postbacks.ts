@@ -43,6 +43,7 @@ async function persist(
 	delete stored.SignatureValue;
 	const result = await ctx.store.insertEvent({
 		kind,
+		source: 'postback',
 		dedupeKey: postbackKey(kind, fields) ?? null,
 		contentType: request.headers['content-type'] ?? 'application/x-www-form-urlencoded',
 		body: request.body as string,

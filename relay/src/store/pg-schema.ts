@@ -66,13 +66,22 @@ CREATE TABLE heartbeat (id integer PRIMARY KEY, at bigint NOT NULL);
 	},
 	{
 		version: 2,
-		name: 'console revocations (issue 16, hardening)',
+		name: 'console revocations',
 		sql: `
 CREATE TABLE console_revocations (
 	session_id text PRIMARY KEY,
 	expires_at bigint NOT NULL
 );
 CREATE INDEX console_revocations_expiry ON console_revocations (expires_at);
+`,
+	},
+	{
+		version: 3,
+		name: 'event source, catch-up marks',
+		sql: `
+ALTER TABLE events ADD COLUMN source text NOT NULL DEFAULT 'postback' CHECK (source IN ('postback', 'catch-up'));
+CREATE TABLE catchup_marks (mark text PRIMARY KEY, at bigint NOT NULL);
+CREATE INDEX catchup_marks_at ON catchup_marks (at);
 `,
 	},
 ];

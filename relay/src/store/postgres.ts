@@ -76,8 +76,8 @@ const types = {
 };
 
 const INSERT_EVENT = `WITH e AS (
-		INSERT INTO events (id, kind, dedupe_key, content_type, body, fields_json, received_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (dedupe_key) DO NOTHING RETURNING id
+		INSERT INTO events (id, kind, dedupe_key, content_type, body, fields_json, received_at, source)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $9) ON CONFLICT (dedupe_key) DO NOTHING RETURNING id
 	), d AS (
 		INSERT INTO deliveries (event_id, target, status, attempts, created_at, budget_start, next_attempt_at)
 		SELECT e.id, t.target, 'pending', 0, $7, $7, $7 FROM e, unnest($8::text[]) WITH ORDINALITY AS t (target, n)
@@ -91,11 +91,11 @@ const INSERT_EVENT = `WITH e AS (
  * (also of each other: the second of two rows with one key conflicts with the first).
  */
 const INSERT_EVENTS = `WITH input AS (
-		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::bigint[], $8::jsonb[])
-			AS i (id, kind, dedupe_key, content_type, body, fields_json, received_at, targets)
+		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::bigint[], $8::jsonb[], $9::text[])
+			AS i (id, kind, dedupe_key, content_type, body, fields_json, received_at, targets, source)
 	), e AS (
-		INSERT INTO events (id, kind, dedupe_key, content_type, body, fields_json, received_at)
-		SELECT id, kind, dedupe_key, content_type, body, fields_json, received_at FROM input
+		INSERT INTO events (id, kind, dedupe_key, content_type, body, fields_json, received_at, source)
+		SELECT id, kind, dedupe_key, content_type, body, fields_json, received_at, source FROM input
 		ON CONFLICT (dedupe_key) DO NOTHING RETURNING id
 	), d AS (
 		INSERT INTO deliveries (event_id, target, status, attempts, created_at, budget_start, next_attempt_at)
@@ -168,6 +168,8 @@ const REQUEUE = `UPDATE deliveries SET status = 'pending', attempts = 0, budget_
 	WHERE status = 'dead'`;
 
 const DEDUPE_LOOKUP = 'SELECT id FROM events WHERE dedupe_key = $1';
+/** The advisory lock one catch-up holds at a time (any constant other than the migration lock). */
+const CATCHUP_LOCK = 0x70617963; // 'payc'
 const PING = numbered(HEARTBEAT);
 
 /**
@@ -312,6 +314,7 @@ export class PostgresStore implements Store {
 					JSON.stringify(event.fields),
 					event.receivedAt,
 					[...event.targets],
+					event.source ?? 'postback',
 				],
 			);
 			if (row.id === null) {
@@ -341,6 +344,7 @@ export class PostgresStore implements Store {
 				batch.map((q) => JSON.stringify(q.event.fields)),
 				batch.map((q) => q.event.receivedAt),
 				batch.map((q) => JSON.stringify(q.event.targets)),
+				batch.map((q) => q.event.source ?? 'postback'),
 			]);
 			inserted = new Set(rows.map((r) => r.id));
 			const duplicateKeys = batch.filter((q) => !inserted.has(q.id)).map((q) => q.event.dedupeKey);
@@ -610,6 +614,58 @@ export class PostgresStore implements Store {
 	}
 
 	/** A committed write on the durable pool: fails when the server is down or read-only. */
+	async catchupMarks(marks: readonly string[]): Promise<string[]> {
+		if (marks.length === 0) return [];
+		const rows = await this.#rows<{ mark: string }>(
+			this.#durable,
+			'SELECT mark FROM catchup_marks WHERE mark = ANY($1::text[])',
+			[[...marks]],
+		);
+		return rows.map((r) => r.mark);
+	}
+
+	async addCatchupMarks(marks: readonly string[], now: number, pruneBefore: number): Promise<void> {
+		await this.#rows(
+			this.#durable,
+			`WITH d AS (DELETE FROM catchup_marks WHERE at < $3)
+			INSERT INTO catchup_marks (mark, at) SELECT m, $2 FROM unnest($1::text[]) AS m
+			ON CONFLICT (mark) DO UPDATE SET at = excluded.at`,
+			[[...marks], now, pruneBefore],
+		);
+	}
+
+	/**
+	 * A session-level advisory lock on a connection of its own, held while `fn` runs: one catch-up
+	 * at a time among every relay on this database. The lock goes with the connection if this
+	 * process dies.
+	 */
+	async withCatchupLock<T>(
+		fn: () => Promise<T>,
+	): Promise<{ ran: true; value: T } | { ran: false }> {
+		if (this.#closed) throw new Error('store is closed');
+		const client = await this.#durable.connect();
+		let broken = false;
+		try {
+			const { rows } = await client.query<{ ok: boolean }>(
+				'SELECT pg_try_advisory_lock($1) AS ok',
+				[CATCHUP_LOCK],
+			);
+			if (!rows[0]?.ok) return { ran: false };
+			try {
+				return { ran: true, value: await fn() };
+			} finally {
+				await client.query('SELECT pg_advisory_unlock($1)', [CATCHUP_LOCK]).catch(() => {
+					broken = true;
+				});
+			}
+		} catch (error) {
+			broken = true;
+			throw error;
+		} finally {
+			client.release(broken);
+		}
+	}
+
 	async ping(): Promise<void> {
 		await this.#rows(this.#durable, PING, [Date.now()]);
 	}

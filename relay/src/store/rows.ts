@@ -6,6 +6,7 @@ import type {
 	Delivery,
 	DeliveryAttempt,
 	DeliveryStatus,
+	EventSource,
 	StoredEvent,
 } from './types.ts';
 import type { Row } from './sql.ts';
@@ -18,6 +19,7 @@ export function toEvent(row: Row): StoredEvent {
 	return {
 		id: String(row.id),
 		kind: row.kind as PostbackEvent,
+		source: (row.source === 'catch-up' ? 'catch-up' : 'postback') as EventSource,
 		dedupeKey: strOrNull(row.dedupe_key),
 		contentType: String(row.content_type),
 		fields: (typeof fields === 'string' ? JSON.parse(fields) : fields) as Record<string, string>,

@@ -44,7 +44,7 @@ class Where {
 	}
 }
 
-export const EVENT_COLUMNS = 'id, kind, dedupe_key, content_type, fields_json, received_at';
+export const EVENT_COLUMNS = 'id, kind, source, dedupe_key, content_type, fields_json, received_at';
 
 export const GET_EVENT = `SELECT ${EVENT_COLUMNS} FROM events WHERE id = ?`;
 
@@ -82,6 +82,7 @@ export function assembleCounts(rows: Row[]): DeliveryCounts {
 export function eventsQuery(filter: EventFilter, field: FieldExpr): Query {
 	const w = new Where();
 	w.add('kind = ?', filter.kind);
+	w.add('source = ?', filter.source);
 	w.add(`${field('TrsId')} = ?`, filter.trsId);
 	w.add(`${field('InvId')} = ?`, filter.invId);
 	w.add(

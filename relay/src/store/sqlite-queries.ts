@@ -74,11 +74,12 @@ export class SqliteQueries {
 	insertEvent(event: NewEvent): InsertResult {
 		const id = uuidV7(event.receivedAt);
 		const inserted = this.#stmt(
-			`INSERT INTO events (id, kind, dedupe_key, content_type, body, fields_json, received_at)
-			 VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dedupe_key) DO NOTHING`,
+			`INSERT INTO events (id, kind, source, dedupe_key, content_type, body, fields_json, received_at)
+			 VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dedupe_key) DO NOTHING`,
 		).run(
 			id,
 			event.kind,
+			event.source ?? 'postback',
 			event.dedupeKey,
 			event.contentType,
 			event.body,
@@ -187,6 +188,19 @@ export class SqliteQueries {
 			   lease_until = NULL, lease_owner = NULL
 			 WHERE id = ? AND status = 'delivering' AND lease_owner = ?`,
 		).run(now, id, owner);
+	}
+
+	catchupMarks(marks: string[]): string[] {
+		const stmt = this.#stmt('SELECT mark FROM catchup_marks WHERE mark = ?');
+		return marks.filter((mark) => stmt.get(mark) !== undefined);
+	}
+
+	addCatchupMarks(marks: string[], now: number, pruneBefore: number): void {
+		const stmt = this.#stmt(
+			'INSERT INTO catchup_marks (mark, at) VALUES (?, ?) ON CONFLICT (mark) DO UPDATE SET at = excluded.at',
+		);
+		for (const mark of marks) stmt.run(mark, now);
+		this.#stmt('DELETE FROM catchup_marks WHERE at < ?').run(pruneBefore);
 	}
 
 	listEvents(filter: EventFilter): StoredEvent[] {

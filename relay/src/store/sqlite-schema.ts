@@ -59,13 +59,20 @@ CREATE INDEX IF NOT EXISTS attempts_started ON attempts (started_at);
 CREATE INDEX IF NOT EXISTS attempts_target_error ON attempts (target, started_at) WHERE error IS NOT NULL;
 CREATE TABLE IF NOT EXISTS heartbeat (id INTEGER PRIMARY KEY, at INTEGER NOT NULL);
 `,
-	// Version 3 (issue 16, hardening): console logouts that every instance and restart sees.
+	// 3: console logouts that every instance and restart sees.
 	`
 CREATE TABLE IF NOT EXISTS console_revocations (
 	session_id TEXT PRIMARY KEY,
 	expires_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS console_revocations_expiry ON console_revocations (expires_at);
+`,
+	// 4: where an event came from (a postback, or the relay's catch-up), and the catch-up's marks of
+	// bills it has read in a final state (see relay/src/catchup).
+	`
+ALTER TABLE events ADD COLUMN source TEXT NOT NULL DEFAULT 'postback';
+CREATE TABLE IF NOT EXISTS catchup_marks (mark TEXT PRIMARY KEY, at INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS catchup_marks_at ON catchup_marks (at);
 `,
 ];
 

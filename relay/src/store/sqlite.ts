@@ -50,6 +50,7 @@ export class SqliteStore implements Store {
 	#outbox: Array<EngineCall & { id: number }> = [];
 	#scheduled = false;
 	#closed = false;
+	#catchupLocked = false;
 	#failure: Error | undefined;
 
 	private constructor(path: string, mode: 'thread' | 'inline') {
@@ -231,6 +232,24 @@ export class SqliteStore implements Store {
 	}
 	sessionRevoked(id: string): Promise<boolean> {
 		return this.#call('sessionRevoked', id);
+	}
+	catchupMarks(marks: readonly string[]): Promise<string[]> {
+		return this.#call('catchupMarks', [...marks]);
+	}
+	addCatchupMarks(marks: readonly string[], now: number, pruneBefore: number): Promise<void> {
+		return this.#call('addCatchupMarks', [...marks], now, pruneBefore);
+	}
+	/** One SQLite file serves one relay process: the lock is this store's own flag. */
+	async withCatchupLock<T>(
+		fn: () => Promise<T>,
+	): Promise<{ ran: true; value: T } | { ran: false }> {
+		if (this.#catchupLocked) return { ran: false };
+		this.#catchupLocked = true;
+		try {
+			return { ran: true, value: await fn() };
+		} finally {
+			this.#catchupLocked = false;
+		}
 	}
 	ping(): Promise<void> {
 		return this.#call('ping', Date.now());

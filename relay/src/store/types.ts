@@ -13,8 +13,14 @@ export const DELIVERY_STATUSES: readonly DeliveryStatus[] = [
 	'dead',
 ];
 
+/** Where an event came from: a call to the relay, or the relay's catch-up reading the service. */
+export type EventSource = 'postback' | 'catch-up';
+export const EVENT_SOURCES: readonly EventSource[] = ['postback', 'catch-up'];
+
 export interface NewEvent {
 	kind: PostbackEvent;
+	/** 'postback' when not given. */
+	source?: EventSource;
 	/** TrsId + Status key for postbacks; null for redirects (never deduplicated). */
 	dedupeKey: string | null;
 	contentType: string;
@@ -36,6 +42,7 @@ export interface InsertResult {
 export interface StoredEvent {
 	id: string;
 	kind: PostbackEvent;
+	source: EventSource;
 	dedupeKey: string | null;
 	contentType: string;
 	fields: Record<string, string>;
@@ -68,6 +75,7 @@ export interface ClaimedDelivery extends Delivery {
 
 export interface EventFilter {
 	kind?: PostbackEvent;
+	source?: EventSource;
 	/** Exact match on the stored TrsId field. */
 	trsId?: string;
 	/** Exact match on the stored InvId field. */
@@ -235,6 +243,15 @@ export interface Store {
 	revokeSession(id: string, expiresAt: number, now: number): Promise<void>;
 	/** Whether a console session was logged out (by any instance, before any restart). */
 	sessionRevoked(id: string): Promise<boolean>;
+	/** The catch-up's marks (bills read in a final state) among `marks` that are stored. */
+	catchupMarks(marks: readonly string[]): Promise<string[]>;
+	/** Stores marks (kept ones get the new time) and deletes marks older than `pruneBefore`. */
+	addCatchupMarks(marks: readonly string[], now: number, pruneBefore: number): Promise<void>;
+	/**
+	 * Runs `fn` only when no other catch-up holds the lock (PostgreSQL: an advisory lock shared by
+	 * every relay on the database; SQLite: this process). Resolves `{ ran: false }` otherwise.
+	 */
+	withCatchupLock<T>(fn: () => Promise<T>): Promise<{ ran: true; value: T } | { ran: false }>;
 	/** Checks that the store answers and can commit a write (readiness). */
 	ping(): Promise<void>;
 	close(): Promise<void>;

@@ -69,7 +69,7 @@ export function eventsPage(opts: {
 	const rows = events.map(
 		(e) => html`<tr>
 			<td data-label="Received"><a href="${CONSOLE}/events/${encodeURIComponent(e.id)}">${utc(e.receivedAt)}</a></td>
-			<td data-label="Kind">${e.kind}</td>
+			<td data-label="Kind">${e.kind}${e.source === 'catch-up' ? html` ${badge('catch-up', 'catch-up')}` : ''}</td>
 			<td data-label="InvId" class="wrap">${e.fields.InvId ?? ''}</td>
 			<td data-label="TrsId" class="wrap">${e.fields.TrsId ?? ''}</td>
 			<td data-label="Status">${e.fields.Status ?? ''}</td>
@@ -155,6 +155,7 @@ export function eventPage(opts: {
 			<div class="card"><h2>Event</h2><dl class="fields">
 				<dt>Received</dt><dd>${utc(event.receivedAt)} UTC</dd>
 				<dt>Kind</dt><dd>${event.kind}</dd>
+				<dt>Source</dt><dd>${event.source === 'catch-up' ? html`${badge('catch-up', 'catch-up')} found by the relay's catch-up in the service's records (no postback brought it)` : 'postback'}</dd>
 				<dt>Duplicate key</dt><dd>${event.dedupeKey ?? '— (redirects are never deduplicated)'}</dd>
 				<dt>Content type</dt><dd>${event.contentType}</dd>
 			</dl></div>

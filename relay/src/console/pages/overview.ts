@@ -77,6 +77,28 @@ function targetsTable(
 	</table></div>`;
 }
 
+/** The alerts this relay raised (the ones RELAY_ALERT_TARGETS receive), newest first. */
+function alertsSection(ctx: RelayContext): Html | string {
+	const alerts = ctx.alerter?.recent ?? [];
+	const last = ctx.catchup?.last;
+	const catchup = last
+		? html`<p class="muted">Last catch-up: ${utc(last.startedAt)} UTC, ${last.outcome}, ${last.calls} API call(s), ${last.found.length} event(s) found.</p>`
+		: '';
+	if (alerts.length === 0) return catchup;
+	const rows = alerts.map(
+		(a) => html`<tr>
+			<td data-label="Raised">${utc(a.at)}</td>
+			<td data-label="Alert">${badge(a.kind === 'catch-up' ? 'catch-up' : 'dead', a.kind)}</td>
+			<td data-label="Message" class="wrap">${a.message}</td>
+		</tr>`,
+	);
+	return html`<section class="alerts" id="alerts"><h2>Alerts</h2>
+		<div class="scroll"><table class="cards">
+			<thead><tr><th>Raised (UTC)</th><th>Alert</th><th>Message</th></tr></thead>
+			<tbody>${rows}</tbody>
+		</table></div>${catchup}</section>`;
+}
+
 export async function overviewPage(
 	ctx: RelayContext,
 	opts: { csrf: string; now: number },
@@ -121,6 +143,7 @@ export async function overviewPage(
 			${stat(counts.dead ? html`<a href="${CONSOLE}/dead">${counts.dead}</a>` : 0, 'dead')}
 			${stat(oldest === null ? 'none' : duration(now - oldest), oldest === null ? 'undelivered event' : `oldest undelivered (since ${utc(oldest)} UTC)`)}
 		</div>
+		${alertsSection(ctx)}
 		${counts.dead ? html`<p>${badge('dead', `${counts.dead} dead`)} <a href="${CONSOLE}/dead">Open the dead letters</a> to requeue them once their target is fixed.</p>` : ''}
 		<h2>Targets</h2>
 		${targetsTable(health, kindsOf)}

@@ -1,0 +1,180 @@
+import { request } from 'undici';
+import type { Dispatcher } from 'undici';
+
+/** The call budget of one run is spent: the run stops and the next one goes on. */
+export class BudgetSpent extends Error {
+	readonly calls: number;
+	constructor(calls: number) {
+		super(`the run's budget of ${calls} API calls is spent`);
+		this.name = 'BudgetSpent';
+		this.calls = calls;
+	}
+}
+
+/** The service refused a call or could not be read after the retries. */
+export class ApiError extends Error {
+	readonly path: string;
+	readonly status: number | null;
+	/** The service's error key (`message` of its answer), when it gave one. */
+	readonly key: string | undefined;
+	constructor(path: string, status: number | null, message: string, key?: string) {
+		super(message);
+		this.name = 'ApiError';
+		this.path = path;
+		this.status = status;
+		this.key = key;
+	}
+}
+
+export interface ServiceApiOptions {
+	baseUrl: string;
+	token: string;
+	/** Most HTTP requests this client makes (retries count). */
+	maxCalls: number;
+	timeoutMs?: number;
+	/** Retries of one call after 429, 5xx or a network error. */
+	retries?: number;
+	/** First back-off; doubled each retry; Retry-After is honoured up to maxBackoffMs. */
+	backoffMs?: number;
+	maxBackoffMs?: number;
+	dispatcher?: Dispatcher;
+	sleep?: (ms: number) => Promise<void>;
+	/** Told of every request made (for the metric). */
+	onCall?: (path: string) => void;
+}
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function retryAfterMs(header: string | string[] | undefined): number | undefined {
+	const value = Array.isArray(header) ? header[0] : header;
+	if (value === undefined) return undefined;
+	const seconds = Number(value);
+	if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+	const at = Date.parse(value);
+	return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+/**
+ * A gentle, read-only client of the service's REST API for one catch-up run: GET with the Bearer
+ * token, at most `maxCalls` requests in all, a back-off on 429, 5xx and network errors (honouring
+ * Retry-After), and paginated lists read page by page (following a next cursor when the service
+ * gives one).
+ */
+export class ServiceApi {
+	calls = 0;
+	readonly #o: Required<Omit<ServiceApiOptions, 'dispatcher' | 'onCall'>> &
+		Pick<ServiceApiOptions, 'dispatcher' | 'onCall'>;
+
+	constructor(options: ServiceApiOptions) {
+		this.#o = {
+			timeoutMs: 15_000,
+			retries: 3,
+			backoffMs: 1_000,
+			maxBackoffMs: 30_000,
+			sleep: delay,
+			...options,
+		};
+	}
+
+	async get(
+		path: string,
+		qs: Record<string, string | undefined> = {},
+	): Promise<Record<string, unknown>> {
+		const url = new URL(`${this.#o.baseUrl}${path}`);
+		for (const [k, v] of Object.entries(qs)) if (v !== undefined) url.searchParams.set(k, v);
+		for (let attempt = 0; ; attempt++) {
+			if (this.calls >= this.#o.maxCalls) throw new BudgetSpent(this.#o.maxCalls);
+			this.calls += 1;
+			this.#o.onCall?.(path);
+			let status: number | null = null;
+			let wait: number | undefined;
+			let text = '';
+			try {
+				const answer = await request(url, {
+					method: 'GET',
+					headers: { authorization: `Bearer ${this.#o.token}`, accept: 'application/json' },
+					headersTimeout: this.#o.timeoutMs,
+					bodyTimeout: this.#o.timeoutMs,
+					dispatcher: this.#o.dispatcher,
+				});
+				status = answer.statusCode;
+				text = await answer.body.text();
+				wait = retryAfterMs(answer.headers['retry-after']);
+			} catch (error) {
+				text = error instanceof Error ? error.message : String(error);
+			}
+			if (status !== null && status >= 200 && status < 300) {
+				try {
+					const parsed: unknown = JSON.parse(text);
+					if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
+						return parsed as Record<string, unknown>;
+				} catch {
+					// fall through
+				}
+				throw new ApiError(path, status, `${path} answered HTTP ${status} without a JSON object`);
+			}
+			const retryable = status === null || status === 429 || status >= 500;
+			if (!retryable || attempt >= this.#o.retries) {
+				const key = errorKey(text);
+				throw new ApiError(
+					path,
+					status,
+					status === null
+						? `${path} could not be reached (${text.slice(0, 200)})`
+						: `${path} answered HTTP ${status}${key ? ` ${key}` : ''}`,
+					key,
+				);
+			}
+			const backoff = Math.min(this.#o.maxBackoffMs, wait ?? this.#o.backoffMs * 2 ** attempt);
+			await this.#o.sleep(backoff);
+		}
+	}
+
+	/** Every entry of a list endpoint (`data`), page by page; stops on a cursor already followed. */
+	async list(
+		path: string,
+		qs: Record<string, string>,
+		perPage = 100,
+	): Promise<Record<string, unknown>[]> {
+		const entries: Record<string, unknown>[] = [];
+		const seen = new Set<string>();
+		let cursor: string | undefined;
+		for (;;) {
+			const answer = await this.get(path, { ...qs, per_page: String(perPage), cursor });
+			const data = Array.isArray(answer.data) ? (answer.data as Record<string, unknown>[]) : [];
+			entries.push(...data.filter((d) => d && typeof d === 'object'));
+			const next = nextCursor(answer);
+			if (next === undefined || seen.has(next) || data.length === 0) return entries;
+			seen.add(next);
+			cursor = next;
+		}
+	}
+}
+
+function errorKey(text: string): string | undefined {
+	try {
+		const body = JSON.parse(text) as { message?: unknown };
+		return typeof body.message === 'string' ? body.message.slice(0, 100) : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+/** `meta.next_cursor`, or the `cursor` of `links.next` (service-facts: newer deployments page). */
+export function nextCursor(answer: Record<string, unknown>): string | undefined {
+	const meta = answer.meta as Record<string, unknown> | undefined;
+	if (meta && typeof meta === 'object') {
+		const cursor = meta.next_cursor;
+		if (typeof cursor === 'string' && cursor !== '') return cursor;
+		if (typeof cursor === 'number') return String(cursor);
+	}
+	const links = answer.links as Record<string, unknown> | undefined;
+	if (links && typeof links === 'object' && typeof links.next === 'string' && links.next !== '') {
+		try {
+			return new URL(links.next, 'http://x.invalid').searchParams.get('cursor') ?? undefined;
+		} catch {
+			return undefined;
+		}
+	}
+	return undefined;
+}

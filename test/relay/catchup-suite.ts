@@ -1,0 +1,360 @@
+// The relay's catch-up against the real sandbox over HTTP, run on each store (SQLite file and
+// PostgreSQL) by catchup.test.ts: final payments and payouts no postback brought become events of
+// source catch-up, forwarded like postbacks; a late genuine postback after them is the same event.
+import { randomBytes } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { startSandbox } from '../../sandbox/src/index.ts';
+import type { RunningSandbox } from '../../sandbox/src/index.ts';
+import { start } from '../../relay/src/server.ts';
+import type { RunningRelay } from '../../relay/src/server.ts';
+import { cookieOf, submitLogin } from './console-suite.ts';
+import { ADMIN_TOKEN, Target, baseEnv, form, md5, tempDir, waitFor } from './helpers.ts';
+
+export interface SuiteStore {
+	/** RELAY_DATABASE of a fresh, empty store. */
+	database: () => Promise<string>;
+	cleanup: () => Promise<void>;
+}
+
+type Json = Record<string, any>;
+
+export function catchupSuite(store: SuiteStore): void {
+	const tmp = tempDir();
+	const target = new Target();
+	const alerts = new Target();
+	let sandbox: RunningSandbox;
+	const relays: RunningRelay[] = [];
+
+	beforeAll(async () => {
+		await target.listen();
+		await alerts.listen();
+		sandbox = await startSandbox({ port: 0, timeFactor: 0.001, liveExtras: true });
+	});
+	afterEach(async () => {
+		await Promise.all(relays.splice(0).map((r) => r.close()));
+		await control('DELETE', '/faults');
+		target.received = [];
+		target.responder = () => ({ status: 200 });
+		alerts.received = [];
+	});
+	afterAll(async () => {
+		await sandbox?.close();
+		await target.close();
+		await alerts.close();
+		await store.cleanup();
+		tmp.cleanup();
+	});
+
+	const control = async (method: string, path: string, body?: unknown): Promise<Json> => {
+		const r = await fetch(`${sandbox.url}/_sandbox${path}`, {
+			method,
+			headers: body === undefined ? {} : { 'content-type': 'application/json' },
+			body: body === undefined ? undefined : JSON.stringify(body),
+		});
+		const text = await r.text();
+		if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${text}`);
+		return JSON.parse(text) as Json;
+	};
+
+	/** A merchant of its own (so each test sees only its bills), its shop posting to `relayUrl`. */
+	const merchant = async () => {
+		const token = `72|${randomBytes(12).toString('hex')}`;
+		const m = await control('POST', '/merchants', {
+			token,
+			verified: true,
+			subscription: 'active',
+			balances: { RUB: '5000.00' },
+		});
+		const api = async (method: 'GET' | 'POST', path: string, params: Record<string, string>) => {
+			const qs = new URLSearchParams(params).toString();
+			const r = await fetch(`${sandbox.url}/api/v1${path}${method === 'GET' ? `?${qs}` : ''}`, {
+				method,
+				headers: {
+					authorization: `Bearer ${token}`,
+					...(method === 'POST' ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+				},
+				body: method === 'POST' ? qs : undefined,
+			});
+			return (await r.json()) as Json;
+		};
+		/** A bill paid in full; `lose`: the service gives its postback up without sending it. */
+		const payBill = async (
+			amount: string,
+			lose: boolean,
+			orderId = `o-${randomBytes(4).toString('hex')}`,
+		) => {
+			const bill = await api('POST', '/bill/create', {
+				amount,
+				shop_id: m.shopId,
+				order_id: orderId,
+			});
+			const paid = await control('POST', `/bills/${bill.bill_id}/pay`, { losePostback: lose });
+			return {
+				billId: bill.bill_id as string,
+				orderId,
+				postback: paid.postback as Record<string, string>,
+				paymentId: paid.payment.id as string,
+			};
+		};
+		return { ...m, token, api, payBill } as Json & {
+			token: string;
+			api: typeof api;
+			payBill: typeof payBill;
+		};
+	};
+
+	const relay = async (token: string, extra: Record<string, string> = {}, database?: string) => {
+		const r = await start(
+			baseEnv(
+				tmp.dir,
+				{ payment: [target.url('/n8n/payment')], payout: [target.url('/n8n/payout')] },
+				{
+					PAYPALYCH_API_TOKEN: token,
+					PAYPALYCH_API_BASE_URL: sandbox.url,
+					RELAY_DATABASE: database ?? (await store.database()),
+					// Runs through the admin API; the timer's first run would come an hour later.
+					RELAY_CATCHUP_INTERVAL_S: '3600',
+					LOG_LEVEL: 'silent',
+					...extra,
+				},
+			),
+			{ deps: { catchupBackoffMs: 5, alertCheckMs: 50 } },
+		);
+		relays.push(r);
+		return r;
+	};
+	const admin = async (r: RunningRelay, method: string, path: string): Promise<Json> => {
+		const res = await fetch(`${r.url}/admin${path}`, {
+			method,
+			headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+		});
+		return { status: res.status, ...((await res.json()) as Json) };
+	};
+	const events = async (r: RunningRelay, query = '') =>
+		(await admin(r, 'GET', `/events?limit=1000${query}`)).data as Json[];
+	const postback = (r: RunningRelay, kind: string, fields: Record<string, string>) =>
+		fetch(`${r.url}/postback/${kind}`, {
+			method: 'POST',
+			headers: { 'content-type': 'application/x-www-form-urlencoded' },
+			body: form(fields),
+		});
+
+	it('stores a final payment and payout no postback brought, signed so the trigger verifies them; the late genuine postback is the same event', async () => {
+		const m = await merchant();
+		const r = await relay(m.token);
+		await control('PATCH', `/shops/${m.shopId}`, { resultUrl: `${r.url}/postback/payment` });
+		await control('PATCH', `/merchants/${m.merchantId}`, {
+			payoutWebhookUrl: `${r.url}/postback/payout`,
+		});
+		const lost = await m.payBill('100.50', true);
+		const brought = await m.payBill('250.00', false);
+		await waitFor(async () => (await events(r)).length === 1, 'the one postback brought');
+
+		// A payout whose postback the service loses.
+		await control('PATCH', `/merchants/${m.merchantId}`, { losePostbacks: true });
+		const created = await m.api('POST', '/payout/personal/create', {
+			amount: '300.00',
+			payout_account_id: m.payoutAccountId,
+			order_id: 'po-1',
+		});
+		const payoutId = created.data[0].id as string;
+		await control('POST', `/payouts/${payoutId}/advance`, { status: 'SUCCESS' });
+		await control('PATCH', `/merchants/${m.merchantId}`, { losePostbacks: false });
+
+		const run = await admin(r, 'POST', '/catchup');
+		expect(run.outcome).toBe('done');
+		expect(run.found.map((f: Json) => `${f.kind} ${f.status}`).sort()).toEqual([
+			'payment SUCCESS',
+			'payout SUCCESS',
+		]);
+		const all = await events(r);
+		expect(all).toHaveLength(3);
+		const caught = all.filter((e) => e.source === 'catch-up');
+		expect(caught.map((e) => e.fields.TrsId).sort()).toEqual(
+			[lost.postback.TrsId, payoutId].sort(),
+		);
+		expect(all.find((e) => e.fields.TrsId === brought.postback.TrsId)?.source).toBe('postback');
+
+		// Forwarded as the service's own postback: the same fields, a signature that verifies.
+		await waitFor(() => target.received.length >= 3, 'three deliveries');
+		const forwarded = target.received.find((x) => x.body.includes(lost.postback.TrsId))!;
+		const body = Object.fromEntries(new URLSearchParams(forwarded.body));
+		for (const field of [
+			'InvId',
+			'OutSum',
+			'TrsId',
+			'Status',
+			'CurrencyIn',
+			'Currency',
+			'Commission',
+		])
+			expect(body[field], field).toBe(lost.postback[field]);
+		expect(body.SignatureValue).toBe(md5(`${body.OutSum}:${lost.orderId}:${m.token}`));
+		const payoutBody = Object.fromEntries(
+			new URLSearchParams(target.received.find((x) => x.path === '/n8n/payout')!.body),
+		);
+		expect(payoutBody.SignatureValue).toBe(md5(`${payoutBody.Amount}:${payoutId}:${m.token}`));
+
+		// The genuine postback arrives late, once as sent and once with OutSum spelled 100.5
+		// (signed by the service over that spelling): both are the catch-up's event.
+		expect((await postback(r, 'payment', lost.postback)).status).toBe(200);
+		const respelled = {
+			...lost.postback,
+			OutSum: '100.5',
+			SignatureValue: md5(`100.5:${lost.orderId}:${m.token}`),
+		};
+		expect((await postback(r, 'payment', respelled)).status).toBe(200);
+		expect(await events(r)).toHaveLength(3);
+
+		// A forged call sent first, with the TrsId of a payment whose postback was lost and another
+		// bill's signed pair (250.00 and its order ID), cannot shadow it: the catch-up still stores
+		// the genuine one.
+		const other = await m.payBill('1.00', true);
+		const forged = { ...brought.postback, TrsId: other.paymentId };
+		expect((await postback(r, 'payment', forged)).status).toBe(200);
+		const again = await admin(r, 'POST', '/catchup');
+		expect(again.found.map((f: Json) => f.trsId)).toEqual([other.paymentId]);
+		const both = await events(r, `&trsId=${other.paymentId}`);
+		expect(both.map((e) => `${e.source} ${e.fields.OutSum} ${e.fields.InvId}`).sort()).toEqual([
+			`catch-up 1.00 ${other.orderId}`,
+			`postback 250.00 ${brought.orderId}`,
+		]);
+
+		// Runs after it find nothing new and read no bill twice.
+		const third = await admin(r, 'POST', '/catchup');
+		expect(third.found).toEqual([]);
+		expect(third.billsRead).toBe(0);
+		expect(await events(r, '&source=catch-up')).toHaveLength(3);
+		const metrics = await (await fetch(`${r.url}/metrics`)).text();
+		expect(metrics).toMatch(/paypalych_relay_catchup_events_total\{kind="payment"\} 2/);
+		expect(metrics).toMatch(/paypalych_relay_catchup_events_total\{kind="payout"\} 1/);
+	});
+
+	it('backs off on 429 and 5xx, stays within its call budget, and a failed run is retried next time', async () => {
+		const m = await merchant();
+		const r = await relay(m.token, { RELAY_CATCHUP_MAX_CALLS: '4' });
+		for (let i = 0; i < 4; i++) await m.payBill(`${10 + i}.00`, true);
+
+		// 429 twice, then a 500 on bill/payments: the run waits and goes on.
+		await control('POST', '/faults', { kind: '429', count: 2, path: '/api/v1/bill/search' });
+		await control('POST', '/faults', { kind: '500', count: 1, path: '/api/v1/bill/payments' });
+		const first = await admin(r, 'POST', '/catchup');
+		// 3 calls for the search (two 429), then 1 for a bill/payments that answered 500: budget spent.
+		expect(first.outcome).toBe('partial');
+		expect(first.calls).toBe(4);
+		expect(first.found).toEqual([]);
+		expect((await control('GET', '/faults')).faults).toEqual([]);
+
+		// Each next run reads the search again and up to 3 bills: the 4 bills need two more runs.
+		const second = await admin(r, 'POST', '/catchup');
+		expect(second.outcome).toBe('partial');
+		expect(second.calls).toBe(4);
+		expect(second.found).toHaveLength(3);
+		const third = await admin(r, 'POST', '/catchup');
+		expect(third.found).toHaveLength(1);
+
+		// A service failing past the retries: the run fails, the relay carries on, the next run works.
+		const n = await m.payBill('99.00', true);
+		await control('POST', '/faults', { kind: '500', count: 4, path: '/api/v1/bill/search' });
+		const failed = await admin(r, 'POST', '/catchup');
+		expect(failed.outcome).toBe('failed');
+		expect(failed.error).toMatch(/HTTP 500/);
+		expect((await fetch(`${r.url}/healthz`)).status).toBe(200);
+		const retried = await admin(r, 'POST', '/catchup');
+		expect(retried.outcome).toBe('done');
+		expect(retried.found.map((f: Json) => f.trsId)).toEqual([n.paymentId]);
+		expect(await events(r, '&source=catch-up')).toHaveLength(5);
+		const metrics = await (await fetch(`${r.url}/metrics`)).text();
+		expect(metrics).toMatch(/paypalych_relay_catchup_runs_total\{outcome="failed"\} 1/);
+	});
+
+	it('alerts once per cause: events a catch-up found, a dead delivery, a backlog', async () => {
+		const m = await merchant();
+		const r = await relay(m.token, {
+			RELAY_ALERT_TARGETS: alerts.url('/alert'),
+			RELAY_ALERT_BACKLOG_S: '1',
+			RELAY_RETRY_BUDGET_MS: '0',
+		});
+		// The target refuses for good: the delivery goes dead.
+		target.responder = () => ({ status: 500 });
+		await m.payBill('42.00', true);
+		const run = await admin(r, 'POST', '/catchup');
+		expect(run.found).toHaveLength(1);
+		const kinds = () => alerts.received.map((a) => JSON.parse(a.body).alert as string);
+		await waitFor(
+			() => kinds().includes('catch-up') && kinds().includes('dead'),
+			'the catch-up and dead alerts',
+		);
+		await waitFor(() => kinds().includes('backlog'), 'the backlog alert', 5_000);
+		const first = JSON.parse(alerts.received.find((a) => a.body.includes('"catch-up"'))!.body);
+		expect(first.message).toMatch(/no postback brought/);
+		expect(first.events[0].trsId).toBe(run.found[0].trsId);
+		// A second run finds the same payment (a duplicate): no new alert; more checks: no new alert.
+		await admin(r, 'POST', '/catchup');
+		const seen = alerts.received.length;
+		await new Promise((resolve) => setTimeout(resolve, 400));
+		expect(alerts.received.length).toBe(seen);
+		expect(kinds().sort()).toEqual(['backlog', 'catch-up', 'dead']);
+		const listed = await admin(r, 'GET', '/alerts');
+		expect(listed.data.map((a: Json) => a.kind).sort()).toEqual(['backlog', 'catch-up', 'dead']);
+
+		// The console shows the same: alerts on the overview, the source in the event list and page.
+		const login = await submitLogin(r.app, { token: ADMIN_TOKEN });
+		const cookie = cookieOf(login, 'relay_console') ?? '';
+		const page = async (url: string) => {
+			const res = await r.app.inject({ url, headers: { cookie } });
+			expect(res.statusCode, url).toBe(200);
+			return res.body;
+		};
+		const overview = await page('/admin/console');
+		expect(overview).toContain('<h2>Alerts</h2>');
+		expect(overview).toContain('no postback brought');
+		expect(overview).toContain('went dead');
+		expect(overview).toMatch(/Last catch-up: .* done, \d+ API call/);
+		expect(await page('/admin/console/events')).toContain(
+			'<span class="badge catch-up">catch-up</span>',
+		);
+		expect(await page(`/admin/console/events/${run.found[0].eventId}`)).toContain(
+			"found by the relay's catch-up",
+		);
+	});
+
+	it('with RELAY_CATCHUP_INTERVAL_S=0 the catch-up is off: no run, not even through the admin API', async () => {
+		const m = await merchant();
+		const r = await relay(m.token, { RELAY_CATCHUP_INTERVAL_S: '0' });
+		await m.payBill('12.00', true);
+		const run = await admin(r, 'POST', '/catchup');
+		expect(run.status).toBe(409);
+		expect(run.message).toMatch(/RELAY_CATCHUP_INTERVAL_S=0/);
+		expect((await admin(r, 'GET', '/catchup')).enabled).toBe(false);
+		expect(await events(r)).toEqual([]);
+	});
+
+	it('two relays on one store run one catch-up at a time', async () => {
+		const m = await merchant();
+		const database = await store.database();
+		const a = await relay(m.token, {}, database);
+		const b = database.startsWith('postgres') ? await relay(m.token, {}, database) : a;
+		for (let i = 0; i < 3; i++) await m.payBill(`${20 + i}.00`, true);
+		await control('POST', '/faults', {
+			kind: 'delay',
+			delayMs: 500,
+			count: 1,
+			path: '/api/v1/bill/search',
+		});
+		const [x, y] = await Promise.all([
+			admin(a, 'POST', '/catchup'),
+			new Promise<Json>((resolve) => setTimeout(() => resolve(admin(b, 'POST', '/catchup')), 100)),
+		]);
+		const outcomes = [x.outcome, y.outcome];
+		if (a === b) {
+			// One process: the second call joins the run under way.
+			expect(outcomes).toEqual(['done', 'done']);
+			expect(x).toEqual(y);
+		} else {
+			expect(outcomes.sort()).toEqual(['done', 'skipped']);
+			expect([x.status, y.status].sort()).toEqual([200, 409]);
+		}
+		expect(await events(a, '&source=catch-up')).toHaveLength(3);
+	});
+}
