@@ -127,7 +127,9 @@ export async function postbackRoutes(app: FastifyInstance, { ctx }: ContextOptio
 			reason: verdict.reason,
 			detail: verdict.detail,
 		});
-	};
+	}; /** A value the store refuses before any SQL (a NUL byte, a text too long): 400, nothing stored. */
+	const rejectBadInput = (kind: PostbackEvent, request: FastifyRequest, error: StoreInputError) =>
+		reject(kind, request, { ok: false, code: 400, reason: 'bad_input', detail: error.message });
 
 	const pairs = new PairLimiter(ctx);
 	// Look-ups of payout postbacks with the service, per signed pair: a refused pair cannot make the
@@ -190,12 +192,7 @@ export async function postbackRoutes(app: FastifyInstance, { ctx }: ContextOptio
 				}
 			} catch (error) {
 				if (error instanceof StoreInputError) {
-					reject(kind, request, {
-						ok: false,
-						code: 400,
-						reason: 'bad_input',
-						detail: error.message,
-					});
+					rejectBadInput(kind, request, error);
 					return text(reply, 400, 'Bad Request');
 				}
 				request.log.error(
@@ -258,12 +255,7 @@ export async function postbackRoutes(app: FastifyInstance, { ctx }: ContextOptio
 				await persist(ctx, kind, request, verdict.fields);
 			} catch (error) {
 				if (error instanceof StoreInputError) {
-					reject(kind, request, {
-						ok: false,
-						code: 400,
-						reason: 'bad_input',
-						detail: error.message,
-					});
+					rejectBadInput(kind, request, error);
 					return reply
 						.code(400)
 						.type('text/html; charset=utf-8')
