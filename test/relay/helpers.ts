@@ -253,6 +253,7 @@ export async function spawnRelay(
 	let stdout = '';
 	let stderr = '';
 	proc.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+	let startTimer: NodeJS.Timeout | undefined;
 	const url = await new Promise<string>((resolve, reject) => {
 		let scanned = 0;
 		proc.stdout!.on('data', (chunk: Buffer) => {
@@ -272,12 +273,12 @@ export async function spawnRelay(
 		exited.then((code) =>
 			reject(new Error(`relay exited with ${code} before listening: ${stderr}`)),
 		);
-		setTimeout(() => {
+		startTimer = setTimeout(() => {
 			// No "relay listening" line (a log level above info, a hang): stop it, or it outlives the test.
 			proc.kill('SIGKILL');
 			reject(new Error(`relay did not start: ${stderr}`));
 		}, 15_000);
-	});
+	}).finally(() => clearTimeout(startTimer));
 	return { proc, url, exited, stdout: () => stdout };
 }
 

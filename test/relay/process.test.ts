@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { CLOSE_MARGIN_MS } from '../../relay/src/server.ts';
 import {
 	Target,
@@ -57,4 +57,23 @@ describe('relay process shutdown', () => {
 		expect(relay.stdout()).toContain(`"graceMs":${100 + CLOSE_MARGIN_MS}`);
 		expect(relay.stdout()).toContain('shutdown did not finish within the grace time; exiting');
 	}, 60_000);
+
+	// The start timeout of spawnRelay (15 s) once killed every relay that had been running that long:
+	// under CPU load the crash tests outlived it and lost both relays mid-test.
+	it('spawnRelay leaves a relay that started running after its start timeout', async () => {
+		vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+		let relay: RelayProcess;
+		try {
+			relay = await spawnRelay(baseEnv(tmp.dir, { payment: [target.url('/pay')] }));
+			children.push(relay);
+			vi.advanceTimersByTime(60_000);
+		} finally {
+			vi.useRealTimers();
+		}
+		expect(relay.proc.killed).toBe(false);
+		expect(relay.proc.signalCode).toBeNull();
+		expect((await fetch(`${relay.url}/healthz`)).status).toBe(200);
+		relay.proc.kill('SIGTERM');
+		expect(await relay.exited).toBe(0);
+	});
 });
