@@ -1,5 +1,5 @@
 /**
- * The relay on the open internet (issue 16): each numbered case of the security review, replayed as
+ * The relay on the open internet: the attacks of a security review, each replayed as
  * an outside attacker would, on both stores (a real SQLite file and a real PostgreSQL database of
  * the test's own). Real HTTP against the sandbox (the service's stand-in) and the real trigger.
  */
