@@ -13,6 +13,8 @@ import {
 	HEARTBEAT,
 	OLDEST_UNDELIVERED,
 	PRUNABLE,
+	REQUEUE_DEAD,
+	attemptParams,
 	TARGET_ATTEMPTS,
 	TARGET_LAST_ERROR,
 	TARGET_STATES,
@@ -133,39 +135,45 @@ const CLAIM = `WITH c AS (
 	)
 	SELECT c.*, e.kind, e.content_type, e.body, e.received_at FROM c JOIN events e ON e.id = c.event_id ORDER BY c.id`;
 
-/** Parameters 1–3 of every attempt insert: attempt, started_at, duration_ms. */
-const ATTEMPT_COLUMNS =
-	'delivery_id, target, attempt, started_at, duration_ms, http_status, error, outcome';
+/** Parameters 1–8 of every result: the attempt's columns in attemptParams' order. */
+const INSERT_ATTEMPT_FROM = `INSERT INTO attempts (delivery_id, target, attempt, started_at, duration_ms, http_status, error, outcome, origin, response)
+	SELECT id, target, $1, $2, $3, $4, $5, $6, $7, $8`;
 
+/** …then now ($9) and id ($10). */
 const MARK_DELIVERED = `WITH u AS (
-		UPDATE deliveries SET status = 'delivered', delivered_at = $4, last_status = $5, last_error = NULL, lease_until = NULL, lease_owner = NULL
-		WHERE id = $6 AND status <> 'delivered'
+		UPDATE deliveries SET status = 'delivered', delivered_at = $9, last_status = $4, last_error = NULL, last_response = NULL,
+			manual = 0, lease_until = NULL, lease_owner = NULL
+		WHERE id = $10 AND status <> 'delivered'
 	)
-	INSERT INTO attempts (${ATTEMPT_COLUMNS}) SELECT id, target, $1, $2, $3, $5, NULL, 'delivered' FROM deliveries WHERE id = $6`;
+	${INSERT_ATTEMPT_FROM} FROM deliveries WHERE id = $10`;
 
+/** …then the next attempt's time ($9), id ($10) and owner ($11). */
 const MARK_RETRY = `WITH u AS (
-		UPDATE deliveries SET status = 'pending', next_attempt_at = $4, last_status = $5, last_error = $6, lease_until = NULL, lease_owner = NULL
-		WHERE id = $7 AND status = 'delivering' AND lease_owner = $8 RETURNING id, target
+		UPDATE deliveries SET status = 'pending', next_attempt_at = $9, last_status = $4, last_error = $5, last_response = $8,
+			manual = 0, lease_until = NULL, lease_owner = NULL
+		WHERE id = $10 AND status = 'delivering' AND lease_owner = $11 RETURNING id, target
 	)
-	INSERT INTO attempts (${ATTEMPT_COLUMNS}) SELECT id, target, $1, $2, $3, $5, $6, 'retry' FROM u`;
+	${INSERT_ATTEMPT_FROM} FROM u`;
 
+/** …then id ($9) and owner ($10). */
 const MARK_DEAD = `WITH u AS (
-		UPDATE deliveries SET status = 'dead', last_status = $4, last_error = $5, lease_until = NULL, lease_owner = NULL
-		WHERE id = $6 AND status = 'delivering' AND lease_owner = $7 RETURNING id, target
+		UPDATE deliveries SET status = 'dead', last_status = $4, last_error = $5, last_response = $8,
+			manual = 0, lease_until = NULL, lease_owner = NULL
+		WHERE id = $9 AND status = 'delivering' AND lease_owner = $10 RETURNING id, target
 	)
-	INSERT INTO attempts (${ATTEMPT_COLUMNS}) SELECT id, target, $1, $2, $3, $4, $5, 'dead' FROM u`;
+	${INSERT_ATTEMPT_FROM} FROM u`;
 
-const RELEASE = `UPDATE deliveries SET status = 'pending', attempts = GREATEST(attempts - 1, 0), next_attempt_at = $1,
+const RELEASE = `UPDATE deliveries SET status = 'pending', attempts = GREATEST(attempts - 1, attempt_base), next_attempt_at = $1,
 		lease_until = NULL, lease_owner = NULL
 	WHERE id = $2 AND status = 'delivering' AND lease_owner = $3`;
 
-const REPLAY = `INSERT INTO deliveries (event_id, target, status, attempts, created_at, budget_start, next_attempt_at)
-	SELECT e.id, t.target, 'pending', 0, $3, $3, $3
+/** A replay's deliveries: their first attempt is a manual one. */
+const REPLAY = `INSERT INTO deliveries (event_id, target, status, attempts, created_at, budget_start, next_attempt_at, manual)
+	SELECT e.id, t.target, 'pending', 0, $3, $3, $3, 1
 	FROM events e CROSS JOIN unnest($2::text[]) WITH ORDINALITY AS t (target, n)
 	WHERE e.id = ANY($1::text[]) AND e.kind = $4 ORDER BY e.received_at, e.id, t.n`;
 
-const REQUEUE = `UPDATE deliveries SET status = 'pending', attempts = 0, budget_start = $1, next_attempt_at = $1, last_error = NULL
-	WHERE status = 'dead'`;
+const REQUEUE = numbered(REQUEUE_DEAD);
 
 const DEDUPE_LOOKUP = 'SELECT id FROM events WHERE dedupe_key = $1';
 /** The advisory lock one catch-up holds at a time (any constant other than the migration lock). */
@@ -393,11 +401,8 @@ export class PostgresStore implements Store {
 		t: AttemptTiming,
 	): Promise<void> {
 		await this.#rows(this.#book, MARK_DELIVERED, [
-			t.attempt,
-			t.startedAt,
-			t.durationMs,
+			...attemptParams(t, httpStatus, null, 'delivered'),
 			now,
-			httpStatus,
 			id,
 		]);
 	}
@@ -411,12 +416,8 @@ export class PostgresStore implements Store {
 		t: AttemptTiming,
 	): Promise<void> {
 		await this.#rows(this.#book, MARK_RETRY, [
-			t.attempt,
-			t.startedAt,
-			t.durationMs,
+			...attemptParams(t, httpStatus, error, 'retry'),
 			nextAttemptAt,
-			httpStatus,
-			error,
 			id,
 			owner,
 		]);
@@ -430,11 +431,7 @@ export class PostgresStore implements Store {
 		t: AttemptTiming,
 	): Promise<void> {
 		await this.#rows(this.#book, MARK_DEAD, [
-			t.attempt,
-			t.startedAt,
-			t.durationMs,
-			httpStatus,
-			error,
+			...attemptParams(t, httpStatus, error, 'dead'),
 			id,
 			owner,
 		]);
@@ -500,8 +497,8 @@ export class PostgresStore implements Store {
 		if (this.#closed) throw new Error('store is closed');
 		const r =
 			ids === undefined
-				? await this.#durable.query(REQUEUE, [now])
-				: await this.#durable.query(`${REQUEUE} AND id = ANY($2::bigint[])`, [now, [...ids]]);
+				? await this.#durable.query(REQUEUE, [now, now])
+				: await this.#durable.query(`${REQUEUE} AND id = ANY($3::bigint[])`, [now, now, [...ids]]);
 		const n = r.rowCount ?? 0;
 		if (n > 0) this.#waker.notify();
 		return n;

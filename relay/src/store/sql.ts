@@ -3,8 +3,11 @@
 // the contract: the SQLite writer thread loads this module from source, where Node cannot load it.
 import type { PostbackEvent } from '../contract.ts';
 import { MAX_ACTIVITY_BUCKETS } from './types.ts';
+import { clipResponse } from './rows.ts';
 import type {
 	ActivityBucket,
+	AttemptOutcome,
+	AttemptTiming,
 	DeliveryCounts,
 	DeliveryFilter,
 	DeliveryStatus,
@@ -64,10 +67,10 @@ export function eventIdsQuery(from: number, to: number, kind?: PostbackEvent): Q
 export const HEARTBEAT =
 	'INSERT INTO heartbeat (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at';
 
-export const COUNTS = `SELECT status, CASE WHEN attempts > 0 THEN 1 ELSE 0 END AS retried, COUNT(*) AS n
-	FROM deliveries GROUP BY status, CASE WHEN attempts > 0 THEN 1 ELSE 0 END`;
+export const COUNTS = `SELECT status, CASE WHEN attempts > attempt_base THEN 1 ELSE 0 END AS retried, COUNT(*) AS n
+	FROM deliveries GROUP BY status, CASE WHEN attempts > attempt_base THEN 1 ELSE 0 END`;
 
-/** Pending deliveries that had an attempt count as retrying. */
+/** Pending deliveries that had an attempt in their current budget count as retrying. */
 export function assembleCounts(rows: Row[]): DeliveryCounts {
 	const c: DeliveryCounts = { pending: 0, retrying: 0, delivering: 0, delivered: 0, dead: 0 };
 	for (const r of rows) {
@@ -120,11 +123,57 @@ export function attemptsQuery(deliveryIds: readonly number[]): Query {
 }
 
 /**
- * Records one attempt, taking the target from the delivery row. Parameters: started_at,
- * duration_ms, attempt, http_status, error, outcome, delivery id.
+ * Records one attempt, taking the target from the delivery row. Parameters: attempt, started_at,
+ * duration_ms, http_status, error, outcome, origin, response, delivery id.
  */
-export const INSERT_ATTEMPT = `INSERT INTO attempts (delivery_id, target, attempt, started_at, duration_ms, http_status, error, outcome)
-	SELECT id, target, ?, ?, ?, ?, ?, ? FROM deliveries WHERE id = ?`;
+export const INSERT_ATTEMPT = `INSERT INTO attempts (delivery_id, target, attempt, started_at, duration_ms, http_status, error, outcome, origin, response)
+	SELECT id, target, ?, ?, ?, ?, ?, ?, ?, ? FROM deliveries WHERE id = ?`;
+
+/** The columns of an attempt after its timing, as both stores insert them. */
+export function attemptParams(
+	t: AttemptTiming,
+	httpStatus: number | null,
+	error: string | null,
+	outcome: AttemptOutcome,
+): Param[] {
+	return [
+		t.attempt,
+		t.startedAt,
+		t.durationMs,
+		httpStatus,
+		error,
+		outcome,
+		t.origin ?? 'scheduled',
+		clipResponse(t.response),
+	];
+}
+
+/** A new delivery; parameters: event id, target, now (creation, budget start, first due time), manual (0 or 1). */
+export const INSERT_DELIVERY = `INSERT INTO deliveries (event_id, target, status, attempts, created_at, budget_start, next_attempt_at, manual)
+	VALUES (?, ?, 'pending', 0, ?, ?, ?, ?)`;
+
+/** Delivered; parameters: now, http status, id. */
+export const MARK_DELIVERED = `UPDATE deliveries SET status = 'delivered', delivered_at = ?, last_status = ?, last_error = NULL,
+		last_response = NULL, manual = 0, lease_until = NULL, lease_owner = NULL
+	WHERE id = ? AND status <> 'delivered'`;
+
+/** Another attempt later; parameters: next attempt, http status, error, response, id, owner. */
+export const MARK_RETRY = `UPDATE deliveries SET status = 'pending', next_attempt_at = ?, last_status = ?, last_error = ?,
+		last_response = ?, manual = 0, lease_until = NULL, lease_owner = NULL
+	WHERE id = ? AND status = 'delivering' AND lease_owner = ?`;
+
+/** Dead; parameters: http status, error, response, id, owner. */
+export const MARK_DEAD = `UPDATE deliveries SET status = 'dead', last_status = ?, last_error = ?, last_response = ?,
+		manual = 0, lease_until = NULL, lease_owner = NULL
+	WHERE id = ? AND status = 'delivering' AND lease_owner = ?`;
+
+/**
+ * Dead deliveries back to pending with a fresh budget; parameters: now, now. Attempt numbers go
+ * on (attempt_base marks where the new budget starts) and the next attempt is a manual one.
+ */
+export const REQUEUE_DEAD = `UPDATE deliveries SET status = 'pending', attempt_base = attempts, manual = 1, budget_start = ?,
+		next_attempt_at = ?, last_error = NULL, last_response = NULL
+	WHERE status = 'dead'`;
 
 export const OLDEST_UNDELIVERED = `SELECT MIN(e.received_at) AS t FROM deliveries d JOIN events e ON e.id = d.event_id
 	WHERE d.status IN ('pending', 'delivering', 'dead')`;

@@ -62,7 +62,13 @@ export interface Delivery {
 	leaseUntil: number | null;
 	lastStatus: number | null;
 	lastError: string | null;
+	/** The start of the target's answer to the latest failed attempt (at most 1 KiB), or null. */
+	lastResponse: string | null;
 	deliveredAt: number | null;
+	/** `attempts` when the delivery was last requeued (0 before): the current budget's attempts are the ones above it. */
+	attemptBase: number;
+	/** The next attempt was asked for by an operator (a replay or a requeue). */
+	manual: boolean;
 }
 
 /** A delivery claimed for sending, with what must be sent. */
@@ -108,7 +114,13 @@ export interface DeliveryCounts {
 	dead: number;
 }
 
-/** One delivery attempt, kept for the operator (issue 10's attempts history). */
+/** Whether an attempt came from the queue's schedule or from an operator's replay or requeue. */
+export type AttemptOrigin = 'scheduled' | 'manual';
+
+/** Most bytes of a target's answer kept with an attempt. */
+export const MAX_RESPONSE_BYTES = 1024;
+
+/** One delivery attempt, kept for the operator (the attempts history). */
 export interface DeliveryAttempt {
 	id: number;
 	deliveryId: number;
@@ -121,6 +133,9 @@ export interface DeliveryAttempt {
 	/** null when delivered. */
 	error: string | null;
 	outcome: AttemptOutcome;
+	origin: AttemptOrigin;
+	/** The start of the target's answer (at most MAX_RESPONSE_BYTES), or null when none came. */
+	response: string | null;
 }
 
 export type AttemptOutcome = 'delivered' | 'retry' | 'dead';
@@ -131,6 +146,10 @@ export interface AttemptTiming {
 	attempt: number;
 	startedAt: number;
 	durationMs: number;
+	/** 'scheduled' when not given. */
+	origin?: AttemptOrigin;
+	/** The start of the target's answer; cut to MAX_RESPONSE_BYTES by the store. */
+	response?: string | null;
 }
 
 /** Counts of one time bucket and one event kind, for the console's charts. */
