@@ -258,6 +258,48 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			});
 		});
 
+		it('reads: a delivery by id, deliveries of many events, dead ones by target, events by a (receivedAt, id) cursor', async () => {
+			const t = T0 + 500_000;
+			// Five events in two milliseconds: pages must neither skip nor repeat the ties.
+			const ids: string[] = [];
+			for (let i = 0; i < 5; i++) {
+				const r = await store.insertEvent(
+					storeEvent(`S-read-${i}`, ['http://ra/', 'http://rb/'], t + (i < 3 ? 0 : 1)),
+				);
+				ids.push(r.eventId);
+			}
+			const seen: string[] = [];
+			let cursor: { receivedAt: number; id: string } | undefined;
+			for (;;) {
+				const page = await store.listEvents({ from: t, limit: 2, cursor });
+				seen.push(...page.map((e) => e.id));
+				if (page.length < 2) break;
+				cursor = { receivedAt: page[1].receivedAt, id: page[1].id };
+			}
+			const newestFirst = [...ids].sort((a, b) => (a < b ? 1 : -1));
+			expect(seen).toEqual(newestFirst);
+
+			const of = await store.deliveriesOfEvents([ids[0], ids[4], 'missing']);
+			expect(of).toHaveLength(4);
+			expect(new Set(of.map((d) => d.eventId))).toEqual(new Set([ids[0], ids[4]]));
+			expect(await store.deliveriesOfEvents([])).toEqual([]);
+
+			const [one] = await store.listDeliveries({ eventId: ids[2], limit: 1 });
+			expect(await store.getDelivery(one.id)).toEqual(one);
+			expect(await store.getDelivery(987_654_321)).toBeUndefined();
+
+			const claimed = await store.claimDue(t + 1, 100, 60_000, 'w');
+			for (const c of claimed.filter((c) => c.target === 'http://rb/' && c.eventId !== ids[4]))
+				await store.markDead(c.id, 'w', 410, 'HTTP 410', timing(1, t, 1));
+			const deadB = await store.deadDeliveries('http://rb/');
+			expect(deadB).toHaveLength(4);
+			expect(deadB.every((d) => d.status === 'dead' && d.target === 'http://rb/')).toBe(true);
+			expect(deadB.map((d) => d.id)).toEqual([...deadB.map((d) => d.id)].sort((a, b) => b - a));
+			expect(await store.deadDeliveries('http://ra/')).toEqual([]);
+			expect((await store.deadDeliveries()).length).toBeGreaterThanOrEqual(4);
+			await expect(store.getDelivery(1.5)).rejects.toThrow(StoreInputError);
+		});
+
 		it('replays events to the given targets and lists by time', async () => {
 			const t = T0 + 60_000;
 			const e = await store.insertEvent(storeEvent('S-replay', ['http://t1/x'], t));

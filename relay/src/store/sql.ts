@@ -42,6 +42,11 @@ class Where {
 		this.parts.push(sql);
 		this.params.push(value);
 	}
+	addAll(sql: string, values: Param[] | undefined): void {
+		if (values === undefined) return;
+		this.parts.push(sql);
+		this.params.push(...values);
+	}
 	get sql(): string {
 		return this.parts.length ? `WHERE ${this.parts.join(' AND ')}` : '';
 	}
@@ -95,6 +100,10 @@ export function eventsQuery(filter: EventFilter, field: FieldExpr): Query {
 	w.add('received_at >= ?', filter.from);
 	w.add('received_at < ?', filter.to);
 	w.add('received_at < ?', filter.before);
+	w.addAll(
+		'(received_at < ? OR (received_at = ? AND id < ?))',
+		filter.cursor && [filter.cursor.receivedAt, filter.cursor.receivedAt, filter.cursor.id],
+	);
 	return {
 		sql: `SELECT ${EVENT_COLUMNS} FROM events ${w.sql} ORDER BY received_at DESC, id DESC LIMIT ?`,
 		params: [...w.params, filter.limit],
@@ -113,6 +122,26 @@ export function deliveriesQuery(filter: DeliveryFilter): Query {
 		sql: `SELECT * FROM deliveries ${w.sql} ORDER BY id DESC LIMIT ?`,
 		params: [...w.params, filter.limit],
 	};
+}
+
+export const GET_DELIVERY = 'SELECT * FROM deliveries WHERE id = ?';
+
+/** Every delivery of these events in one query, by event then newest first. */
+export function deliveriesOfEventsQuery(eventIds: readonly string[]): Query {
+	return {
+		sql: `SELECT * FROM deliveries WHERE event_id IN (${placeholders(eventIds.length)}) ORDER BY event_id, id DESC`,
+		params: [...eventIds],
+	};
+}
+
+/** Every dead delivery, of one target or all, newest first (index deliveries_target or deliveries_status). */
+export function deadDeliveriesQuery(target: string | undefined): Query {
+	return target === undefined
+		? { sql: "SELECT * FROM deliveries WHERE status = 'dead' ORDER BY id DESC", params: [] }
+		: {
+				sql: "SELECT * FROM deliveries WHERE target = ? AND status = 'dead' ORDER BY id DESC",
+				params: [target],
+			};
 }
 
 export function attemptsQuery(deliveryIds: readonly number[]): Query {
@@ -260,41 +289,39 @@ export function assembleActivity(
 	return out;
 }
 
-/** Deliveries per target and state (every target that has a delivery). */
-export const TARGET_STATES = `SELECT target,
-		SUM(CASE WHEN status = 'pending' THEN 1 ELSE 0 END) AS pending,
-		SUM(CASE WHEN status = 'delivering' THEN 1 ELSE 0 END) AS delivering,
-		SUM(CASE WHEN status = 'dead' THEN 1 ELSE 0 END) AS dead
-	FROM deliveries GROUP BY target ORDER BY target`;
-/** Attempts per target since ? . */
-export const TARGET_ATTEMPTS = `SELECT target, COUNT(*) AS attempts,
-		SUM(CASE WHEN outcome = 'delivered' THEN 1 ELSE 0 END) AS succeeded
-	FROM attempts WHERE started_at >= ? GROUP BY target`;
-/** The latest failed attempt of the target ? (partial index attempts_target_error). */
-export const TARGET_LAST_ERROR = `SELECT error, started_at FROM attempts WHERE target = ? AND error IS NOT NULL
-	ORDER BY started_at DESC, id DESC LIMIT 1`;
+/**
+ * Target health in one query: deliveries per target and state (every target that has a
+ * delivery), its attempts since ? and its latest failed attempt (partial index
+ * attempts_target_error).
+ */
+export const TARGET_HEALTH = `SELECT s.target, s.pending, s.delivering, s.dead,
+		COALESCE(a.attempts, 0) AS attempts, COALESCE(a.succeeded, 0) AS succeeded,
+		(SELECT x.error FROM attempts x WHERE x.target = s.target AND x.error IS NOT NULL
+			ORDER BY x.started_at DESC, x.id DESC LIMIT 1) AS last_error,
+		(SELECT x.started_at FROM attempts x WHERE x.target = s.target AND x.error IS NOT NULL
+			ORDER BY x.started_at DESC, x.id DESC LIMIT 1) AS last_error_at
+	FROM (SELECT target,
+			SUM(CASE WHEN status = 'pending' THEN 1 ELSE 0 END) AS pending,
+			SUM(CASE WHEN status = 'delivering' THEN 1 ELSE 0 END) AS delivering,
+			SUM(CASE WHEN status = 'dead' THEN 1 ELSE 0 END) AS dead
+		FROM deliveries GROUP BY target) s
+	LEFT JOIN (SELECT target, COUNT(*) AS attempts,
+			SUM(CASE WHEN outcome = 'delivered' THEN 1 ELSE 0 END) AS succeeded
+		FROM attempts WHERE started_at >= ? GROUP BY target) a ON a.target = s.target
+	ORDER BY s.target`;
 
-export function assembleHealth(
-	states: Row[],
-	attempts: Row[],
-	lastErrors: ReadonlyMap<string, Row>,
-): TargetHealth[] {
-	const byTarget = new Map(attempts.map((r) => [String(r.target), r]));
-	return states.map((s) => {
-		const target = String(s.target);
-		const a = byTarget.get(target);
-		const e = lastErrors.get(target);
-		return {
-			target,
-			attempts: Number(a?.attempts ?? 0),
-			succeeded: Number(a?.succeeded ?? 0),
-			pending: Number(s.pending ?? 0),
-			delivering: Number(s.delivering ?? 0),
-			dead: Number(s.dead ?? 0),
-			lastError: e ? String(e.error) : null,
-			lastErrorAt: e ? Number(e.started_at) : null,
-		};
-	});
+export function toHealth(r: Row): TargetHealth {
+	return {
+		target: String(r.target),
+		attempts: Number(r.attempts ?? 0),
+		succeeded: Number(r.succeeded ?? 0),
+		pending: Number(r.pending ?? 0),
+		delivering: Number(r.delivering ?? 0),
+		dead: Number(r.dead ?? 0),
+		lastError: r.last_error === null || r.last_error === undefined ? null : String(r.last_error),
+		lastErrorAt:
+			r.last_error_at === null || r.last_error_at === undefined ? null : Number(r.last_error_at),
+	};
 }
 
 /**

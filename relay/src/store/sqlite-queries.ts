@@ -16,13 +16,14 @@ import {
 	attemptParams,
 	OLDEST_UNDELIVERED,
 	PRUNABLE,
-	TARGET_ATTEMPTS,
-	TARGET_LAST_ERROR,
-	TARGET_STATES,
+	GET_DELIVERY,
+	TARGET_HEALTH,
+	deadDeliveriesQuery,
+	deliveriesOfEventsQuery,
+	toHealth,
 	activityParams,
 	assembleActivity,
 	assembleCounts,
-	assembleHealth,
 	attemptsQuery,
 	checkActivityRange,
 	deliveriesQuery,
@@ -273,13 +274,23 @@ export class SqliteQueries {
 	}
 
 	targetHealth(since: number): TargetHealth[] {
-		const states = this.#stmt(TARGET_STATES).all() as Row[];
-		const lastErrors = new Map<string, Row>();
-		for (const s of states) {
-			const row = this.#stmt(TARGET_LAST_ERROR).get(String(s.target)) as Row | undefined;
-			if (row) lastErrors.set(String(s.target), row);
-		}
-		return assembleHealth(states, this.#stmt(TARGET_ATTEMPTS).all(since) as Row[], lastErrors);
+		return (this.#stmt(TARGET_HEALTH).all(since) as Row[]).map(toHealth);
+	}
+
+	getDelivery(id: number): Delivery | undefined {
+		const row = this.#stmt(GET_DELIVERY).get(id) as Row | undefined;
+		return row ? toDelivery(row) : undefined;
+	}
+
+	deliveriesOfEvents(eventIds: readonly string[]): Delivery[] {
+		if (eventIds.length === 0) return [];
+		const q = deliveriesOfEventsQuery(eventIds);
+		return (this.#db.prepare(q.sql).all(...q.params) as Row[]).map(toDelivery);
+	}
+
+	deadDeliveries(target?: string): Delivery[] {
+		const q = deadDeliveriesQuery(target);
+		return (this.#stmt(q.sql).all(...q.params) as Row[]).map(toDelivery);
 	}
 
 	oldestUndelivered(): number | null {
