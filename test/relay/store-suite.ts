@@ -270,7 +270,7 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			}
 			const seen: string[] = [];
 			let cursor: { receivedAt: number; id: string } | undefined;
-			for (;;) {
+			for (let pages = 0; pages < 10; pages++) {
 				const page = await store.listEvents({ from: t, limit: 2, cursor });
 				seen.push(...page.map((e) => e.id));
 				if (page.length < 2) break;
