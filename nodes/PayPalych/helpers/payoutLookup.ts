@@ -1,14 +1,14 @@
+/*
+ * Looking up the payouts already made under an order ID: payout/status for the first one, then
+ * the parts of a split payout among the payouts listed around its time.
+ */
+
 import type { IDataObject, IExecuteFunctions, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { ENDPOINTS, formatCents, toCents } from '../../shared';
 import { apiRequest, errorKeyOf } from '../transport';
 import { listAll } from './pagination';
-
-/**
- * Looking up the payouts already made under an order ID: payout/status for the first one, then
- * the parts of a split payout among the payouts listed around its time.
- */
 
 /** The first payout under this order ID (payout/status answers one), or undefined when there is none. */
 async function firstPayout(
