@@ -1,5 +1,3 @@
-import type { AllEntities } from 'n8n-workflow';
-
 /** Every resource of the node with its operations: the router's table must have exactly these. */
 export type PayPalychMap = {
 	balance: 'get';
@@ -8,5 +6,3 @@ export type PayPalychMap = {
 	payout: 'createPersonal' | 'createRegular' | 'get' | 'search';
 	sbpBank: 'getMany';
 };
-
-export type PayPalychType = AllEntities<PayPalychMap>;

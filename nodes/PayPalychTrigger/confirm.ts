@@ -5,10 +5,11 @@ import {
 	confirmPayment,
 	confirmPayout,
 	type Confirmation,
+	type Endpoint,
 	type PostbackFields,
 } from '../shared';
 import { recordOf } from '../PayPalych/helpers/normalize';
-import { apiRequest } from '../PayPalych/transport';
+import { apiRequest, errorKeyOf } from '../PayPalych/transport';
 
 /** How long one look-up may take: the trigger answers the service (or the relay) after it. */
 export const CONFIRM_TIMEOUT_MS = 8000;
@@ -26,18 +27,13 @@ const NOT_FOUND_KEYS = [
 	'api:error.bill_not_found',
 ];
 
-function errorKey(error: unknown): string {
-	const context = (error as { context?: IDataObject } | undefined)?.context;
-	return typeof context?.errorKey === 'string' ? context.errorKey : 'network_error';
-}
-
 /**
  * Every failure to read the service asks the sender to retry later: the record may not exist yet,
  * the service may be down, and nothing is lost by trying again. Only a record that contradicts the
  * postback is a refusal.
  */
 function unreachable(what: string, error: unknown): ConfirmResult {
-	const key = errorKey(error);
+	const key = errorKeyOf(error) ?? 'network_error';
 	return {
 		ok: false,
 		retry: true,
@@ -48,10 +44,10 @@ function unreachable(what: string, error: unknown): ConfirmResult {
 
 async function get(
 	context: IWebhookFunctions,
-	path: string,
+	endpoint: Endpoint,
 	qs: Record<string, string>,
 ): Promise<IDataObject> {
-	return await apiRequest.call(context, 'GET', path, { qs, timeoutMs: CONFIRM_TIMEOUT_MS });
+	return await apiRequest.call(context, endpoint, { qs, timeoutMs: CONFIRM_TIMEOUT_MS });
 }
 
 /** The order ID of the bill a payment belongs to: null when it has none, undefined when not told. */
@@ -79,7 +75,7 @@ export async function confirmWithService(
 	try {
 		record = await get(
 			context,
-			event === 'payment' ? ENDPOINTS.paymentStatus.path : ENDPOINTS.payoutStatus.path,
+			event === 'payment' ? ENDPOINTS.paymentStatus : ENDPOINTS.payoutStatus,
 			{ id: trsId },
 		);
 	} catch (error) {
@@ -96,7 +92,7 @@ export async function confirmWithService(
 			: '';
 	if (orderId === undefined && billId !== '') {
 		try {
-			orderId = orderIdOf(await get(context, ENDPOINTS.billStatus.path, { id: billId }));
+			orderId = orderIdOf(await get(context, ENDPOINTS.billStatus, { id: billId }));
 		} catch (error) {
 			return unreachable(`Bill ${billId}`, error);
 		}

@@ -1,6 +1,12 @@
 /** The service's endpoints, relative to the base URL. */
 export const API_PREFIX = '/api/v1';
 
+/** One endpoint of the service: its HTTP method and its path. */
+export interface Endpoint {
+	readonly method: 'GET' | 'POST';
+	readonly path: string;
+}
+
 export const ENDPOINTS = {
 	billCreate: { method: 'POST', path: '/api/v1/bill/create' },
 	billToggleActivity: { method: 'POST', path: '/api/v1/bill/toggle_activity' },
@@ -14,9 +20,7 @@ export const ENDPOINTS = {
 	payoutStatus: { method: 'GET', path: '/api/v1/payout/status' },
 	payoutSearch: { method: 'GET', path: '/api/v1/payout/search' },
 	sbpBanks: { method: 'GET', path: '/api/v1/payout/dictionaries/sbp_banks' },
-} as const;
-
-export type EndpointName = keyof typeof ENDPOINTS;
+} as const satisfies Record<string, Endpoint>;
 
 export const DEFAULT_BASE_URL = 'https://pal24.pro';
 

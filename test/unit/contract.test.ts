@@ -4,7 +4,6 @@ import {
 	confirmPayment,
 	confirmPayout,
 	describeApiError,
-	ENDPOINT_ERRORS,
 	ERROR_CATALOGUE,
 	enrichPostback,
 	normalizeAmount,
@@ -17,6 +16,7 @@ import {
 	toYmd,
 	verifyPostback,
 } from '../../dist/nodes/shared/index.js';
+import { ENDPOINT_ERRORS } from '../helpers/endpoint-errors.ts';
 
 // Independent oracle: the rule written out by hand, not through the module under test.
 const md5 = (s: string) => createHash('md5').update(s).digest('hex').toUpperCase();

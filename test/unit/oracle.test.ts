@@ -17,10 +17,11 @@ import * as model from '../../sandbox/src/model.ts';
 import { format2, MAX_CENTS, parseAmount } from '../../sandbox/src/money.ts';
 import { payoutPostback } from '../../sandbox/src/payouts.ts';
 import { State } from '../../sandbox/src/state.ts';
+import { ENDPOINT_ERRORS } from '../helpers/endpoint-errors.ts';
 
 /**
  * Intended differences of the error tables: error keys the sandbox answers on an endpoint whose
- * list in the interface document (the contract's ENDPOINT_ERRORS) does not name them. Nothing
+ * list in the interface document (ENDPOINT_ERRORS) does not name them. Nothing
  * else may differ; an entry here that no longer differs fails too.
  */
 const SANDBOX_ONLY_ERRORS: ReadonlyArray<{
@@ -90,7 +91,7 @@ const SPECIAL_KEYS = new Set([
 ]);
 
 function contractTable(endpoint: Endpoint): Record<string, number> {
-	const entries = contract.ENDPOINT_ERRORS[`${contract.API_PREFIX}/${endpoint}`];
+	const entries = ENDPOINT_ERRORS[`${contract.API_PREFIX}/${endpoint}`];
 	if (!entries) throw new Error(`the contract has no error list for ${endpoint}`);
 	const table: Record<string, number> = {};
 	for (const [status, key] of entries) {
@@ -119,7 +120,7 @@ describe('oracle: the sandbox keeps the contract', () => {
 				endpoint.path.replace(`${contract.API_PREFIX}/`, ''),
 			);
 			expect(sorted(endpoints)).toEqual(sorted(contractEndpoints));
-			expect(sorted(Object.keys(contract.ENDPOINT_ERRORS))).toEqual(
+			expect(sorted(Object.keys(ENDPOINT_ERRORS))).toEqual(
 				sorted(Object.values(contract.ENDPOINTS).map((endpoint) => endpoint.path)),
 			);
 		});
@@ -165,7 +166,7 @@ describe('oracle: the sandbox keeps the contract', () => {
 				expect(contract.describeApiError(answer.status, answer.body).key).toBe(key);
 			}
 			// Where the document gives these keys a status, it is the sandbox's.
-			for (const [path, entries] of Object.entries(contract.ENDPOINT_ERRORS)) {
+			for (const [path, entries] of Object.entries(ENDPOINT_ERRORS)) {
 				for (const [status, key] of entries) {
 					const expected = cases.find(([, special]) => special === key);
 					if (expected) expect(status, `${path} ${key}`).toBe(expected[2]);

@@ -1,17 +1,17 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { ENDPOINTS, formatCents, normalizeAmount, toCents } from '../../shared';
+import { ENDPOINTS, formatCents, normalizeAmount, toCents, type Endpoint } from '../../shared';
 import { apiRequest } from '../transport';
 import { listAll } from './pagination';
 import {
 	checkOrderId,
 	createPayoutOnce,
 	payoutFields,
-	payoutsUnderOrderId,
 	sameIntentOrThrow,
 	type PayoutIntent,
 } from './payout';
+import { payoutsUnderOrderId } from './payoutLookup';
 import { inputError } from './validation';
 
 /**
@@ -146,7 +146,7 @@ export async function paidToday(
 	const day = serviceToday();
 	const payouts = await listAll.call(
 		this,
-		ENDPOINTS.payoutSearch.path,
+		ENDPOINTS.payoutSearch,
 		{ start_date: day, finish_date: day },
 		undefined,
 		itemIndex,
@@ -198,7 +198,7 @@ export async function checkDailyLimit(
 
 /** The available RUB balance in cents, read from merchant/balance. */
 async function availableRub(this: IExecuteFunctions, itemIndex: number): Promise<number> {
-	const answer = await apiRequest.call(this, 'GET', ENDPOINTS.merchantBalance.path, {
+	const answer = await apiRequest.call(this, ENDPOINTS.merchantBalance, {
 		itemIndex,
 	});
 	const balances = Array.isArray(answer.balances) ? (answer.balances as IDataObject[]) : [];
@@ -275,7 +275,7 @@ export const payoutCreateFields: INodeProperties[] = payoutFields.map((field) =>
 export async function createGuardedPayout(
 	this: IExecuteFunctions,
 	itemIndex: number,
-	endpoint: string,
+	endpoint: Endpoint,
 	body: Record<string, string>,
 	intent: PayoutIntent,
 ): Promise<IDataObject[]> {

@@ -1,5 +1,6 @@
 import type { IDataObject } from 'n8n-workflow';
 
+import type { Endpoint } from '../../shared';
 import type { PayPalychContext } from '../transport';
 import { apiRequest } from '../transport';
 
@@ -32,7 +33,7 @@ export function nextCursor(answer: IDataObject): string | undefined {
  */
 export async function listAll(
 	this: PayPalychContext,
-	endpoint: string,
+	endpoint: Endpoint,
 	qs: Record<string, string>,
 	limit: number | undefined,
 	itemIndex: number,
@@ -43,7 +44,7 @@ export async function listAll(
 	for (;;) {
 		const perPage =
 			limit === undefined ? PAGE_SIZE : Math.min(PAGE_SIZE, Math.max(1, limit - entries.length));
-		const answer = await apiRequest.call(this, 'GET', endpoint, {
+		const answer = await apiRequest.call(this, endpoint, {
 			qs: { ...qs, per_page: perPage, cursor },
 			itemIndex,
 		});

@@ -1,5 +1,6 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
+import type { Endpoint } from '../../shared';
 import { normalizeResponse } from './normalize';
 import { listAll } from './pagination';
 import { checkDateRange } from './validation';
@@ -7,7 +8,7 @@ import { checkDateRange } from './validation';
 /** Bill > Search and Payout > Search: every entry created between Start Date and Finish Date (inclusive). */
 export async function searchByDates(
 	this: IExecuteFunctions,
-	endpoint: string,
+	endpoint: Endpoint,
 	itemIndex: number,
 ): Promise<IDataObject[]> {
 	const { startDate, finishDate } = checkDateRange(

@@ -1,6 +1,6 @@
 import type { IDataObject, ILoadOptionsFunctions, INodeListSearchResult } from 'n8n-workflow';
 
-import { ENDPOINTS } from '../../shared';
+import { ENDPOINTS, type Endpoint } from '../../shared';
 import { listAll } from '../helpers/pagination';
 import { apiRequest } from '../transport';
 
@@ -9,7 +9,7 @@ export async function searchSbpBanks(
 	this: ILoadOptionsFunctions,
 	filter?: string,
 ): Promise<INodeListSearchResult> {
-	const answer = await apiRequest.call(this, 'GET', ENDPOINTS.sbpBanks.path);
+	const answer = await apiRequest.call(this, ENDPOINTS.sbpBanks);
 	const banks = Array.isArray(answer.data) ? (answer.data as IDataObject[]) : [];
 	const needle = (filter ?? '').trim().toLowerCase();
 	const results = banks
@@ -52,7 +52,7 @@ function recentRange(): Record<string, string> {
 /** Recent bills or payouts as a searchable list: "<id> · <amount> <currency> · <status> · <created_at>". */
 async function searchRecent(
 	context: ILoadOptionsFunctions,
-	endpoint: string,
+	endpoint: Endpoint,
 	filter: string | undefined,
 ): Promise<INodeListSearchResult> {
 	const entries = await listAll.call(context, endpoint, recentRange(), RECENT_LIMIT, 0);
@@ -81,7 +81,7 @@ export async function searchBills(
 	this: ILoadOptionsFunctions,
 	filter?: string,
 ): Promise<INodeListSearchResult> {
-	return await searchRecent(this, ENDPOINTS.billSearch.path, filter);
+	return await searchRecent(this, ENDPOINTS.billSearch, filter);
 }
 
 /** Payout ID "From List": the payouts of the last RECENT_DAYS days (payout/search), newest first. */
@@ -89,5 +89,5 @@ export async function searchPayouts(
 	this: ILoadOptionsFunctions,
 	filter?: string,
 ): Promise<INodeListSearchResult> {
-	return await searchRecent(this, ENDPOINTS.payoutSearch.path, filter);
+	return await searchRecent(this, ENDPOINTS.payoutSearch, filter);
 }

@@ -1,7 +1,6 @@
 import type {
 	IDataObject,
 	IExecuteFunctions,
-	IHttpRequestMethods,
 	IHttpRequestOptions,
 	ILoadOptionsFunctions,
 	IWebhookFunctions,
@@ -9,7 +8,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeApiError } from 'n8n-workflow';
 
-import { describeApiError, normalizeBaseUrl } from '../../shared';
+import { describeApiError, normalizeBaseUrl, type Endpoint } from '../../shared';
 
 export const CREDENTIAL_NAME = 'payPalychApi';
 
@@ -24,13 +23,6 @@ export interface ApiRequestOptions {
 	itemIndex?: number;
 	/** Milliseconds before the request is given up (n8n's default otherwise). */
 	timeoutMs?: number;
-}
-
-/** A failed answer of the service, before it is turned into a NodeApiError. */
-export interface ApiFailure {
-	key: string;
-	httpCode?: number;
-	body: unknown;
 }
 
 const EXTRA_HINTS: Record<string, string> = {
@@ -90,6 +82,18 @@ export function toNodeApiError(
 	return error;
 }
 
+/** The error key apiRequest gave a failure ("api:error.payout_not_found", "http_502"…), if any. */
+export function errorKeyOf(error: unknown): string | undefined {
+	const context = (error as { context?: IDataObject } | undefined)?.context;
+	return typeof context?.errorKey === 'string' ? context.errorKey : undefined;
+}
+
+/** The HTTP code of a failure (n8n keeps it as a string), or undefined when nothing answered. */
+export function httpCodeOf(error: unknown): number | undefined {
+	const code = (error as { httpCode?: unknown } | undefined)?.httpCode;
+	return typeof code === 'string' && /^\d+$/.test(code) ? Number(code) : undefined;
+}
+
 /**
  * Calls the service through n8n's authenticated request helper. POST parameters go as an
  * `application/x-www-form-urlencoded` body, GET parameters in the query string. Any answer other
@@ -97,14 +101,13 @@ export function toNodeApiError(
  */
 export async function apiRequest(
 	this: PayPalychContext,
-	method: IHttpRequestMethods,
-	endpoint: string,
+	endpoint: Endpoint,
 	options: ApiRequestOptions = {},
 ): Promise<IDataObject> {
 	const credentials = await this.getCredentials(CREDENTIAL_NAME);
 	const request: IHttpRequestOptions = {
-		method,
-		url: `${normalizeBaseUrl(credentials.baseUrl)}${endpoint}`,
+		method: endpoint.method,
+		url: `${normalizeBaseUrl(credentials.baseUrl)}${endpoint.path}`,
 		headers: { Accept: 'application/json' },
 		returnFullResponse: true,
 		ignoreHttpStatusErrors: true,
@@ -113,7 +116,7 @@ export async function apiRequest(
 	if (options.timeoutMs !== undefined) request.timeout = options.timeoutMs;
 	const qs = withoutEmpty(options.qs);
 	if (Object.keys(qs).length > 0) request.qs = qs;
-	if (method !== 'GET') {
+	if (endpoint.method !== 'GET') {
 		const form = new URLSearchParams(withoutEmpty(options.body)).toString();
 		request.body = form;
 		request.headers = { ...request.headers, 'Content-Type': 'application/x-www-form-urlencoded' };
@@ -130,13 +133,9 @@ export async function apiRequest(
 			body?: unknown;
 		};
 	} catch (error) {
-		const httpCode =
-			typeof error?.httpCode === 'string' && /^\d+$/.test(error.httpCode)
-				? Number(error.httpCode)
-				: undefined;
 		throw toNodeApiError.call(
 			this,
-			httpCode,
+			httpCodeOf(error),
 			error?.context?.data,
 			options.itemIndex,
 			error?.message,

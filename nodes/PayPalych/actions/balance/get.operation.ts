@@ -23,7 +23,7 @@ export const description = updateDisplayOptions(displayOptions, properties);
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const split = this.getNodeParameter('splitIntoItems', itemIndex, false) as boolean;
 	const answer = normalizeResponse(
-		await apiRequest.call(this, 'GET', ENDPOINTS.merchantBalance.path, { itemIndex }),
+		await apiRequest.call(this, ENDPOINTS.merchantBalance, { itemIndex }),
 	);
 	if (!split) return [answer];
 	const balances = Array.isArray(answer.balances) ? (answer.balances as IDataObject[]) : [];

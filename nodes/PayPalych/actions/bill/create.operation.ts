@@ -176,7 +176,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 			? String(extra[name])
 			: undefined;
 
-	const answer = await apiRequest.call(this, 'POST', ENDPOINTS.billCreate.path, {
+	const answer = await apiRequest.call(this, ENDPOINTS.billCreate, {
 		body: {
 			amount,
 			shop_id: shopId,

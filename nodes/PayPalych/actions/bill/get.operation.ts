@@ -18,7 +18,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		itemIndex,
 		'Bill ID',
 	);
-	const answer = await apiRequest.call(this, 'GET', ENDPOINTS.billStatus.path, {
+	const answer = await apiRequest.call(this, ENDPOINTS.billStatus, {
 		qs: { id },
 		itemIndex,
 	});

@@ -19,7 +19,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		itemIndex,
 		'Bill ID',
 	);
-	const answer = await apiRequest.call(this, 'GET', ENDPOINTS.billPayments.path, {
+	const answer = await apiRequest.call(this, ENDPOINTS.billPayments, {
 		qs: { id },
 		itemIndex,
 	});

@@ -33,7 +33,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	);
 	const active = this.getNodeParameter('active', itemIndex, true) as boolean;
 	const answer = normalizeResponse(
-		await apiRequest.call(this, 'POST', ENDPOINTS.billToggleActivity.path, {
+		await apiRequest.call(this, ENDPOINTS.billToggleActivity, {
 			body: { id, active: active ? '1' : '0' },
 			itemIndex,
 		}),

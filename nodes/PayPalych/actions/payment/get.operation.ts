@@ -29,7 +29,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		itemIndex,
 		'Payment ID',
 	);
-	const answer = await apiRequest.call(this, 'GET', ENDPOINTS.paymentStatus.path, {
+	const answer = await apiRequest.call(this, ENDPOINTS.paymentStatus, {
 		qs: { id },
 		itemIndex,
 	});

@@ -37,7 +37,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	return await createGuardedPayout.call(
 		this,
 		itemIndex,
-		ENDPOINTS.payoutPersonalCreate.path,
+		ENDPOINTS.payoutPersonalCreate,
 		params,
 		accountIntent(amount, payoutAccountId),
 	);

@@ -156,7 +156,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	return await createGuardedPayout.call(
 		this,
 		itemIndex,
-		ENDPOINTS.payoutRegularCreate.path,
+		ENDPOINTS.payoutRegularCreate,
 		params,
 		intent,
 	);

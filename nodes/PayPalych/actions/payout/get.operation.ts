@@ -83,6 +83,6 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 						'Payout ID',
 					),
 				};
-	const answer = await apiRequest.call(this, 'GET', ENDPOINTS.payoutStatus.path, { qs, itemIndex });
+	const answer = await apiRequest.call(this, ENDPOINTS.payoutStatus, { qs, itemIndex });
 	return [normalizeResponse(answer)];
 }

@@ -13,7 +13,7 @@ export const description = updateDisplayOptions(displayOptions, returnAllLimit);
 /** One item per active SBP bank: member_id (the Bank of an SBP payout), name, name_en, bic. */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const returnAll = this.getNodeParameter('returnAll', itemIndex, false) as boolean;
-	const answer = await apiRequest.call(this, 'GET', ENDPOINTS.sbpBanks.path, { itemIndex });
+	const answer = await apiRequest.call(this, ENDPOINTS.sbpBanks, { itemIndex });
 	const banks = (Array.isArray(answer.data) ? (answer.data as IDataObject[]) : []).map((bank) =>
 		normalizeResponse(bank),
 	);
