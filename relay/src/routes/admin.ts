@@ -51,7 +51,10 @@ const rangeBody = z
 	.object({ from: time, to: time, kind: kind.optional(), target: z.string().min(1).optional() })
 	.refine((r) => r.from < r.to, 'from must be before to');
 const requeueBody = z
-	.object({ ids: z.array(z.number().int().positive()).optional() })
+	.object({
+		ids: z.array(z.number().int().positive()).optional(),
+		target: z.string().min(1).optional(),
+	})
 	.optional()
 	.nullable();
 const eventParams = z.object({ id: z.string() });
@@ -177,7 +180,7 @@ export async function adminRoutes(plain: FastifyInstance, { ctx }: ContextOption
 	}));
 
 	app.post('/dead/requeue', { schema: { body: requeueBody } }, async (request, reply) => {
-		const r = await ops.requeueDead({ ids: request.body?.ids });
+		const r = await ops.requeueDead({ ids: request.body?.ids, target: request.body?.target });
 		if (!r.ok) return refused(reply, r);
 		request.log.info({ requeued: r.requeued }, 'dead deliveries requeued');
 		return { requeued: r.requeued };
