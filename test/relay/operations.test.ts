@@ -294,3 +294,49 @@ if (!PG_MISSING)
 			},
 		};
 	});
+
+describe('a store failure', () => {
+	it('answers JSON under the admin API and an HTML page in the console, with nothing leaked', async () => {
+		const tmp = tempDir();
+		const real = await SqliteStore.open(join(tmp.dir, 'failing.sqlite'));
+		const failure = new Error('SELECT * FROM events WHERE id = $1: connection lost');
+		const store = new Proxy(real, {
+			get(target, key, receiver) {
+				if (key === 'getEvent') return async () => Promise.reject(failure);
+				const value = Reflect.get(target, key, receiver) as unknown;
+				return typeof value === 'function' ? value.bind(target) : value;
+			},
+		});
+		const sink = new LogSink();
+		const config = loadConfig(baseEnv(tmp.dir, { payment: [PAY] }, { LOG_LEVEL: 'info' }));
+		const app = await buildApp(config, { store, forwarder: false, logStream: sink });
+		try {
+			await app.ready();
+			const api = await app.inject({
+				url: '/admin/events/E1',
+				headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+			});
+			expect(api.statusCode).toBe(500);
+			expect(api.json()).toEqual({ error: 'Internal Server Error' });
+			const cookie = cookieOf(await submitLogin(app, { token: ADMIN_TOKEN }), 'relay_console');
+			const page = await app.inject({
+				url: '/admin/console/events/E1',
+				headers: { cookie: cookie ?? '' },
+			});
+			expect(page.statusCode).toBe(500);
+			expect(page.headers['content-type']).toMatch(/^text\/html/);
+			expect(page.body).toContain('Something went wrong');
+			for (const body of [api.body, page.body]) {
+				expect(body).not.toContain('SELECT');
+				expect(body).not.toContain('connection lost');
+				expect(body).not.toMatch(/\.[jt]s:\d+/);
+			}
+			// The operator finds the cause in the log.
+			expect(sink.text).toContain('connection lost');
+		} finally {
+			await app.close();
+			await real.close();
+			tmp.cleanup();
+		}
+	});
+});
