@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, validatorCompiler } from 'fastify-type-provider-zod';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -82,9 +83,7 @@ export function adminErrorHandler(
 		return reply.code(400).send({
 			error: 'Bad Request',
 			issues: error.validation.map((i) => ({
-				path: [error.validationContext, ...i.instancePath.split('/').filter(Boolean)]
-					.slice(1)
-					.join('.'),
+				path: i.instancePath.split('/').filter(Boolean).join('.'),
 				message: i.message,
 			})),
 		});
@@ -94,7 +93,7 @@ export function adminErrorHandler(
 	}
 	const status = error.statusCode ?? 500;
 	if (status >= 400 && status < 500)
-		return reply.code(status).send({ error: 'Bad Request', message: error.message });
+		return reply.code(status).send({ error: STATUS_CODES[status], message: error.message });
 	request.log.error({ err: error }, 'admin API call failed');
 	return reply.code(500).send({ error: 'Internal Server Error' });
 }
