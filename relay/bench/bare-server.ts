@@ -9,6 +9,6 @@ app.post('/postback/payment', async (_request, reply) =>
 	reply.code(200).type('text/plain; charset=utf-8').send('OK'),
 );
 await app.listen({ port: Number(process.env.PORT ?? 0), host: '127.0.0.1' });
-const stop = () => app.close().then(() => process.exit(0));
+const stop = (): void => void app.close().then(() => process.exit(0));
 process.once('SIGTERM', stop);
 process.once('SIGINT', stop);

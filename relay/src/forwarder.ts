@@ -12,7 +12,8 @@ import {
 } from './contract.ts';
 import type { PostbackEvent } from './contract.ts';
 import type { Metrics } from './metrics.ts';
-import type { ClaimedDelivery, Store } from './store/types.ts';
+import { MAX_RESPONSE_BYTES } from './store/types.ts';
+import type { AttemptTiming, ClaimedDelivery, Store } from './store/types.ts';
 
 export interface ForwarderOptions {
 	store: Store;
@@ -259,6 +260,7 @@ export class Forwarder {
 		let retryAfter: string | string[] | undefined;
 		let receipt: string | string[] | undefined;
 		let error = '';
+		let response: string | null = null;
 		try {
 			const res = await request(d.target, {
 				method: 'POST',
@@ -280,7 +282,7 @@ export class Forwarder {
 			status = res.statusCode;
 			retryAfter = res.headers['retry-after'];
 			receipt = res.headers[RECEIPT_HEADER];
-			await res.body.dump({ limit: 64 * 1024 });
+			response = await readStart(res.body, MAX_RESPONSE_BYTES);
 		} catch (err) {
 			const timedOut =
 				stop.aborted && (stop.reason as { name?: string } | undefined)?.name === 'TimeoutError';
@@ -294,7 +296,13 @@ export class Forwarder {
 			clearTimeout(timer);
 		}
 		const now = Date.now();
-		const timing = { attempt: d.attempts, startedAt, durationMs: Math.max(0, now - startedAt) };
+		const timing: AttemptTiming = {
+			attempt: d.attempts,
+			startedAt,
+			durationMs: Math.max(0, now - startedAt),
+			origin: d.manual ? 'manual' : 'scheduled',
+			response,
+		};
 		const outcome = classify(status, d.kind, {
 			required: this.#o.requireReceipt,
 			present: receipt !== undefined,
@@ -335,7 +343,13 @@ export class Forwarder {
 					})
 				: undefined;
 		const delay =
-			fromHeader ?? backoffDelay(d.attempts, this.#o.baseDelayMs, this.#o.maxDelayMs, this.#random);
+			fromHeader ??
+			backoffDelay(
+				d.attempts - d.attemptBase,
+				this.#o.baseDelayMs,
+				this.#o.maxDelayMs,
+				this.#random,
+			);
 		const next = now + delay;
 		if (next > d.budgetStart + this.#o.retryBudgetMs) {
 			await store.markDead(d.id, this.owner, status ?? null, reason, timing);
@@ -350,6 +364,35 @@ export class Forwarder {
 		metrics.retries.inc({ kind: d.kind });
 		logger.warn({ ...log, error: reason, retryInMs: delay }, 'delivery failed; will retry');
 	}
+}
+
+/**
+ * The first `max` bytes of an answer body as text (the target's reason for a refusal), then the
+ * rest read and dropped up to 64 KiB so that the connection can be reused. Empty: null.
+ */
+async function readStart(
+	body: Dispatcher.ResponseData['body'],
+	max: number,
+): Promise<string | null> {
+	const kept: Buffer[] = [];
+	let size = 0;
+	let total = 0;
+	for await (const chunk of body) {
+		const buf = chunk as Buffer;
+		total += buf.length;
+		if (size < max) {
+			const part = buf.subarray(0, max - size);
+			kept.push(part);
+			size += part.length;
+		}
+		if (total >= 64 * 1024) {
+			body.destroy();
+			break;
+		}
+	}
+	if (size === 0) return null;
+	// The store cuts at a character boundary; a character split here decodes to U+FFFD at the end.
+	return Buffer.concat(kept).toString('utf8');
 }
 
 function describeError(err: unknown): string {

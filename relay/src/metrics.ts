@@ -98,7 +98,9 @@ export class Metrics {
 			labelNames: ['version', 'node_version', 'store'],
 			registers: [this.registry],
 		}).set({ version: RELAY_VERSION, node_version: process.version, store: build.store }, 1);
-		const metrics = this;
+		// collect() runs with the gauge as `this`: reach the fields through arrows, read at each call.
+		const readCounts = () => this.#readCounts;
+		const onCountsError = (error: unknown) => this.#onCountsError(error);
 		new Gauge({
 			name: 'paypalych_relay_deliveries',
 			help: 'Deliveries in the store by state (retrying: pending after at least one failed attempt).',
@@ -106,14 +108,14 @@ export class Metrics {
 			registers: [this.registry],
 			// Read from the store at each scrape; no sample when the store does not answer.
 			async collect() {
-				const read = metrics.#readCounts;
+				const read = readCounts();
 				this.reset();
 				if (!read) return;
 				try {
 					const counts = await read();
 					for (const status of GAUGE_STATES) this.set({ status }, counts[status]);
 				} catch (error) {
-					metrics.#onCountsError(error);
+					onCountsError(error);
 				}
 			},
 		});

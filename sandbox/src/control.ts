@@ -1,118 +1,35 @@
 /** The control API under /_sandbox: JSON in and out, no auth (bind the sandbox to loopback). */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z, ZodError } from 'zod';
-import { pay, paymentsOf } from './billing.ts';
-import type { ContextOptions, Fault, SandboxContext } from './context.ts';
-import { ERROR_TABLE } from './errors.ts';
-import { format2, parseControlAmount } from './money.ts';
+import { pay } from './billing.ts';
+import type { ContextOptions } from './context.ts';
 import {
-	CURRENCIES,
-	REGULAR_DIRECTIONS,
-	SandboxError,
-	type Bill,
-	type Merchant,
-	type Payout,
-	type PayoutAccount,
-	type Shop,
-} from './model.ts';
+	accountFields,
+	advanceSchema,
+	applyAccountPatch,
+	applyMerchantPatch,
+	applyShopPatch,
+	billPatch,
+	clockSchema,
+	deliveriesQuery,
+	faultSchema,
+	merchantCreate,
+	merchantPatch,
+	owner,
+	paySchema,
+	shopFields,
+} from './control-schemas.ts';
+import {
+	accountView,
+	billControlView,
+	merchantView,
+	payoutControlView,
+	shopView,
+} from './control-views.ts';
+import { ERROR_TABLE } from './errors.ts';
+import { SandboxError, type Bill, type Merchant, type Payout, type Shop } from './model.ts';
 import { advancePayout } from './payouts.ts';
-import { paymentView, payoutView } from './views.ts';
-
-const amount = z
-	.union([z.string(), z.number()])
-	.refine((value) => parseControlAmount(value) !== null, {
-		error: 'must be a non-negative decimal amount with at most 2 decimals',
-	})
-	.transform((value) => parseControlAmount(value) as number);
-const positiveAmount = amount.refine((value) => value > 0, { error: 'must be greater than zero' });
-const url = z.union([z.url({ protocol: /^https?$/ }), z.null()]);
-
-const merchantPatch = z.object({
-	banned: z.boolean().optional(),
-	exists: z.boolean().optional(),
-	verified: z.boolean().optional(),
-	subscription: z.enum(['active', 'inactive', 'none']).optional(),
-	regularPayoutsEnabled: z.boolean().optional(),
-	regularDirections: z.array(z.enum(REGULAR_DIRECTIONS)).optional(),
-	balances: z.partialRecord(z.enum(CURRENCIES), amount).optional(),
-	dailyPayoutLimit: z.union([amount, z.null()]).optional(),
-	monthlyPayoutLimit: z.union([amount, z.null()]).optional(),
-	payoutSplitSize: z.union([positiveAmount, z.null()]).optional(),
-	payoutWebhookUrl: url.optional(),
-	tooManyPaymentsThreshold: z.int().min(0).optional(),
-	liveExtras: z.boolean().optional(),
-	losePostbacks: z.boolean().optional(),
-});
-
-const shopFields = z.object({
-	name: z.string().max(255).optional(),
-	resultUrl: url.optional(),
-	successUrl: url.optional(),
-	failUrl: url.optional(),
-	defaultCurrency: z.string().min(1).max(16).optional(),
-	enabled: z.boolean().optional(),
-	accessDenied: z.boolean().optional(),
-});
-
-const accountFields = z.object({
-	banned: z.boolean().optional(),
-	directionAvailable: z.boolean().optional(),
-	accountType: z.enum(['BANK_CARD', 'SBP']).optional(),
-	accountNumber: z
-		.string()
-		.regex(/^\+?\d{10,19}$/)
-		.optional(),
-});
-
-const merchantCreate = merchantPatch.extend({
-	token: z.string().min(1).max(200).optional(),
-	shop: shopFields.optional(),
-});
-
-const owner = z.object({ merchantId: z.string().optional() });
-
-const paySchema = z.object({
-	outcome: z.enum(['full', 'under', 'over', 'fail', 'process']).optional(),
-	method: z.enum(['BANK_CARD', 'SBP']).optional(),
-	amount: positiveAmount.optional(),
-	losePostback: z.boolean().optional(),
-});
-
-const billPatch = z.object({ losePostback: z.boolean().optional() });
-
-const advanceSchema = z.object({
-	status: z.enum(['PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED']),
-});
-
-const faultSchema = z
-	.object({
-		kind: z
-			.union([
-				z.enum(['500', '429', 'delay', 'drop', 'drop_after', 'error']),
-				z.literal(500),
-				z.literal(429),
-			])
-			.transform((kind) => String(kind) as Fault['kind']),
-		count: z.int().min(1).max(1_000_000).default(1),
-		delayMs: z.int().min(0).max(600_000).default(1000),
-		path: z.string().startsWith('/').optional(),
-		key: z.string().min(1).optional(),
-	})
-	.refine((fault) => fault.kind !== 'error' || fault.key !== undefined, {
-		error: 'kind "error" needs a key',
-		path: ['key'],
-	});
-
-const deliveriesQuery = z.object({
-	kind: z.enum(['payment', 'payout']).optional(),
-	trsId: z.string().optional(),
-	id: z.string().optional(),
-});
-
-const clockSchema = z.object({
-	now: z.union([z.iso.datetime({ offset: true }), z.null()]).optional(),
-	offsetMs: z.int().optional(),
-});
+import { paymentView } from './views.ts';
 
 function notFound(what: string, id: string): SandboxError {
 	return new SandboxError(404, 'not_found', `no ${what} ${id}`);
@@ -144,130 +61,6 @@ function controlErrorHandler(
 	}
 	void reply.code(500).send({ error: 'internal', message: error.message });
 }
-
-export function shopView(shop: Shop): Record<string, unknown> {
-	return { ...shop };
-}
-
-export function accountView(account: PayoutAccount): Record<string, unknown> {
-	return { ...account };
-}
-
-export function merchantView(ctx: SandboxContext, merchant: Merchant): Record<string, unknown> {
-	const cents = (value: number | null) => (value === null ? null : format2(value));
-	return {
-		id: merchant.id,
-		token: merchant.token,
-		exists: merchant.exists,
-		banned: merchant.banned,
-		verified: merchant.verified,
-		subscription: merchant.subscription,
-		regularPayoutsEnabled: merchant.regularPayoutsEnabled,
-		regularDirections: merchant.regularDirections,
-		balances: Object.fromEntries(
-			CURRENCIES.map((currency) => {
-				const balance = merchant.balances[currency];
-				return [
-					currency,
-					{
-						available: format2(balance.available),
-						locked: format2(balance.locked),
-						hold: format2(balance.hold),
-					},
-				];
-			}),
-		),
-		dailyPayoutLimit: cents(merchant.dailyPayoutLimit),
-		monthlyPayoutLimit: cents(merchant.monthlyPayoutLimit),
-		payoutSplitSize: cents(merchant.payoutSplitSize),
-		payoutWebhookUrl: merchant.payoutWebhookUrl,
-		tooManyPaymentsThreshold: merchant.tooManyPaymentsThreshold,
-		liveExtras: merchant.liveExtras,
-		losePostbacks: merchant.losePostbacks,
-		shops: [...ctx.state.shops.values()]
-			.filter((shop) => shop.merchantId === merchant.id)
-			.map(shopView),
-		payoutAccounts: [...ctx.state.accounts.values()]
-			.filter((account) => account.merchantId === merchant.id)
-			.map(accountView),
-		payouts: [...ctx.state.payouts.values()]
-			.filter((payout) => payout.merchantId === merchant.id)
-			.map(payoutControlView),
-	};
-}
-
-function billControlView(ctx: SandboxContext, bill: Bill, base: string): Record<string, unknown> {
-	return {
-		id: bill.id,
-		merchantId: bill.merchantId,
-		shopId: bill.shopId,
-		status: bill.status,
-		amount: format2(bill.amount),
-		type: bill.type,
-		currency: bill.currency,
-		orderId: bill.orderId,
-		description: bill.description,
-		custom: bill.custom,
-		name: bill.name,
-		payerPaysCommission: bill.payerPaysCommission,
-		paymentMethod: bill.paymentMethod,
-		active: bill.active,
-		losePostback: bill.losePostback,
-		linkUrl: `${base}/link/${bill.id}`,
-		linkPageUrl: `${base}/pay/${bill.id}`,
-		payments: paymentsOf(ctx.state, bill.id).map((payment) => paymentView(payment, true)),
-	};
-}
-
-function payoutControlView(payout: Payout): Record<string, unknown> {
-	return {
-		...payoutView(payout, true),
-		merchantId: payout.merchantId,
-		kind: payout.kind,
-		accountType: payout.accountType,
-	};
-}
-
-function applyMerchantPatch(merchant: Merchant, patch: z.output<typeof merchantPatch>): void {
-	if (patch.banned !== undefined) merchant.banned = patch.banned;
-	if (patch.exists !== undefined) merchant.exists = patch.exists;
-	if (patch.verified !== undefined) merchant.verified = patch.verified;
-	if (patch.subscription !== undefined) merchant.subscription = patch.subscription;
-	if (patch.regularPayoutsEnabled !== undefined)
-		merchant.regularPayoutsEnabled = patch.regularPayoutsEnabled;
-	if (patch.regularDirections !== undefined) merchant.regularDirections = patch.regularDirections;
-	for (const [currency, value] of Object.entries(patch.balances ?? {})) {
-		if (value !== undefined)
-			merchant.balances[currency as keyof Merchant['balances']].available = value;
-	}
-	if (patch.dailyPayoutLimit !== undefined) merchant.dailyPayoutLimit = patch.dailyPayoutLimit;
-	if (patch.monthlyPayoutLimit !== undefined)
-		merchant.monthlyPayoutLimit = patch.monthlyPayoutLimit;
-	if (patch.payoutSplitSize !== undefined) merchant.payoutSplitSize = patch.payoutSplitSize;
-	if (patch.payoutWebhookUrl !== undefined) merchant.payoutWebhookUrl = patch.payoutWebhookUrl;
-	if (patch.tooManyPaymentsThreshold !== undefined)
-		merchant.tooManyPaymentsThreshold = patch.tooManyPaymentsThreshold;
-	if (patch.liveExtras !== undefined) merchant.liveExtras = patch.liveExtras;
-	if (patch.losePostbacks !== undefined) merchant.losePostbacks = patch.losePostbacks;
-}
-
-function applyShopPatch(shop: Shop, patch: z.output<typeof shopFields>): void {
-	if (patch.name !== undefined) shop.name = patch.name;
-	if (patch.resultUrl !== undefined) shop.resultUrl = patch.resultUrl;
-	if (patch.successUrl !== undefined) shop.successUrl = patch.successUrl;
-	if (patch.failUrl !== undefined) shop.failUrl = patch.failUrl;
-	if (patch.defaultCurrency !== undefined) shop.defaultCurrency = patch.defaultCurrency;
-	if (patch.enabled !== undefined) shop.enabled = patch.enabled;
-	if (patch.accessDenied !== undefined) shop.accessDenied = patch.accessDenied;
-}
-
-function applyAccountPatch(account: PayoutAccount, patch: z.output<typeof accountFields>): void {
-	if (patch.banned !== undefined) account.banned = patch.banned;
-	if (patch.directionAvailable !== undefined) account.directionAvailable = patch.directionAvailable;
-	if (patch.accountType !== undefined) account.accountType = patch.accountType;
-	if (patch.accountNumber !== undefined) account.accountNumber = patch.accountNumber;
-}
-
 const body = (request: FastifyRequest): unknown => request.body ?? {};
 const param = (request: FastifyRequest): string => (request.params as { id: string }).id;
 

@@ -107,7 +107,7 @@ describe('node description', () => {
 		}
 	});
 
-	it('offers exactly the operations of the issue, each with an action and a description an agent can act on', () => {
+	it('offers exactly the documented operations, each with an action and a description an agent can act on', () => {
 		const table = Object.fromEntries(
 			['bill', 'payment', 'balance', 'payout', 'sbpBank'].map((r) => [
 				r,

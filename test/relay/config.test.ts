@@ -40,7 +40,7 @@ describe('relay configuration', () => {
 		expect(c.successUrl).toBeUndefined();
 	});
 
-	it('has the security limits of issue 16 with their documented defaults', () => {
+	it('has the security limits with their documented defaults', () => {
 		const c = loadConfig(minimal);
 		expect(c.trustProxy).toBe(false);
 		expect(c.pairLimit).toEqual({ max: 10, windowMs: 24 * 3_600_000 });

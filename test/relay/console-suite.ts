@@ -603,7 +603,14 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 					limit: 10,
 					beforeId: ids.dead + 1,
 				});
-				expect(requeued).toMatchObject({ id: ids.dead, status: 'pending', attempts: 0 });
+				// Attempt numbers go on; the next attempt is the operator's.
+				expect(requeued).toMatchObject({
+					id: ids.dead,
+					status: 'pending',
+					attempts: 1,
+					attemptBase: 1,
+					manual: true,
+				});
 				// Its event's page now reloads itself until the delivery lands.
 				const page = await get(`/admin/console/events/${ids.deadEvent}`);
 				expect(page.body).toContain('<meta http-equiv="refresh" content="5">');

@@ -26,7 +26,7 @@ import {
 } from './helpers.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
-/** The flags that work on these machines (see shared/notes/browser.md), plus a name for the forger's site. */
+/** Flags for headless Chromium in a container without a GPU or a user namespace, plus a name for the forger's site. */
 const ARGS = [
 	'--no-sandbox',
 	'--disable-gpu',

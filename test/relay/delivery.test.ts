@@ -402,6 +402,45 @@ describe('forwarder against real targets (long budget)', () => {
 		);
 	});
 
+	it("keeps the target's reason for a 422 (at most 1 KiB), shows it to the operator, and numbers a requeued attempt on", async () => {
+		const reason = `{"error":"signature mismatch <script>x</script>"}${'é'.repeat(2000)}`;
+		target.responder = (req) =>
+			req.body.includes('TrsId=T-422&') ? { status: 422, body: reason } : { status: 200 };
+		expect(await postPayment(relay, paymentFields('T-422'))).toBe(200);
+		await waitFor(() => store.deliveriesFor('T-422')[0]?.status === 'dead', 'dead after 422');
+		const id = Number(store.deliveriesFor('T-422')[0].id);
+		const kept = Buffer.from(reason, 'utf8')
+			.subarray(0, 1024)
+			.toString('utf8')
+			.replace(/\uFFFD$/, '');
+		expect(Buffer.byteLength(kept)).toBeLessThanOrEqual(1024);
+		expect(kept.startsWith('{"error":"signature mismatch <script>x</script>"}é')).toBe(true);
+
+		const dead = (await (await admin(relay, '/dead')).json()) as {
+			data: Array<{ id: number; lastResponse: string | null }>;
+		};
+		expect(dead.data.find((d) => d.id === id)?.lastResponse).toBe(kept);
+		type Attempts = {
+			data: Array<{ attempt: number; origin: string; response: string | null; outcome: string }>;
+		};
+		const first = (await (await admin(relay, `/deliveries/${id}/attempts`)).json()) as Attempts;
+		expect(first.data.map((a) => [a.attempt, a.origin, a.outcome, a.response])).toEqual([
+			[1, 'scheduled', 'dead', kept],
+		]);
+
+		target.responder = () => ({ status: 200, body: 'ok' });
+		expect((await admin(relay, `/deliveries/${id}/requeue`, { method: 'POST' })).status).toBe(200);
+		await waitFor(() => store.deliveriesFor('T-422')[0]?.status === 'delivered', 'requeued');
+		const after = (await (await admin(relay, `/deliveries/${id}/attempts`)).json()) as Attempts;
+		// The requeued attempt is number 2 (numbers never repeat), asked for by an operator.
+		expect(after.data.map((a) => [a.attempt, a.origin, a.outcome, a.response])).toEqual([
+			[1, 'scheduled', 'dead', kept],
+			[2, 'manual', 'delivered', 'ok'],
+		]);
+		const sent = target.received.filter((r) => r.body.includes('TrsId=T-422&'));
+		expect(sent.map((r) => r.headers['x-paypalych-delivery-attempt'])).toEqual(['1', '2']);
+	});
+
 	it('replays one event and a time range to the current targets', async () => {
 		target.responder = () => ({ status: 200 });
 		const t0 = Date.now();
@@ -505,7 +544,10 @@ describe('forwarder with a short retry budget', () => {
 				['T-dead-1', 'T-dead-2'].every((id) => store.deliveriesFor(id)[0]?.status === 'delivered'),
 			'delivered after requeue',
 		);
-		expect(store.deliveriesFor('T-dead-1')[0].attempts).toBe(1);
+		// Attempt numbers go on after a requeue; the new budget counts from attempt_base.
+		const requeued = store.deliveriesFor('T-dead-1')[0];
+		expect(Number(requeued.attempts)).toBe(Number(d.attempts) + 1);
+		expect(Number(requeued.attempt_base)).toBe(Number(d.attempts));
 	});
 });
 

@@ -270,7 +270,7 @@ export async function spawnRelay(
 				}
 			}
 		});
-		exited.then((code) =>
+		void exited.then((code) =>
 			reject(new Error(`relay exited with ${code} before listening: ${stderr}`)),
 		);
 		startTimer = setTimeout(() => {

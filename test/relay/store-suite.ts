@@ -169,17 +169,47 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			expect(requeued).toEqual([toKill.id, reclaimed.id].sort((x, y) => x - y));
 		});
 
-		it('keeps every attempt with its timing, status, error and outcome', async () => {
+		it("keeps every attempt with its timing, status, error, outcome, origin and the target's answer", async () => {
 			const e = await store.insertEvent(storeEvent('S-att', ['http://t1/x'], T0));
 			const [c1] = await store.claimDue(T0 + 10, 10, 60_000, 'w');
-			await store.markRetry(c1.id, 'w', T0 + 100, 503, 'HTTP 503', timing(1, T0 + 10, 25));
+			expect(c1).toMatchObject({ manual: false, attemptBase: 0 });
+			await store.markRetry(c1.id, 'w', T0 + 100, 503, 'HTTP 503', {
+				...timing(1, T0 + 10, 25),
+				response: 'busy',
+			});
 			const [c2] = await store.claimDue(T0 + 100, 10, 60_000, 'w');
 			expect(c2.attempts).toBe(2);
-			await store.markDead(c2.id, 'w', null, 'ECONNREFUSED', timing(2, T0 + 100, 1));
+			const long = `${'x'.repeat(1023)}é and more`;
+			await store.markDead(c2.id, 'w', 422, 'HTTP 422', {
+				...timing(2, T0 + 100, 1),
+				response: long,
+			});
+			const [dead] = await store.listDeliveries({ status: 'dead', eventId: e.eventId, limit: 1 });
+			// At most 1 KiB, never a character cut in two.
+			expect(dead).toMatchObject({ lastError: 'HTTP 422', lastResponse: 'x'.repeat(1023) });
 			await store.requeueDead([c2.id], T0 + 200);
+			const [requeued] = await store.listDeliveries({ eventId: e.eventId, limit: 1 });
+			expect(requeued).toMatchObject({
+				status: 'pending',
+				attempts: 2,
+				attemptBase: 2,
+				manual: true,
+				lastError: null,
+				lastResponse: null,
+			});
+			// A requeued delivery is pending, not retrying: its new budget has no attempt yet.
+			expect(await store.counts()).toMatchObject({ pending: 1, retrying: 0 });
 			const [c3] = await store.claimDue(T0 + 200, 10, 60_000, 'w');
-			expect(c3.attempts).toBe(1);
-			await store.markDelivered(c3.id, T0 + 240, 200, timing(1, T0 + 200, 40));
+			expect(c3).toMatchObject({ attempts: 3, attemptBase: 2, manual: true });
+			// A lease given back does not go below the requeue's base.
+			await store.releaseLease(c3.id, 'w', T0 + 200);
+			const [c3again] = await store.claimDue(T0 + 200, 10, 60_000, 'w');
+			expect(c3again).toMatchObject({ attempts: 3, manual: true });
+			await store.markDelivered(c3.id, T0 + 240, 200, {
+				...timing(3, T0 + 200, 40),
+				origin: 'manual',
+				response: 'ok',
+			});
 			const attempts = await store.listAttempts([c1.id, 987_654]);
 			expect(attempts.map(({ id: _id, ...a }) => a)).toEqual([
 				{
@@ -190,24 +220,30 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 					httpStatus: 503,
 					error: 'HTTP 503',
 					outcome: 'retry',
-				},
-				{
-					deliveryId: c1.id,
-					attempt: 1,
-					startedAt: T0 + 200,
-					durationMs: 40,
-					httpStatus: 200,
-					error: null,
-					outcome: 'delivered',
+					origin: 'scheduled',
+					response: 'busy',
 				},
 				{
 					deliveryId: c1.id,
 					attempt: 2,
 					startedAt: T0 + 100,
 					durationMs: 1,
-					httpStatus: null,
-					error: 'ECONNREFUSED',
+					httpStatus: 422,
+					error: 'HTTP 422',
 					outcome: 'dead',
+					origin: 'scheduled',
+					response: 'x'.repeat(1023),
+				},
+				{
+					deliveryId: c1.id,
+					attempt: 3,
+					startedAt: T0 + 200,
+					durationMs: 40,
+					httpStatus: 200,
+					error: null,
+					outcome: 'delivered',
+					origin: 'manual',
+					response: 'ok',
 				},
 			]);
 			expect(await store.listAttempts([])).toEqual([]);
@@ -217,7 +253,51 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 				deliveredAt: T0 + 240,
 				lastStatus: 200,
 				lastError: null,
+				lastResponse: null,
+				manual: false,
 			});
+		});
+
+		it('reads: a delivery by id, deliveries of many events, dead ones by target, events by a (receivedAt, id) cursor', async () => {
+			const t = T0 + 500_000;
+			// Five events in two milliseconds: pages must neither skip nor repeat the ties.
+			const ids: string[] = [];
+			for (let i = 0; i < 5; i++) {
+				const r = await store.insertEvent(
+					storeEvent(`S-read-${i}`, ['http://ra/', 'http://rb/'], t + (i < 3 ? 0 : 1)),
+				);
+				ids.push(r.eventId);
+			}
+			const seen: string[] = [];
+			let cursor: { receivedAt: number; id: string } | undefined;
+			for (let pages = 0; pages < 10; pages++) {
+				const page = await store.listEvents({ from: t, limit: 2, cursor });
+				seen.push(...page.map((e) => e.id));
+				if (page.length < 2) break;
+				cursor = { receivedAt: page[1].receivedAt, id: page[1].id };
+			}
+			const newestFirst = [...ids].sort((a, b) => (a < b ? 1 : -1));
+			expect(seen).toEqual(newestFirst);
+
+			const of = await store.deliveriesOfEvents([ids[0], ids[4], 'missing']);
+			expect(of).toHaveLength(4);
+			expect(new Set(of.map((d) => d.eventId))).toEqual(new Set([ids[0], ids[4]]));
+			expect(await store.deliveriesOfEvents([])).toEqual([]);
+
+			const [one] = await store.listDeliveries({ eventId: ids[2], limit: 1 });
+			expect(await store.getDelivery(one.id)).toEqual(one);
+			expect(await store.getDelivery(987_654_321)).toBeUndefined();
+
+			const claimed = await store.claimDue(t + 1, 100, 60_000, 'w');
+			for (const c of claimed.filter((c) => c.target === 'http://rb/' && c.eventId !== ids[4]))
+				await store.markDead(c.id, 'w', 410, 'HTTP 410', timing(1, t, 1));
+			const deadB = await store.deadDeliveries('http://rb/');
+			expect(deadB).toHaveLength(4);
+			expect(deadB.every((d) => d.status === 'dead' && d.target === 'http://rb/')).toBe(true);
+			expect(deadB.map((d) => d.id)).toEqual([...deadB.map((d) => d.id)].sort((a, b) => b - a));
+			expect(await store.deadDeliveries('http://ra/')).toEqual([]);
+			expect((await store.deadDeliveries()).length).toBeGreaterThanOrEqual(4);
+			await expect(store.getDelivery(1.5)).rejects.toThrow(StoreInputError);
 		});
 
 		it('replays events to the given targets and lists by time', async () => {
@@ -233,7 +313,10 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 					t,
 				),
 			).toBe(2);
-			expect(await store.listDeliveries({ eventId: e.eventId, limit: 10 })).toHaveLength(3);
+			const all = await store.listDeliveries({ eventId: e.eventId, limit: 10 });
+			expect(all).toHaveLength(3);
+			// A replay's deliveries are an operator's: their first attempt is a manual one.
+			expect(all.map((d) => d.manual).sort()).toEqual([false, true, true]);
 			const listed = await store.listEvents({ from: t, limit: 5 });
 			expect(listed.map((x) => x.id)).toEqual([e.eventId]);
 			expect(listed[0]).toMatchObject({

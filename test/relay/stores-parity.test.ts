@@ -143,6 +143,8 @@ describe.skipIf(PG_MISSING)('admin API and metrics on both stores', () => {
 				httpStatus: 410,
 				error: 'HTTP 410',
 				outcome: 'dead',
+				origin: 'scheduled',
+				response: '410',
 			},
 		]);
 		expect((s.byTrsId as { body: { data: unknown[] } }).body.data).toHaveLength(1);

@@ -1,81 +1,52 @@
 import type { PostbackEvent } from '../contract.ts';
-import type { Delivery, EventFilter, Store, StoredEvent, TargetsByKind } from '../store/types.ts';
+import type {
+	Delivery,
+	EventCursor,
+	EventFilter,
+	Store,
+	StoredEvent,
+	TargetsByKind,
+} from '../store/types.ts';
 
-/** The store's largest page (the admin API caps `limit` at it too). */
-const CHUNK = 1000;
+export type { EventCursor } from '../store/types.ts';
 
-export interface EventCursor {
-	receivedAt: number;
-	id: string;
-}
-
-/**
- * One page of events, newest first, after `cursor` (the last row of the previous page). The store
- * pages by time only (`before`), so rows that share the cursor's millisecond are fetched again and
- * the ones already shown (ordered by id, descending) are dropped: none is skipped or shown twice.
- */
+/** One page of events, newest first, after `cursor` (the last row of the previous page). */
 export async function eventsPage(
 	store: Store,
-	filter: Omit<EventFilter, 'limit' | 'before'>,
+	filter: Omit<EventFilter, 'limit' | 'before' | 'cursor'>,
 	cursor: EventCursor | undefined,
 	size: number,
 ): Promise<{ events: StoredEvent[]; next: EventCursor | undefined }> {
-	let limit = size + 1;
-	for (;;) {
-		const rows = await store.listEvents({
-			...filter,
-			before: cursor ? cursor.receivedAt + 1 : undefined,
-			limit,
-		});
-		const fresh = cursor
-			? rows.filter((e) => !(e.receivedAt === cursor.receivedAt && e.id >= cursor.id))
-			: rows;
-		const shownAgain = rows.length - fresh.length;
-		if (
-			fresh.length > size ||
-			rows.length < limit ||
-			shownAgain === 0 ||
-			limit >= size + 1 + shownAgain
-		) {
-			const events = fresh.slice(0, size);
-			const last = events.at(-1);
-			return {
-				events,
-				next:
-					fresh.length > size && last ? { receivedAt: last.receivedAt, id: last.id } : undefined,
-			};
-		}
-		limit = size + 1 + shownAgain;
-	}
+	const rows = await store.listEvents({ ...filter, cursor, limit: size + 1 });
+	const events = rows.slice(0, size);
+	const last = events.at(-1);
+	return {
+		events,
+		next: rows.length > size && last ? { receivedAt: last.receivedAt, id: last.id } : undefined,
+	};
 }
 
-/** One delivery by id (the store lists deliveries below an id, newest first). */
-export async function deliveryById(store: Store, id: number): Promise<Delivery | undefined> {
-	const [d] = await store.listDeliveries({ beforeId: id + 1, limit: 1 });
-	return d?.id === id ? d : undefined;
+/** One delivery by id. */
+export function deliveryById(store: Store, id: number): Promise<Delivery | undefined> {
+	return store.getDelivery(id);
 }
 
-/** Every dead delivery (of one target, or all), read in pages. */
-export async function allDead(store: Store, target?: string): Promise<Delivery[]> {
-	const out: Delivery[] = [];
-	let beforeId: number | undefined;
-	for (;;) {
-		const page = await store.listDeliveries({ status: 'dead', target, beforeId, limit: CHUNK });
-		out.push(...page);
-		if (page.length < CHUNK) return out;
-		beforeId = page[page.length - 1].id;
-	}
+/** Every dead delivery (of one target, or all). */
+export function allDead(store: Store, target?: string): Promise<Delivery[]> {
+	return store.deadDeliveries(target);
 }
 
-/** Deliveries of each event, by event id. */
+/** Deliveries of each event, by event id (one query). */
 export async function deliveriesOf(
 	store: Store,
 	events: readonly StoredEvent[],
 ): Promise<Map<string, Delivery[]>> {
-	const lists = await Promise.all(
-		events.map((e) => store.listDeliveries({ eventId: e.id, limit: CHUNK })),
-	);
-	return new Map(events.map((e, i) => [e.id, lists[i]]));
+	const byEvent = new Map<string, Delivery[]>(events.map((e) => [e.id, []]));
+	if (events.length === 0) return byEvent;
+	for (const d of await store.deliveriesOfEvents(events.map((e) => e.id))) {
+		byEvent.get(d.eventId)?.push(d);
+	}
+	return byEvent;
 }
 
 export interface ReplayPlan {

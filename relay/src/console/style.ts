@@ -27,6 +27,7 @@ th, td { text-align:left; padding:.45rem .6rem; border-bottom:1px solid var(--li
 th { font-size:.8rem; text-transform:uppercase; letter-spacing:.03em; color:var(--muted); white-space:nowrap; }
 td.num, th.num { text-align:right; font-variant-numeric:tabular-nums; }
 td.wrap { word-break:break-all; }
+pre.response { margin:.2rem 0 0; max-height:8rem; overflow:auto; white-space:pre-wrap; word-break:break-all; font-size:.8em; background:rgba(127,127,127,.1); padding:.2rem .4rem; }
 code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size:.88em; }
 .badge { display:inline-block; padding:.05rem .45rem; border-radius:999px; font-size:.8rem; font-weight:600; color:#fff; background:var(--muted); white-space:nowrap; }
 .badge.delivered { background:var(--ok); } .badge.dead { background:var(--bad); }

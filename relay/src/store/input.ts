@@ -82,6 +82,10 @@ export function checkEventFilter(filter: EventFilter): void {
 	checkOptionalInt('from', filter.from);
 	checkOptionalInt('to', filter.to);
 	checkOptionalInt('before', filter.before);
+	if (filter.cursor !== undefined) {
+		checkInt('cursor time', filter.cursor.receivedAt);
+		checkEventId(filter.cursor.id);
+	}
 	checkInt('limit', filter.limit, 1);
 }
 
@@ -103,6 +107,9 @@ const CHECKS: Record<string, ReadonlyArray<(value: unknown) => void>> = {
 	listEvents: [(f) => checkEventFilter(f as EventFilter)],
 	getEvent: [checkEventId],
 	listDeliveries: [(f) => checkDeliveryFilter(f as DeliveryFilter)],
+	getDelivery: [checkDeliveryId],
+	deliveriesOfEvents: [(ids) => checkIds('event ids', ids as unknown[], checkEventId)],
+	deadDeliveries: [(t) => checkOptionalText('target', t, 2048)],
 	replayEvents: [
 		(ids) => checkIds('event ids', ids as unknown[], checkEventId),
 		() => {},

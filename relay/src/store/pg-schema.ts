@@ -84,6 +84,17 @@ CREATE TABLE catchup_marks (mark text PRIMARY KEY, at bigint NOT NULL);
 CREATE INDEX catchup_marks_at ON catchup_marks (at);
 `,
 	},
+	{
+		version: 4,
+		name: 'target answers, manual attempts, attempt numbers across requeues',
+		sql: `
+ALTER TABLE deliveries ADD COLUMN attempt_base integer NOT NULL DEFAULT 0;
+ALTER TABLE deliveries ADD COLUMN manual integer NOT NULL DEFAULT 0 CHECK (manual IN (0, 1));
+ALTER TABLE deliveries ADD COLUMN last_response text;
+ALTER TABLE attempts ADD COLUMN origin text NOT NULL DEFAULT 'scheduled' CHECK (origin IN ('scheduled', 'manual'));
+ALTER TABLE attempts ADD COLUMN response text;
+`,
+	},
 ];
 
 /** Any constant: the advisory lock that serialises migrations of instances starting together. */

@@ -1,54 +1,39 @@
 import pg from 'pg';
 import type { Pool, PoolConfig, QueryResultRow } from 'pg';
-import { POSTBACK_EVENTS } from '../contract.ts';
-import type { PostbackEvent } from '../contract.ts';
-import { uuidV7 } from './ids.ts';
 import { migrate } from './pg-schema.ts';
+import { PostgresReads } from './pg-reads.ts';
+import { GroupInserter } from './pg-inserts.ts';
 import { PgWaker } from './pg-waker.ts';
-import { toAttempt, toClaimed, toDelivery, toEvent } from './rows.ts';
 import {
-	ACTIVITY_QUERIES,
-	COUNTS,
-	GET_EVENT,
-	HEARTBEAT,
-	OLDEST_UNDELIVERED,
+	CLAIM,
+	MARK_DELIVERED,
+	MARK_RETRY,
+	MARK_DEAD,
+	RELEASE,
+	REPLAY,
+	REQUEUE,
+	CATCHUP_LOCK,
+	PING,
+	PREPARED,
+} from './pg-statements.ts';
+
+import { toClaimed } from './rows.ts';
+import {
 	PRUNABLE,
-	TARGET_ATTEMPTS,
-	TARGET_LAST_ERROR,
-	TARGET_STATES,
-	activityParams,
-	assembleActivity,
-	assembleCounts,
-	assembleHealth,
-	attemptsQuery,
-	checkActivityRange,
-	deliveriesQuery,
-	eventIdsQuery,
-	eventsQuery,
+	attemptParams,
 	numbered,
 	pruneStatements,
 	DROP_EXPIRED_REVOCATIONS,
 	REVOKE_SESSION,
-	SESSION_REVOKED,
-	signedFields,
-	signedPairQuery,
 } from './sql.ts';
 import { checkCall } from './input.ts';
-import type { FieldExpr, Param, Row } from './sql.ts';
+import type { Param, Row } from './sql.ts';
 import type {
-	ActivityBucket,
 	AttemptTiming,
 	ClaimedDelivery,
-	Delivery,
-	DeliveryAttempt,
-	DeliveryCounts,
-	DeliveryFilter,
-	EventFilter,
 	InsertResult,
 	NewEvent,
 	Store,
-	StoredEvent,
-	TargetHealth,
 	TargetsByKind,
 } from './types.ts';
 
@@ -63,9 +48,6 @@ export interface PostgresStoreOptions {
 	onError?: (error: Error, where: string) => void;
 }
 
-/** The stored field as PostgreSQL reads it (the same expression as the events_trs_id / events_inv_id indexes). */
-const field: FieldExpr = (name) => `(fields_json ->> '${name}')`;
-
 /** bigint columns (epoch milliseconds, ids, counts) as numbers: every value stays below 2^53. */
 const INT8 = 20;
 const types = {
@@ -74,122 +56,6 @@ const types = {
 			? (v: string) => Number(v)
 			: pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
-
-const INSERT_EVENT = `WITH e AS (
-		INSERT INTO events (id, kind, dedupe_key, content_type, body, fields_json, received_at, source)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $9) ON CONFLICT (dedupe_key) DO NOTHING RETURNING id
-	), d AS (
-		INSERT INTO deliveries (event_id, target, status, attempts, created_at, budget_start, next_attempt_at)
-		SELECT e.id, t.target, 'pending', 0, $7, $7, $7 FROM e, unnest($8::text[]) WITH ORDINALITY AS t (target, n)
-		ORDER BY t.n RETURNING id
-	)
-	SELECT (SELECT id FROM e) AS id, (SELECT COUNT(*) FROM d) AS deliveries`;
-
-/**
- * Many events in one statement (group commit): parallel arrays, one element per event; targets as
- * a JSON array per event. Returns the ids of the events inserted; the others were duplicates
- * (also of each other: the second of two rows with one key conflicts with the first).
- */
-const INSERT_EVENTS = `WITH input AS (
-		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::bigint[], $8::jsonb[], $9::text[])
-			AS i (id, kind, dedupe_key, content_type, body, fields_json, received_at, targets, source)
-	), e AS (
-		INSERT INTO events (id, kind, dedupe_key, content_type, body, fields_json, received_at, source)
-		SELECT id, kind, dedupe_key, content_type, body, fields_json, received_at, source FROM input
-		ON CONFLICT (dedupe_key) DO NOTHING RETURNING id
-	), d AS (
-		INSERT INTO deliveries (event_id, target, status, attempts, created_at, budget_start, next_attempt_at)
-		SELECT i.id, t.target, 'pending', 0, i.received_at, i.received_at, i.received_at
-		FROM e JOIN input i ON i.id = e.id CROSS JOIN LATERAL jsonb_array_elements_text(i.targets) WITH ORDINALITY AS t (target, n)
-		ORDER BY i.received_at, i.id, t.n RETURNING id
-	)
-	SELECT e.id, (SELECT COUNT(*) FROM d) AS deliveries FROM e`;
-
-const DEDUPE_LOOKUP_MANY = 'SELECT id, dedupe_key FROM events WHERE dedupe_key = ANY($1::text[])';
-
-/** Inserts in flight at once; the calls made meanwhile wait and share the next statement. */
-const INSERTS_IN_FLIGHT = 4;
-/** Most events in one statement. */
-const INSERT_BATCH = 200;
-
-interface QueuedInsert {
-	id: string;
-	event: NewEvent;
-	resolve: (result: InsertResult) => void;
-	reject: (error: Error) => void;
-}
-
-/**
- * The `FOR UPDATE SKIP LOCKED` sub-select takes rows no other instance is claiming at this moment,
- * from the partial index of due deliveries; the lease (lease_until, lease_owner) then keeps them
- * out of every other claim until it expires, when they are due again (next_attempt_at = lease end).
- */
-const CLAIM = `WITH c AS (
-		UPDATE deliveries SET status = 'delivering', attempts = attempts + 1, lease_until = $1, lease_owner = $2, next_attempt_at = $1
-		WHERE id IN (
-			SELECT id FROM deliveries WHERE status IN ('pending', 'delivering') AND next_attempt_at <= $3
-			ORDER BY next_attempt_at LIMIT $4 FOR UPDATE SKIP LOCKED)
-		RETURNING *
-	)
-	SELECT c.*, e.kind, e.content_type, e.body, e.received_at FROM c JOIN events e ON e.id = c.event_id ORDER BY c.id`;
-
-/** Parameters 1–3 of every attempt insert: attempt, started_at, duration_ms. */
-const ATTEMPT_COLUMNS =
-	'delivery_id, target, attempt, started_at, duration_ms, http_status, error, outcome';
-
-const MARK_DELIVERED = `WITH u AS (
-		UPDATE deliveries SET status = 'delivered', delivered_at = $4, last_status = $5, last_error = NULL, lease_until = NULL, lease_owner = NULL
-		WHERE id = $6 AND status <> 'delivered'
-	)
-	INSERT INTO attempts (${ATTEMPT_COLUMNS}) SELECT id, target, $1, $2, $3, $5, NULL, 'delivered' FROM deliveries WHERE id = $6`;
-
-const MARK_RETRY = `WITH u AS (
-		UPDATE deliveries SET status = 'pending', next_attempt_at = $4, last_status = $5, last_error = $6, lease_until = NULL, lease_owner = NULL
-		WHERE id = $7 AND status = 'delivering' AND lease_owner = $8 RETURNING id, target
-	)
-	INSERT INTO attempts (${ATTEMPT_COLUMNS}) SELECT id, target, $1, $2, $3, $5, $6, 'retry' FROM u`;
-
-const MARK_DEAD = `WITH u AS (
-		UPDATE deliveries SET status = 'dead', last_status = $4, last_error = $5, lease_until = NULL, lease_owner = NULL
-		WHERE id = $6 AND status = 'delivering' AND lease_owner = $7 RETURNING id, target
-	)
-	INSERT INTO attempts (${ATTEMPT_COLUMNS}) SELECT id, target, $1, $2, $3, $4, $5, 'dead' FROM u`;
-
-const RELEASE = `UPDATE deliveries SET status = 'pending', attempts = GREATEST(attempts - 1, 0), next_attempt_at = $1,
-		lease_until = NULL, lease_owner = NULL
-	WHERE id = $2 AND status = 'delivering' AND lease_owner = $3`;
-
-const REPLAY = `INSERT INTO deliveries (event_id, target, status, attempts, created_at, budget_start, next_attempt_at)
-	SELECT e.id, t.target, 'pending', 0, $3, $3, $3
-	FROM events e CROSS JOIN unnest($2::text[]) WITH ORDINALITY AS t (target, n)
-	WHERE e.id = ANY($1::text[]) AND e.kind = $4 ORDER BY e.received_at, e.id, t.n`;
-
-const REQUEUE = `UPDATE deliveries SET status = 'pending', attempts = 0, budget_start = $1, next_attempt_at = $1, last_error = NULL
-	WHERE status = 'dead'`;
-
-const DEDUPE_LOOKUP = 'SELECT id FROM events WHERE dedupe_key = $1';
-/** The advisory lock one catch-up holds at a time (any constant other than the migration lock). */
-const CATCHUP_LOCK = 0x70617963; // 'payc'
-const PING = numbered(HEARTBEAT);
-
-/**
- * The statements of the hot paths run as named prepared statements: parsed and planned once per
- * connection instead of on every call (the insert and claim CTEs cost more to plan than to run).
- */
-const PREPARED = new Map(
-	[
-		INSERT_EVENT,
-		INSERT_EVENTS,
-		DEDUPE_LOOKUP,
-		DEDUPE_LOOKUP_MANY,
-		CLAIM,
-		MARK_DELIVERED,
-		MARK_RETRY,
-		MARK_DEAD,
-		RELEASE,
-		PING,
-	].map((sql, i) => [sql, `relay_${i}`]),
-);
 
 /**
  * The scale-out store: one PostgreSQL database shared by several relay instances.
@@ -206,15 +72,15 @@ const PREPARED = new Map(
  *   503, readiness fails); the pools open new connections on the next call, so the relay
  *   recovers by itself when the server is back.
  */
-export class PostgresStore implements Store {
+export class PostgresStore extends PostgresReads implements Store {
 	#durable: Pool;
 	#book: Pool;
 	#waker: PgWaker;
 	#closed = false;
-	#queue: QueuedInsert[] = [];
-	#insertsInFlight = 0;
+	#inserts: GroupInserter;
 
 	private constructor(url: string, options: PostgresStoreOptions) {
+		super();
 		const onError = options.onError ?? (() => {});
 		const base: PoolConfig = {
 			connectionString: url,
@@ -231,6 +97,10 @@ export class PostgresStore implements Store {
 		this.#durable.on('error', (error) => onError(error, 'idle connection'));
 		this.#book.on('error', (error) => onError(error, 'idle connection'));
 		this.#waker = new PgWaker(base, this.#book, onError);
+		this.#inserts = new GroupInserter(
+			(sql, params) => this.#rows(this.#durable, sql, params),
+			() => this.#waker.notify(),
+		);
 	}
 
 	/** Connects, applies the schema migrations and starts listening for new work. */
@@ -263,17 +133,16 @@ export class PostgresStore implements Store {
 		).rows;
 	}
 
+	protected read(sql: string, params: Param[] | unknown[] = []): Promise<Row[]> {
+		return this.#rows(this.#durable, sql, params);
+	}
+
 	/** Calls `listener` when another instance (or this one) stored new work. Returns the unsubscribe. */
 	onNewWork(listener: () => void): () => void {
 		return this.#waker.subscribe(listener);
 	}
 
-	/**
-	 * Group commit: up to INSERTS_IN_FLIGHT statements at once; events that arrive meanwhile queue
-	 * and go together in the next statement (one round trip, one commit). Each promise resolves
-	 * after the commit that carried its event. If a batch fails, its events are inserted one by one,
-	 * so one bad event fails alone.
-	 */
+	/** Group commit (see GroupInserter): resolves after the commit that carried the event. */
 	insertEvent(event: NewEvent): Promise<InsertResult> {
 		if (this.#closed) return Promise.reject(new Error('store is closed'));
 		try {
@@ -281,99 +150,7 @@ export class PostgresStore implements Store {
 		} catch (error) {
 			return Promise.reject(error as Error);
 		}
-		return new Promise<InsertResult>((resolve, reject) => {
-			this.#queue.push({ id: uuidV7(event.receivedAt), event, resolve, reject });
-			this.#pump();
-		});
-	}
-
-	#pump(): void {
-		while (this.#insertsInFlight < INSERTS_IN_FLIGHT && this.#queue.length > 0) {
-			const batch = this.#queue.splice(0, INSERT_BATCH);
-			this.#insertsInFlight += 1;
-			const done = batch.length === 1 ? this.#insertOne(batch[0]) : this.#insertMany(batch);
-			void done.finally(() => {
-				this.#insertsInFlight -= 1;
-				this.#pump();
-			});
-		}
-	}
-
-	async #insertOne(q: QueuedInsert): Promise<void> {
-		const { event } = q;
-		try {
-			const [row] = await this.#rows<{ id: string | null; deliveries: number }>(
-				this.#durable,
-				INSERT_EVENT,
-				[
-					q.id,
-					event.kind,
-					event.dedupeKey,
-					event.contentType,
-					event.body,
-					JSON.stringify(event.fields),
-					event.receivedAt,
-					[...event.targets],
-					event.source ?? 'postback',
-				],
-			);
-			if (row.id === null) {
-				const [existing] = await this.#rows<{ id: string }>(this.#durable, DEDUPE_LOOKUP, [
-					event.dedupeKey,
-				]);
-				q.resolve({ eventId: existing.id, duplicate: true, deliveries: 0 });
-				return;
-			}
-			if (row.deliveries > 0) this.#waker.notify();
-			q.resolve({ eventId: row.id, duplicate: false, deliveries: row.deliveries });
-		} catch (error) {
-			q.reject(error as Error);
-		}
-	}
-
-	async #insertMany(batch: QueuedInsert[]): Promise<void> {
-		let inserted: Set<string>;
-		let existing = new Map<string, string>();
-		try {
-			const rows = await this.#rows<{ id: string }>(this.#durable, INSERT_EVENTS, [
-				batch.map((q) => q.id),
-				batch.map((q) => q.event.kind),
-				batch.map((q) => q.event.dedupeKey),
-				batch.map((q) => q.event.contentType),
-				batch.map((q) => q.event.body),
-				batch.map((q) => JSON.stringify(q.event.fields)),
-				batch.map((q) => q.event.receivedAt),
-				batch.map((q) => JSON.stringify(q.event.targets)),
-				batch.map((q) => q.event.source ?? 'postback'),
-			]);
-			inserted = new Set(rows.map((r) => r.id));
-			const duplicateKeys = batch.filter((q) => !inserted.has(q.id)).map((q) => q.event.dedupeKey);
-			if (duplicateKeys.length > 0) {
-				const found = await this.#rows<{ id: string; dedupe_key: string }>(
-					this.#durable,
-					DEDUPE_LOOKUP_MANY,
-					[duplicateKeys],
-				);
-				existing = new Map(found.map((r) => [r.dedupe_key, r.id]));
-			}
-		} catch {
-			// One bad event (or a lost connection) failed the statement: each event on its own, in
-			// order (of two with one key, the first is the event and the second its duplicate).
-			for (const q of batch) await this.#insertOne(q);
-			return;
-		}
-		let notify = false;
-		for (const q of batch) {
-			if (inserted.has(q.id)) {
-				notify ||= q.event.targets.length > 0;
-				q.resolve({ eventId: q.id, duplicate: false, deliveries: q.event.targets.length });
-				continue;
-			}
-			const id = q.event.dedupeKey === null ? undefined : existing.get(q.event.dedupeKey);
-			if (id) q.resolve({ eventId: id, duplicate: true, deliveries: 0 });
-			else q.reject(new Error('the event was neither stored nor found as a duplicate'));
-		}
-		if (notify) this.#waker.notify();
+		return this.#inserts.insert(event);
 	}
 
 	async claimDue(
@@ -393,11 +170,8 @@ export class PostgresStore implements Store {
 		t: AttemptTiming,
 	): Promise<void> {
 		await this.#rows(this.#book, MARK_DELIVERED, [
-			t.attempt,
-			t.startedAt,
-			t.durationMs,
+			...attemptParams(t, httpStatus, null, 'delivered'),
 			now,
-			httpStatus,
 			id,
 		]);
 	}
@@ -411,12 +185,8 @@ export class PostgresStore implements Store {
 		t: AttemptTiming,
 	): Promise<void> {
 		await this.#rows(this.#book, MARK_RETRY, [
-			t.attempt,
-			t.startedAt,
-			t.durationMs,
+			...attemptParams(t, httpStatus, error, 'retry'),
 			nextAttemptAt,
-			httpStatus,
-			error,
 			id,
 			owner,
 		]);
@@ -430,11 +200,7 @@ export class PostgresStore implements Store {
 		t: AttemptTiming,
 	): Promise<void> {
 		await this.#rows(this.#book, MARK_DEAD, [
-			t.attempt,
-			t.startedAt,
-			t.durationMs,
-			httpStatus,
-			error,
+			...attemptParams(t, httpStatus, error, 'dead'),
 			id,
 			owner,
 		]);
@@ -442,24 +208,6 @@ export class PostgresStore implements Store {
 
 	async releaseLease(id: number, owner: string, now: number): Promise<void> {
 		await this.#rows(this.#book, RELEASE, [now, id, owner]);
-	}
-
-	async listEvents(filter: EventFilter): Promise<StoredEvent[]> {
-		checkCall('listEvents', [filter]);
-		const q = eventsQuery(filter, field);
-		return (await this.#rows(this.#durable, numbered(q.sql), q.params)).map(toEvent);
-	}
-
-	async getEvent(id: string): Promise<StoredEvent | undefined> {
-		checkCall('getEvent', [id]);
-		const [row] = await this.#rows(this.#durable, numbered(GET_EVENT), [id]);
-		return row ? toEvent(row) : undefined;
-	}
-
-	async listDeliveries(filter: DeliveryFilter): Promise<Delivery[]> {
-		checkCall('listDeliveries', [filter]);
-		const q = deliveriesQuery(filter);
-		return (await this.#rows(this.#durable, numbered(q.sql), q.params)).map(toDelivery);
 	}
 
 	async replayEvents(
@@ -489,66 +237,16 @@ export class PostgresStore implements Store {
 		return created;
 	}
 
-	async eventIdsInRange(from: number, to: number, kind?: PostbackEvent): Promise<string[]> {
-		checkCall('eventIdsInRange', [from, to, kind]);
-		const q = eventIdsQuery(from, to, kind);
-		return (await this.#rows(this.#durable, numbered(q.sql), q.params)).map((r) => String(r.id));
-	}
-
 	async requeueDead(ids: readonly number[] | undefined, now: number): Promise<number> {
 		checkCall('requeueDead', [ids, now]);
 		if (this.#closed) throw new Error('store is closed');
 		const r =
 			ids === undefined
-				? await this.#durable.query(REQUEUE, [now])
-				: await this.#durable.query(`${REQUEUE} AND id = ANY($2::bigint[])`, [now, [...ids]]);
+				? await this.#durable.query(REQUEUE, [now, now])
+				: await this.#durable.query(`${REQUEUE} AND id = ANY($3::bigint[])`, [now, now, [...ids]]);
 		const n = r.rowCount ?? 0;
 		if (n > 0) this.#waker.notify();
 		return n;
-	}
-
-	async counts(): Promise<DeliveryCounts> {
-		return assembleCounts(await this.#rows(this.#durable, COUNTS));
-	}
-
-	async listAttempts(deliveryIds: readonly number[]): Promise<DeliveryAttempt[]> {
-		checkCall('listAttempts', [deliveryIds]);
-		if (deliveryIds.length === 0) return [];
-		const q = attemptsQuery(deliveryIds);
-		return (await this.#rows(this.#durable, numbered(q.sql), q.params)).map(toAttempt);
-	}
-
-	async activity(from: number, to: number, bucketMs: number): Promise<ActivityBucket[]> {
-		checkCall('activity', [from, to, bucketMs]);
-		const buckets = checkActivityRange(from, to, bucketMs);
-		const params = activityParams(from, to, bucketMs);
-		const [received, delivered, failed] = await Promise.all(
-			[ACTIVITY_QUERIES.received, ACTIVITY_QUERIES.delivered, ACTIVITY_QUERIES.failed].map((sql) =>
-				this.#rows(this.#durable, numbered(sql), params),
-			),
-		);
-		return assembleActivity(POSTBACK_EVENTS, from, bucketMs, buckets, received, delivered, failed);
-	}
-
-	async targetHealth(since: number): Promise<TargetHealth[]> {
-		checkCall('targetHealth', [since]);
-		const [states, attempts] = await Promise.all([
-			this.#rows(this.#durable, TARGET_STATES),
-			this.#rows(this.#durable, numbered(TARGET_ATTEMPTS), [since]),
-		]);
-		const lastErrors = new Map<string, Row>();
-		for (const s of states) {
-			const [row] = await this.#rows(this.#durable, numbered(TARGET_LAST_ERROR), [
-				String(s.target),
-			]);
-			if (row) lastErrors.set(String(s.target), row);
-		}
-		return assembleHealth(states, attempts, lastErrors);
-	}
-
-	async oldestUndelivered(): Promise<number | null> {
-		const [row] = await this.#rows(this.#durable, OLDEST_UNDELIVERED);
-		return row?.t === null || row?.t === undefined ? null : Number(row.t);
 	}
 
 	/**
@@ -588,29 +286,10 @@ export class PostgresStore implements Store {
 		}
 	}
 
-	async signedPairEvents(
-		kind: PostbackEvent,
-		signedId: string,
-		since: number,
-	): Promise<Array<{ amount: string; dedupeKey: string | null }>> {
-		checkCall('signedPairEvents', [kind, signedId, since]);
-		const amount = `(fields_json ->> '${signedFields(kind).amount}')`;
-		const q = signedPairQuery(kind, signedId, since, field, amount);
-		return (await this.#rows(this.#durable, numbered(q.sql), q.params)).map((r) => ({
-			amount: r.amount === null ? '' : String(r.amount),
-			dedupeKey: r.dedupe_key === null ? null : String(r.dedupe_key),
-		}));
-	}
-
 	async revokeSession(id: string, expiresAt: number, now: number): Promise<void> {
 		checkCall('revokeSession', [id, expiresAt, now]);
 		await this.#rows(this.#durable, numbered(DROP_EXPIRED_REVOCATIONS), [now]);
 		await this.#rows(this.#durable, numbered(REVOKE_SESSION), [id, expiresAt]);
-	}
-
-	async sessionRevoked(id: string): Promise<boolean> {
-		checkCall('sessionRevoked', [id]);
-		return (await this.#rows(this.#durable, numbered(SESSION_REVOKED), [id])).length > 0;
 	}
 
 	/** A committed write on the durable pool: fails when the server is down or read-only. */
@@ -674,8 +353,7 @@ export class PostgresStore implements Store {
 		if (this.#closed) return;
 		this.#closed = true;
 		// Inserts already accepted finish before the pools end.
-		while (this.#insertsInFlight > 0 || this.#queue.length > 0)
-			await new Promise((r) => setTimeout(r, 5));
+		while (!this.#inserts.idle) await new Promise((r) => setTimeout(r, 5));
 		await this.#waker.stop();
 		await Promise.all([this.#durable.end(), this.#book.end()]);
 	}

@@ -9,6 +9,7 @@ import type {
 	EventSource,
 	StoredEvent,
 } from './types.ts';
+import { MAX_RESPONSE_BYTES } from './types.ts';
 import type { Row } from './sql.ts';
 
 const numOrNull = (v: unknown) => (v === null || v === undefined ? null : Number(v));
@@ -40,7 +41,10 @@ export function toDelivery(row: Row): Delivery {
 		leaseUntil: numOrNull(row.lease_until),
 		lastStatus: numOrNull(row.last_status),
 		lastError: strOrNull(row.last_error),
+		lastResponse: strOrNull(row.last_response),
 		deliveredAt: numOrNull(row.delivered_at),
+		attemptBase: Number(row.attempt_base ?? 0),
+		manual: Number(row.manual ?? 0) === 1,
 	};
 }
 
@@ -65,5 +69,18 @@ export function toAttempt(row: Row): DeliveryAttempt {
 		httpStatus: numOrNull(row.http_status),
 		error: strOrNull(row.error),
 		outcome: row.outcome as AttemptOutcome,
+		origin: row.origin === 'manual' ? 'manual' : 'scheduled',
+		response: strOrNull(row.response),
 	};
+}
+
+/** The start of a target's answer as stored: at most MAX_RESPONSE_BYTES of UTF-8, never a split character. */
+export function clipResponse(text: string | null | undefined): string | null {
+	if (text === null || text === undefined || text === '') return null;
+	const bytes = Buffer.from(text, 'utf8');
+	if (bytes.length <= MAX_RESPONSE_BYTES) return text;
+	let end = MAX_RESPONSE_BYTES;
+	// Step back over continuation bytes (10xxxxxx) so that no character is cut in two.
+	while (end > 0 && (bytes[end] & 0xc0) === 0x80) end -= 1;
+	return bytes.subarray(0, end).toString('utf8');
 }

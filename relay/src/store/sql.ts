@@ -3,8 +3,11 @@
 // the contract: the SQLite writer thread loads this module from source, where Node cannot load it.
 import type { PostbackEvent } from '../contract.ts';
 import { MAX_ACTIVITY_BUCKETS } from './types.ts';
+import { clipResponse } from './rows.ts';
 import type {
 	ActivityBucket,
+	AttemptOutcome,
+	AttemptTiming,
 	DeliveryCounts,
 	DeliveryFilter,
 	DeliveryStatus,
@@ -39,6 +42,11 @@ class Where {
 		this.parts.push(sql);
 		this.params.push(value);
 	}
+	addAll(sql: string, values: Param[] | undefined): void {
+		if (values === undefined) return;
+		this.parts.push(sql);
+		this.params.push(...values);
+	}
 	get sql(): string {
 		return this.parts.length ? `WHERE ${this.parts.join(' AND ')}` : '';
 	}
@@ -64,10 +72,10 @@ export function eventIdsQuery(from: number, to: number, kind?: PostbackEvent): Q
 export const HEARTBEAT =
 	'INSERT INTO heartbeat (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at';
 
-export const COUNTS = `SELECT status, CASE WHEN attempts > 0 THEN 1 ELSE 0 END AS retried, COUNT(*) AS n
-	FROM deliveries GROUP BY status, CASE WHEN attempts > 0 THEN 1 ELSE 0 END`;
+export const COUNTS = `SELECT status, CASE WHEN attempts > attempt_base THEN 1 ELSE 0 END AS retried, COUNT(*) AS n
+	FROM deliveries GROUP BY status, CASE WHEN attempts > attempt_base THEN 1 ELSE 0 END`;
 
-/** Pending deliveries that had an attempt count as retrying. */
+/** Pending deliveries that had an attempt in their current budget count as retrying. */
 export function assembleCounts(rows: Row[]): DeliveryCounts {
 	const c: DeliveryCounts = { pending: 0, retrying: 0, delivering: 0, delivered: 0, dead: 0 };
 	for (const r of rows) {
@@ -92,6 +100,10 @@ export function eventsQuery(filter: EventFilter, field: FieldExpr): Query {
 	w.add('received_at >= ?', filter.from);
 	w.add('received_at < ?', filter.to);
 	w.add('received_at < ?', filter.before);
+	w.addAll(
+		'(received_at < ? OR (received_at = ? AND id < ?))',
+		filter.cursor && [filter.cursor.receivedAt, filter.cursor.receivedAt, filter.cursor.id],
+	);
 	return {
 		sql: `SELECT ${EVENT_COLUMNS} FROM events ${w.sql} ORDER BY received_at DESC, id DESC LIMIT ?`,
 		params: [...w.params, filter.limit],
@@ -112,6 +124,26 @@ export function deliveriesQuery(filter: DeliveryFilter): Query {
 	};
 }
 
+export const GET_DELIVERY = 'SELECT * FROM deliveries WHERE id = ?';
+
+/** Every delivery of these events in one query, by event then newest first. */
+export function deliveriesOfEventsQuery(eventIds: readonly string[]): Query {
+	return {
+		sql: `SELECT * FROM deliveries WHERE event_id IN (${placeholders(eventIds.length)}) ORDER BY event_id, id DESC`,
+		params: [...eventIds],
+	};
+}
+
+/** Every dead delivery, of one target or all, newest first (index deliveries_target or deliveries_status). */
+export function deadDeliveriesQuery(target: string | undefined): Query {
+	return target === undefined
+		? { sql: "SELECT * FROM deliveries WHERE status = 'dead' ORDER BY id DESC", params: [] }
+		: {
+				sql: "SELECT * FROM deliveries WHERE target = ? AND status = 'dead' ORDER BY id DESC",
+				params: [target],
+			};
+}
+
 export function attemptsQuery(deliveryIds: readonly number[]): Query {
 	return {
 		sql: `SELECT * FROM attempts WHERE delivery_id IN (${placeholders(deliveryIds.length)}) ORDER BY delivery_id, attempt, id`,
@@ -120,11 +152,57 @@ export function attemptsQuery(deliveryIds: readonly number[]): Query {
 }
 
 /**
- * Records one attempt, taking the target from the delivery row. Parameters: started_at,
- * duration_ms, attempt, http_status, error, outcome, delivery id.
+ * Records one attempt, taking the target from the delivery row. Parameters: attempt, started_at,
+ * duration_ms, http_status, error, outcome, origin, response, delivery id.
  */
-export const INSERT_ATTEMPT = `INSERT INTO attempts (delivery_id, target, attempt, started_at, duration_ms, http_status, error, outcome)
-	SELECT id, target, ?, ?, ?, ?, ?, ? FROM deliveries WHERE id = ?`;
+export const INSERT_ATTEMPT = `INSERT INTO attempts (delivery_id, target, attempt, started_at, duration_ms, http_status, error, outcome, origin, response)
+	SELECT id, target, ?, ?, ?, ?, ?, ?, ?, ? FROM deliveries WHERE id = ?`;
+
+/** The columns of an attempt after its timing, as both stores insert them. */
+export function attemptParams(
+	t: AttemptTiming,
+	httpStatus: number | null,
+	error: string | null,
+	outcome: AttemptOutcome,
+): Param[] {
+	return [
+		t.attempt,
+		t.startedAt,
+		t.durationMs,
+		httpStatus,
+		error,
+		outcome,
+		t.origin ?? 'scheduled',
+		clipResponse(t.response),
+	];
+}
+
+/** A new delivery; parameters: event id, target, now (creation, budget start, first due time), manual (0 or 1). */
+export const INSERT_DELIVERY = `INSERT INTO deliveries (event_id, target, status, attempts, created_at, budget_start, next_attempt_at, manual)
+	VALUES (?, ?, 'pending', 0, ?, ?, ?, ?)`;
+
+/** Delivered; parameters: now, http status, id. */
+export const MARK_DELIVERED = `UPDATE deliveries SET status = 'delivered', delivered_at = ?, last_status = ?, last_error = NULL,
+		last_response = NULL, manual = 0, lease_until = NULL, lease_owner = NULL
+	WHERE id = ? AND status <> 'delivered'`;
+
+/** Another attempt later; parameters: next attempt, http status, error, response, id, owner. */
+export const MARK_RETRY = `UPDATE deliveries SET status = 'pending', next_attempt_at = ?, last_status = ?, last_error = ?,
+		last_response = ?, manual = 0, lease_until = NULL, lease_owner = NULL
+	WHERE id = ? AND status = 'delivering' AND lease_owner = ?`;
+
+/** Dead; parameters: http status, error, response, id, owner. */
+export const MARK_DEAD = `UPDATE deliveries SET status = 'dead', last_status = ?, last_error = ?, last_response = ?,
+		manual = 0, lease_until = NULL, lease_owner = NULL
+	WHERE id = ? AND status = 'delivering' AND lease_owner = ?`;
+
+/**
+ * Dead deliveries back to pending with a fresh budget; parameters: now, now. Attempt numbers go
+ * on (attempt_base marks where the new budget starts) and the next attempt is a manual one.
+ */
+export const REQUEUE_DEAD = `UPDATE deliveries SET status = 'pending', attempt_base = attempts, manual = 1, budget_start = ?,
+		next_attempt_at = ?, last_error = NULL, last_response = NULL
+	WHERE status = 'dead'`;
 
 export const OLDEST_UNDELIVERED = `SELECT MIN(e.received_at) AS t FROM deliveries d JOIN events e ON e.id = d.event_id
 	WHERE d.status IN ('pending', 'delivering', 'dead')`;
@@ -211,41 +289,39 @@ export function assembleActivity(
 	return out;
 }
 
-/** Deliveries per target and state (every target that has a delivery). */
-export const TARGET_STATES = `SELECT target,
-		SUM(CASE WHEN status = 'pending' THEN 1 ELSE 0 END) AS pending,
-		SUM(CASE WHEN status = 'delivering' THEN 1 ELSE 0 END) AS delivering,
-		SUM(CASE WHEN status = 'dead' THEN 1 ELSE 0 END) AS dead
-	FROM deliveries GROUP BY target ORDER BY target`;
-/** Attempts per target since ? . */
-export const TARGET_ATTEMPTS = `SELECT target, COUNT(*) AS attempts,
-		SUM(CASE WHEN outcome = 'delivered' THEN 1 ELSE 0 END) AS succeeded
-	FROM attempts WHERE started_at >= ? GROUP BY target`;
-/** The latest failed attempt of the target ? (partial index attempts_target_error). */
-export const TARGET_LAST_ERROR = `SELECT error, started_at FROM attempts WHERE target = ? AND error IS NOT NULL
-	ORDER BY started_at DESC, id DESC LIMIT 1`;
+/**
+ * Target health in one query: deliveries per target and state (every target that has a
+ * delivery), its attempts since ? and its latest failed attempt (partial index
+ * attempts_target_error).
+ */
+export const TARGET_HEALTH = `SELECT s.target, s.pending, s.delivering, s.dead,
+		COALESCE(a.attempts, 0) AS attempts, COALESCE(a.succeeded, 0) AS succeeded,
+		(SELECT x.error FROM attempts x WHERE x.target = s.target AND x.error IS NOT NULL
+			ORDER BY x.started_at DESC, x.id DESC LIMIT 1) AS last_error,
+		(SELECT x.started_at FROM attempts x WHERE x.target = s.target AND x.error IS NOT NULL
+			ORDER BY x.started_at DESC, x.id DESC LIMIT 1) AS last_error_at
+	FROM (SELECT target,
+			SUM(CASE WHEN status = 'pending' THEN 1 ELSE 0 END) AS pending,
+			SUM(CASE WHEN status = 'delivering' THEN 1 ELSE 0 END) AS delivering,
+			SUM(CASE WHEN status = 'dead' THEN 1 ELSE 0 END) AS dead
+		FROM deliveries GROUP BY target) s
+	LEFT JOIN (SELECT target, COUNT(*) AS attempts,
+			SUM(CASE WHEN outcome = 'delivered' THEN 1 ELSE 0 END) AS succeeded
+		FROM attempts WHERE started_at >= ? GROUP BY target) a ON a.target = s.target
+	ORDER BY s.target`;
 
-export function assembleHealth(
-	states: Row[],
-	attempts: Row[],
-	lastErrors: ReadonlyMap<string, Row>,
-): TargetHealth[] {
-	const byTarget = new Map(attempts.map((r) => [String(r.target), r]));
-	return states.map((s) => {
-		const target = String(s.target);
-		const a = byTarget.get(target);
-		const e = lastErrors.get(target);
-		return {
-			target,
-			attempts: Number(a?.attempts ?? 0),
-			succeeded: Number(a?.succeeded ?? 0),
-			pending: Number(s.pending ?? 0),
-			delivering: Number(s.delivering ?? 0),
-			dead: Number(s.dead ?? 0),
-			lastError: e ? String(e.error) : null,
-			lastErrorAt: e ? Number(e.started_at) : null,
-		};
-	});
+export function toHealth(r: Row): TargetHealth {
+	return {
+		target: String(r.target),
+		attempts: Number(r.attempts ?? 0),
+		succeeded: Number(r.succeeded ?? 0),
+		pending: Number(r.pending ?? 0),
+		delivering: Number(r.delivering ?? 0),
+		dead: Number(r.dead ?? 0),
+		lastError: r.last_error === null || r.last_error === undefined ? null : String(r.last_error),
+		lastErrorAt:
+			r.last_error_at === null || r.last_error_at === undefined ? null : Number(r.last_error_at),
+	};
 }
 
 /**

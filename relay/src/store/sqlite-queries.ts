@@ -1,22 +1,29 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { PostbackEvent } from '../contract.ts';
 import { uuidV7 } from './ids.ts';
-import { toAttempt, toClaimed, toDelivery, toEvent } from './rows.ts';
+import { clipResponse, toAttempt, toClaimed, toDelivery, toEvent } from './rows.ts';
 import {
 	ACTIVITY_QUERIES,
 	COUNTS,
 	GET_EVENT,
 	HEARTBEAT,
 	INSERT_ATTEMPT,
+	INSERT_DELIVERY,
+	MARK_DEAD,
+	MARK_DELIVERED,
+	MARK_RETRY,
+	REQUEUE_DEAD,
+	attemptParams,
 	OLDEST_UNDELIVERED,
 	PRUNABLE,
-	TARGET_ATTEMPTS,
-	TARGET_LAST_ERROR,
-	TARGET_STATES,
+	GET_DELIVERY,
+	TARGET_HEALTH,
+	deadDeliveriesQuery,
+	deliveriesOfEventsQuery,
+	toHealth,
 	activityParams,
 	assembleActivity,
 	assembleCounts,
-	assembleHealth,
 	attemptsQuery,
 	checkActivityRange,
 	deliveriesQuery,
@@ -92,15 +99,12 @@ export class SqliteQueries {
 			) as Row;
 			return { eventId: String(existing.id), duplicate: true, deliveries: 0 };
 		}
-		for (const target of event.targets) this.#insertDelivery(id, target, event.receivedAt);
+		for (const target of event.targets) this.#insertDelivery(id, target, event.receivedAt, false);
 		return { eventId: id, duplicate: false, deliveries: event.targets.length };
 	}
 
-	#insertDelivery(eventId: string, target: string, now: number): void {
-		this.#stmt(
-			`INSERT INTO deliveries (event_id, target, status, attempts, created_at, budget_start, next_attempt_at)
-			 VALUES (?, ?, 'pending', 0, ?, ?, ?)`,
-		).run(eventId, target, now, now, now);
+	#insertDelivery(eventId: string, target: string, now: number, manual: boolean): void {
+		this.#stmt(INSERT_DELIVERY).run(eventId, target, now, now, now, manual ? 1 : 0);
 	}
 
 	/**
@@ -132,23 +136,11 @@ export class SqliteQueries {
 		error: string | null,
 		outcome: AttemptOutcome,
 	): void {
-		this.#stmt(INSERT_ATTEMPT).run(
-			t.attempt,
-			t.startedAt,
-			t.durationMs,
-			httpStatus,
-			error,
-			outcome,
-			id,
-		);
+		this.#stmt(INSERT_ATTEMPT).run(...attemptParams(t, httpStatus, error, outcome), id);
 	}
 
 	markDelivered(id: number, now: number, httpStatus: number, timing: AttemptTiming): void {
-		this.#stmt(
-			`UPDATE deliveries SET status = 'delivered', delivered_at = ?, last_status = ?, last_error = NULL,
-			   lease_until = NULL, lease_owner = NULL
-			 WHERE id = ? AND status <> 'delivered'`,
-		).run(now, httpStatus, id);
+		this.#stmt(MARK_DELIVERED).run(now, httpStatus, id);
 		this.#recordAttempt(id, timing, httpStatus, null, 'delivered');
 	}
 
@@ -160,11 +152,14 @@ export class SqliteQueries {
 		error: string,
 		timing: AttemptTiming,
 	): void {
-		const { changes } = this.#stmt(
-			`UPDATE deliveries SET status = 'pending', next_attempt_at = ?, last_status = ?, last_error = ?,
-			   lease_until = NULL, lease_owner = NULL
-			 WHERE id = ? AND status = 'delivering' AND lease_owner = ?`,
-		).run(nextAttemptAt, httpStatus, error, id, owner);
+		const { changes } = this.#stmt(MARK_RETRY).run(
+			nextAttemptAt,
+			httpStatus,
+			error,
+			clipResponse(timing.response),
+			id,
+			owner,
+		);
 		if (Number(changes) > 0) this.#recordAttempt(id, timing, httpStatus, error, 'retry');
 	}
 
@@ -175,16 +170,19 @@ export class SqliteQueries {
 		error: string,
 		timing: AttemptTiming,
 	): void {
-		const { changes } = this.#stmt(
-			`UPDATE deliveries SET status = 'dead', last_status = ?, last_error = ?, lease_until = NULL, lease_owner = NULL
-			 WHERE id = ? AND status = 'delivering' AND lease_owner = ?`,
-		).run(httpStatus, error, id, owner);
+		const { changes } = this.#stmt(MARK_DEAD).run(
+			httpStatus,
+			error,
+			clipResponse(timing.response),
+			id,
+			owner,
+		);
 		if (Number(changes) > 0) this.#recordAttempt(id, timing, httpStatus, error, 'dead');
 	}
 
 	releaseLease(id: number, owner: string, now: number): void {
 		this.#stmt(
-			`UPDATE deliveries SET status = 'pending', attempts = MAX(attempts - 1, 0), next_attempt_at = ?,
+			`UPDATE deliveries SET status = 'pending', attempts = MAX(attempts - 1, attempt_base), next_attempt_at = ?,
 			   lease_until = NULL, lease_owner = NULL
 			 WHERE id = ? AND status = 'delivering' AND lease_owner = ?`,
 		).run(now, id, owner);
@@ -225,7 +223,7 @@ export class SqliteQueries {
 			const row = kindStmt.get(id) as Row | undefined;
 			if (!row) continue;
 			for (const target of targets[row.kind as PostbackEvent] ?? []) {
-				this.#insertDelivery(id, target, now);
+				this.#insertDelivery(id, target, now, true);
 				created += 1;
 			}
 		}
@@ -238,11 +236,9 @@ export class SqliteQueries {
 	}
 
 	requeueDead(ids: readonly number[] | undefined, now: number): number {
-		const sql = `UPDATE deliveries SET status = 'pending', attempts = 0, budget_start = ?, next_attempt_at = ?,
-			last_error = NULL WHERE status = 'dead'`;
-		if (ids === undefined) return Number(this.#stmt(sql).run(now, now).changes);
+		if (ids === undefined) return Number(this.#stmt(REQUEUE_DEAD).run(now, now).changes);
 		let n = 0;
-		const one = this.#stmt(`${sql} AND id = ?`);
+		const one = this.#stmt(`${REQUEUE_DEAD} AND id = ?`);
 		for (const id of ids) n += Number(one.run(now, now, id).changes);
 		return n;
 	}
@@ -278,13 +274,23 @@ export class SqliteQueries {
 	}
 
 	targetHealth(since: number): TargetHealth[] {
-		const states = this.#stmt(TARGET_STATES).all() as Row[];
-		const lastErrors = new Map<string, Row>();
-		for (const s of states) {
-			const row = this.#stmt(TARGET_LAST_ERROR).get(String(s.target)) as Row | undefined;
-			if (row) lastErrors.set(String(s.target), row);
-		}
-		return assembleHealth(states, this.#stmt(TARGET_ATTEMPTS).all(since) as Row[], lastErrors);
+		return (this.#stmt(TARGET_HEALTH).all(since) as Row[]).map(toHealth);
+	}
+
+	getDelivery(id: number): Delivery | undefined {
+		const row = this.#stmt(GET_DELIVERY).get(id) as Row | undefined;
+		return row ? toDelivery(row) : undefined;
+	}
+
+	deliveriesOfEvents(eventIds: readonly string[]): Delivery[] {
+		if (eventIds.length === 0) return [];
+		const q = deliveriesOfEventsQuery(eventIds);
+		return (this.#db.prepare(q.sql).all(...q.params) as Row[]).map(toDelivery);
+	}
+
+	deadDeliveries(target?: string): Delivery[] {
+		const q = deadDeliveriesQuery(target);
+		return (this.#stmt(q.sql).all(...q.params) as Row[]).map(toDelivery);
 	}
 
 	oldestUndelivered(): number | null {

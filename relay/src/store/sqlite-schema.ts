@@ -74,6 +74,15 @@ ALTER TABLE events ADD COLUMN source TEXT NOT NULL DEFAULT 'postback';
 CREATE TABLE IF NOT EXISTS catchup_marks (mark TEXT PRIMARY KEY, at INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS catchup_marks_at ON catchup_marks (at);
 `,
+	// 5: the target's answer kept with each attempt, whether an operator asked for it, and attempt
+	// numbers that go on across requeues (attempt_base: the attempts before the latest requeue).
+	`
+ALTER TABLE deliveries ADD COLUMN attempt_base INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE deliveries ADD COLUMN manual INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE deliveries ADD COLUMN last_response TEXT;
+ALTER TABLE attempts ADD COLUMN origin TEXT NOT NULL DEFAULT 'scheduled';
+ALTER TABLE attempts ADD COLUMN response TEXT;
+`,
 ];
 
 /**

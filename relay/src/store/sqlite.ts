@@ -193,6 +193,15 @@ export class SqliteStore implements Store {
 	listDeliveries(filter: DeliveryFilter): Promise<Delivery[]> {
 		return this.#call('listDeliveries', filter);
 	}
+	getDelivery(id: number): Promise<Delivery | undefined> {
+		return this.#call('getDelivery', id);
+	}
+	deliveriesOfEvents(eventIds: readonly string[]): Promise<Delivery[]> {
+		return this.#call('deliveriesOfEvents', [...eventIds]);
+	}
+	deadDeliveries(target?: string): Promise<Delivery[]> {
+		return this.#call('deadDeliveries', target);
+	}
 	replayEvents(eventIds: readonly string[], targets: TargetsByKind, now: number): Promise<number> {
 		return this.#call('replayEvents', [...eventIds], targets, now);
 	}

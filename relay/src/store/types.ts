@@ -62,7 +62,13 @@ export interface Delivery {
 	leaseUntil: number | null;
 	lastStatus: number | null;
 	lastError: string | null;
+	/** The start of the target's answer to the latest failed attempt (at most 1 KiB), or null. */
+	lastResponse: string | null;
 	deliveredAt: number | null;
+	/** `attempts` when the delivery was last requeued (0 before): the current budget's attempts are the ones above it. */
+	attemptBase: number;
+	/** The next attempt was asked for by an operator (a replay or a requeue). */
+	manual: boolean;
 }
 
 /** A delivery claimed for sending, with what must be sent. */
@@ -87,6 +93,14 @@ export interface EventFilter {
 	limit: number;
 	/** Page backwards: events received strictly before this time. */
 	before?: number;
+	/** Page backwards: events strictly older than this one in (receivedAt, id) order. */
+	cursor?: EventCursor;
+}
+
+/** A position in the events' (receivedAt, id) order: the last event of a page. */
+export interface EventCursor {
+	receivedAt: number;
+	id: string;
 }
 
 export interface DeliveryFilter {
@@ -108,7 +122,13 @@ export interface DeliveryCounts {
 	dead: number;
 }
 
-/** One delivery attempt, kept for the operator (issue 10's attempts history). */
+/** Whether an attempt came from the queue's schedule or from an operator's replay or requeue. */
+export type AttemptOrigin = 'scheduled' | 'manual';
+
+/** Most bytes of a target's answer kept with an attempt. */
+export const MAX_RESPONSE_BYTES = 1024;
+
+/** One delivery attempt, kept for the operator (the attempts history). */
 export interface DeliveryAttempt {
 	id: number;
 	deliveryId: number;
@@ -121,6 +141,9 @@ export interface DeliveryAttempt {
 	/** null when delivered. */
 	error: string | null;
 	outcome: AttemptOutcome;
+	origin: AttemptOrigin;
+	/** The start of the target's answer (at most MAX_RESPONSE_BYTES), or null when none came. */
+	response: string | null;
 }
 
 export type AttemptOutcome = 'delivered' | 'retry' | 'dead';
@@ -131,6 +154,10 @@ export interface AttemptTiming {
 	attempt: number;
 	startedAt: number;
 	durationMs: number;
+	/** 'scheduled' when not given. */
+	origin?: AttemptOrigin;
+	/** The start of the target's answer; cut to MAX_RESPONSE_BYTES by the store. */
+	response?: string | null;
 }
 
 /** Counts of one time bucket and one event kind, for the console's charts. */
@@ -167,7 +194,11 @@ export const MAX_ACTIVITY_BUCKETS = 10_000;
 
 export type TargetsByKind = Partial<Record<PostbackEvent, readonly string[]>>;
 
-export interface Store {
+/**
+ * The delivery queue: what the relay stores, claims and records. Every write resolves only after
+ * its commit.
+ */
+export interface DeliveryQueue {
 	insertEvent(event: NewEvent): Promise<InsertResult>;
 	/** Claims up to `limit` due deliveries (pending and due, or delivering with an expired lease). */
 	claimDue(now: number, limit: number, leaseMs: number, owner: string): Promise<ClaimedDelivery[]>;
@@ -195,14 +226,29 @@ export interface Store {
 	): Promise<void>;
 	/** Gives a claimed delivery back without counting an attempt (graceful shutdown). */
 	releaseLease(id: number, owner: string, now: number): Promise<void>;
-	listEvents(filter: EventFilter): Promise<StoredEvent[]>;
-	getEvent(id: string): Promise<StoredEvent | undefined>;
-	listDeliveries(filter: DeliveryFilter): Promise<Delivery[]>;
 	/** New delivery rows for the given events, one per target of each event's kind. */
 	replayEvents(eventIds: readonly string[], targets: TargetsByKind, now: number): Promise<number>;
-	eventIdsInRange(from: number, to: number, kind?: PostbackEvent): Promise<string[]>;
 	/** Dead deliveries back to pending with a fresh budget; all dead ones when `ids` is undefined. */
 	requeueDead(ids: readonly number[] | undefined, now: number): Promise<number>;
+	/**
+	 * Calls `listener` when new work was stored, by this process or another one sharing the store
+	 * (PostgreSQL LISTEN/NOTIFY). Returns the unsubscribe. Absent: only this process stores work.
+	 */
+	onNewWork?(listener: () => void): () => void;
+}
+
+/** What the admin API and the console read; each method is one query. */
+export interface StoreReads {
+	/** Newest first; `cursor` pages on (receivedAt, id). */
+	listEvents(filter: EventFilter): Promise<StoredEvent[]>;
+	getEvent(id: string): Promise<StoredEvent | undefined>;
+	getDelivery(id: number): Promise<Delivery | undefined>;
+	listDeliveries(filter: DeliveryFilter): Promise<Delivery[]>;
+	/** Every delivery of these events, newest first within each event. */
+	deliveriesOfEvents(eventIds: readonly string[]): Promise<Delivery[]>;
+	/** Every dead delivery, of one target or of all, newest first. */
+	deadDeliveries(target?: string): Promise<Delivery[]>;
+	eventIdsInRange(from: number, to: number, kind?: PostbackEvent): Promise<string[]>;
 	counts(): Promise<DeliveryCounts>;
 	/** Every attempt of these deliveries, ordered by deliveryId then attempt. */
 	listAttempts(deliveryIds: readonly number[]): Promise<DeliveryAttempt[]>;
@@ -217,6 +263,10 @@ export interface Store {
 	targetHealth(since: number): Promise<TargetHealth[]>;
 	/** receivedAt of the oldest event that has a delivery not yet delivered (pending, delivering or dead), or null. */
 	oldestUndelivered(): Promise<number | null>;
+}
+
+/** The relay's store: the queue, the reads, and the bookkeeping of retention, sessions and catch-up. */
+export interface Store extends DeliveryQueue, StoreReads {
 	/**
 	 * Deletes up to `limit` events received before `before` whose deliveries are all delivered or
 	 * dead (an event with a pending or delivering delivery is never pruned), with their deliveries
@@ -224,11 +274,6 @@ export interface Store {
 	 * caller keeps `before` older than the service's retry window (see retention.ts).
 	 */
 	prune(before: number, limit: number): Promise<number>;
-	/**
-	 * Calls `listener` when new work was stored, by this process or another one sharing the store
-	 * (PostgreSQL LISTEN/NOTIFY). Returns the unsubscribe. Absent: only this process stores work.
-	 */
-	onNewWork?(listener: () => void): () => void;
 	/**
 	 * Events of this kind received at or after `since` whose signed id (InvId of a payment, TrsId
 	 * of a payout) is `signedId`, newest first, at most 10,000: their signed amount as sent and

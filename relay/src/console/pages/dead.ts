@@ -56,7 +56,7 @@ export function deadPage(opts: {
 			<td data-label="Target" class="wrap mono">${d.target}</td>
 			<td data-label="Attempts" class="num">${d.attempts}</td>
 			<td data-label="HTTP" class="num">${d.lastStatus ?? '—'}</td>
-			<td data-label="Last error" class="wrap">${d.lastError ?? ''}</td>
+			<td data-label="Last error" class="wrap">${d.lastError ?? ''}${d.lastResponse ? html`<pre class="response" title="The target's answer">${d.lastResponse}</pre>` : ''}</td>
 			<td data-label=""><form method="post" action="${CONSOLE}/deliveries/${d.id}/requeue" class="inline">${formGuard(csrf, back)}<button type="submit" aria-label="Requeue delivery ${d.id}">Requeue</button></form></td>
 		</tr>`,
 	);
@@ -72,7 +72,7 @@ export function deadPage(opts: {
 		</table></div>
 		<h2>${opts.filterTarget ? html`Dead deliveries to <span class="mono">${opts.filterTarget}</span> · <a href="${CONSOLE}/dead">all targets</a>` : 'Dead deliveries'}</h2>
 		<div class="scroll"><table class="cards">
-			<thead><tr><th class="num">Id</th><th>Created (UTC)</th><th>Target</th><th class="num">Attempts</th><th class="num">HTTP</th><th>Last error</th><th></th></tr></thead>
+			<thead><tr><th class="num">Id</th><th>Created (UTC)</th><th>Target</th><th class="num">Attempts</th><th class="num">HTTP</th><th>Last error and the target's answer</th><th></th></tr></thead>
 			<tbody>${rows.length ? rows : html`<tr><td colspan="7" class="muted">No dead delivery.</td></tr>`}</tbody>
 		</table></div>
 		${

@@ -99,11 +99,12 @@ export function eventsPage(opts: {
 function attemptsTable(attempts: readonly DeliveryAttempt[]): Html {
 	if (attempts.length === 0) return html`<p class="muted">No attempt yet.</p>`;
 	return html`<div class="scroll"><table class="cards">
-		<thead><tr><th class="num">#</th><th>Started (UTC)</th><th class="num">Took</th><th class="num">HTTP</th><th>Outcome</th><th>Error</th></tr></thead>
+		<thead><tr><th class="num">#</th><th>Started (UTC)</th><th class="num">Took</th><th class="num">HTTP</th><th>Outcome</th><th>Error</th><th>Target's answer</th></tr></thead>
 		<tbody>${attempts.map(
 			(a) => html`<tr>
-				<td data-label="#" class="num">${a.attempt}</td><td data-label="Started">${utc(a.startedAt)}</td><td data-label="Took" class="num">${a.durationMs} ms</td>
+				<td data-label="#" class="num">${a.attempt}${a.origin === 'manual' ? html` <span class="origin muted" title="asked for by an operator (replay or requeue)">manual</span>` : ''}</td><td data-label="Started">${utc(a.startedAt)}</td><td data-label="Took" class="num">${a.durationMs} ms</td>
 				<td data-label="HTTP" class="num">${a.httpStatus ?? '—'}</td><td data-label="Outcome">${badge(a.outcome)}</td><td data-label="Error" class="wrap">${a.error ?? ''}</td>
+				<td data-label="Target's answer" class="wrap">${a.response ? html`<pre class="response">${a.response}</pre>` : ''}</td>
 			</tr>`,
 		)}</tbody>
 	</table></div>`;
@@ -132,6 +133,7 @@ export function eventPage(opts: {
 				${d.deliveredAt ? html`<dt>Delivered</dt><dd>${utc(d.deliveredAt)}</dd>` : ''}
 				${d.lastStatus !== null ? html`<dt>Last HTTP status</dt><dd>${d.lastStatus}</dd>` : ''}
 				${d.lastError ? html`<dt>Last error</dt><dd>${d.lastError}</dd>` : ''}
+				${d.lastResponse ? html`<dt>Target's answer</dt><dd><pre class="response">${d.lastResponse}</pre></dd>` : ''}
 			</dl>
 			${
 				d.status === 'dead'

@@ -1,0 +1,152 @@
+/** Request bodies of the control API under /_sandbox, and how a patch applies to the state. */
+import { z } from 'zod';
+import type { Fault } from './context.ts';
+import { parseControlAmount } from './money.ts';
+import {
+	CURRENCIES,
+	REGULAR_DIRECTIONS,
+	type Merchant,
+	type PayoutAccount,
+	type Shop,
+} from './model.ts';
+
+const amount = z
+	.union([z.string(), z.number()])
+	.refine((value) => parseControlAmount(value) !== null, {
+		error: 'must be a non-negative decimal amount with at most 2 decimals',
+	})
+	.transform((value) => parseControlAmount(value) as number);
+const positiveAmount = amount.refine((value) => value > 0, { error: 'must be greater than zero' });
+const url = z.union([z.url({ protocol: /^https?$/ }), z.null()]);
+
+export const merchantPatch = z.object({
+	banned: z.boolean().optional(),
+	exists: z.boolean().optional(),
+	verified: z.boolean().optional(),
+	subscription: z.enum(['active', 'inactive', 'none']).optional(),
+	regularPayoutsEnabled: z.boolean().optional(),
+	regularDirections: z.array(z.enum(REGULAR_DIRECTIONS)).optional(),
+	balances: z.partialRecord(z.enum(CURRENCIES), amount).optional(),
+	dailyPayoutLimit: z.union([amount, z.null()]).optional(),
+	monthlyPayoutLimit: z.union([amount, z.null()]).optional(),
+	payoutSplitSize: z.union([positiveAmount, z.null()]).optional(),
+	payoutWebhookUrl: url.optional(),
+	tooManyPaymentsThreshold: z.int().min(0).optional(),
+	liveExtras: z.boolean().optional(),
+	losePostbacks: z.boolean().optional(),
+});
+
+export const shopFields = z.object({
+	name: z.string().max(255).optional(),
+	resultUrl: url.optional(),
+	successUrl: url.optional(),
+	failUrl: url.optional(),
+	defaultCurrency: z.string().min(1).max(16).optional(),
+	enabled: z.boolean().optional(),
+	accessDenied: z.boolean().optional(),
+});
+
+export const accountFields = z.object({
+	banned: z.boolean().optional(),
+	directionAvailable: z.boolean().optional(),
+	accountType: z.enum(['BANK_CARD', 'SBP']).optional(),
+	accountNumber: z
+		.string()
+		.regex(/^\+?\d{10,19}$/)
+		.optional(),
+});
+
+export const merchantCreate = merchantPatch.extend({
+	token: z.string().min(1).max(200).optional(),
+	shop: shopFields.optional(),
+});
+
+export const owner = z.object({ merchantId: z.string().optional() });
+
+export const paySchema = z.object({
+	outcome: z.enum(['full', 'under', 'over', 'fail', 'process']).optional(),
+	method: z.enum(['BANK_CARD', 'SBP']).optional(),
+	amount: positiveAmount.optional(),
+	losePostback: z.boolean().optional(),
+});
+
+export const billPatch = z.object({ losePostback: z.boolean().optional() });
+
+export const advanceSchema = z.object({
+	status: z.enum(['PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED']),
+});
+
+export const faultSchema = z
+	.object({
+		kind: z
+			.union([
+				z.enum(['500', '429', 'delay', 'drop', 'drop_after', 'error']),
+				z.literal(500),
+				z.literal(429),
+			])
+			.transform((kind) => String(kind) as Fault['kind']),
+		count: z.int().min(1).max(1_000_000).default(1),
+		delayMs: z.int().min(0).max(600_000).default(1000),
+		path: z.string().startsWith('/').optional(),
+		key: z.string().min(1).optional(),
+	})
+	.refine((fault) => fault.kind !== 'error' || fault.key !== undefined, {
+		error: 'kind "error" needs a key',
+		path: ['key'],
+	});
+
+export const deliveriesQuery = z.object({
+	kind: z.enum(['payment', 'payout']).optional(),
+	trsId: z.string().optional(),
+	id: z.string().optional(),
+});
+
+export const clockSchema = z.object({
+	now: z.union([z.iso.datetime({ offset: true }), z.null()]).optional(),
+	offsetMs: z.int().optional(),
+});
+export function applyMerchantPatch(
+	merchant: Merchant,
+	patch: z.output<typeof merchantPatch>,
+): void {
+	if (patch.banned !== undefined) merchant.banned = patch.banned;
+	if (patch.exists !== undefined) merchant.exists = patch.exists;
+	if (patch.verified !== undefined) merchant.verified = patch.verified;
+	if (patch.subscription !== undefined) merchant.subscription = patch.subscription;
+	if (patch.regularPayoutsEnabled !== undefined)
+		merchant.regularPayoutsEnabled = patch.regularPayoutsEnabled;
+	if (patch.regularDirections !== undefined) merchant.regularDirections = patch.regularDirections;
+	for (const [currency, value] of Object.entries(patch.balances ?? {})) {
+		if (value !== undefined)
+			merchant.balances[currency as keyof Merchant['balances']].available = value;
+	}
+	if (patch.dailyPayoutLimit !== undefined) merchant.dailyPayoutLimit = patch.dailyPayoutLimit;
+	if (patch.monthlyPayoutLimit !== undefined)
+		merchant.monthlyPayoutLimit = patch.monthlyPayoutLimit;
+	if (patch.payoutSplitSize !== undefined) merchant.payoutSplitSize = patch.payoutSplitSize;
+	if (patch.payoutWebhookUrl !== undefined) merchant.payoutWebhookUrl = patch.payoutWebhookUrl;
+	if (patch.tooManyPaymentsThreshold !== undefined)
+		merchant.tooManyPaymentsThreshold = patch.tooManyPaymentsThreshold;
+	if (patch.liveExtras !== undefined) merchant.liveExtras = patch.liveExtras;
+	if (patch.losePostbacks !== undefined) merchant.losePostbacks = patch.losePostbacks;
+}
+
+export function applyShopPatch(shop: Shop, patch: z.output<typeof shopFields>): void {
+	if (patch.name !== undefined) shop.name = patch.name;
+	if (patch.resultUrl !== undefined) shop.resultUrl = patch.resultUrl;
+	if (patch.successUrl !== undefined) shop.successUrl = patch.successUrl;
+	if (patch.failUrl !== undefined) shop.failUrl = patch.failUrl;
+	if (patch.defaultCurrency !== undefined) shop.defaultCurrency = patch.defaultCurrency;
+	if (patch.enabled !== undefined) shop.enabled = patch.enabled;
+	if (patch.accessDenied !== undefined) shop.accessDenied = patch.accessDenied;
+}
+
+export function applyAccountPatch(
+	account: PayoutAccount,
+	patch: z.output<typeof accountFields>,
+): void {
+	if (patch.banned !== undefined) account.banned = patch.banned;
+	if (patch.directionAvailable !== undefined) account.directionAvailable = patch.directionAvailable;
+	if (patch.accountType !== undefined) account.accountType = patch.accountType;
+	if (patch.accountNumber !== undefined) account.accountNumber = patch.accountNumber;
+}

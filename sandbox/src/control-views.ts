@@ -1,0 +1,100 @@
+/** What the control API under /_sandbox answers for merchants, shops, accounts, bills and payouts. */
+import { paymentsOf } from './billing.ts';
+import type { SandboxContext } from './context.ts';
+import { format2 } from './money.ts';
+import {
+	CURRENCIES,
+	type Bill,
+	type Merchant,
+	type Payout,
+	type PayoutAccount,
+	type Shop,
+} from './model.ts';
+import { paymentView, payoutView } from './views.ts';
+
+export function shopView(shop: Shop): Record<string, unknown> {
+	return { ...shop };
+}
+
+export function accountView(account: PayoutAccount): Record<string, unknown> {
+	return { ...account };
+}
+
+export function merchantView(ctx: SandboxContext, merchant: Merchant): Record<string, unknown> {
+	const cents = (value: number | null) => (value === null ? null : format2(value));
+	return {
+		id: merchant.id,
+		token: merchant.token,
+		exists: merchant.exists,
+		banned: merchant.banned,
+		verified: merchant.verified,
+		subscription: merchant.subscription,
+		regularPayoutsEnabled: merchant.regularPayoutsEnabled,
+		regularDirections: merchant.regularDirections,
+		balances: Object.fromEntries(
+			CURRENCIES.map((currency) => {
+				const balance = merchant.balances[currency];
+				return [
+					currency,
+					{
+						available: format2(balance.available),
+						locked: format2(balance.locked),
+						hold: format2(balance.hold),
+					},
+				];
+			}),
+		),
+		dailyPayoutLimit: cents(merchant.dailyPayoutLimit),
+		monthlyPayoutLimit: cents(merchant.monthlyPayoutLimit),
+		payoutSplitSize: cents(merchant.payoutSplitSize),
+		payoutWebhookUrl: merchant.payoutWebhookUrl,
+		tooManyPaymentsThreshold: merchant.tooManyPaymentsThreshold,
+		liveExtras: merchant.liveExtras,
+		losePostbacks: merchant.losePostbacks,
+		shops: [...ctx.state.shops.values()]
+			.filter((shop) => shop.merchantId === merchant.id)
+			.map(shopView),
+		payoutAccounts: [...ctx.state.accounts.values()]
+			.filter((account) => account.merchantId === merchant.id)
+			.map(accountView),
+		payouts: [...ctx.state.payouts.values()]
+			.filter((payout) => payout.merchantId === merchant.id)
+			.map(payoutControlView),
+	};
+}
+
+export function billControlView(
+	ctx: SandboxContext,
+	bill: Bill,
+	base: string,
+): Record<string, unknown> {
+	return {
+		id: bill.id,
+		merchantId: bill.merchantId,
+		shopId: bill.shopId,
+		status: bill.status,
+		amount: format2(bill.amount),
+		type: bill.type,
+		currency: bill.currency,
+		orderId: bill.orderId,
+		description: bill.description,
+		custom: bill.custom,
+		name: bill.name,
+		payerPaysCommission: bill.payerPaysCommission,
+		paymentMethod: bill.paymentMethod,
+		active: bill.active,
+		losePostback: bill.losePostback,
+		linkUrl: `${base}/link/${bill.id}`,
+		linkPageUrl: `${base}/pay/${bill.id}`,
+		payments: paymentsOf(ctx.state, bill.id).map((payment) => paymentView(payment, true)),
+	};
+}
+
+export function payoutControlView(payout: Payout): Record<string, unknown> {
+	return {
+		...payoutView(payout, true),
+		merchantId: payout.merchantId,
+		kind: payout.kind,
+		accountType: payout.accountType,
+	};
+}
