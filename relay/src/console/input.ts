@@ -80,11 +80,6 @@ export const deadQuery = z.object({
 	),
 });
 
-export const deliveryId = z.coerce
-	.number({ error: 'is not a delivery id' })
-	.int('is not a delivery id')
-	.positive('is not a delivery id');
-
 /** Every console form carries its CSRF token; where to go back to is checked by the route. */
 const formBase = { _csrf: z.string().optional(), back: z.string().max(2000).optional() };
 export const plainForm = z.object(formBase);

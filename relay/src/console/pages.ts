@@ -1,11 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { targetsByKind } from '../context.ts';
 import type { RelayContext } from '../context.ts';
+import { deliveryIdText, operations } from '../operations.ts';
 import { html } from './html.ts';
 import {
 	confirmedReplay,
 	deadQuery,
-	deliveryId,
 	describeIssues,
 	eventsQuery,
 	noticeQuery,
@@ -18,13 +18,7 @@ import { deadPage, replayConfirmPage, replayErrorPage } from './pages/dead.ts';
 import type { TargetDead } from './pages/dead.ts';
 import { eventPage, eventsPage } from './pages/events.ts';
 import { overviewPage } from './pages/overview.ts';
-import {
-	allDead,
-	deliveriesOf,
-	deliveryById,
-	eventsPage as loadEventsPage,
-	replayPlan,
-} from './queries.ts';
+import { deliveriesOf, eventsPage as loadEventsPage } from './queries.ts';
 import type { ConsoleAuth, ConsoleSession } from './session.ts';
 
 const PAGE_SIZE = 50;
@@ -64,8 +58,9 @@ export async function consolePages(
 	const sessions = new WeakMap<FastifyRequest, ConsoleSession>();
 	const csrfOf = (request: FastifyRequest) =>
 		auth.csrfToken(sessions.get(request) as ConsoleSession);
+	const ops = operations(ctx);
 	const configured = () => targetsByKind(ctx.config);
-	const configuredTargets = () => [...new Set(Object.values(configured()).flat())];
+	const configuredTargets = ops.configuredTargets;
 
 	/** A refusal page: what was wrong, and that nothing changed. */
 	const refuse = (
@@ -198,23 +193,16 @@ export async function consolePages(
 
 	app.post<{ Params: { id: string } }>('/events/:id/replay', async (request, reply) => {
 		const form = plainForm.safeParse(request.body);
-		const event = await ctx.store.getEvent(request.params.id);
-		if (!event)
-			return refuse(request, reply, 404, 'No such event', ['There is no event with this id.']);
-		if (configured()[event.kind].length === 0)
-			return refuse(request, reply, 409, 'Nothing to replay to', [
-				`No target is configured for ${event.kind} events.`,
-			]);
-		const deliveries = await ctx.store.replayEvents([event.id], configured(), Date.now());
-		ctx.kick();
-		request.log.info({ eventId: event.id, deliveries }, 'console: event replayed');
-		const here = `${CONSOLE}/events/${encodeURIComponent(event.id)}`;
+		const r = await ops.replayEvent(request.params.id);
+		if (!r.ok) return refuse(request, reply, r.status, r.title, [r.reason]);
+		request.log.info({ eventId: r.eventId, deliveries: r.deliveries }, 'console: event replayed');
+		const here = `${CONSOLE}/events/${encodeURIComponent(r.eventId)}`;
 		return reply.redirect(
 			withNotice(
 				safeReturn(form.success ? form.data.back : undefined, here),
 				'replayed',
 				1,
-				deliveries,
+				r.deliveries,
 			),
 			303,
 		);
@@ -223,58 +211,29 @@ export async function consolePages(
 	// Dead letters
 	app.post<{ Params: { id: string } }>('/deliveries/:id/requeue', async (request, reply) => {
 		const form = plainForm.safeParse(request.body);
-		const id = deliveryId.safeParse(request.params.id);
+		const id = deliveryIdText.safeParse(request.params.id);
 		if (!id.success)
 			return refuse(request, reply, 400, 'Bad delivery id', [
 				`“${request.params.id}” is not a delivery id.`,
 			]);
-		const delivery = await deliveryById(ctx.store, id.data);
-		if (!delivery)
-			return refuse(request, reply, 404, 'No such delivery', [`There is no delivery ${id.data}.`]);
-		if (delivery.status !== 'dead') {
-			return refuse(request, reply, 409, 'Not a dead delivery', [
-				`Delivery ${id.data} is ${delivery.status}, not dead: only dead deliveries can be requeued.`,
-			]);
-		}
-		const requeued = await ctx.store.requeueDead([id.data], Date.now());
-		if (requeued === 0)
-			return refuse(request, reply, 409, 'Not a dead delivery', [
-				`Delivery ${id.data} is no longer dead (someone requeued it).`,
-			]);
-		ctx.kick();
+		const r = await ops.requeueDelivery(id.data);
+		if (!r.ok) return refuse(request, reply, r.status, r.title, [r.reason]);
 		request.log.info({ deliveryId: id.data }, 'console: dead delivery requeued');
-		return reply.redirect(
-			withNotice(
-				safeReturn(form.success ? form.data.back : undefined, `${CONSOLE}/dead`),
-				'requeued',
-				requeued,
-			),
-			303,
-		);
+		const back = safeReturn(form.success ? form.data.back : undefined, `${CONSOLE}/dead`);
+		return reply.redirect(withNotice(back, 'requeued', r.requeued), 303);
 	});
 
 	app.post('/dead/requeue-target', async (request, reply) => {
 		const form = targetForm.safeParse(request.body);
-		if (!form.success)
-			return refuse(
-				request,
-				reply,
-				400,
-				'Bad request',
-				describeIssues(form.error, { target: 'Target' }),
-			);
-		const ids = (await allDead(ctx.store, form.data.target)).map((d) => d.id);
-		if (ids.length === 0)
-			return refuse(request, reply, 409, 'No dead delivery', [
-				`No dead delivery goes to ${form.data.target}.`,
-			]);
-		const requeued = await ctx.store.requeueDead(ids, Date.now());
-		ctx.kick();
-		request.log.info({ requeued }, 'console: dead deliveries of a target requeued');
-		return reply.redirect(
-			withNotice(safeReturn(form.data.back, `${CONSOLE}/dead`), 'requeued', requeued),
-			303,
-		);
+		if (!form.success) {
+			const errors = describeIssues(form.error, { target: 'Target' });
+			return refuse(request, reply, 400, 'Bad request', errors);
+		}
+		const r = await ops.requeueDead({ target: form.data.target });
+		if (!r.ok) return refuse(request, reply, r.status, r.title, [r.reason]);
+		request.log.info({ requeued: r.requeued }, 'console: dead deliveries of a target requeued');
+		const back = safeReturn(form.data.back, `${CONSOLE}/dead`);
+		return reply.redirect(withNotice(back, 'requeued', r.requeued), 303);
 	});
 
 	app.get('/dead', async (request, reply) => {
@@ -331,7 +290,7 @@ export async function consolePages(
 	});
 
 	/** The replay form's range and target, checked: the target must be configured now. */
-	const readReplay = (input: unknown) => {
+	const readReplay = async (input: unknown) => {
 		const raw = (input ?? {}) as Record<string, unknown>;
 		const values = {
 			from: typeof raw.from === 'string' ? raw.from : undefined,
@@ -339,25 +298,21 @@ export async function consolePages(
 			target: typeof raw.target === 'string' ? raw.target : undefined,
 		};
 		const r = replayForm.safeParse(raw);
-		if (!r.success)
-			return {
-				ok: false as const,
-				values,
-				errors: describeIssues(r.error, { from: 'From', to: 'To', target: 'Target' }),
-			};
-		const target = r.data.target === '*' ? undefined : r.data.target;
-		if (target !== undefined && !configuredTargets().includes(target)) {
-			return {
-				ok: false as const,
-				values,
-				errors: ['Target: is not one of the configured targets.'],
-			};
+		if (!r.success) {
+			const errors = describeIssues(r.error, { from: 'From', to: 'To', target: 'Target' });
+			return { ok: false as const, values, errors };
 		}
-		return {
-			ok: true as const,
+		const range = {
 			from: r.data.from,
 			to: r.data.to,
-			target,
+			target: r.data.target === '*' ? undefined : r.data.target,
+		};
+		const p = await ops.plan(range);
+		if (!p.ok) return { ok: false as const, values, errors: [p.reason] };
+		return {
+			ok: true as const,
+			range,
+			plan: p.plan,
 			values: { from: inputTime(r.data.from), to: inputTime(r.data.to), target: r.data.target },
 		};
 	};
@@ -369,7 +324,7 @@ export async function consolePages(
 		{
 			values,
 			errors,
-		}: Pick<Extract<ReturnType<typeof readReplay>, { ok: false }>, 'values' | 'errors'>,
+		}: Pick<Extract<Awaited<ReturnType<typeof readReplay>>, { ok: false }>, 'values' | 'errors'>,
 	) =>
 		sendPage(
 			reply,
@@ -383,18 +338,14 @@ export async function consolePages(
 		);
 
 	app.get('/replay', async (request, reply) => {
-		const r = readReplay(request.query);
+		const r = await readReplay(request.query);
 		if (!r.ok) return badReplay(request, reply, r);
-		const plan = await replayPlan(ctx.store, configured(), r.from, r.to, r.target);
-		return sendPage(
-			reply,
-			200,
-			replayConfirmPage({ csrf: csrfOf(request), from: r.from, to: r.to, target: r.target, plan }),
-		);
+		const confirm = { csrf: csrfOf(request), ...r.range, plan: r.plan };
+		return sendPage(reply, 200, replayConfirmPage(confirm));
 	});
 
 	app.post('/replay', async (request, reply) => {
-		const r = readReplay(request.body);
+		const r = await readReplay(request.body);
 		if (!r.ok) return badReplay(request, reply, r);
 		const confirmed = confirmedReplay.safeParse(request.body);
 		if (!confirmed.success) {
@@ -403,32 +354,18 @@ export async function consolePages(
 				errors: describeIssues(confirmed.error, { deliveries: 'Deliveries' }),
 			});
 		}
-		const plan = await replayPlan(ctx.store, configured(), r.from, r.to, r.target);
-		if (plan.deliveries === 0)
-			return refuse(request, reply, 409, 'Nothing to replay', [
-				'No event in this range goes to this target.',
-			]);
-		if (plan.deliveries !== confirmed.data.deliveries) {
+		const done = await ops.replayRange(r.range, confirmed.data.deliveries);
+		if (!done.ok && 'changed' in done) {
 			// Events arrived (or the targets changed) since the confirmation: confirm the new number.
-			const errors = [
-				`The range now makes ${plan.deliveries} deliveries, not the ${confirmed.data.deliveries} you confirmed. Nothing was replayed: confirm again.`,
-			];
-			return sendPage(
-				reply,
-				409,
-				replayConfirmPage({
-					csrf: csrfOf(request),
-					from: r.from,
-					to: r.to,
-					target: r.target,
-					plan,
-					errors,
-				}),
-			);
+			const confirm = { csrf: csrfOf(request), ...r.range, plan: done.changed };
+			return sendPage(reply, 409, replayConfirmPage({ ...confirm, errors: [done.reason] }));
 		}
-		const deliveries = await ctx.store.replayEvents(plan.eventIds, plan.targets, Date.now());
-		ctx.kick();
-		request.log.info({ events: plan.events, deliveries }, 'console: range replayed');
-		return reply.redirect(withNotice(`${CONSOLE}/dead`, 'replayed', plan.events, deliveries), 303);
+		if (!done.ok) return refuse(request, reply, done.status, done.title, [done.reason]);
+		request.log.info(
+			{ events: done.events, deliveries: done.deliveries },
+			'console: range replayed',
+		);
+		const next = withNotice(`${CONSOLE}/dead`, 'replayed', done.events, done.deliveries);
+		return reply.redirect(next, 303);
 	});
 }

@@ -1,10 +1,15 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors, validatorCompiler } from 'fastify-type-provider-zod';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { POSTBACK_EVENTS } from '../contract.ts';
 import type { PostbackEvent } from '../contract.ts';
-import { targetsByKind } from '../context.ts';
 import type { ContextOptions } from '../context.ts';
+import { deliveryIdText, operations } from '../operations.ts';
+import type { Refusal } from '../operations.ts';
+import { StoreInputError } from '../store/input.ts';
 import { DELIVERY_STATUSES, EVENT_SOURCES } from '../store/types.ts';
 
 /** A time as epoch milliseconds or an ISO 8601 string. */
@@ -44,29 +49,62 @@ const deliveryQuery = z.object({
 	limit,
 });
 const rangeBody = z
-	.object({ from: time, to: time, kind: kind.optional() })
+	.object({ from: time, to: time, kind: kind.optional(), target: z.string().min(1).optional() })
 	.refine((r) => r.from < r.to, 'from must be before to');
-const requeueBody = z.object({ ids: z.array(z.number().int()).optional() }).optional();
-
-/** A delivery id from the path, or undefined when it is not a positive integer. */
-function deliveryId(text: string): number | undefined {
-	if (!/^\d{1,15}$/.test(text)) return undefined;
-	const id = Number(text);
-	return id > 0 ? id : undefined;
-}
+const requeueBody = z
+	.object({
+		ids: z.array(z.number().int().positive()).optional(),
+		target: z.string().min(1).optional(),
+	})
+	.optional()
+	.nullable();
+const eventParams = z.object({ id: z.string() });
+const deliveryParams = z.object({ id: deliveryIdText });
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
-function badRequest(reply: FastifyReply, error: z.ZodError) {
-	return reply.code(400).send({
-		error: 'Bad Request',
-		issues: error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
-	});
+/** A refusal of an operation, as JSON: the same status and reason the console shows. */
+function refused(reply: FastifyReply, r: Refusal) {
+	const error = { 400: 'Bad Request', 404: 'Not Found', 409: 'Conflict' }[r.status];
+	return reply.code(r.status).send({ error, message: r.reason });
+}
+
+/**
+ * Errors under the admin API, as JSON: a schema's refusal with its issues, the store's refusal of a
+ * value (StoreInputError) with its reason, Fastify's own 4xx with its message, and anything else as
+ * a bare 500 (logged; no stack, no SQL text in the answer).
+ */
+export function adminErrorHandler(
+	error: FastifyError,
+	request: FastifyRequest,
+	reply: FastifyReply,
+) {
+	if (hasZodFastifySchemaValidationErrors(error))
+		return reply.code(400).send({
+			error: 'Bad Request',
+			issues: error.validation.map((i) => ({
+				path: i.instancePath.split('/').filter(Boolean).join('.'),
+				message: i.message,
+			})),
+		});
+	if (error instanceof StoreInputError) {
+		request.log.warn({ reason: error.message }, 'refused input');
+		return reply.code(400).send({ error: 'Bad Request', message: error.message });
+	}
+	const status = error.statusCode ?? 500;
+	if (status >= 400 && status < 500)
+		return reply.code(status).send({ error: STATUS_CODES[status], message: error.message });
+	request.log.error({ err: error }, 'admin API call failed');
+	return reply.code(500).send({ error: 'Internal Server Error' });
 }
 
 /** Token-protected operations: list events and deliveries, replay, dead letters. */
-export async function adminRoutes(app: FastifyInstance, { ctx }: ContextOptions): Promise<void> {
+export async function adminRoutes(plain: FastifyInstance, { ctx }: ContextOptions): Promise<void> {
 	const expected = digest(ctx.config.adminToken);
+	const ops = operations(ctx);
+	plain.setValidatorCompiler(validatorCompiler);
+	plain.setErrorHandler(adminErrorHandler);
+	const app = plain.withTypeProvider<ZodTypeProvider>();
 
 	app.addHook('onRequest', async (request, reply) => {
 		const wait = ctx.authThrottle.retryAfter(request.ip);
@@ -104,13 +142,11 @@ export async function adminRoutes(app: FastifyInstance, { ctx }: ContextOptions)
 	});
 	app.get('/alerts', async () => ({ data: ctx.alerter?.recent ?? [] }));
 
-	app.get('/events', async (request, reply) => {
-		const q = eventQuery.safeParse(request.query);
-		if (!q.success) return badRequest(reply, q.error);
-		return { data: await ctx.store.listEvents(q.data) };
-	});
+	app.get('/events', { schema: { querystring: eventQuery } }, async (request) => ({
+		data: await ctx.store.listEvents(request.query),
+	}));
 
-	app.get<{ Params: { id: string } }>('/events/:id', async (request, reply) => {
+	app.get('/events/:id', { schema: { params: eventParams } }, async (request, reply) => {
 		const event = await ctx.store.getEvent(request.params.id);
 		if (!event) return reply.code(404).send({ error: 'Not Found' });
 		const deliveries = await ctx.store.listDeliveries({ eventId: event.id, limit: 1000 });
@@ -120,67 +156,54 @@ export async function adminRoutes(app: FastifyInstance, { ctx }: ContextOptions)
 		return { event, deliveries: deliveries.map((d) => ({ ...d, attemptHistory: history(d.id) })) };
 	});
 
-	app.post<{ Params: { id: string } }>('/events/:id/replay', async (request, reply) => {
-		const event = await ctx.store.getEvent(request.params.id);
-		if (!event) return reply.code(404).send({ error: 'Not Found' });
-		const deliveries = await ctx.store.replayEvents(
-			[event.id],
-			targetsByKind(ctx.config),
-			Date.now(),
-		);
-		ctx.kick();
-		request.log.info({ eventId: event.id, deliveries }, 'event replayed');
-		return { eventId: event.id, deliveries };
+	app.post('/events/:id/replay', { schema: { params: eventParams } }, async (request, reply) => {
+		const r = await ops.replayEvent(request.params.id);
+		if (!r.ok) return refused(reply, r);
+		request.log.info({ eventId: r.eventId, deliveries: r.deliveries }, 'event replayed');
+		return { eventId: r.eventId, deliveries: r.deliveries };
 	});
 
-	app.post('/replay', async (request, reply) => {
-		const body = rangeBody.safeParse(request.body);
-		if (!body.success) return badRequest(reply, body.error);
-		const ids = await ctx.store.eventIdsInRange(body.data.from, body.data.to, body.data.kind);
-		const deliveries = await ctx.store.replayEvents(ids, targetsByKind(ctx.config), Date.now());
-		ctx.kick();
-		request.log.info({ events: ids.length, deliveries }, 'range replayed');
-		return { events: ids.length, deliveries };
+	app.post('/replay', { schema: { body: rangeBody } }, async (request, reply) => {
+		const r = await ops.replayRange(request.body);
+		if (!r.ok) return refused(reply, r);
+		request.log.info({ events: r.events, deliveries: r.deliveries }, 'range replayed');
+		return { events: r.events, deliveries: r.deliveries };
 	});
 
-	app.get('/deliveries', async (request, reply) => {
-		const q = deliveryQuery.safeParse(request.query);
-		if (!q.success) return badRequest(reply, q.error);
-		return { data: await ctx.store.listDeliveries(q.data) };
+	app.get('/deliveries', { schema: { querystring: deliveryQuery } }, async (request) => ({
+		data: await ctx.store.listDeliveries(request.query),
+	}));
+
+	app.get('/dead', { schema: { querystring: deliveryQuery } }, async (request) => ({
+		data: await ctx.store.listDeliveries({ ...request.query, status: 'dead' }),
+	}));
+
+	app.post('/dead/requeue', { schema: { body: requeueBody } }, async (request, reply) => {
+		const r = await ops.requeueDead({ ids: request.body?.ids, target: request.body?.target });
+		if (!r.ok) return refused(reply, r);
+		request.log.info({ requeued: r.requeued }, 'dead deliveries requeued');
+		return { requeued: r.requeued };
 	});
 
-	app.get('/dead', async (request, reply) => {
-		const q = deliveryQuery.safeParse(request.query);
-		if (!q.success) return badRequest(reply, q.error);
-		return { data: await ctx.store.listDeliveries({ ...q.data, status: 'dead' }) };
-	});
+	app.get(
+		'/deliveries/:id/attempts',
+		{ schema: { params: deliveryParams } },
+		async (request, reply) => {
+			const id = request.params.id;
+			const [delivery] = await ctx.store.listDeliveries({ beforeId: id + 1, limit: 1 });
+			if (!delivery || delivery.id !== id) return reply.code(404).send({ error: 'Not Found' });
+			return { delivery, data: await ctx.store.listAttempts([id]) };
+		},
+	);
 
-	app.post('/dead/requeue', async (request, reply) => {
-		const body = requeueBody.safeParse(request.body ?? undefined);
-		if (!body.success) return badRequest(reply, body.error);
-		const requeued = await ctx.store.requeueDead(body.data?.ids, Date.now());
-		ctx.kick();
-		request.log.info({ requeued }, 'dead deliveries requeued');
-		return { requeued };
-	});
-
-	app.get<{ Params: { id: string } }>('/deliveries/:id/attempts', async (request, reply) => {
-		const id = deliveryId(request.params.id);
-		if (id === undefined)
-			return reply
-				.code(400)
-				.send({ error: 'Bad Request', message: 'the delivery id must be a positive integer' });
-		const [delivery] = await ctx.store.listDeliveries({ beforeId: id + 1, limit: 1 });
-		if (!delivery || delivery.id !== id) return reply.code(404).send({ error: 'Not Found' });
-		return { delivery, data: await ctx.store.listAttempts([id]) };
-	});
-
-	app.post<{ Params: { id: string } }>('/deliveries/:id/requeue', async (request, reply) => {
-		const id = Number(request.params.id);
-		if (!Number.isInteger(id)) return reply.code(400).send({ error: 'Bad Request' });
-		const requeued = await ctx.store.requeueDead([id], Date.now());
-		if (requeued === 0) return reply.code(409).send({ error: 'Not a dead delivery' });
-		ctx.kick();
-		return { requeued };
-	});
+	app.post(
+		'/deliveries/:id/requeue',
+		{ schema: { params: deliveryParams } },
+		async (request, reply) => {
+			const r = await ops.requeueDelivery(request.params.id);
+			if (!r.ok) return refused(reply, r);
+			request.log.info({ deliveryId: request.params.id }, 'dead delivery requeued');
+			return { requeued: r.requeued };
+		},
+	);
 }
