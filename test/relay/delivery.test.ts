@@ -6,7 +6,7 @@ import {
 	classify,
 	parseRetryAfter,
 	retryAfterDelay,
-} from '../../relay/src/forwarder.ts';
+} from '../../relay/src/retry-policy.ts';
 import { start } from '../../relay/src/server.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
 import {

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { StartupError, isPostgresUrl } from '../config.ts';
+import { StartupError } from '../config.ts';
+import { isPostgresUrl } from '../config-fields.ts';
 import { PostgresStore } from './postgres.ts';
 import { SqliteStore } from './sqlite.ts';
 import type { Store } from './types.ts';

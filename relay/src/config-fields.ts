@@ -1,0 +1,269 @@
+import { z } from 'zod';
+
+/**
+ * The relay's environment variables as one zod object: each variable's parsing, bounds, default and
+ * `.describe()` sentence. `config.ts` checks them together and turns them into a RelayConfig.
+ */
+
+const HOUR = 3_600_000;
+
+const int = (min: number, fallback: number) =>
+	z
+		.string()
+		.trim()
+		.regex(/^\d+$/, 'must be a whole number')
+		.transform(Number)
+		.pipe(z.number().int().min(min, `must be at least ${min}`))
+		.optional()
+		.transform((v) => v ?? fallback);
+
+/** true/false/1/0; unset or empty gives the default. */
+const flag = (fallback: boolean) =>
+	z
+		.enum(['true', 'false', '1', '0', ''], { error: 'must be true or false' })
+		.optional()
+		.transform((v) => (v === undefined || v === '' ? fallback : v === 'true' || v === '1'));
+
+const httpUrl = (value: string) => {
+	try {
+		const u = new URL(value);
+		return u.protocol === 'http:' || u.protocol === 'https:';
+	} catch {
+		return false;
+	}
+};
+
+const urlList = z
+	.string()
+	.optional()
+	.transform((v) =>
+		(v ?? '')
+			.split(',')
+			.map((s) => s.trim())
+			.filter((s) => s !== ''),
+	)
+	.refine((list) => list.every(httpUrl), 'must be a comma-separated list of http(s) URLs');
+
+/** An IPv4 or IPv6 address, optionally with a /prefix (what proxy-addr accepts). */
+const ADDRESS = /^(\d{1,3}(\.\d{1,3}){3}|[0-9a-f:]*:[0-9a-f:.]*)(\/\d{1,3})?$/i;
+
+/**
+ * RELAY_TRUST_PROXY: unset, empty or false: no proxy; a whole number: that many proxy hops in
+ * front of the relay; otherwise a comma-separated list of proxy addresses or CIDR ranges (or the
+ * names loopback, linklocal, uniquelocal). `true` would believe the left-most X-Forwarded-For
+ * entry, which the client writes, so it is refused.
+ */
+const trustProxy = z
+	.string()
+	.trim()
+	.optional()
+	.superRefine((v, ctx) => {
+		if (v !== undefined && /^true$/i.test(v)) {
+			ctx.addIssue({
+				code: 'custom',
+				message:
+					'true is refused: it lets every client choose its address with X-Forwarded-For. Set the number of proxy hops in front of the relay (for example 1) or a comma-separated list of proxy addresses or CIDR ranges (for example 10.0.0.5,192.168.0.0/16)',
+			});
+			return;
+		}
+		if (v === undefined || v === '' || /^(false|0)$/i.test(v) || /^\d+$/.test(v)) return;
+		const bad = v
+			.split(',')
+			.map((s) => s.trim())
+			.filter(
+				(s) =>
+					s !== '' && !ADDRESS.test(s) && !['loopback', 'linklocal', 'uniquelocal'].includes(s),
+			);
+		if (bad.length > 0) {
+			ctx.addIssue({
+				code: 'custom',
+				message:
+					'must be false, a number of proxy hops (for example 1) or a comma-separated list of proxy addresses or CIDR ranges',
+			});
+		}
+	})
+	.transform((v): false | number | string[] => {
+		if (v === undefined || v === '' || /^(false|0)$/i.test(v)) return false;
+		if (/^\d+$/.test(v)) return Number(v);
+		return v
+			.split(',')
+			.map((s) => s.trim())
+			.filter((s) => s !== '');
+	})
+	.describe(
+		'Proxies believed about the client address: false, a hop count (1 behind one proxy) or a list of proxy addresses/CIDRs; true is refused',
+	);
+
+/** RELAY_DATABASE names the PostgreSQL store. */
+export const isPostgresUrl = (value: string) => /^postgres(ql)?:\/\//i.test(value);
+
+const postgresUrlOk = (value: string) => {
+	try {
+		const u = new URL(value);
+		return u.hostname !== '' && u.pathname.length > 1;
+	} catch {
+		return false;
+	}
+};
+
+const optionalUrl = z
+	.string()
+	.trim()
+	.optional()
+	.transform((v) => (v === undefined || v === '' ? undefined : v))
+	.refine((v) => v === undefined || httpUrl(v), 'must be an http(s) URL');
+
+/**
+ * Every variable the relay reads, each with a `.describe()` sentence: `paypalych-relay --help` is
+ * generated from this object, and a RELAY_* or PAYPALYCH_* variable that is not in it is refused.
+ */
+export const fields = z.object({
+	HOST: z
+		.string()
+		.trim()
+		.min(1)
+		.optional()
+		.transform((v) => v ?? '127.0.0.1')
+		.describe('address to listen on'),
+	PORT: int(0, 8080)
+		.refine((p) => p <= 65535, 'must be a port number (0-65535)')
+		.describe('port to listen on (0: any free port)'),
+	PAYPALYCH_API_TOKEN: z
+		.string({ error: 'is required (the API token; comma-separated old,new during rotation)' })
+		.transform((v) =>
+			v
+				.split(',')
+				.map((s) => s.trim())
+				.filter((s) => s !== ''),
+		)
+		.refine((list) => list.length > 0, 'must hold at least one token')
+		.describe(
+			"the shop's API token that signs postbacks; old,new (comma-separated) during a rotation",
+		),
+	RELAY_PAYMENT_TARGETS: urlList.describe(
+		'n8n webhook URLs (comma-separated) that receive payment postbacks',
+	),
+	RELAY_PAYOUT_TARGETS: urlList.describe('n8n webhook URLs that receive payout postbacks'),
+	RELAY_REDIRECT_TARGETS: urlList.describe(
+		'n8n webhook URLs that receive both success and fail redirects',
+	),
+	RELAY_SUCCESS_TARGETS: urlList.describe('n8n webhook URLs that receive success redirects'),
+	RELAY_FAIL_TARGETS: urlList.describe('n8n webhook URLs that receive fail redirects'),
+	RELAY_SUCCESS_URL: optionalUrl.describe(
+		"page the customer's browser is sent to after a success redirect",
+	),
+	RELAY_FAIL_URL: optionalUrl.describe(
+		"page the customer's browser is sent to after a fail redirect",
+	),
+	RELAY_DATABASE: z
+		.string()
+		.trim()
+		.optional()
+		.transform((v) => (v === undefined || v === '' ? '.relay-data/relay.sqlite' : v))
+		.refine(
+			(v) => !isPostgresUrl(v) || postgresUrlOk(v),
+			'must be a file path (SQLite) or a postgres://user@host:port/database URL',
+		)
+		.describe(
+			'SQLite file path, or postgres://user:password@host:5432/database for the PostgreSQL store',
+		),
+	RELAY_ADMIN_TOKEN: z
+		.string({ error: 'is required (bearer token of the admin API, at least 16 characters)' })
+		.trim()
+		.min(16, 'must be at least 16 characters')
+		.describe('bearer token of the admin API and console (at least 16 characters)'),
+	RELAY_BODY_LIMIT: int(256, 64 * 1024).describe('largest request body accepted, in bytes'),
+	RELAY_RETRY_BUDGET_MS: int(0, 24 * HOUR).describe(
+		'how long a delivery is retried before it becomes a dead letter, in ms',
+	),
+	RELAY_BASE_DELAY_MS: int(1, 5_000).describe('first retry delay, in ms (doubles with jitter)'),
+	RELAY_MAX_DELAY_MS: int(1, HOUR).describe('longest retry delay, in ms'),
+	RELAY_DELIVERY_TIMEOUT_MS: int(100, 10_000).describe('time one delivery to n8n may take, in ms'),
+	RELAY_LEASE_MS: int(200, 60_000).describe(
+		'how long a claimed delivery stays with this instance, in ms (above the delivery timeout)',
+	),
+	RELAY_CONCURRENCY: int(1, 16).describe('deliveries in flight at once'),
+	RELAY_POLL_INTERVAL_MS: int(10, 1_000).describe(
+		'how often the queue is polled for due deliveries, in ms',
+	),
+	RELAY_SHUTDOWN_GRACE_MS: int(0, 10_000).describe(
+		'time in-flight deliveries get to finish on shutdown, in ms',
+	),
+	// The service retries a postback for about 31 hours (10 s … 10^5 s): pruning sooner than two
+	// days could forget a dedupe key while its retries may still come. 0 disables pruning.
+	RELAY_RETENTION_DAYS: int(0, 30)
+		.refine((d) => d === 0 || d >= 2, 'must be 0 (keep everything) or at least 2 days')
+		.describe(
+			'delivered events older than this many days are pruned (0: keep everything, else at least 2)',
+		),
+	RELAY_REDIRECT_LIMIT_PER_CLIENT: int(0, 30).describe(
+		'redirects one client IP may send per window (0: no limit)',
+	),
+	RELAY_REDIRECT_LIMIT_PER_PAYMENT: int(0, 10).describe(
+		'redirects one InvId+OutSum pair may send per window (0: no limit)',
+	),
+	RELAY_REDIRECT_LIMIT_WINDOW_MS: int(1_000, 60_000).describe(
+		'window of the redirect limits, in ms',
+	),
+	// Every RELAY_CATCHUP_INTERVAL_S seconds (0: off) the relay reads the service's last
+	// RELAY_CATCHUP_DAYS days; below 30 s it would read the API more than it needs to.
+	RELAY_CATCHUP_INTERVAL_S: int(0, 300)
+		.refine((s) => s === 0 || s >= 30, 'must be 0 (catch-up off) or at least 30 seconds')
+		.describe(
+			'how often the catch-up reads the service for postbacks that never came, in seconds (0: off, else at least 30)',
+		),
+	RELAY_CATCHUP_DAYS: int(1, 3)
+		.refine((d) => d <= 30, 'must be at most 30 days')
+		.describe('how many days back each catch-up run reads (at most 30)'),
+	RELAY_CATCHUP_MAX_CALLS: int(1, 200).describe(
+		'API calls one catch-up run may make at the most (the next run goes on)',
+	),
+	RELAY_ALERT_TARGETS: urlList.describe(
+		'URLs (comma-separated) the relay posts a JSON alert to: postbacks found by catch-up, dead deliveries, an old backlog',
+	),
+	RELAY_ALERT_BACKLOG_S: int(0, 3600).describe(
+		'alert when the oldest undelivered event is older than this many seconds (0: never)',
+	),
+	// One signature from a customer's redirect must not mint unlimited events.
+	RELAY_PAIR_LIMIT: int(0, 10).describe(
+		'distinct payment/payout postback events per signed pair (kind, amount in cents, signed id) per window (0: no limit)',
+	),
+	RELAY_PAIR_LIMIT_WINDOW_MS: int(60_000, 24 * HOUR).describe('window of RELAY_PAIR_LIMIT, in ms'),
+	RELAY_PAYOUT_CHECK: z
+		.enum(['service', 'off', ''], { error: 'must be service or off' })
+		.optional()
+		.transform((v): 'service' | 'off' => (v === 'off' ? 'off' : 'service'))
+		.describe(
+			'service: a payout postback is stored only when payout/status knows its TrsId (a payment signature is refused on /postback/payout); off: signature only',
+		),
+	PAYPALYCH_API_BASE_URL: optionalUrl
+		.transform((v) => (v ?? 'https://pal24.pro').replace(/\/+$/, ''))
+		.describe("the service's API address"),
+	RELAY_TRUST_PROXY: trustProxy.describe(
+		'proxies in front of the relay: a hop count (1) or proxy addresses/CIDRs; true is refused',
+	),
+	RELAY_AUTH_LIMIT: int(1, 10).describe(
+		'wrong admin tokens (admin API and console login together) per client per window before 429',
+	),
+	RELAY_AUTH_LIMIT_WINDOW_MS: int(1_000, 15 * 60_000).describe('window of RELAY_AUTH_LIMIT, in ms'),
+	RELAY_REQUEST_TIMEOUT_MS: int(100, 30_000).describe(
+		'longest time a client may take to send a whole request (headers and body), in ms',
+	),
+	RELAY_HEADERS_TIMEOUT_MS: int(100, 10_000).describe(
+		'longest time a client may take to send the request headers, in ms',
+	),
+	RELAY_KEEP_ALIVE_TIMEOUT_MS: int(100, 5_000).describe(
+		'how long an idle keep-alive connection stays open, in ms',
+	),
+	RELAY_CONNECTION_TIMEOUT_MS: int(100, 60_000).describe(
+		'a connection idle (nothing received or sent) this long is closed, in ms',
+	),
+	RELAY_REQUIRE_RECEIPT: flag(true).describe(
+		"count a delivery only with the PayPalych Trigger's receipt header (false for targets that are not the trigger)",
+	),
+	LOG_LEVEL: z
+		.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent', ''])
+		.optional()
+		.transform((v) => (v === undefined || v === '' ? 'info' : v))
+		.describe('fatal, error, warn, info, debug, trace or silent'),
+});
