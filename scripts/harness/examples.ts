@@ -4,7 +4,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO_ROOT, type WorkflowJson } from './n8n.ts';
+import { REPO_ROOT, type CredentialJson, type WorkflowJson } from './n8n.ts';
 
 export const EXAMPLES_DIR = join(REPO_ROOT, 'examples');
 
@@ -112,5 +112,39 @@ export function withDormantSchedules(workflow: WorkflowJson): WorkflowJson {
 					}
 				: node,
 		),
+	};
+}
+
+/** What the examples need to know of the sandbox merchant they run against. */
+export interface ExampleSandbox {
+	url: string;
+	token: string;
+	shopId: string;
+	payoutAccountId: string;
+}
+
+/** The workflows (all examples by default) with the placeholders filled in for the sandbox. */
+export function workflowsFor(
+	sandbox: ExampleSandbox,
+	shopBackend: string,
+	workflows?: (settings: ExampleSettings) => WorkflowJson[],
+): WorkflowJson[] {
+	const settings: ExampleSettings = {
+		shopId: sandbox.shopId,
+		payoutAccountId: sandbox.payoutAccountId,
+		shopBackend,
+	};
+	return workflows
+		? workflows(settings)
+		: loadExamples().map((e) => configureWorkflow(e.workflow, settings));
+}
+
+/** The PayPalych credential every example uses, for the sandbox's merchant. */
+export function sandboxCredential(sandbox: ExampleSandbox): CredentialJson {
+	return {
+		id: CREDENTIAL_ID,
+		name: CREDENTIAL_NAME,
+		type: 'payPalychApi',
+		data: { apiToken: sandbox.token, baseUrl: sandbox.url },
 	};
 }

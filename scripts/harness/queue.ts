@@ -12,17 +12,15 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startBalancer, type Balancer } from './balancer.ts';
-import { type ExampleSettings } from './examples.ts';
+import { sandboxCredential, workflowsFor, type ExampleSettings } from './examples.ts';
 import { N8n, ensureN8nInstalled, type Owner, type WorkflowJson } from './n8n.ts';
 import { PG_URL, REDIS_URL, deleteRedisKeys, psql } from './pg-cli.ts';
 import { Phases, freePort, onProcessExit, stopList, waitForHttp, type Service } from './proc.ts';
 import {
-	sandboxCredential,
 	startRelay,
 	startSandbox,
 	targetsByEvent,
 	triggerTargets,
-	workflowsFor,
 	type SandboxMerchant,
 	type Stack,
 } from './stack.ts';

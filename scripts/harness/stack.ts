@@ -6,21 +6,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-	CREDENTIAL_ID,
-	CREDENTIAL_NAME,
-	configureWorkflow,
-	loadExamples,
-	triggersOf,
-	type ExampleSettings,
-} from './examples.ts';
+import { sandboxCredential, triggersOf, workflowsFor, type ExampleSettings } from './examples.ts';
 import { hasDatabase, type RegisteredWebhook } from './n8n-internals.ts';
 import {
 	N8n,
 	REPO_ROOT,
 	ensureN8nInstalled,
 	nodeBinary,
-	type CredentialJson,
 	type Owner,
 	type WorkflowJson,
 } from './n8n.ts';
@@ -385,30 +377,4 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 		await stopAll();
 		throw error;
 	}
-}
-
-/** The workflows (all examples by default) with the placeholders filled in for the sandbox. */
-export function workflowsFor(
-	sandbox: SandboxInfo,
-	shopBackend: string,
-	workflows?: (settings: ExampleSettings) => WorkflowJson[],
-): WorkflowJson[] {
-	const settings: ExampleSettings = {
-		shopId: sandbox.shopId,
-		payoutAccountId: sandbox.payoutAccountId,
-		shopBackend,
-	};
-	return workflows
-		? workflows(settings)
-		: loadExamples().map((e) => configureWorkflow(e.workflow, settings));
-}
-
-/** The PayPalych credential every example uses, for the sandbox's merchant. */
-export function sandboxCredential(sandbox: SandboxInfo): CredentialJson {
-	return {
-		id: CREDENTIAL_ID,
-		name: CREDENTIAL_NAME,
-		type: 'payPalychApi',
-		data: { apiToken: sandbox.token, baseUrl: sandbox.url },
-	};
 }
