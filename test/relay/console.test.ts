@@ -1,41 +1,18 @@
 // The relay console's routes (app.inject) on the SQLite store, behind a TLS-terminating proxy,
 // and its sessions; the browser tests are in console.browser.test.ts.
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../relay/src/app.ts';
 import { loadConfig } from '../../relay/src/config.ts';
 import { ConsoleAuth, LOGIN_FORM_TTL_MS, SESSION_TTL_MS } from '../../relay/src/console/session.ts';
-import { PostgresStore } from '../../relay/src/store/postgres.ts';
-import { SqliteStore } from '../../relay/src/store/sqlite.ts';
 import { PAY_A, consoleSuite, cookieOf, setCookieLine, submitLogin } from './console-suite.ts';
 import { ADMIN_TOKEN, baseEnv, tempDir } from './helpers.ts';
-import { PG_MISSING, createTestDatabase } from './pg.ts';
+import { PG_MISSING } from './pg.ts';
+import { freshPostgresStore, freshSqliteStore } from './fresh-store.ts';
 
-consoleSuite('SQLite', async () => {
-	const tmp = tempDir();
-	const store = await SqliteStore.open(join(tmp.dir, 'console.sqlite'));
-	return {
-		store,
-		cleanup: async () => {
-			await store.close();
-			tmp.cleanup();
-		},
-	};
-});
+consoleSuite('SQLite', () => freshSqliteStore());
 
 // The same console on PostgreSQL: it reads only the Store interface.
-if (!PG_MISSING)
-	consoleSuite('PostgreSQL', async () => {
-		const db = await createTestDatabase();
-		const store = await PostgresStore.open(db.url);
-		return {
-			store,
-			cleanup: async () => {
-				await store.close();
-				await db.drop();
-			},
-		};
-	});
+if (!PG_MISSING) consoleSuite('PostgreSQL', freshPostgresStore);
 
 describe('relay console behind a TLS-terminating proxy', () => {
 	it('marks the session cookie Secure when the request came over HTTPS, and only then', async () => {

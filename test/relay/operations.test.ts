@@ -7,12 +7,12 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../relay/src/app.ts';
 import { loadConfig } from '../../relay/src/config.ts';
-import { PostgresStore } from '../../relay/src/store/postgres.ts';
 import { SqliteStore } from '../../relay/src/store/sqlite.ts';
 import type { NewEvent, Store } from '../../relay/src/store/types.ts';
 import { FORM, cookieOf, submitLogin } from './console-suite.ts';
 import { ADMIN_TOKEN, LogSink, baseEnv, form, tempDir } from './helpers.ts';
-import { PG_MISSING, createTestDatabase } from './pg.ts';
+import { PG_MISSING } from './pg.ts';
+import { freshPostgresStore, freshSqliteStore } from './fresh-store.ts';
 import type { OpenedStore } from './store-suite.ts';
 
 const PAY = 'http://127.0.0.1:9/pay';
@@ -270,30 +270,9 @@ function operationsParity(name: string, open: () => Promise<OpenedStore>): void 
 	});
 }
 
-operationsParity('SQLite', async () => {
-	const tmp = tempDir();
-	const store = await SqliteStore.open(join(tmp.dir, 'ops.sqlite'));
-	return {
-		store,
-		cleanup: async () => {
-			await store.close();
-			tmp.cleanup();
-		},
-	};
-});
+operationsParity('SQLite', () => freshSqliteStore());
 
-if (!PG_MISSING)
-	operationsParity('PostgreSQL', async () => {
-		const db = await createTestDatabase();
-		const store = await PostgresStore.open(db.url);
-		return {
-			store,
-			cleanup: async () => {
-				await store.close();
-				await db.drop();
-			},
-		};
-	});
+if (!PG_MISSING) operationsParity('PostgreSQL', freshPostgresStore);
 
 describe('a store failure', () => {
 	it('answers JSON under the admin API and an HTML page in the console, with nothing leaked', async () => {

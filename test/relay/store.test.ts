@@ -2,25 +2,15 @@ import { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uuidV7 } from '../../relay/src/store/ids.ts';
-import { PostgresStore } from '../../relay/src/store/postgres.ts';
 import { SqliteStore } from '../../relay/src/store/sqlite.ts';
 import { SQLITE_MIGRATIONS } from '../../relay/src/store/sqlite-schema.ts';
 import { tempDir } from './helpers.ts';
-import { PG_MISSING, createTestDatabase } from './pg.ts';
+import { PG_MISSING } from './pg.ts';
+import { freshPostgresStore, freshSqliteStore } from './fresh-store.ts';
 import { storeContract, storeEvent } from './store-suite.ts';
 
 for (const mode of ['thread', 'inline'] as const) {
-	storeContract(`SQLite (${mode})`, async () => {
-		const tmp = tempDir();
-		const store = await SqliteStore.open(join(tmp.dir, 'store.sqlite'), { mode });
-		return {
-			store,
-			cleanup: async () => {
-				await store.close();
-				tmp.cleanup();
-			},
-		};
-	});
+	storeContract(`SQLite (${mode})`, () => freshSqliteStore({ mode }));
 
 	describe(`SqliteStore (${mode})`, () => {
 		const tmp = tempDir();
@@ -104,15 +94,4 @@ describe('event ids', () => {
 	});
 });
 
-if (!PG_MISSING)
-	storeContract('PostgreSQL', async () => {
-		const db = await createTestDatabase();
-		const store = await PostgresStore.open(db.url);
-		return {
-			store,
-			cleanup: async () => {
-				await store.close();
-				await db.drop();
-			},
-		};
-	});
+if (!PG_MISSING) storeContract('PostgreSQL', freshPostgresStore);
