@@ -1,0 +1,187 @@
+// What the profiler (profile.ts) needs to run a relay under load: servers as child processes,
+// signed postbacks, CPU time from /proc, a fresh PostgreSQL database.
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { closeSync, openSync, readFileSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import getPort from 'get-port';
+import pg from 'pg';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const TOKEN = 'bench|token-0123456789abcdefghijklmnopqrstuvwxyz';
+export const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+interface Histogram {
+	average: number;
+	p50: number;
+	p99: number;
+	max: number;
+}
+export interface LoadResult {
+	requests: Histogram & { total: number };
+	latency: Histogram;
+	non2xx: number;
+	errors: number;
+}
+interface LoadRequest {
+	method: string;
+	path: string;
+	headers: Record<string, string>;
+	body?: string;
+	setupRequest?: (req: LoadRequest) => LoadRequest;
+}
+type Autocannon = (opts: {
+	url: string | string[];
+	connections: number;
+	duration: number;
+	overallRate?: number;
+	requests: LoadRequest[];
+}) => Promise<LoadResult>;
+const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+
+const md5 = (s: string) => createHash('md5').update(s).digest('hex').toUpperCase();
+
+/** A payment postback signed with TOKEN, with its own TrsId. */
+export function signedBody(trsId: string): string {
+	const invId = `order-${trsId}`;
+	return new URLSearchParams({
+		InvId: invId,
+		OutSum: '100.00',
+		Commission: '3.00',
+		CurrencyIn: 'RUB',
+		TrsId: trsId,
+		Status: 'SUCCESS',
+		SignatureValue: md5(`100.00:${invId}:${TOKEN}`),
+	}).toString();
+}
+
+/** Signed postbacks, a new TrsId each, at `rate` per second (0: as fast as the servers answer). */
+export function fixedLoad(
+	url: string | string[],
+	rate: number,
+	duration: number,
+	connections = 50,
+): Promise<LoadResult> {
+	let n = 0;
+	const run = `${process.pid}-${Date.now()}`;
+	return autocannon({
+		url,
+		connections,
+		duration,
+		...(rate > 0 ? { overallRate: rate } : {}),
+		requests: [
+			{
+				method: 'POST',
+				path: '/postback/payment',
+				headers: { 'content-type': 'application/x-www-form-urlencoded' },
+				setupRequest: (req) => ({ ...req, body: signedBody(`P-${run}-${n++}`) }),
+			},
+		],
+	});
+}
+
+/** Starts a server script as a child on a free port and waits until it answers /healthz. */
+export async function spawnServer(
+	script: string,
+	env: Record<string, string>,
+	logFile?: string,
+	nodeArgs: string[] = [],
+): Promise<{ proc: ChildProcess; url: string }> {
+	const port = await getPort({ host: '127.0.0.1' });
+	const url = `http://127.0.0.1:${port}`;
+	const out = logFile ? openSync(logFile, 'a') : 'ignore';
+	const proc = spawn(process.execPath, [...nodeArgs, script], {
+		cwd: ROOT,
+		env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) },
+		stdio: ['ignore', out, 'inherit'],
+	});
+	if (typeof out === 'number') closeSync(out);
+	let exited = false;
+	proc.once('exit', () => (exited = true));
+	for (;;) {
+		if (exited) throw new Error(`${script} exited before listening`);
+		try {
+			const res = await fetch(`${url}/healthz`);
+			await res.arrayBuffer();
+			if (res.ok) return { proc, url };
+		} catch {
+			// not listening yet
+		}
+		await new Promise((r) => setTimeout(r, 50));
+	}
+}
+
+export async function stopServer(proc: ChildProcess): Promise<void> {
+	if (proc.exitCode !== null) return;
+	const exited = new Promise((resolve) => proc.once('exit', resolve));
+	proc.kill('SIGTERM');
+	await exited;
+}
+
+/** The relay's environment for a benchmark: SQLite in `dir` unless `extra` names a database. */
+export function relayEnv(
+	dir: string,
+	target: string,
+	extra: Record<string, string> = {},
+): Record<string, string> {
+	return {
+		HOST: '127.0.0.1',
+		PAYPALYCH_API_TOKEN: TOKEN,
+		RELAY_PAYMENT_TARGETS: target,
+		RELAY_DATABASE: join(dir, 'relay.sqlite'),
+		RELAY_ADMIN_TOKEN: 'bench-admin-token-0123456789',
+		...(process.env.RELAY_CONCURRENCY ? { RELAY_CONCURRENCY: process.env.RELAY_CONCURRENCY } : {}),
+		LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
+		...extra,
+	};
+}
+
+/** CPU time from /proc (Linux), in clock ticks of 10 ms. */
+export const TICK_MS = 10;
+
+export function processTicks(pid: number | undefined): number {
+	if (!pid) return 0;
+	try {
+		const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+		const after = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+		return Number(after[11]) + Number(after[12]);
+	} catch {
+		return 0;
+	}
+}
+
+/** Every PostgreSQL server process on the machine. */
+export function postgresTicks(): number {
+	let sum = 0;
+	for (const entry of readdirSync('/proc')) {
+		if (!/^\d+$/.test(entry)) continue;
+		try {
+			if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres')
+				sum += processTicks(Number(entry));
+		} catch {
+			// gone
+		}
+	}
+	return sum;
+}
+
+/** A fresh database on the PostgreSQL server of BENCH_PG_URL, and how to drop it. */
+export async function createDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+	const name = `relay_bench_${process.pid}_${Date.now()}`;
+	const admin = async (sql: string) => {
+		const client = new pg.Client({ connectionString: PG_URL });
+		await client.connect();
+		try {
+			await client.query(sql);
+		} finally {
+			await client.end();
+		}
+	};
+	await admin(`CREATE DATABASE ${name}`);
+	const url = new URL(PG_URL);
+	url.pathname = `/${name}`;
+	return { url: url.href, drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
