@@ -64,6 +64,38 @@ describe.skipIf(PG_MISSING)('PostgreSQL store', () => {
 		}
 	});
 
+	it('gives the events of the last day stored without a signed pair (an older relay) theirs at start, so the pair limit counts them', async () => {
+		const store = await open();
+		const now = Date.now();
+		const fields = (trsId: string) => ({ TrsId: trsId, InvId: 'inv-pg-old', OutSum: '7' });
+		for (const [trsId, at] of [
+			['PGO-1', now - 60_000],
+			['PGO-2', now - 30_000],
+			['PGO-0', now - 3 * 86_400_000],
+		] as const)
+			await store.insertEvent({ ...storeEvent(trsId, [], at), fields: fields(trsId) });
+		await adminQuery(
+			`UPDATE events SET pair_key = NULL WHERE fields_json ->> 'InvId' = 'inv-pg-old'`,
+			db.url,
+		);
+		const again = await open();
+		const third = await again.insertEvent({
+			...storeEvent('PGO-3', [], now),
+			fields: fields('PGO-3'),
+			pairLimit: { max: 2, since: now - 3_600_000 },
+		});
+		expect(third.limited).toBe(true);
+		const keys = await adminQuery(
+			`SELECT fields_json ->> 'TrsId' AS trs, pair_key FROM events WHERE fields_json ->> 'InvId' = 'inv-pg-old' ORDER BY 1`,
+			db.url,
+		);
+		expect(keys.rows).toEqual([
+			{ trs: 'PGO-0', pair_key: null },
+			{ trs: 'PGO-1', pair_key: '["payment",700,"inv-pg-old"]' },
+			{ trs: 'PGO-2', pair_key: '["payment",700,"inv-pg-old"]' },
+		]);
+	});
+
 	it('never lets two instances claim the same delivery at once (FOR UPDATE SKIP LOCKED)', async () => {
 		const [a, b] = await Promise.all([open(), open()]);
 		const n = 300;

@@ -578,7 +578,8 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			await refused(() => store.activity(0, huge, 1_000));
 			await refused(() => store.targetHealth(huge));
 			await refused(() => store.prune(huge, 10));
-			await refused(() => store.signedPairEvents('payment', nul, 0));
+			await refused(() => store.insertEvent({ ...e, pairLimit: { max: 0, since: T0 } }));
+			await refused(() => store.insertEvent({ ...e, pairLimit: { max: 2, since: huge } }));
 			await refused(() => store.revokeSession(nul, T0, T0));
 			await refused(() => store.sessionRevoked(nul));
 			expect(await store.counts()).toEqual(before);
@@ -586,26 +587,51 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			expect((await store.getEvent(kept.eventId))?.fields.TrsId).toBe('S-input-ok');
 		});
 
-		it('lists the events of one signed pair with their amounts and keys', async () => {
-			const pair = (trsId: string, outSum: string, invId: string, at: number) => ({
+		it('refuses an event whose signed pair is full, counting amounts in cents, never a duplicate', async () => {
+			const limit = { max: 2, since: T0 - 1 };
+			const pair = (trsId: string, outSum: string, invId: string, at: number): NewEvent => ({
 				...storeEvent(trsId, ['http://a/'], at),
 				fields: { TrsId: trsId, Status: 'SUCCESS', InvId: invId, OutSum: outSum },
+				pairLimit: limit,
 			});
-			await store.insertEvent(pair('S-pair-1', '100.5', 'inv-pair', T0));
-			await store.insertEvent(pair('S-pair-2', '100.50', 'inv-pair', T0 + 1));
-			await store.insertEvent(pair('S-pair-3', '100.50', 'inv-other', T0 + 2));
+			// Outside the window, another pair, another kind with the same id: none of them count.
 			await store.insertEvent(pair('S-pair-old', '100.50', 'inv-pair', T0 - 10_000));
+			await store.insertEvent(pair('S-pair-3', '100.50', 'inv-other', T0 + 2));
 			const payout = storeEvent('inv-pair', ['http://a/'], T0, 'payout');
 			await store.insertEvent({ ...payout, fields: { TrsId: 'inv-pair', Amount: '100.50' } });
-			const found = await store.signedPairEvents('payment', 'inv-pair', T0 - 1);
-			expect(found.map((f) => f.amount).sort()).toEqual(['100.5', '100.50']);
-			expect(found.map((f) => f.dedupeKey).sort()).toEqual([
-				'payment:S-pair-1:SUCCESS',
-				'payment:S-pair-2:SUCCESS',
-			]);
-			expect(await store.signedPairEvents('payout', 'inv-pair', T0 - 1)).toEqual([
-				{ amount: '100.50', dedupeKey: 'payout:inv-pair:SUCCESS' },
-			]);
+			const first = await store.insertEvent(pair('S-pair-1', '100.5', 'inv-pair', T0));
+			const second = await store.insertEvent(pair('S-pair-2', '100.50', 'inv-pair', T0 + 1));
+			expect([first.limited, second.limited]).toEqual([undefined, undefined]);
+			expect([first.duplicate, second.duplicate]).toEqual([false, false]);
+			const before = await store.counts();
+			// 100.500 is the same amount in cents: the third event of the pair is refused, nothing stored.
+			const third = await store.insertEvent(pair('S-pair-4', '100.500', 'inv-pair', T0 + 3));
+			expect(third).toEqual({ eventId: '', duplicate: false, deliveries: 0, limited: true });
+			expect(await store.counts()).toEqual(before);
+			expect(await store.listEvents({ trsId: 'S-pair-4', limit: 10 })).toEqual([]);
+			// The service's retry of a stored event is acknowledged as its duplicate, full pair or not.
+			const retry = await store.insertEvent(pair('S-pair-2', '100.50', 'inv-pair', T0 + 4));
+			expect(retry).toEqual({ eventId: second.eventId, duplicate: true, deliveries: 0 });
+			// Another amount is another pair; without a limit nothing is counted.
+			expect(
+				(await store.insertEvent(pair('S-pair-5', '100.51', 'inv-pair', T0 + 5))).limited,
+			).toBe(undefined);
+			const free = { ...pair('S-pair-6', '100.50', 'inv-pair', T0 + 6), pairLimit: undefined };
+			expect((await store.insertEvent(free)).duplicate).toBe(false);
+			// The window moves on: with `since` after the two first events, the pair has room again.
+			const later = await store.insertEvent({
+				...pair('S-pair-7', '100.50', 'inv-pair', T0 + 7),
+				pairLimit: { max: 2, since: T0 + 6 },
+			});
+			expect(later.limited).toBe(undefined);
+			expect(
+				(
+					await store.insertEvent({
+						...pair('S-pair-8', '100.50', 'inv-pair', T0 + 8),
+						pairLimit: { max: 2, since: T0 + 6 },
+					})
+				).limited,
+			).toBe(true);
 		});
 
 		it('keeps console logouts until the session would have expired', async () => {

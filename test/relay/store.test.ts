@@ -83,6 +83,43 @@ describe('SQLite schema versions', () => {
 			tmp.cleanup();
 		}
 	});
+
+	it('gives the events of the last day stored before version 6 their signed pair, so the pair limit counts them', async () => {
+		const tmp = tempDir();
+		try {
+			const path = join(tmp.dir, 'v5.sqlite');
+			const old = new DatabaseSync(path);
+			for (const sql of SQLITE_MIGRATIONS.slice(0, 5)) old.exec(sql);
+			old.exec('PRAGMA user_version = 5');
+			const now = Date.now();
+			const add = old.prepare(
+				`INSERT INTO events (id, kind, dedupe_key, content_type, body, fields_json, received_at) VALUES (?, 'payment', ?, 'x', 'x', ?, ?)`,
+			);
+			const fields = (trsId: string) =>
+				JSON.stringify({ TrsId: trsId, InvId: 'inv-v5', OutSum: '10.5' });
+			add.run('e-1', 'payment:V5-1:SUCCESS', fields('V5-1'), now - 60_000);
+			add.run('e-2', 'payment:V5-2:SUCCESS', fields('V5-2'), now - 30_000);
+			add.run('e-old', 'payment:V5-0:SUCCESS', fields('V5-0'), now - 3 * 24 * 3_600_000);
+			old.close();
+			const store = await SqliteStore.open(path);
+			const third = await store.insertEvent({
+				...storeEvent('V5-3', ['http://a/'], now),
+				fields: { TrsId: 'V5-3', InvId: 'inv-v5', OutSum: '10.50' },
+				pairLimit: { max: 2, since: now - 3_600_000 },
+			});
+			expect(third.limited).toBe(true);
+			await store.close();
+			const probe = new DatabaseSync(path);
+			expect(probe.prepare('SELECT id, pair_key FROM events ORDER BY id').all()).toEqual([
+				{ id: 'e-1', pair_key: '["payment",1050,"inv-v5"]' },
+				{ id: 'e-2', pair_key: '["payment",1050,"inv-v5"]' },
+				{ id: 'e-old', pair_key: null },
+			]);
+			probe.close();
+		} finally {
+			tmp.cleanup();
+		}
+	});
 });
 
 describe('event ids', () => {

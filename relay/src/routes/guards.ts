@@ -1,7 +1,9 @@
 import { request as undiciRequest } from 'undici';
-import { ENDPOINTS, POSTBACK_RULES, toCents } from '../contract.ts';
-import type { PostbackEvent, PostbackFields } from '../contract.ts';
+import { ENDPOINTS } from '../contract.ts';
+import type { PostbackFields } from '../contract.ts';
 import type { RelayContext } from '../context.ts';
+import { pairKeyOf } from '../store/pair-key.ts';
+import type { InsertResult, PairLimit } from '../store/types.ts';
 
 /**
  * What one customer-visible signature may cause. A payment's `SignatureValue` covers only
@@ -15,18 +17,11 @@ import type { RelayContext } from '../context.ts';
  *   `TrsId=InvId` (one MD5 layout), and the service is the only one who can tell them apart.
  */
 
-/** The signed pair as the per-pair limit counts it: [kind, cents of the signed amount, signed id]. */
-export function signedPairKey(kind: PostbackEvent, fields: PostbackFields): string {
-	const rule = POSTBACK_RULES[kind];
-	const amount = fields[rule.amountField] ?? '';
-	const cents = toCents(amount);
-	return JSON.stringify([kind, cents === undefined ? amount : cents, fields[rule.idField] ?? '']);
-}
-
 /**
  * Serialises check-then-store per signed pair inside this process, so a burst of parallel calls
  * with one pair cannot all see "below the limit" (several instances on one PostgreSQL database
- * may each let one call through at the edge of the limit).
+ * may each let one call through at the edge of the limit). The check itself is the store's, in
+ * the insert's own transaction (NewEvent.pairLimit): no read of its own before the insert.
  */
 export class PairLimiter {
 	readonly #chains = new Map<string, Promise<unknown>>();
@@ -38,37 +33,26 @@ export class PairLimiter {
 	}
 
 	/**
-	 * Runs `store` unless the pair already has `max` other events in the window; returns
-	 * `{ limited: seconds }` then (nothing stored).
+	 * Runs `store` with the pair limit to apply; returns `{ limited: seconds }` when the store
+	 * refused the event (nothing stored).
 	 */
-	async run<T>(
+	async run(
 		kind: 'payment' | 'payout',
 		fields: PostbackFields,
-		dedupeKey: string,
-		store: () => Promise<T>,
-	): Promise<{ limited: number } | { value: T }> {
+		store: (pairLimit: PairLimit | undefined) => Promise<InsertResult>,
+	): Promise<{ limited: number } | { value: InsertResult }> {
 		const { max, windowMs } = this.ctx.config.pairLimit;
-		if (max === 0) return { value: await store() };
-		const key = signedPairKey(kind, fields);
-		const previous = this.#chains.get(key) ?? Promise.resolve();
-		const run = previous
-			.catch(() => {})
-			.then(async (): Promise<{ limited: number } | { value: T }> => {
-				const now = Date.now();
-				const rule = POSTBACK_RULES[kind];
-				const cents = toCents(fields[rule.amountField]);
-				const events = await this.ctx.store.signedPairEvents(
-					kind,
-					fields[rule.idField] ?? '',
-					now - windowMs,
-				);
-				if (events.some((e) => e.dedupeKey === dedupeKey)) return { value: await store() };
-				const same = events.filter((e) =>
-					cents === undefined ? e.amount === fields[rule.amountField] : toCents(e.amount) === cents,
-				);
-				if (same.length >= max) return { limited: Math.ceil(Math.min(windowMs, 3_600_000) / 1000) };
-				return { value: await store() };
-			});
+		if (max === 0) return { value: await store(undefined) };
+		const key = pairKeyOf(kind, fields) ?? '';
+		const previous = this.#chains.get(key);
+		const insert = async () => {
+			const value = await store({ max, since: Date.now() - windowMs });
+			return value.limited
+				? { limited: Math.ceil(Math.min(windowMs, 3_600_000) / 1000) }
+				: { value };
+		};
+		// The common case, a pair with nothing in flight, goes straight to the store.
+		const run = previous ? previous.catch(() => {}).then(insert) : insert();
 		this.#chains.set(key, run);
 		try {
 			return await run;

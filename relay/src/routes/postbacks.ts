@@ -5,7 +5,9 @@ import { targetsFor } from '../context.ts';
 import { noteRequest } from '../log-context.ts';
 import type { ContextOptions, RelayContext } from '../context.ts';
 import { StoreInputError } from '../store/input.ts';
-import { PairLimiter, checkPayout, signedPairKey } from './guards.ts';
+import { PairLimiter, checkPayout } from './guards.ts';
+import { pairKeyOf } from '../store/pair-key.ts';
+import type { PairLimit } from '../store/types.ts';
 
 type Verdict =
 	| { ok: true; fields: PostbackFields; tokenIndex: number }
@@ -38,6 +40,7 @@ async function persist(
 	kind: PostbackEvent,
 	request: FastifyRequest,
 	fields: PostbackFields,
+	pairLimit?: PairLimit,
 ) {
 	const stored: Record<string, string> = { ...fields };
 	delete stored.SignatureValue;
@@ -50,7 +53,9 @@ async function persist(
 		fields: stored,
 		receivedAt: Date.now(),
 		targets: targetsFor(ctx.config, kind),
+		...(pairLimit ? { pairLimit } : {}),
 	});
+	if (result.limited) return result;
 	ctx.metrics.received.inc({ kind });
 	if (result.duplicate) ctx.metrics.duplicates.inc({ kind });
 	else if (result.deliveries > 0) ctx.kick();
@@ -157,7 +162,7 @@ export async function postbackRoutes(app: FastifyInstance, { ctx }: ContextOptio
 			};
 			try {
 				if (kind === 'payout' && ctx.config.payoutCheck === 'service') {
-					lookupKeys.set(request, signedPairKey(kind, fields));
+					lookupKeys.set(request, pairKeyOf(kind, fields) ?? '');
 					const allowed = await lookups(request);
 					if (!allowed.isAllowed && allowed.isExceeded) {
 						return limited(
@@ -183,9 +188,8 @@ export async function postbackRoutes(app: FastifyInstance, { ctx }: ContextOptio
 						return text(reply, 403, 'Forbidden: the service does not know this payout');
 					}
 				}
-				const dedupeKey = postbackKey(kind, fields) ?? '';
-				const result = await pairs.run(kind, fields, dedupeKey, () =>
-					persist(ctx, kind, request, fields),
+				const result = await pairs.run(kind, fields, (pairLimit) =>
+					persist(ctx, kind, request, fields, pairLimit),
 				);
 				if ('limited' in result) {
 					return limited(result.limited, 'more distinct events than the limit per signed pair');

@@ -72,6 +72,10 @@ export function checkNewEvent(event: NewEvent): void {
 		checkText(`field ${name.slice(0, 40)}`, value);
 	}
 	for (const target of event.targets) checkText('target', target, 2048);
+	if (event.pairLimit !== undefined) {
+		checkInt('pair limit', event.pairLimit.max, 1);
+		checkInt('pair limit since', event.pairLimit.since);
+	}
 }
 
 export function checkEventFilter(filter: EventFilter): void {
@@ -126,11 +130,6 @@ const CHECKS: Record<string, ReadonlyArray<(value: unknown) => void>> = {
 	activity: [time('from'), time('to')],
 	targetHealth: [time('since')],
 	prune: [time('before'), (v) => checkInt('limit', v, 1)],
-	signedPairEvents: [
-		(k) => checkText('kind', k, 16),
-		(v) => checkText('signed id', v),
-		time('since'),
-	],
 	revokeSession: [(v) => checkText('session id', v, 64), time('expiresAt'), time('now')],
 	sessionRevoked: [(v) => checkText('session id', v, 64)],
 };

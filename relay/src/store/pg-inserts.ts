@@ -1,10 +1,9 @@
 import type { QueryResultRow } from 'pg';
 import { uuidV7 } from './ids.ts';
+import { pairKeyOf } from './pair-key.ts';
 import {
-	DEDUPE_LOOKUP,
 	DEDUPE_LOOKUP_MANY,
 	INSERT_BATCH,
-	INSERT_EVENT,
 	INSERT_EVENTS,
 	INSERTS_IN_FLIGHT,
 } from './pg-statements.ts';
@@ -13,11 +12,30 @@ import type { InsertResult, NewEvent } from './types.ts';
 
 type Run = <T extends QueryResultRow>(sql: string, params: unknown[]) => Promise<T[]>;
 
+/** INSERT_EVENTS' parallel arrays for a batch. */
+function insertParams(batch: readonly QueuedInsert[]): unknown[] {
+	const column = <T>(f: (e: NewEvent, q: QueuedInsert) => T) => batch.map((q) => f(q.event, q));
+	return [
+		column((_, q) => q.id),
+		column((e) => e.kind),
+		column((e) => e.dedupeKey),
+		column((e) => e.contentType),
+		column((e) => e.body),
+		column((e) => JSON.stringify(e.fields)),
+		column((e) => e.receivedAt),
+		column((e) => JSON.stringify(e.targets)),
+		column((e) => e.source ?? 'postback'),
+		column((e) => pairKeyOf(e.kind, e.fields)),
+		column((e) => e.pairLimit?.max ?? 0),
+		column((e) => e.pairLimit?.since ?? 0),
+	];
+}
+
 /**
  * Group commit of the PostgreSQL store's inserts: up to INSERTS_IN_FLIGHT statements at once;
  * events that arrive meanwhile queue and go together in the next statement (one round trip, one
- * commit). Each promise resolves after the commit that carried its event. If a batch fails, its
- * events are inserted one by one, so one bad event fails alone.
+ * commit, the pair limit checked inside it). Each promise resolves after the commit that carried
+ * its event. If a batch fails, its events are inserted one by one, so one bad event fails alone.
  */
 export class GroupInserter {
 	#run: Run;
@@ -46,74 +64,49 @@ export class GroupInserter {
 		while (this.#insertsInFlight < INSERTS_IN_FLIGHT && this.#queue.length > 0) {
 			const batch = this.#queue.splice(0, INSERT_BATCH);
 			this.#insertsInFlight += 1;
-			const done = batch.length === 1 ? this.#insertOne(batch[0]) : this.#insertMany(batch);
-			void done.finally(() => {
+			void this.#insert(batch).finally(() => {
 				this.#insertsInFlight -= 1;
 				this.#pump();
 			});
 		}
 	}
 
-	async #insertOne(q: QueuedInsert): Promise<void> {
-		const { event } = q;
-		try {
-			const [row] = await this.#run<{ id: string | null; deliveries: number }>(INSERT_EVENT, [
-				q.id,
-				event.kind,
-				event.dedupeKey,
-				event.contentType,
-				event.body,
-				JSON.stringify(event.fields),
-				event.receivedAt,
-				[...event.targets],
-				event.source ?? 'postback',
-			]);
-			if (row.id === null) {
-				const [existing] = await this.#run<{ id: string }>(DEDUPE_LOOKUP, [event.dedupeKey]);
-				q.resolve({ eventId: existing.id, duplicate: true, deliveries: 0 });
-				return;
-			}
-			if (row.deliveries > 0) this.#notify();
-			q.resolve({ eventId: row.id, duplicate: false, deliveries: row.deliveries });
-		} catch (error) {
-			q.reject(error as Error);
-		}
-	}
-
-	async #insertMany(batch: QueuedInsert[]): Promise<void> {
-		let inserted: Set<string>;
+	async #insert(batch: QueuedInsert[]): Promise<void> {
+		let outcomes: Map<string, string>;
 		let existing = new Map<string, string>();
 		try {
-			const rows = await this.#run<{ id: string }>(INSERT_EVENTS, [
-				batch.map((q) => q.id),
-				batch.map((q) => q.event.kind),
-				batch.map((q) => q.event.dedupeKey),
-				batch.map((q) => q.event.contentType),
-				batch.map((q) => q.event.body),
-				batch.map((q) => JSON.stringify(q.event.fields)),
-				batch.map((q) => q.event.receivedAt),
-				batch.map((q) => JSON.stringify(q.event.targets)),
-				batch.map((q) => q.event.source ?? 'postback'),
-			]);
-			inserted = new Set(rows.map((r) => r.id));
-			const duplicateKeys = batch.filter((q) => !inserted.has(q.id)).map((q) => q.event.dedupeKey);
+			const rows = await this.#run<{ id: string; outcome: 'stored' | 'limited' }>(
+				INSERT_EVENTS,
+				insertParams(batch),
+			);
+			outcomes = new Map(rows.map((r) => [r.id, r.outcome]));
+			const duplicateKeys = batch.filter((q) => !outcomes.has(q.id)).map((q) => q.event.dedupeKey);
 			if (duplicateKeys.length > 0) {
 				const found = await this.#run<{ id: string; dedupe_key: string }>(DEDUPE_LOOKUP_MANY, [
 					duplicateKeys,
 				]);
 				existing = new Map(found.map((r) => [r.dedupe_key, r.id]));
 			}
-		} catch {
+		} catch (error) {
+			if (batch.length === 1) {
+				batch[0].reject(error as Error);
+				return;
+			}
 			// One bad event (or a lost connection) failed the statement: each event on its own, in
 			// order (of two with one key, the first is the event and the second its duplicate).
-			for (const q of batch) await this.#insertOne(q);
+			for (const q of batch) await this.#insert([q]);
 			return;
 		}
 		let notify = false;
 		for (const q of batch) {
-			if (inserted.has(q.id)) {
+			const outcome = outcomes.get(q.id);
+			if (outcome === 'stored') {
 				notify ||= q.event.targets.length > 0;
 				q.resolve({ eventId: q.id, duplicate: false, deliveries: q.event.targets.length });
+				continue;
+			}
+			if (outcome === 'limited') {
+				q.resolve({ eventId: '', duplicate: false, deliveries: 0, limited: true });
 				continue;
 			}
 			const id = q.event.dedupeKey === null ? undefined : existing.get(q.event.dedupeKey);

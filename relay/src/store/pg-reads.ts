@@ -21,8 +21,6 @@ import {
 	eventsQuery,
 	numbered,
 	SESSION_REVOKED,
-	signedFields,
-	signedPairQuery,
 	toHealth,
 } from './sql.ts';
 import type { FieldExpr, Param, Row } from './sql.ts';
@@ -119,20 +117,6 @@ export abstract class PostgresReads implements StoreReads {
 	async oldestUndelivered(): Promise<number | null> {
 		const [row] = await this.read(OLDEST_UNDELIVERED);
 		return row?.t === null || row?.t === undefined ? null : Number(row.t);
-	}
-
-	async signedPairEvents(
-		kind: PostbackEvent,
-		signedId: string,
-		since: number,
-	): Promise<Array<{ amount: string; dedupeKey: string | null }>> {
-		checkCall('signedPairEvents', [kind, signedId, since]);
-		const amount = `(fields_json ->> '${signedFields(kind).amount}')`;
-		const q = signedPairQuery(kind, signedId, since, field, amount);
-		return (await this.read(numbered(q.sql), q.params)).map((r) => ({
-			amount: r.amount === null ? '' : String(r.amount),
-			dedupeKey: r.dedupe_key === null ? null : String(r.dedupe_key),
-		}));
 	}
 
 	async sessionRevoked(id: string): Promise<boolean> {

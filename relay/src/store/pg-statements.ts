@@ -3,27 +3,27 @@
 import { HEARTBEAT, REQUEUE_DEAD, numbered } from './sql.ts';
 import type { InsertResult, NewEvent } from './types.ts';
 
-export const INSERT_EVENT = `WITH e AS (
-		INSERT INTO events (id, kind, dedupe_key, content_type, body, fields_json, received_at, source)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $9) ON CONFLICT (dedupe_key) DO NOTHING RETURNING id
-	), d AS (
-		INSERT INTO deliveries (event_id, target, status, attempts, created_at, budget_start, next_attempt_at)
-		SELECT e.id, t.target, 'pending', 0, $7, $7, $7 FROM e, unnest($8::text[]) WITH ORDINALITY AS t (target, n)
-		ORDER BY t.n RETURNING id
-	)
-	SELECT (SELECT id FROM e) AS id, (SELECT COUNT(*) FROM d) AS deliveries`;
-
 /**
- * Many events in one statement (group commit): parallel arrays, one element per event; targets as
- * a JSON array per event. Returns the ids of the events inserted; the others were duplicates
- * (also of each other: the second of two rows with one key conflicts with the first).
+ * Events in one statement (group commit): parallel arrays, one element per event; targets as a
+ * JSON array per event. An event whose signed pair is full (pair_max > 0, see NewEvent.pairLimit)
+ * and that is not a duplicate is not inserted and comes back as `limited`; the events inserted come
+ * back as `stored`; the others were duplicates (also of each other: the second of two rows with
+ * one key conflicts with the first).
  */
 export const INSERT_EVENTS = `WITH input AS (
-		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::bigint[], $8::jsonb[], $9::text[])
-			AS i (id, kind, dedupe_key, content_type, body, fields_json, received_at, targets, source)
+		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::bigint[], $8::jsonb[], $9::text[],
+			$10::text[], $11::int[], $12::bigint[])
+			AS i (id, kind, dedupe_key, content_type, body, fields_json, received_at, targets, source, pair_key, pair_max, pair_since)
+	), limited AS (
+		SELECT i.id FROM input i
+		WHERE i.pair_max > 0 AND i.pair_key IS NOT NULL
+			AND NOT EXISTS (SELECT 1 FROM events x WHERE x.dedupe_key = i.dedupe_key)
+			AND (SELECT COUNT(*) FROM (SELECT 1 FROM events x WHERE x.pair_key = i.pair_key AND x.received_at >= i.pair_since
+				LIMIT i.pair_max) AS p) >= i.pair_max
 	), e AS (
-		INSERT INTO events (id, kind, dedupe_key, content_type, body, fields_json, received_at, source)
-		SELECT id, kind, dedupe_key, content_type, body, fields_json, received_at, source FROM input
+		INSERT INTO events (id, kind, dedupe_key, content_type, body, fields_json, received_at, source, pair_key)
+		SELECT id, kind, dedupe_key, content_type, body, fields_json, received_at, source, pair_key FROM input
+		WHERE id NOT IN (SELECT id FROM limited)
 		ON CONFLICT (dedupe_key) DO NOTHING RETURNING id
 	), d AS (
 		INSERT INTO deliveries (event_id, target, status, attempts, created_at, budget_start, next_attempt_at)
@@ -31,7 +31,7 @@ export const INSERT_EVENTS = `WITH input AS (
 		FROM e JOIN input i ON i.id = e.id CROSS JOIN LATERAL jsonb_array_elements_text(i.targets) WITH ORDINALITY AS t (target, n)
 		ORDER BY i.received_at, i.id, t.n RETURNING id
 	)
-	SELECT e.id, (SELECT COUNT(*) FROM d) AS deliveries FROM e`;
+	SELECT id, 'stored' AS outcome FROM e UNION ALL SELECT id, 'limited' FROM limited`;
 
 export const DEDUPE_LOOKUP_MANY =
 	'SELECT id, dedupe_key FROM events WHERE dedupe_key = ANY($1::text[])';
@@ -102,7 +102,6 @@ export const REPLAY = `INSERT INTO deliveries (event_id, target, status, attempt
 
 export const REQUEUE = numbered(REQUEUE_DEAD);
 
-export const DEDUPE_LOOKUP = 'SELECT id FROM events WHERE dedupe_key = $1';
 /** The advisory lock one catch-up holds at a time (any constant other than the migration lock). */
 export const CATCHUP_LOCK = 0x70617963; // 'payc'
 export const PING = numbered(HEARTBEAT);
@@ -113,9 +112,7 @@ export const PING = numbered(HEARTBEAT);
  */
 export const PREPARED = new Map(
 	[
-		INSERT_EVENT,
 		INSERT_EVENTS,
-		DEDUPE_LOOKUP,
 		DEDUPE_LOOKUP_MANY,
 		CLAIM,
 		MARK_DELIVERED,

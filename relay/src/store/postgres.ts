@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Pool, PoolConfig, QueryResultRow } from 'pg';
-import { migrate } from './pg-schema.ts';
+import { fillPairKeys, migrate } from './pg-schema.ts';
 import { PostgresReads } from './pg-reads.ts';
 import { GroupInserter } from './pg-inserts.ts';
 import { PgWaker } from './pg-waker.ts';
@@ -110,6 +110,7 @@ export class PostgresStore extends PostgresReads implements Store {
 			const client = await store.#durable.connect();
 			try {
 				await migrate(client);
+				await fillPairKeys(client, Date.now());
 			} finally {
 				client.release();
 			}

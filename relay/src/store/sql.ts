@@ -347,27 +347,6 @@ export function pruneStatements(eventIds: readonly string[]): Query[] {
 	];
 }
 
-/** The signed amount and id field of a postback kind (see POSTBACK_RULES). */
-export function signedFields(kind: PostbackEvent): { amount: string; id: 'TrsId' | 'InvId' } {
-	return kind === 'payout' ? { amount: 'Amount', id: 'TrsId' } : { amount: 'OutSum', id: 'InvId' };
-}
-
-/** signedPairEvents: `field` and `amount` render a field of fields_json in the store's dialect. */
-export function signedPairQuery(
-	kind: PostbackEvent,
-	signedId: string,
-	since: number,
-	field: FieldExpr,
-	amount: string,
-): Query {
-	const f = signedFields(kind);
-	return {
-		sql: `SELECT ${amount} AS amount, dedupe_key FROM events
-	WHERE kind = ? AND ${field(f.id)} = ? AND received_at >= ? ORDER BY received_at DESC LIMIT 10000`,
-		params: [kind, signedId, since],
-	};
-}
-
 export const REVOKE_SESSION = `INSERT INTO console_revocations (session_id, expires_at) VALUES (?, ?)
 	ON CONFLICT (session_id) DO NOTHING`;
 export const DROP_EXPIRED_REVOCATIONS = 'DELETE FROM console_revocations WHERE expires_at < ?';

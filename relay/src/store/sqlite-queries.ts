@@ -33,8 +33,6 @@ import {
 	DROP_EXPIRED_REVOCATIONS,
 	REVOKE_SESSION,
 	SESSION_REVOKED,
-	signedFields,
-	signedPairQuery,
 } from './sql.ts';
 import type { FieldExpr, Row } from './sql.ts';
 import type {
@@ -49,10 +47,16 @@ import type {
 	EventFilter,
 	InsertResult,
 	NewEvent,
+	PairLimit,
 	StoredEvent,
 	TargetHealth,
 	TargetsByKind,
 } from './types.ts';
+
+const DEDUPE_LOOKUP = 'SELECT id FROM events WHERE dedupe_key = ?';
+
+/** Up to `max` events of one signed pair since a time (events_pair index). */
+const PAIR_COUNT = 'SELECT 1 FROM events WHERE pair_key = ? AND received_at >= ? LIMIT ?';
 
 /** The stored field as SQLite reads it (the same expression as the events_trs_id / events_inv_id indexes). */
 const field: FieldExpr = (name) => `json_extract(fields_json, '$.${name}')`;
@@ -78,11 +82,15 @@ export class SqliteQueries {
 		return s;
 	}
 
-	insertEvent(event: NewEvent): InsertResult {
+	/** `pairKey`: pairKeyOf the event, computed by the calling thread (see SqliteStore). */
+	insertEvent(event: NewEvent, pairKey: string | null = null): InsertResult {
+		if (event.pairLimit && pairKey !== null && this.#pairFull(event, pairKey, event.pairLimit)) {
+			return { eventId: '', duplicate: false, deliveries: 0, limited: true };
+		}
 		const id = uuidV7(event.receivedAt);
 		const inserted = this.#stmt(
-			`INSERT INTO events (id, kind, source, dedupe_key, content_type, body, fields_json, received_at)
-			 VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dedupe_key) DO NOTHING`,
+			`INSERT INTO events (id, kind, source, dedupe_key, content_type, body, fields_json, received_at, pair_key)
+			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dedupe_key) DO NOTHING`,
 		).run(
 			id,
 			event.kind,
@@ -92,15 +100,20 @@ export class SqliteQueries {
 			event.body,
 			JSON.stringify(event.fields),
 			event.receivedAt,
+			pairKey,
 		);
 		if (inserted.changes === 0) {
-			const existing = this.#stmt('SELECT id FROM events WHERE dedupe_key = ?').get(
-				event.dedupeKey,
-			) as Row;
+			const existing = this.#stmt(DEDUPE_LOOKUP).get(event.dedupeKey) as Row;
 			return { eventId: String(existing.id), duplicate: true, deliveries: 0 };
 		}
 		for (const target of event.targets) this.#insertDelivery(id, target, event.receivedAt, false);
 		return { eventId: id, duplicate: false, deliveries: event.targets.length };
+	}
+
+	/** The pair already has `max` events since `since`, and this one is not a duplicate of one. */
+	#pairFull(event: NewEvent, pairKey: string, { max, since }: PairLimit): boolean {
+		if (event.dedupeKey !== null && this.#stmt(DEDUPE_LOOKUP).get(event.dedupeKey)) return false;
+		return this.#stmt(PAIR_COUNT).all(pairKey, since, max).length >= max;
 	}
 
 	#insertDelivery(eventId: string, target: string, now: number, manual: boolean): void {
@@ -305,17 +318,26 @@ export class SqliteQueries {
 		return ids.length;
 	}
 
-	signedPairEvents(
-		kind: PostbackEvent,
-		signedId: string,
+	/** Payment and payout events received since `since` stored without a pair key (before version 6). */
+	eventsWithoutPairKey(
 		since: number,
-	): Array<{ amount: string; dedupeKey: string | null }> {
-		const amount = `json_extract(fields_json, '$.${signedFields(kind).amount}')`;
-		const q = signedPairQuery(kind, signedId, since, field, amount);
-		return (this.#stmt(q.sql).all(...q.params) as Row[]).map((r) => ({
-			amount: r.amount === null ? '' : String(r.amount),
-			dedupeKey: r.dedupe_key === null ? null : String(r.dedupe_key),
+		limit: number,
+	): Array<{ id: string; kind: PostbackEvent; fields: Record<string, string> }> {
+		return (
+			this.#stmt(
+				`SELECT id, kind, fields_json FROM events
+				 WHERE pair_key IS NULL AND kind IN ('payment', 'payout') AND received_at >= ? LIMIT ?`,
+			).all(since, limit) as Row[]
+		).map((r) => ({
+			id: String(r.id),
+			kind: r.kind as PostbackEvent,
+			fields: JSON.parse(String(r.fields_json)) as Record<string, string>,
 		}));
+	}
+
+	setPairKeys(ids: readonly string[], keys: readonly string[]): void {
+		const update = this.#stmt('UPDATE events SET pair_key = ? WHERE id = ?');
+		ids.forEach((id, i) => update.run(keys[i], id));
 	}
 
 	revokeSession(id: string, expiresAt: number, now: number): void {

@@ -83,6 +83,12 @@ ALTER TABLE deliveries ADD COLUMN last_response TEXT;
 ALTER TABLE attempts ADD COLUMN origin TEXT NOT NULL DEFAULT 'scheduled';
 ALTER TABLE attempts ADD COLUMN response TEXT;
 `,
+	// 6: each payment and payout event's signed pair (pairKeyOf), so that the per-pair limit is one
+	// indexed count inside the insert (events stored before are filled in at open, see SqliteStore.open).
+	`
+ALTER TABLE events ADD COLUMN pair_key TEXT;
+CREATE INDEX IF NOT EXISTS events_pair ON events (pair_key, received_at) WHERE pair_key IS NOT NULL;
+`,
 ];
 
 /**

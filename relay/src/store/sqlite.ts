@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { POSTBACK_EVENTS } from '../contract.ts';
 import type { PostbackEvent } from '../contract.ts';
 import { checkCall } from './input.ts';
+import { PAIR_KEY_BACKFILL_BATCH, PAIR_KEY_BACKFILL_MS, pairKeyOf } from './pair-key.ts';
 import { SqliteEngine } from './sqlite-engine.ts';
 import type { EngineCall, EngineOp, EngineResult } from './sqlite-engine.ts';
 import type {
@@ -101,11 +102,32 @@ export class SqliteStore implements Store {
 		const store = new SqliteStore(path, options.mode ?? 'thread');
 		try {
 			await store.#ready;
+			await store.#fillPairKeys(Date.now());
 		} catch (error) {
+			store.#closed = true;
 			await store.#worker?.terminate();
+			store.#engine?.close();
 			throw error;
 		}
 		return store;
+	}
+
+	/**
+	 * Fills `pair_key` of the payment and payout events of the last day stored without one (before
+	 * schema version 6): the pair limit counts them. Older events are outside every pair window.
+	 */
+	async #fillPairKeys(now: number): Promise<void> {
+		for (;;) {
+			const rows = await this.#call<
+				Array<{ id: string; kind: PostbackEvent; fields: Record<string, string> }>
+			>('eventsWithoutPairKey', now - PAIR_KEY_BACKFILL_MS, PAIR_KEY_BACKFILL_BATCH);
+			if (rows.length === 0) return;
+			await this.#call(
+				'setPairKeys',
+				rows.map((r) => r.id),
+				rows.map((r) => pairKeyOf(r.kind, r.fields) ?? ''),
+			);
+		}
 	}
 
 	#call<T>(op: EngineOp, ...args: unknown[]): Promise<T> {
@@ -154,7 +176,12 @@ export class SqliteStore implements Store {
 	}
 
 	insertEvent(event: NewEvent): Promise<InsertResult> {
-		return this.#call('insertEvent', { ...event, targets: [...event.targets] });
+		// The pair key is computed here: the writer thread does not load the wire contract.
+		return this.#call(
+			'insertEvent',
+			{ ...event, targets: [...event.targets] },
+			pairKeyOf(event.kind, event.fields),
+		);
 	}
 	claimDue(now: number, limit: number, leaseMs: number, owner: string): Promise<ClaimedDelivery[]> {
 		return this.#call('claimDue', now, limit, leaseMs, owner);
@@ -228,13 +255,6 @@ export class SqliteStore implements Store {
 	}
 	prune(before: number, limit: number): Promise<number> {
 		return this.#call('prune', before, limit);
-	}
-	signedPairEvents(
-		kind: PostbackEvent,
-		signedId: string,
-		since: number,
-	): Promise<Array<{ amount: string; dedupeKey: string | null }>> {
-		return this.#call('signedPairEvents', kind, signedId, since);
 	}
 	revokeSession(id: string, expiresAt: number, now: number): Promise<void> {
 		return this.#call('revokeSession', id, expiresAt, now);

@@ -31,12 +31,25 @@ export interface NewEvent {
 	receivedAt: number;
 	/** One delivery row is created per target. */
 	targets: readonly string[];
+	/**
+	 * The per-signed-pair limit (RELAY_PAIR_LIMIT): a payment or payout event is not stored when
+	 * `max` events with its signed pair (see pairKeyOf) were received at or after `since`, unless it
+	 * is a duplicate (a duplicate is always acknowledged). Checked in the insert's own transaction.
+	 */
+	pairLimit?: PairLimit;
+}
+
+export interface PairLimit {
+	max: number;
+	since: number;
 }
 
 export interface InsertResult {
 	eventId: string;
 	duplicate: boolean;
 	deliveries: number;
+	/** Refused by the pair limit: nothing was stored (eventId is empty). */
+	limited?: boolean;
 }
 
 export interface StoredEvent {
@@ -274,16 +287,6 @@ export interface Store extends DeliveryQueue, StoreReads {
 	 * caller keeps `before` older than the service's retry window (see retention.ts).
 	 */
 	prune(before: number, limit: number): Promise<number>;
-	/**
-	 * Events of this kind received at or after `since` whose signed id (InvId of a payment, TrsId
-	 * of a payout) is `signedId`, newest first, at most 10,000: their signed amount as sent and
-	 * their dedupe key (the per-pair limit counts those with the same amount in cents).
-	 */
-	signedPairEvents(
-		kind: PostbackEvent,
-		signedId: string,
-		since: number,
-	): Promise<Array<{ amount: string; dedupeKey: string | null }>>;
 	/** Records a console logout until the session would have expired (drops expired ones). */
 	revokeSession(id: string, expiresAt: number, now: number): Promise<void>;
 	/** Whether a console session was logged out (by any instance, before any restart). */
