@@ -134,6 +134,7 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 		store,
 		metrics,
 		kick,
+		...(forwarder ? { handOff: forwarder } : {}),
 		catchup,
 		alerter,
 		authThrottle: new AuthThrottle(config.authLimit),

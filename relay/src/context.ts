@@ -1,6 +1,7 @@
 import type { AuthThrottle } from './auth-throttle.ts';
 import type { PostbackEvent } from './contract.ts';
 import type { RelayConfig } from './config.ts';
+import type { Forwarder } from './forwarder.ts';
 import type { Metrics } from './metrics.ts';
 import type { Store } from './store/types.ts';
 import type { Alerter } from './catchup/alerts.ts';
@@ -13,6 +14,11 @@ export interface RelayContext {
 	metrics: Metrics;
 	/** Told when something new is stored, so delivery starts without waiting for the next poll. */
 	kick: () => void;
+	/**
+	 * The forwarder's hand-off (absent without a forwarder): deliveries stored leased to it are
+	 * sent at once, with no claim (see Forwarder.lease/adopt).
+	 */
+	handOff?: Pick<Forwarder, 'lease' | 'adopt'>;
 	/** Wrong admin tokens per client (admin API and console login share it). */
 	authThrottle: AuthThrottle;
 	/** The catch-up (present even when its interval is 0: the admin API can run it). */

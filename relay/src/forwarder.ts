@@ -12,7 +12,7 @@ import {
 } from './contract.ts';
 import type { Metrics } from './metrics.ts';
 import { MAX_RESPONSE_BYTES } from './store/types.ts';
-import type { AttemptTiming, ClaimedDelivery, Store } from './store/types.ts';
+import type { AttemptTiming, ClaimedDelivery, DeliveryLease, Store } from './store/types.ts';
 import { NO_RECEIPT_ERROR, backoffDelay, classify, retryAfterDelay } from './retry-policy.ts';
 
 export interface ForwarderOptions {
@@ -55,6 +55,8 @@ export class Forwarder {
 	#wake: (() => void) | undefined;
 	#kicked = false;
 	#unsubscribe: (() => void) | undefined;
+	/** Slots promised to deliveries being stored leased to this forwarder (see lease()). */
+	#reserved = 0;
 
 	constructor(options: ForwarderOptions) {
 		this.#o = options;
@@ -72,6 +74,40 @@ export class Forwarder {
 		// Another instance sharing the store may have stored the work (PostgreSQL).
 		this.#unsubscribe = this.#o.store.onNewWork?.(() => this.kick());
 		this.#loopDone = this.#loop();
+	}
+
+	/**
+	 * Hand-off: reserves `n` delivery slots for an event about to be stored, and returns the lease
+	 * to store its deliveries with (NewEvent.lease); undefined when the forwarder is not running or
+	 * has not `n` free slots (the deliveries are then stored pending and claimed as usual). Every
+	 * lease() is followed by one adopt() with the same `n`, whatever the insert's outcome.
+	 */
+	lease(n: number): DeliveryLease | undefined {
+		if (!this.#running || n === 0) return undefined;
+		if (this.#inflight.size + this.#reserved + n > this.#o.concurrency) return undefined;
+		this.#reserved += n;
+		return { owner: this.owner, until: Date.now() + this.#o.leaseMs };
+	}
+
+	/**
+	 * Takes the deliveries stored leased to this forwarder (InsertResult.claimed) and sends them at
+	 * once, and gives back the `reserved` slots. A forwarder stopped meanwhile gives their leases
+	 * back instead (they are claimed again at the next start, by this instance or another).
+	 */
+	adopt(claimed: readonly ClaimedDelivery[] | undefined, reserved: number): void {
+		this.#reserved = Math.max(0, this.#reserved - reserved);
+		for (const d of claimed ?? []) {
+			if (this.#running && !this.#inflight.has(d.id)) {
+				this.#launch(d);
+				continue;
+			}
+			this.#o.store.releaseLease(d.id, this.owner, Date.now()).catch((error: unknown) => {
+				this.#o.logger.warn(
+					{ err: error, deliveryId: d.id },
+					'giving back a handed-off delivery failed; it is claimed again when its lease expires',
+				);
+			});
+		}
 	}
 
 	/** Something new may be due: look now instead of at the next poll. */
@@ -128,7 +164,7 @@ export class Forwarder {
 	async #loop(): Promise<void> {
 		const { concurrency } = this.#o;
 		while (this.#running) {
-			const free = concurrency - this.#inflight.size;
+			const free = concurrency - this.#inflight.size - this.#reserved;
 			// Claim in batches: wait until a quarter of the slots is free unless nothing is in flight.
 			if (
 				free > 0 &&

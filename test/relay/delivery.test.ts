@@ -8,6 +8,7 @@ import {
 	retryAfterDelay,
 } from '../../relay/src/retry-policy.ts';
 import { start } from '../../relay/src/server.ts';
+import { SqliteStore } from '../../relay/src/store/sqlite.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
 import {
 	ADMIN_TOKEN,
@@ -656,5 +657,71 @@ describe('graceful shutdown', () => {
 			await slow.close();
 			tmp.cleanup();
 		}
+	});
+});
+
+describe('hand-off: a postback stored while the forwarder has free slots is sent with no claim', () => {
+	const tmp = tempDir();
+	const target = new Target();
+	let relay: RunningRelay;
+	let store: SqliteStore;
+	const claims = { calls: 0, rows: 0 };
+
+	beforeAll(async () => {
+		await target.listen();
+		store = await SqliteStore.open(join(tmp.dir, 'relay.sqlite'));
+		// The store as the relay sees it, counting the forwarder's claims.
+		const counted = new Proxy(store, {
+			get(s, name) {
+				if (name === 'claimDue') {
+					return async (...args: Parameters<SqliteStore['claimDue']>) => {
+						const rows = await s.claimDue(...args);
+						claims.calls += 1;
+						claims.rows += rows.length;
+						return rows;
+					};
+				}
+				const value = Reflect.get(s, name, s) as unknown;
+				return typeof value === 'function'
+					? (value as (...a: unknown[]) => unknown).bind(s)
+					: value;
+			},
+		});
+		relay = await start(baseEnv(tmp.dir, { payment: [target.url()] }, { RELAY_CONCURRENCY: '4' }), {
+			deps: { store: counted, logStream: new LogSink() },
+		});
+	});
+	afterAll(async () => {
+		await relay.close();
+		await store.close();
+		await target.close();
+		tmp.cleanup();
+	});
+
+	it('delivers each postback once, the first attempt from the hand-off; what does not fit is claimed as usual', async () => {
+		// One at a time: each finds a free slot and is delivered with no claim at all.
+		for (let i = 0; i < 5; i++) {
+			expect(await postPayment(relay, paymentFields(`HAND-${i}`))).toBe(200);
+			await waitFor(() => target.received.length === i + 1, `delivery ${i}`);
+		}
+		expect(claims.rows).toBe(0);
+		const first = await store.listDeliveries({ limit: 10 });
+		expect(first.map((d) => [d.status, d.attempts])).toEqual(first.map(() => ['delivered', 1]));
+		// The target is slow: four slots fill, the other postbacks are stored pending and claimed later.
+		target.responder = () => ({ status: 200, hangMs: 150 });
+		const statuses = await Promise.all(
+			Array.from({ length: 12 }, (_, i) => postPayment(relay, paymentFields(`HAND-BURST-${i}`))),
+		);
+		expect(statuses).toEqual(statuses.map(() => 200));
+		await waitFor(() => target.received.length === 17, 'the burst delivered');
+		await waitFor(async () => (await store.counts()).delivered === 17, 'every delivery recorded');
+		expect(claims.rows).toBeGreaterThanOrEqual(8);
+		const trsIds = target.received.map((r) => new URLSearchParams(r.body).get('TrsId'));
+		expect(new Set(trsIds).size).toBe(17);
+		const attempts = await store.listAttempts(
+			(await store.listDeliveries({ limit: 50 })).map((d) => d.id),
+		);
+		expect(attempts).toHaveLength(17);
+		expect(attempts.every((a) => a.attempt === 1 && a.outcome === 'delivered')).toBe(true);
 	});
 });

@@ -119,6 +119,50 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			expect((await store.counts()).pending).toBe(2 * 13 * 2);
 		});
 
+		it('hands off: stores the deliveries of an event leased to the forwarder that asked, as a claim would return them', async () => {
+			const lease = { owner: 'owner-h', until: T0 + 5_000 };
+			const stored = await store.insertEvent({
+				...storeEvent('S-hand-1', ['http://t1/x', 'http://t2/x'], T0),
+				lease,
+			});
+			expect(stored.deliveries).toBe(2);
+			expect(stored.claimed?.map((d) => d.target)).toEqual(['http://t1/x', 'http://t2/x']);
+			const listed = await store.listDeliveries({ eventId: stored.eventId, limit: 10 });
+			for (const d of stored.claimed ?? []) {
+				expect(d).toMatchObject({
+					eventId: stored.eventId,
+					status: 'delivering',
+					attempts: 1,
+					leaseUntil: T0 + 5_000,
+					budgetStart: T0,
+					kind: 'payment',
+					receivedAt: T0,
+					manual: false,
+				});
+				expect(d.body).toContain('TrsId=S-hand-1');
+				const { kind: _k, contentType: _c, body: _b, receivedAt: _r, ...row } = d;
+				expect(listed.find((x) => x.id === d.id)).toEqual(row);
+			}
+			// A duplicate gets no delivery and no lease.
+			const again = await store.insertEvent({
+				...storeEvent('S-hand-1', ['http://t1/x'], T0),
+				lease,
+			});
+			expect(again).toEqual({ eventId: stored.eventId, duplicate: true, deliveries: 0 });
+			// No other claim takes them while the lease holds; when it expires (the forwarder died), any does.
+			expect(await store.claimDue(T0 + 4_999, 10, 5_000, 'owner-x')).toEqual([]);
+			const reclaimed = await store.claimDue(T0 + 5_000, 10, 5_000, 'owner-x');
+			expect(reclaimed.map((d) => [d.id, d.attempts])).toEqual(
+				(stored.claimed ?? []).map((d) => [d.id, 2]),
+			);
+			// The hand-off owner's late retry is ignored; its success is recorded (the target has the event).
+			const [first, second] = stored.claimed ?? [];
+			await store.markRetry(first.id, 'owner-h', T0 + 6_000, 500, 'x', timing(1, T0, 5));
+			expect(await store.listAttempts([first.id])).toEqual([]);
+			await store.markDelivered(second.id, T0 + 5_100, 200, timing(1, T0, 5));
+			expect((await store.getDelivery(second.id))?.status).toBe('delivered');
+		});
+
 		it('leases claimed deliveries, honours ownership, releases and requeues', async () => {
 			for (let i = 0; i < 5; i++)
 				await store.insertEvent(storeEvent(`S-lease-${i}`, ['http://t1/x', 'http://t2/x'], T0 + i));

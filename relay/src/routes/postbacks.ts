@@ -7,7 +7,7 @@ import type { ContextOptions, RelayContext } from '../context.ts';
 import { StoreInputError } from '../store/input.ts';
 import { PairLimiter, checkPayout } from './guards.ts';
 import { pairKeyOf } from '../store/pair-key.ts';
-import type { PairLimit } from '../store/types.ts';
+import type { InsertResult, PairLimit } from '../store/types.ts';
 
 type Verdict =
 	| { ok: true; fields: PostbackFields; tokenIndex: number }
@@ -34,7 +34,10 @@ function check(ctx: RelayContext, kind: PostbackEvent, request: FastifyRequest):
 	return { ok: true, fields: parsed.fields, tokenIndex: verified.tokenIndex };
 }
 
-/** Stores a verified call with one delivery per target; resolves after the commit. */
+/**
+ * Stores a verified call with one delivery per target; resolves after the commit. When the
+ * forwarder has free slots, the deliveries are stored leased to it and sent at once (hand-off).
+ */
 async function persist(
 	ctx: RelayContext,
 	kind: PostbackEvent,
@@ -44,21 +47,29 @@ async function persist(
 ) {
 	const stored: Record<string, string> = { ...fields };
 	delete stored.SignatureValue;
-	const result = await ctx.store.insertEvent({
-		kind,
-		source: 'postback',
-		dedupeKey: postbackKey(kind, fields) ?? null,
-		contentType: request.headers['content-type'] ?? 'application/x-www-form-urlencoded',
-		body: request.body as string,
-		fields: stored,
-		receivedAt: Date.now(),
-		targets: targetsFor(ctx.config, kind),
-		...(pairLimit ? { pairLimit } : {}),
-	});
+	const targets = targetsFor(ctx.config, kind);
+	const lease = ctx.handOff?.lease(targets.length);
+	let result: InsertResult | undefined;
+	try {
+		result = await ctx.store.insertEvent({
+			kind,
+			source: 'postback',
+			dedupeKey: postbackKey(kind, fields) ?? null,
+			contentType: request.headers['content-type'] ?? 'application/x-www-form-urlencoded',
+			body: request.body as string,
+			fields: stored,
+			receivedAt: Date.now(),
+			targets,
+			...(pairLimit ? { pairLimit } : {}),
+			...(lease ? { lease } : {}),
+		});
+	} finally {
+		if (lease) ctx.handOff?.adopt(result?.claimed, targets.length);
+	}
 	if (result.limited) return result;
 	ctx.metrics.received.inc({ kind });
 	if (result.duplicate) ctx.metrics.duplicates.inc({ kind });
-	else if (result.deliveries > 0) ctx.kick();
+	else if (result.deliveries > (result.claimed?.length ?? 0)) ctx.kick();
 	noteRequest(request, {
 		msg: result.duplicate ? 'duplicate acknowledged' : 'stored',
 		kind,

@@ -76,6 +76,10 @@ export function checkNewEvent(event: NewEvent): void {
 		checkInt('pair limit', event.pairLimit.max, 1);
 		checkInt('pair limit since', event.pairLimit.since);
 	}
+	if (event.lease !== undefined) {
+		checkText('lease owner', event.lease.owner, 64);
+		checkInt('lease until', event.lease.until);
+	}
 }
 
 export function checkEventFilter(filter: EventFilter): void {

@@ -1,6 +1,7 @@
 import type { QueryResultRow } from 'pg';
 import { uuidV7 } from './ids.ts';
 import { pairKeyOf } from './pair-key.ts';
+import { leasedDelivery } from './rows.ts';
 import {
 	DEDUPE_LOOKUP_MANY,
 	INSERT_BATCH,
@@ -28,6 +29,8 @@ function insertParams(batch: readonly QueuedInsert[]): unknown[] {
 		column((e) => pairKeyOf(e.kind, e.fields)),
 		column((e) => e.pairLimit?.max ?? 0),
 		column((e) => e.pairLimit?.since ?? 0),
+		column((e) => e.lease?.owner ?? null),
+		column((e) => e.lease?.until ?? null),
 	];
 }
 
@@ -73,13 +76,22 @@ export class GroupInserter {
 
 	async #insert(batch: QueuedInsert[]): Promise<void> {
 		let outcomes: Map<string, string>;
+		const leased = new Map<string, Array<{ id: number; target: string }>>();
 		let existing = new Map<string, string>();
 		try {
-			const rows = await this.#run<{ id: string; outcome: 'stored' | 'limited' }>(
-				INSERT_EVENTS,
-				insertParams(batch),
-			);
+			const rows = await this.#run<{
+				id: string;
+				outcome: 'stored' | 'limited';
+				delivery_id: number | null;
+				target: string | null;
+			}>(INSERT_EVENTS, insertParams(batch));
 			outcomes = new Map(rows.map((r) => [r.id, r.outcome]));
+			for (const r of rows) {
+				if (r.delivery_id === null || r.target === null) continue;
+				const list = leased.get(r.id) ?? [];
+				list.push({ id: r.delivery_id, target: r.target });
+				leased.set(r.id, list);
+			}
 			const duplicateKeys = batch.filter((q) => !outcomes.has(q.id)).map((q) => q.event.dedupeKey);
 			if (duplicateKeys.length > 0) {
 				const found = await this.#run<{ id: string; dedupe_key: string }>(DEDUPE_LOOKUP_MANY, [
@@ -101,8 +113,17 @@ export class GroupInserter {
 		for (const q of batch) {
 			const outcome = outcomes.get(q.id);
 			if (outcome === 'stored') {
-				notify ||= q.event.targets.length > 0;
-				q.resolve({ eventId: q.id, duplicate: false, deliveries: q.event.targets.length });
+				const { lease } = q.event;
+				if (!lease) {
+					notify ||= q.event.targets.length > 0;
+					q.resolve({ eventId: q.id, duplicate: false, deliveries: q.event.targets.length });
+					continue;
+				}
+				// Leased to the instance that stored them: nobody else needs waking.
+				const claimed = (leased.get(q.id) ?? [])
+					.sort((a, b) => a.id - b.id)
+					.map((d) => leasedDelivery(q.event, q.id, d.id, d.target, lease));
+				q.resolve({ eventId: q.id, duplicate: false, deliveries: claimed.length, claimed });
 				continue;
 			}
 			if (outcome === 'limited') {

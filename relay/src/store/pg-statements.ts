@@ -7,13 +7,15 @@ import type { InsertResult, NewEvent } from './types.ts';
  * Events in one statement (group commit): parallel arrays, one element per event; targets as a
  * JSON array per event. An event whose signed pair is full (pair_max > 0, see NewEvent.pairLimit)
  * and that is not a duplicate is not inserted and comes back as `limited`; the events inserted come
- * back as `stored`; the others were duplicates (also of each other: the second of two rows with
+ * back as `stored`, once per delivery stored leased (NewEvent.lease: delivery_id and target, in
+ * target order) or once with no delivery; the others were duplicates (also of each other: the second of two rows with
  * one key conflicts with the first).
  */
 export const INSERT_EVENTS = `WITH input AS (
 		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::bigint[], $8::jsonb[], $9::text[],
-			$10::text[], $11::int[], $12::bigint[])
-			AS i (id, kind, dedupe_key, content_type, body, fields_json, received_at, targets, source, pair_key, pair_max, pair_since)
+			$10::text[], $11::int[], $12::bigint[], $13::text[], $14::bigint[])
+			AS i (id, kind, dedupe_key, content_type, body, fields_json, received_at, targets, source, pair_key, pair_max, pair_since,
+				lease_owner, lease_until)
 	), limited AS (
 		SELECT i.id FROM input i
 		WHERE i.pair_max > 0 AND i.pair_key IS NOT NULL
@@ -26,12 +28,15 @@ export const INSERT_EVENTS = `WITH input AS (
 		WHERE id NOT IN (SELECT id FROM limited)
 		ON CONFLICT (dedupe_key) DO NOTHING RETURNING id
 	), d AS (
-		INSERT INTO deliveries (event_id, target, status, attempts, created_at, budget_start, next_attempt_at)
-		SELECT i.id, t.target, 'pending', 0, i.received_at, i.received_at, i.received_at
+		INSERT INTO deliveries (event_id, target, status, attempts, created_at, budget_start, next_attempt_at, lease_until, lease_owner)
+		SELECT i.id, t.target, CASE WHEN i.lease_owner IS NULL THEN 'pending' ELSE 'delivering' END,
+			CASE WHEN i.lease_owner IS NULL THEN 0 ELSE 1 END, i.received_at, i.received_at, COALESCE(i.lease_until, i.received_at),
+			i.lease_until, i.lease_owner
 		FROM e JOIN input i ON i.id = e.id CROSS JOIN LATERAL jsonb_array_elements_text(i.targets) WITH ORDINALITY AS t (target, n)
-		ORDER BY i.received_at, i.id, t.n RETURNING id
+		ORDER BY i.received_at, i.id, t.n RETURNING id, event_id, target, lease_owner
 	)
-	SELECT id, 'stored' AS outcome FROM e UNION ALL SELECT id, 'limited' FROM limited`;
+	SELECT e.id, 'stored' AS outcome, d.id AS delivery_id, d.target FROM e LEFT JOIN d ON d.event_id = e.id AND d.lease_owner IS NOT NULL
+	UNION ALL SELECT id, 'limited', NULL::bigint, NULL::text FROM limited`;
 
 export const DEDUPE_LOOKUP_MANY =
 	'SELECT id, dedupe_key FROM events WHERE dedupe_key = ANY($1::text[])';

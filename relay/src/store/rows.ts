@@ -1,6 +1,8 @@
 // Row → object mapping shared by both stores (SQLite returns fields as JSON text, PostgreSQL as jsonb).
 import type { PostbackEvent } from '../contract.ts';
 import type {
+	DeliveryLease,
+	NewEvent,
 	AttemptOutcome,
 	ClaimedDelivery,
 	Delivery,
@@ -45,6 +47,37 @@ export function toDelivery(row: Row): Delivery {
 		deliveredAt: numOrNull(row.delivered_at),
 		attemptBase: Number(row.attempt_base ?? 0),
 		manual: Number(row.manual ?? 0) === 1,
+	};
+}
+
+/** A delivery stored leased with its event (NewEvent.lease), as a claim would return it. */
+export function leasedDelivery(
+	event: NewEvent,
+	eventId: string,
+	id: number,
+	target: string,
+	lease: DeliveryLease,
+): ClaimedDelivery {
+	return {
+		id,
+		eventId,
+		target,
+		status: 'delivering',
+		attempts: 1,
+		createdAt: event.receivedAt,
+		budgetStart: event.receivedAt,
+		nextAttemptAt: lease.until,
+		leaseUntil: lease.until,
+		lastStatus: null,
+		lastError: null,
+		lastResponse: null,
+		deliveredAt: null,
+		attemptBase: 0,
+		manual: false,
+		kind: event.kind,
+		contentType: event.contentType,
+		body: event.body,
+		receivedAt: event.receivedAt,
 	};
 }
 

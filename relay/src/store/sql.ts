@@ -181,6 +181,10 @@ export function attemptParams(
 export const INSERT_DELIVERY = `INSERT INTO deliveries (event_id, target, status, attempts, created_at, budget_start, next_attempt_at, manual)
 	VALUES (?, ?, 'pending', 0, ?, ?, ?, ?)`;
 
+/** A delivery stored already claimed (NewEvent.lease): event id, target, created, lease until, owner. */
+export const INSERT_LEASED_DELIVERY = `INSERT INTO deliveries (event_id, target, status, attempts, created_at, budget_start, next_attempt_at, lease_until, lease_owner)
+	VALUES (?1, ?2, 'delivering', 1, ?3, ?3, ?4, ?4, ?5)`;
+
 /** Delivered; parameters: now, http status, id. */
 export const MARK_DELIVERED = `UPDATE deliveries SET status = 'delivered', delivered_at = ?, last_status = ?, last_error = NULL,
 		last_response = NULL, manual = 0, lease_until = NULL, lease_owner = NULL

@@ -1,7 +1,7 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { PostbackEvent } from '../contract.ts';
 import { uuidV7 } from './ids.ts';
-import { clipResponse, toAttempt, toClaimed, toDelivery, toEvent } from './rows.ts';
+import { clipResponse, leasedDelivery, toAttempt, toClaimed, toDelivery, toEvent } from './rows.ts';
 import {
 	ACTIVITY_QUERIES,
 	COUNTS,
@@ -9,6 +9,7 @@ import {
 	HEARTBEAT,
 	INSERT_ATTEMPT,
 	INSERT_DELIVERY,
+	INSERT_LEASED_DELIVERY,
 	MARK_DEAD,
 	MARK_DELIVERED,
 	MARK_RETRY,
@@ -106,8 +107,17 @@ export class SqliteQueries {
 			const existing = this.#stmt(DEDUPE_LOOKUP).get(event.dedupeKey) as Row;
 			return { eventId: String(existing.id), duplicate: true, deliveries: 0 };
 		}
-		for (const target of event.targets) this.#insertDelivery(id, target, event.receivedAt, false);
-		return { eventId: id, duplicate: false, deliveries: event.targets.length };
+		const { lease } = event;
+		if (!lease) {
+			for (const target of event.targets) this.#insertDelivery(id, target, event.receivedAt, false);
+			return { eventId: id, duplicate: false, deliveries: event.targets.length };
+		}
+		const leased = this.#stmt(INSERT_LEASED_DELIVERY);
+		const claimed = event.targets.map((target) => {
+			const row = leased.run(id, target, event.receivedAt, lease.until, lease.owner);
+			return leasedDelivery(event, id, Number(row.lastInsertRowid), target, lease);
+		});
+		return { eventId: id, duplicate: false, deliveries: claimed.length, claimed };
 	}
 
 	/** The pair already has `max` events since `since`, and this one is not a duplicate of one. */

@@ -37,6 +37,18 @@ export interface NewEvent {
 	 * is a duplicate (a duplicate is always acknowledged). Checked in the insert's own transaction.
 	 */
 	pairLimit?: PairLimit;
+	/**
+	 * Hand-off: the event's deliveries are stored already claimed by `owner` until `until` (attempt
+	 * 1, status delivering) and come back in InsertResult.claimed, so the forwarder that asked sends
+	 * them at once, with no claim of its own. If it dies, the lease expires and any instance claims
+	 * them as usual.
+	 */
+	lease?: DeliveryLease;
+}
+
+export interface DeliveryLease {
+	owner: string;
+	until: number;
 }
 
 export interface PairLimit {
@@ -50,6 +62,8 @@ export interface InsertResult {
 	deliveries: number;
 	/** Refused by the pair limit: nothing was stored (eventId is empty). */
 	limited?: boolean;
+	/** With NewEvent.lease, when the event was stored: its deliveries, leased, in target order. */
+	claimed?: ClaimedDelivery[];
 }
 
 export interface StoredEvent {
