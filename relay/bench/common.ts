@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import getPort from 'get-port';
 import pg from 'pg';
 
-export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** The checkout whose compiled relay runs (BENCH_ROOT: another one, e.g. an older commit's, for a before/after). */
+export const ROOT = process.env.BENCH_ROOT ?? join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const TOKEN = 'bench|token-0123456789abcdefghijklmnopqrstuvwxyz';
 export const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
