@@ -30,6 +30,8 @@ import {
 
 const RATE = Number(process.env.PROFILE_RATE ?? 1000);
 const DURATION = Number(process.env.PROFILE_DURATION ?? 15);
+/** PROFILE_DELIVERY=paused: no forwarder (ingestion alone; nothing is delivered or waited for). */
+const PAUSED = process.env.PROFILE_DELIVERY === 'paused';
 const STORES = (process.env.PROFILE_STORES ?? 'sqlite,postgres').split(',');
 
 async function statements(url: string): Promise<{
@@ -93,12 +95,13 @@ async function profileStore(
 	try {
 		const env = relayEnv(dir, targetUrl, {
 			...(db ? { RELAY_DATABASE: db.url } : {}),
+			...(PAUSED ? { BENCH_DELIVERY: 'paused' } : {}),
 			...(process.env.PROFILE_PAIR_LIMIT
 				? { RELAY_PAIR_LIMIT: process.env.PROFILE_PAIR_LIMIT }
 				: {}),
 		});
 		const relay = await spawnServer(
-			join(ROOT, 'relay/dist/relay/src/bin.js'),
+			join(ROOT, PAUSED ? 'relay/dist/relay/bench/relay-server.js' : 'relay/dist/relay/src/bin.js'),
 			env,
 			join(dir, 'relay.log'),
 			['--cpu-prof', `--cpu-prof-dir=${join(dir, 'prof')}`],
@@ -111,7 +114,7 @@ async function profileStore(
 		const result = await fixedLoad(relay.url, RATE, DURATION);
 		const ok = result.requests.total - result.non2xx;
 		const deadline = Date.now() + 60_000;
-		while ((await count()) - before < ok && Date.now() < deadline)
+		while (!PAUSED && (await count()) - before < ok && Date.now() < deadline)
 			await new Promise((r) => setTimeout(r, 50));
 		const delivered = (await count()) - before;
 		const to = Date.now();
