@@ -29,7 +29,10 @@ function machineTicks(): { busy: number; total: number } {
 	return { busy: total - idle, total };
 }
 
-/** Fields of /proc/<pid>/stat after the command name: [0] state, [1] ppid, [11] utime, [12] stime, [13] cutime, [14] cstime. */
+/**
+ * Fields of /proc/<pid>/stat after the command name: [0] state, [1] ppid, [11] utime, [12] stime,
+ * [13] cutime, [14] cstime (ended children reaped), [19] start time.
+ */
 function statFields(pid: number): string[] | undefined {
 	try {
 		const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -61,28 +64,67 @@ export function commandName(pid: number): string | undefined {
 }
 
 let postmaster: number | undefined;
+let ownDatabases = '';
+/**
+ * CPU ticks of the PostgreSQL processes that count, as last read, by pid and start time (the
+ * ended ones stay).
+ */
+const seen = new Map<string, number>();
 
 /**
- * Counts PostgreSQL as the server whose postmaster is `pid` (with its backends, and the backends
- * that ended, reaped into the postmaster's children's time) rather than every process called
- * postgres on the machine (other servers, such as the throwaway ones of the crash test).
+ * Counts PostgreSQL as the server whose postmaster is `pid`, and of its processes only the
+ * postmaster, its background processes (WAL writer, checkpointer…) and the backends and
+ * autovacuum workers of the databases whose names start with `databases`: the benchmark's own.
+ * Other databases' backends on a shared server (other people's tests) and other servers on the
+ * machine are left out. The processes are read every 250 ms, so that a backend that ends during a
+ * run still counts, up to its last reading. Without a postmaster (the server is not on this
+ * machine), every process called postgres counts, with the ended children each has reaped.
  */
-export function watchPostgresServer(pid: number | undefined): void {
+export function watchPostgresServer(pid: number | undefined, databases: string): void {
 	postmaster = pid;
+	ownDatabases = databases;
+	if (pid !== undefined) setInterval(readPostgres, 250).unref();
+}
+
+function childrenOf(pid: number): number[] {
+	try {
+		return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ').map(Number);
+	} catch {
+		return readdirSync('/proc')
+			.filter((entry) => /^\d+$/.test(entry) && parentPid(Number(entry)) === pid)
+			.map(Number);
+	}
+}
+
+/** The title ps shows: "postgres: 15/main: postgres relay_bench_… 127.0.0.1(5000) idle". */
+function title(pid: number): string {
+	try {
+		return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+	} catch {
+		return '';
+	}
+}
+
+function readPostgres(): void {
+	if (postmaster === undefined) return;
+	for (const pid of [postmaster, ...childrenOf(postmaster)]) {
+		const t = title(pid);
+		// A client backend ("host(port)" or "[local]") or an autovacuum worker of another database.
+		const others = /\(\d+\)|\[local\]|autovacuum worker/.test(t) && !t.includes(ownDatabases);
+		const f = statFields(pid);
+		if (f && !others) seen.set(`${pid}:${f[19]}`, Number(f[11]) + Number(f[12]));
+	}
 }
 
 function postgresTicks(): number {
+	if (postmaster !== undefined) {
+		readPostgres();
+		return [...seen.values()].reduce((a, b) => a + b, 0);
+	}
 	let sum = 0;
 	for (const entry of readdirSync('/proc')) {
-		if (!/^\d+$/.test(entry)) continue;
-		const pid = Number(entry);
-		if (postmaster === undefined) {
-			if (commandName(pid) === 'postgres') sum += processTicks(pid, true);
-		} else if (pid === postmaster) {
-			sum += processTicks(pid, true);
-		} else if (parentPid(pid) === postmaster) {
-			sum += processTicks(pid);
-		}
+		if (/^\d+$/.test(entry) && commandName(Number(entry)) === 'postgres')
+			sum += processTicks(Number(entry), true);
 	}
 	return sum;
 }

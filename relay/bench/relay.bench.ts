@@ -20,12 +20,13 @@
 // The load is autocannon (BENCH_CONNECTIONS connections, BENCH_DURATION s) posting a new signed
 // postback per request (a new TrsId: every request is a durable commit). After each load run it
 // prints where the CPU went, from /proc: how busy the machine was, and the CPU time per request of
-// the servers under test and of PostgreSQL (the server of BENCH_PG_URL when it runs on this
-// machine). With delivery on it also prints the deliveries the target received during the load,
-// then waits (at most 60 s) until the target has received every delivery of the run and prints
-// the CPU per request over the load and the delivery of its backlog: the cost of a postback with
-// delivery on. At the end: the drains, a markdown table of the figures of issue 20 beside this
-// run's, and the issue's targets with the figures measured.
+// the servers under test and of PostgreSQL (when the server of BENCH_PG_URL runs on this machine,
+// its background processes and the backends of the benchmark's own databases, not other people's;
+// else every process called postgres). With delivery on it also prints the deliveries the target
+// received during the load, then waits (at most 60 s) until the target has received every
+// delivery of the run and prints the CPU per request over the load and the delivery of its
+// backlog: the cost of a postback with delivery on. At the end: the drains, a markdown table of
+// the figures of issue 20 beside this run's, and the issue's targets with the figures measured.
 //
 // Environment:
 //   BENCH_ONLY=<run>,<run>…  only these runs (default all); bare always runs, the ratios need it
@@ -33,9 +34,11 @@
 //   BENCH_RATE=1000          postbacks per second of the fixed-rate runs
 //   BENCH_RATE_DURATION=20   seconds of each fixed-rate run
 //   BENCH_BACKLOG=10000      deliveries per drain
-//   BENCH_PG_URL             PostgreSQL server (a URL of its maintenance database), default the local one
-//   BENCH_CPU_PROF=<dir>     start every relay with node --cpu-prof into <dir>/<run> (drains:
-//                            <dir>/drain-sqlite, drain-pg1, drain-pg2); a .cpuprofile per thread on exit
+//   BENCH_PG_URL             the PostgreSQL server (a URL of its maintenance database), default
+//                            postgres://postgres@127.0.0.1:5432/postgres
+//   BENCH_CPU_PROF=<dir>     start every relay with node --cpu-prof into <dir>/<run> (the drains:
+//                            <dir>/drain-sqlite, drain-pg1, drain-pg2); node writes a .cpuprofile
+//                            per thread when the relay exits
 //   RELAY_CONCURRENCY, LOG_LEVEL (default info: the relay logs like production, into a file)
 //
 // autocannon runs in this process and takes most of one core by itself; on a 2-core machine the
@@ -51,6 +54,7 @@ import { load, signedBody } from './load.ts';
 import type { AutocannonResult } from './load.ts';
 import {
 	CPU_PROF,
+	DATABASE_PREFIX,
 	PG_URL,
 	ROOT,
 	createDatabase,
@@ -100,7 +104,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let dir = '';
 let target: Awaited<ReturnType<typeof startTarget>>;
 
-/** A load run: autocannon's result and the CPU per request during the load; with delivery on, what was delivered. */
+/** A load run: autocannon's result, the CPU per request during the load, and its deliveries. */
 interface Measured {
 	run: LoadRunName;
 	result: AutocannonResult;
@@ -327,10 +331,14 @@ async function main(): Promise<void> {
 				`CPU profiles of the relays in ${CPU_PROF}/<run> (the figures include the profiler)`,
 			);
 		const pg = await findPostgres();
-		watchPostgresServer(pg.postmaster);
+		watchPostgresServer(pg.postmaster, DATABASE_PREFIX);
+		const counted = pg.postmaster
+			? `the server of ${PG_URL} (postmaster ${pg.postmaster}): its background processes and ` +
+				"the backends of the benchmark's databases"
+			: 'every process called postgres (the server is not on this machine, or not found)';
 		console.log(
 			pg.reachable
-				? `PostgreSQL CPU: ${pg.postmaster ? `the server of ${PG_URL} (postmaster ${pg.postmaster}) and its processes` : 'every process called postgres (the server is not on this machine or not found)'}`
+				? `PostgreSQL CPU: ${counted}`
 				: `PostgreSQL: not reachable at ${PG_URL} (set BENCH_PG_URL); its runs are left out`,
 		);
 

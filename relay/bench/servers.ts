@@ -56,7 +56,7 @@ export async function spawnServer(
 	}
 }
 
-/** SIGTERM, and wait for the exit (a relay closes gracefully and, profiled, writes its profiles). */
+/** SIGTERM and the exit (a relay closes gracefully, and profiled, writes its profiles). */
 export async function stopServer(proc: ChildProcess): Promise<void> {
 	if (proc.exitCode !== null || proc.signalCode !== null) return;
 	const exited = new Promise((r) => proc.once('exit', r));
@@ -109,7 +109,7 @@ export async function startTarget(): Promise<{
 	return { server, webhook: `${server.url}/webhook/paypalych`, received };
 }
 
-/** The relay's last words ("store closing"): commits, store calls and fsynced commits since start. */
+/** The relay's last words ("store closing"): its commits, store calls and fsynced commits. */
 export function groupCommit(logFile: string): string {
 	const line = readFileSync(logFile, 'utf8')
 		.split('\n')
@@ -143,9 +143,12 @@ export async function findPostgres(): Promise<{ reachable: boolean; postmaster?:
 	}
 }
 
+/** The names of the databases this benchmark creates start with this. */
+export const DATABASE_PREFIX = `relay_bench_${process.pid}_`;
+
 /** A fresh database on the PostgreSQL server of BENCH_PG_URL, and how to drop it. */
 export async function createDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-	const name = `relay_bench_${process.pid}_${Date.now()}`;
+	const name = `${DATABASE_PREFIX}${Date.now()}`;
 	const admin = async (sql: string) => {
 		const client = new pg.Client({ connectionString: PG_URL });
 		await client.connect();
