@@ -18,15 +18,17 @@
 // rate-pg        BENCH_RATE_DURATION s, delivering, on SQLite and on one PostgreSQL instance.
 //
 // The load is autocannon (BENCH_CONNECTIONS connections, BENCH_DURATION s) posting a new signed
-// postback per request (a new TrsId: every request is a durable commit). After each load run it
-// prints where the CPU went, from /proc: how busy the machine was, and the CPU time per request of
-// the servers under test and of PostgreSQL (when the server of BENCH_PG_URL runs on this machine,
-// its background processes and the backends of the benchmark's own databases, not other people's;
-// else every process called postgres). With delivery on it also prints the deliveries the target
-// received during the load, then waits (at most 60 s) until the target has received every
-// delivery of the run and prints the CPU per request over the load and the delivery of its
-// backlog: the cost of a postback with delivery on. At the end: the drains, a markdown table of
-// the figures of issue 20 beside this run's, and the issue's targets with the figures measured.
+// postback per request (a new TrsId: every request is a durable commit), to the bare route too,
+// so that the client's work per request (signing, in this process, on the same cores) is the same
+// in every run. After each load run it prints where the CPU went, from /proc: how busy the
+// machine was, and the CPU time per request of the servers under test and of PostgreSQL (when the
+// server of BENCH_PG_URL runs on this machine, its background processes and the backends of the
+// benchmark's own databases, not other people's; else every process called postgres). With
+// delivery on it also prints the deliveries the target received during the load, then waits (at
+// most 60 s) until the target has received every delivery of the run and prints the CPU per
+// request over the load and the delivery of its backlog: the cost of a postback with delivery on.
+// At the end: the drains, a markdown table of the figures of issue 20 beside this run's, and the
+// issue's targets with the figures measured.
 //
 // Environment:
 //   BENCH_ONLY=<run>,<run>…  only these runs (default all); bare always runs, the ratios need it
@@ -39,6 +41,7 @@
 //   BENCH_CPU_PROF=<dir>     start every relay with node --cpu-prof into <dir>/<run> (the drains:
 //                            <dir>/drain-sqlite, drain-pg1, drain-pg2); node writes a .cpuprofile
 //                            per thread when the relay exits
+//   BENCH_ROOT=<checkout>    run that checkout's compiled relay (an older commit's, say; common.ts)
 //   RELAY_CONCURRENCY, LOG_LEVEL (default info: the relay logs like production, into a file)
 //
 // autocannon runs in this process and takes most of one core by itself; on a 2-core machine the
@@ -50,25 +53,28 @@ import { pathToFileURL } from 'node:url';
 import type { NewEvent, Store } from '../src/store/types.ts';
 import { cpuPerRequest, describeCpu, sampleCpu, watchPostgresServer } from './cpu.ts';
 import type { CpuUse } from './cpu.ts';
-import { load, signedBody } from './load.ts';
-import type { AutocannonResult } from './load.ts';
 import {
-	CPU_PROF,
-	DATABASE_PREFIX,
 	PG_URL,
 	ROOT,
 	createDatabase,
+	fixedLoad,
+	relayEnv,
+	signedBody,
+	spawnServer,
+	stopServer,
+} from './common.ts';
+import type { LoadResult } from './common.ts';
+import {
+	CPU_PROF,
+	DATABASE_PREFIX,
 	findPostgres,
 	groupCommit,
-	relayEnv,
 	spawnRelay,
-	spawnServer,
 	startTarget,
-	stopServer,
 } from './servers.ts';
 import type { Server } from './servers.ts';
-import { RUNS, runLabel, table, targets } from './table.ts';
-import type { AllFigures, Figures, LoadRunName, RunName } from './table.ts';
+import { runLabel, selectRuns, table, targets } from './table.ts';
+import type { AllFigures, Figures, LoadRunName } from './table.ts';
 
 // The stores that fill the drain backlogs come from the compiled relay (`npm run build`), like the
 // servers: from source, Node cannot load the contract they import.
@@ -86,16 +92,7 @@ const RATE = Number(process.env.BENCH_RATE ?? 1_000);
 const RATE_DURATION = Number(process.env.BENCH_RATE_DURATION ?? 20);
 const DELIVERY_WAIT_S = 60;
 
-const only = (process.env.BENCH_ONLY ?? '')
-	.split(',')
-	.map((s) => s.trim())
-	.filter(Boolean);
-const unknown = only.filter((run) => !(RUNS as readonly string[]).includes(run));
-if (unknown.length > 0) {
-	console.error(`BENCH_ONLY: no run called ${unknown.join(', ')} (the runs: ${RUNS.join(',')})`);
-	process.exit(2);
-}
-const selected = new Set<RunName>(only.length ? ['bare', ...(only as RunName[])] : RUNS);
+const selected = selectRuns(process.env.BENCH_ONLY);
 
 const fmt = (x: number, digits = 0) =>
 	x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
@@ -107,7 +104,7 @@ let target: Awaited<ReturnType<typeof startTarget>>;
 /** A load run: autocannon's result, the CPU per request during the load, and its deliveries. */
 interface Measured {
 	run: LoadRunName;
-	result: AutocannonResult;
+	result: LoadResult;
 	during: CpuUse;
 	delivery?: {
 		/** Deliveries the target received during the load. */
@@ -133,9 +130,11 @@ async function measure(
 	const pids = servers.map((s) => s.proc.pid);
 	const base = await target.received();
 	const before = sampleCpu(pids);
-	const result = await load(
+	const result = await fixedLoad(
 		servers.map((s) => s.url),
-		{ connections: CONNECTIONS, duration: rate ? RATE_DURATION : DURATION, rate },
+		rate ?? 0,
+		rate ? RATE_DURATION : DURATION,
+		CONNECTIONS,
 	);
 	const afterLoad = sampleCpu(pids);
 	const m: Measured = {
@@ -146,7 +145,7 @@ async function measure(
 	if (delivering) {
 		const duringLoad = (await target.received()) - base;
 		const loadEnded = Date.now();
-		const expected = result['2xx'];
+		const expected = result.requests.total - result.non2xx;
 		let received = duringLoad;
 		while (received < expected && Date.now() - loadEnded < DELIVERY_WAIT_S * 1000) {
 			await sleep(20);
@@ -170,7 +169,7 @@ function report(m: Measured, servers: string, extra: string[] = []): void {
 	console.log(
 		`${runLabel(m.run, RATE).padEnd(40)} ${fmt(r.requests.average).padStart(6)} req/s   p50 ${ms(r.latency.p50)}   ` +
 			`p99 ${ms(r.latency.p99)}   max ${ms(r.latency.max)}   (${fmt(r.requests.total)} requests, ` +
-			`non-2xx ${r.non2xx}, errors ${r.errors}, timeouts ${r.timeouts})`,
+			`non-2xx ${r.non2xx}, errors ${r.errors})`,
 	);
 	console.log(`  CPU during the load: ${describeCpu(m.during, servers)}`);
 	if (d) {

@@ -1,85 +1,23 @@
-// The relay benchmark's child processes (relays, the bare route, the fast target) and its
-// PostgreSQL databases. See relay.bench.ts.
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import getPort from 'get-port';
+// The relay benchmark's relays, fast target and PostgreSQL server, on top of common.ts (shared
+// with the profiler). See relay.bench.ts.
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import pg from 'pg';
+import { PG_URL, ROOT, spawnServer } from './common.ts';
 import { commandName, parentPid } from './cpu.ts';
 
-export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const TOKEN = 'bench|token-0123456789abcdefghijklmnopqrstuvwxyz';
-export const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export type Server = Awaited<ReturnType<typeof spawnServer>>;
+
 /** BENCH_CPU_PROF=<dir>: every relay is profiled (node --cpu-prof) into <dir>/<run name>. */
 export const CPU_PROF = process.env.BENCH_CPU_PROF
 	? resolve(process.env.BENCH_CPU_PROF)
 	: undefined;
+/** The names of the databases common.ts's createDatabase makes in this process start with this. */
+export const DATABASE_PREFIX = `relay_bench_${process.pid}_`;
 
 const RELAY_BIN = join(ROOT, 'relay/dist/relay/src/bin.js');
 /** The relay as its bin starts it, built without a forwarder with BENCH_DELIVERY=paused. */
 const RELAY_SERVER = join(ROOT, 'relay/dist/relay/bench/relay-server.js');
-
-export interface Server {
-	proc: ChildProcess;
-	url: string;
-}
-
-/** Starts a server script as a child on a free port and waits until it answers /healthz. */
-export async function spawnServer(
-	script: string,
-	env: Record<string, string>,
-	options: { logFile?: string; nodeArgs?: string[] } = {},
-): Promise<Server> {
-	const port = await getPort({ host: '127.0.0.1' });
-	const url = `http://127.0.0.1:${port}`;
-	const out = options.logFile ? openSync(options.logFile, 'a') : 'ignore';
-	const proc = spawn(process.execPath, [...(options.nodeArgs ?? []), script], {
-		cwd: ROOT,
-		env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) },
-		stdio: ['ignore', out, 'inherit'],
-	});
-	if (typeof out === 'number') closeSync(out);
-	let exited = false;
-	proc.once('exit', () => (exited = true));
-	for (;;) {
-		if (exited) throw new Error(`${script} exited before listening`);
-		try {
-			const res = await fetch(`${url}/healthz`, { method: 'GET' });
-			await res.arrayBuffer();
-			if (res.ok) return { proc, url };
-		} catch {
-			// not listening yet
-		}
-		await new Promise((r) => setTimeout(r, 50));
-	}
-}
-
-/** SIGTERM and the exit (a relay closes gracefully, and profiled, writes its profiles). */
-export async function stopServer(proc: ChildProcess): Promise<void> {
-	if (proc.exitCode !== null || proc.signalCode !== null) return;
-	const exited = new Promise((r) => proc.once('exit', r));
-	proc.kill('SIGTERM');
-	await exited;
-}
-
-export function relayEnv(
-	dir: string,
-	target: string,
-	extra: Record<string, string> = {},
-): Record<string, string> {
-	return {
-		HOST: '127.0.0.1',
-		PAYPALYCH_API_TOKEN: TOKEN,
-		RELAY_PAYMENT_TARGETS: target,
-		RELAY_DATABASE: join(dir, 'relay.sqlite'),
-		RELAY_ADMIN_TOKEN: 'bench-admin-token-0123456789',
-		...(process.env.RELAY_CONCURRENCY ? { RELAY_CONCURRENCY: process.env.RELAY_CONCURRENCY } : {}),
-		LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
-		...extra,
-	};
-}
 
 /** A relay of the run `run` (delivering, or with delivery paused), profiled with BENCH_CPU_PROF. */
 export function spawnRelay(
@@ -90,10 +28,8 @@ export function spawnRelay(
 	return spawnServer(
 		options.paused ? RELAY_SERVER : RELAY_BIN,
 		options.paused ? { ...env, BENCH_DELIVERY: 'paused' } : env,
-		{
-			logFile: options.logFile,
-			nodeArgs: CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${join(CPU_PROF, run)}`] : [],
-		},
+		options.logFile,
+		CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${join(CPU_PROF, run)}`] : [],
 	);
 }
 
@@ -141,25 +77,4 @@ export async function findPostgres(): Promise<{ reachable: boolean; postmaster?:
 	} finally {
 		await client.end();
 	}
-}
-
-/** The names of the databases this benchmark creates start with this. */
-export const DATABASE_PREFIX = `relay_bench_${process.pid}_`;
-
-/** A fresh database on the PostgreSQL server of BENCH_PG_URL, and how to drop it. */
-export async function createDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-	const name = `${DATABASE_PREFIX}${Date.now()}`;
-	const admin = async (sql: string) => {
-		const client = new pg.Client({ connectionString: PG_URL });
-		await client.connect();
-		try {
-			await client.query(sql);
-		} finally {
-			await client.end();
-		}
-	};
-	await admin(`CREATE DATABASE ${name}`);
-	const url = new URL(PG_URL);
-	url.pathname = `/${name}`;
-	return { url: url.href, drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }

@@ -1,5 +1,5 @@
-// The relay benchmark's closing table (markdown, the figures of issue 20 beside this run's) and the
-// issue's targets with the measured figures. See relay.bench.ts.
+// The relay benchmark's runs (BENCH_ONLY), its closing table (markdown, the figures of issue 20
+// beside this run's) and the issue's targets with the measured figures. See relay.bench.ts.
 
 /** The runs, in order; BENCH_ONLY picks among them (bare always runs: the ratios need it). */
 export const RUNS = [
@@ -15,6 +15,20 @@ export const RUNS = [
 ] as const;
 export type RunName = (typeof RUNS)[number];
 export type LoadRunName = Exclude<RunName, 'drain'>;
+
+/** BENCH_ONLY: a comma list of runs (all when empty); bare always runs. Exits 2 on a wrong name. */
+export function selectRuns(only = ''): Set<RunName> {
+	const names = only
+		.split(',')
+		.map((s) => s.trim())
+		.filter(Boolean);
+	const unknown = names.filter((run) => !(RUNS as readonly string[]).includes(run));
+	if (unknown.length > 0) {
+		console.error(`BENCH_ONLY: no run called ${unknown.join(', ')} (the runs: ${RUNS.join(',')})`);
+		process.exit(2);
+	}
+	return new Set<RunName>(names.length ? ['bare', ...(names as RunName[])] : RUNS);
+}
 
 /** A load run's name in the output and the table (the issue's names for the runs it measured). */
 export function runLabel(run: LoadRunName, rate: number): string {
