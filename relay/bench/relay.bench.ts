@@ -1,74 +1,81 @@
-// Benchmark of the relay (prints figures, asserts nothing). `npm run bench:relay`.
+// Benchmark of the relay (prints figures, asserts nothing, exits 0). `npm run bench:relay` builds
+// the relay into relay/dist and runs this file against the compiled relay. The runs, in order
+// (their names are those of BENCH_ONLY):
 //
-// 1. autocannon against the relay's payment route with signed postbacks, each with a new TrsId
-//    (so every request is a durable commit, never a duplicate short-cut), then against a bare
-//    Fastify route answering 200, same connections, duration and request generator. Both servers and the local
-//    target run as child processes; the relay's forwarder delivers during the load as it would
-//    in production, and the relay logs at LOG_LEVEL (default info) like production, into a file.
-// 2. the same load on a relay whose delivery is paused (no forwarder; events and deliveries are
-//    stored all the same), a second, clearly labelled figure: ingestion alone, without the
-//    forwarder and the target competing for the two cores. Delivery is measured by step 3.
-// 3. the time to drain a 10,000-delivery backlog into a fast local target.
-// 4. the PostgreSQL store (RELAY_DATABASE=postgres://…, a fresh database on BENCH_PG_URL, dropped
-//    afterwards): the same load on one relay instance, then on two instances sharing the database
-//    (autocannon spreads its connections over both), each delivering, then two with delivery
-//    paused; and the backlog drain with one and with two instances. Ratios are to the same bare
-//    Fastify figure. Each load line is followed by where the CPU went (from /proc): how busy the
-//    machine was, and the CPU time per request of the servers and of the PostgreSQL processes.
+// bare           a bare Fastify route answering 200: the baseline every ratio is to.
+// sqlite         the relay on SQLite, its forwarder delivering into a fast local target during
+//                the load, as in production.
+// sqlite-paused  the same with delivery paused (no forwarder; events and deliveries are stored all
+//                the same): ingestion alone, without the forwarder and the target competing for
+//                the two cores.
+// drain          the time to drain a BENCH_BACKLOG-delivery backlog (committed while no relay runs)
+//                into the target: SQLite, then PostgreSQL with one and with two instances.
+// pg1, pg2       the relay on PostgreSQL (RELAY_DATABASE=postgres://…, a fresh database on
+//                BENCH_PG_URL per run, dropped afterwards), one instance, then two sharing the
+//                database (autocannon spreads its connections over both), delivering.
+// pg2-paused     two PostgreSQL instances with delivery paused.
+// rate-sqlite,   a fixed rate instead of as fast as the relay answers: BENCH_RATE postbacks/s for
+// rate-pg        BENCH_RATE_DURATION s, delivering, on SQLite and on one PostgreSQL instance.
+//
+// The load is autocannon (BENCH_CONNECTIONS connections, BENCH_DURATION s) posting a new signed
+// postback per request (a new TrsId: every request is a durable commit), to the bare route too,
+// so that the client's work per request (signing, in this process, on the same cores) is the same
+// in every run. After each load run it prints where the CPU went, from /proc: how busy the
+// machine was, and the CPU time per request of the servers under test and of PostgreSQL (when the
+// server of BENCH_PG_URL runs on this machine, its background processes and the backends of the
+// benchmark's own databases, not other people's; else every process called postgres). With
+// delivery on it also prints the deliveries the target received during the load, then waits (at
+// most 60 s) until the target has received every delivery of the run and prints the CPU per
+// request over the load and the delivery of its backlog: the cost of a postback with delivery on.
+// At the end: the drains, a markdown table of the figures of issue 20 beside this run's, and the
+// issue's targets with the figures measured.
+//
+// Environment:
+//   BENCH_ONLY=<run>,<run>…  only these runs (default all); bare always runs, the ratios need it
+//   BENCH_DURATION=10        seconds per load run; BENCH_CONNECTIONS=50
+//   BENCH_RATE=1000          postbacks per second of the fixed-rate runs
+//   BENCH_RATE_DURATION=20   seconds of each fixed-rate run
+//   BENCH_BACKLOG=10000      deliveries per drain
+//   BENCH_PG_URL             the PostgreSQL server (a URL of its maintenance database), default
+//                            postgres://postgres@127.0.0.1:5432/postgres
+//   BENCH_CPU_PROF=<dir>     start every relay with node --cpu-prof into <dir>/<run> (the drains:
+//                            <dir>/drain-sqlite, drain-pg1, drain-pg2); node writes a .cpuprofile
+//                            per thread when the relay exits
+//   BENCH_ROOT=<checkout>    run that checkout's compiled relay (an older commit's, say; common.ts)
+//   RELAY_CONCURRENCY, LOG_LEVEL (default info: the relay logs like production, into a file)
 //
 // autocannon runs in this process and takes most of one core by itself; on a 2-core machine the
 // relay's HTTP thread, its writer thread, the forwarder and the target share what is left.
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import {
-	closeSync,
-	mkdirSync,
-	mkdtempSync,
-	openSync,
-	readFileSync,
-	readdirSync,
-	rmSync,
-} from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import pg from 'pg';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { NewEvent, Store } from '../src/store/types.ts';
-import getPort from 'get-port';
+import { cpuPerRequest, describeCpu, sampleCpu, watchPostgresServer } from './cpu.ts';
+import type { CpuUse } from './cpu.ts';
+import {
+	PG_URL,
+	ROOT,
+	createDatabase,
+	fixedLoad,
+	relayEnv,
+	signedBody,
+	spawnServer,
+	stopServer,
+} from './common.ts';
+import type { LoadResult } from './common.ts';
+import {
+	CPU_PROF,
+	DATABASE_PREFIX,
+	findPostgres,
+	groupCommit,
+	spawnRelay,
+	startTarget,
+} from './servers.ts';
+import type { Server } from './servers.ts';
+import { runLabel, selectRuns, table, targets } from './table.ts';
+import type { AllFigures, Figures, LoadRunName } from './table.ts';
 
-interface Histogram {
-	average: number;
-	p50: number;
-	p99: number;
-}
-interface AutocannonResult {
-	requests: Histogram & { total: number };
-	latency: Histogram;
-	non2xx: number;
-	errors: number;
-	timeouts: number;
-}
-interface AutocannonRequest {
-	method: string;
-	path: string;
-	headers: Record<string, string>;
-	body?: string;
-	setupRequest?: (req: AutocannonRequest) => AutocannonRequest;
-}
-type Autocannon = (opts: {
-	/** Several URLs: the connections are spread over them round-robin. */
-	url: string | string[];
-	connections: number;
-	duration: number;
-	requests: AutocannonRequest[];
-}) => Promise<AutocannonResult>;
-
-const require = createRequire(import.meta.url);
-const autocannon = require('autocannon') as Autocannon;
-
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 // The stores that fill the drain backlogs come from the compiled relay (`npm run build`), like the
 // servers: from source, Node cannot load the contract they import.
 const { SqliteStore } = (await import(
@@ -77,211 +84,178 @@ const { SqliteStore } = (await import(
 const { PostgresStore } = (await import(
 	pathToFileURL(join(ROOT, 'relay/dist/relay/src/store/postgres.js')).href
 )) as typeof import('../src/store/postgres.ts');
-const NODE = process.execPath;
-const TOKEN = 'bench|token-0123456789abcdefghijklmnopqrstuvwxyz';
+
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 10_000);
-const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const RATE = Number(process.env.BENCH_RATE ?? 1_000);
+const RATE_DURATION = Number(process.env.BENCH_RATE_DURATION ?? 20);
+const DELIVERY_WAIT_S = 60;
 
-const md5 = (s: string) => createHash('md5').update(s).digest('hex').toUpperCase();
-const signedBody = (trsId: string) => {
-	const invId = `order-${trsId}`;
-	return new URLSearchParams({
-		InvId: invId,
-		OutSum: '100.00',
-		Commission: '3.00',
-		CurrencyIn: 'RUB',
-		TrsId: trsId,
-		Status: 'SUCCESS',
-		SignatureValue: md5(`100.00:${invId}:${TOKEN}`),
-	}).toString();
-};
+const selected = selectRuns(process.env.BENCH_ONLY);
 
-const freePort = () => getPort({ host: '127.0.0.1' });
+const fmt = (x: number, digits = 0) =>
+	x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Starts a server script as a child on a free port and waits until it answers /healthz. */
-async function spawnServer(
-	script: string,
-	env: Record<string, string>,
-	logFile?: string,
-): Promise<{ proc: ChildProcess; url: string }> {
-	const port = await freePort();
-	const url = `http://127.0.0.1:${port}`;
-	const out = logFile ? openSync(logFile, 'a') : 'ignore';
-	const proc = spawn(NODE, [script], {
-		cwd: ROOT,
-		env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) },
-		stdio: ['ignore', out, 'inherit'],
-	});
-	if (typeof out === 'number') closeSync(out);
-	let exited = false;
-	proc.once('exit', () => (exited = true));
-	for (;;) {
-		if (exited) throw new Error(`${script} exited before listening`);
-		try {
-			const res = await fetch(`${url}/healthz`, { method: 'GET' });
-			await res.arrayBuffer();
-			if (res.ok) return { proc, url };
-		} catch {
-			// not listening yet
+let dir = '';
+let target: Awaited<ReturnType<typeof startTarget>>;
+
+/** A load run: autocannon's result, the CPU per request during the load, and its deliveries. */
+interface Measured {
+	run: LoadRunName;
+	result: LoadResult;
+	during: CpuUse;
+	delivery?: {
+		/** Deliveries the target received during the load. */
+		duringLoad: number;
+		/** Deliveries the run made (its accepted postbacks), and how many the target received in all. */
+		expected: number;
+		received: number;
+		/** Seconds from the end of the load until the backlog was delivered (or the wait gave up). */
+		seconds: number;
+		complete: boolean;
+		/** CPU per request over the load and the delivery of its backlog. */
+		cpu: CpuUse;
+	};
+}
+const measured: Partial<Record<LoadRunName, Measured>> = {};
+
+async function measure(
+	run: LoadRunName,
+	servers: Server[],
+	delivering: boolean,
+	rate?: number,
+): Promise<Measured> {
+	const pids = servers.map((s) => s.proc.pid);
+	const base = await target.received();
+	const before = sampleCpu(pids);
+	const result = await fixedLoad(
+		servers.map((s) => s.url),
+		rate ?? 0,
+		rate ? RATE_DURATION : DURATION,
+		CONNECTIONS,
+	);
+	const afterLoad = sampleCpu(pids);
+	const m: Measured = {
+		run,
+		result,
+		during: cpuPerRequest(before, afterLoad, result.requests.total),
+	};
+	if (delivering) {
+		const duringLoad = (await target.received()) - base;
+		const loadEnded = Date.now();
+		const expected = result.requests.total - result.non2xx;
+		let received = duringLoad;
+		while (received < expected && Date.now() - loadEnded < DELIVERY_WAIT_S * 1000) {
+			await sleep(20);
+			received = (await target.received()) - base;
 		}
-		await new Promise((r) => setTimeout(r, 50));
+		m.delivery = {
+			duringLoad,
+			expected,
+			received,
+			seconds: (Date.now() - loadEnded) / 1000,
+			complete: received >= expected,
+			cpu: cpuPerRequest(before, sampleCpu(pids), result.requests.total),
+		};
 	}
+	return (measured[run] = m);
 }
 
-async function stopServer(proc: ChildProcess): Promise<void> {
-	if (proc.exitCode !== null) return;
-	const exited = new Promise((resolve) => proc.once('exit', resolve));
-	proc.kill('SIGTERM');
-	await exited;
+function report(m: Measured, servers: string, extra: string[] = []): void {
+	const { result: r, delivery: d } = m;
+	const ms = (x: number) => `${fmt(x, x < 10 && !Number.isInteger(x) ? 1 : 0)} ms`;
+	console.log(
+		`${runLabel(m.run, RATE).padEnd(40)} ${fmt(r.requests.average).padStart(6)} req/s   p50 ${ms(r.latency.p50)}   ` +
+			`p99 ${ms(r.latency.p99)}   max ${ms(r.latency.max)}   (${fmt(r.requests.total)} requests, ` +
+			`non-2xx ${r.non2xx}, errors ${r.errors})`,
+	);
+	console.log(`  CPU during the load: ${describeCpu(m.during, servers)}`);
+	if (d) {
+		console.log(
+			`  deliveries received by the target during the load: ${fmt(d.duringLoad)} of the ${fmt(d.expected)} ` +
+				'postbacks answered 2xx (those still in flight when the load stopped can add a few)',
+		);
+		const backlog = d.complete
+			? `${fmt(d.received - d.duringLoad)} more deliveries in ${fmt(d.seconds, 1)} s after the load`
+			: `gave up after ${DELIVERY_WAIT_S} s: ${fmt(d.expected - d.received)} deliveries still not received, the figures are too low`;
+		console.log(
+			`  CPU over the load + delivery of its backlog (${backlog}): ${describeCpu(d.cpu, servers)}`,
+		);
+	}
+	for (const line of extra) console.log(`  ${line}`);
 }
 
-function relayEnv(
-	dir: string,
-	target: string,
-	extra: Record<string, string> = {},
-): Record<string, string> {
+function figures(m: Measured, bare: Measured): Figures {
+	const cpu = m.delivery?.cpu ?? m.during;
+	const fixedRate = m.run === 'rate-sqlite' || m.run === 'rate-pg';
 	return {
-		HOST: '127.0.0.1',
-		PAYPALYCH_API_TOKEN: TOKEN,
-		RELAY_PAYMENT_TARGETS: target,
-		RELAY_DATABASE: join(dir, 'relay.sqlite'),
-		RELAY_ADMIN_TOKEN: 'bench-admin-token-0123456789',
-		...(process.env.RELAY_CONCURRENCY ? { RELAY_CONCURRENCY: process.env.RELAY_CONCURRENCY } : {}),
-		LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
-		...extra,
+		reqPerSec: m.result.requests.average,
+		ratio: fixedRate ? undefined : m.result.requests.average / bare.result.requests.average,
+		p99: m.result.latency.p99,
+		relayUs: cpu.serversUs,
+		postgresUs: cpu.postgresUs,
+		duringRelayUs: m.during.serversUs,
+		duringPostgresUs: m.during.postgresUs,
+		backlogDelivered: m.delivery?.complete ?? true,
 	};
 }
 
-/**
- * Every request carries a new signed postback (a new TrsId), for the bare route too: the client's
- * work per request (signing in this process, on the same two cores) is then the same in every run,
- * and only the servers differ. (A fixed body for the bare route made its client cheaper.)
- */
-async function load(url: string | string[]): Promise<AutocannonResult> {
-	let n = 0;
-	const run = `${process.pid}-${Date.now()}`;
-	const request: AutocannonRequest = {
-		method: 'POST',
-		path: '/postback/payment',
-		headers: { 'content-type': 'application/x-www-form-urlencoded' },
-		body: signedBody(`B-${run}-0`),
-		setupRequest: (req) => ({ ...req, body: signedBody(`B-${run}-${n++}`) }),
-	};
-	return autocannon({ url, connections: CONNECTIONS, duration: DURATION, requests: [request] });
-}
-
-const fmt = (x: number, digits = 1) => x.toFixed(digits);
-
-/** CPU time from /proc (Linux), in clock ticks of 10 ms: the machine's busy and total, a process's own. */
-const TICK_MS = 10;
-function machineTicks(): { busy: number; total: number } {
-	const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
-	const n = fields.map(Number);
-	const idle = n[3] + (n[4] ?? 0);
-	const total = n.reduce((a, b) => a + b, 0);
-	return { busy: total - idle, total };
-}
-function processTicks(pid: number | undefined): number {
-	if (!pid) return 0;
+async function bareRun(): Promise<void> {
+	const bare = await spawnServer(join(ROOT, 'relay/bench/bare-server.ts'), {});
 	try {
-		const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-		const after = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-		return Number(after[11]) + Number(after[12]);
-	} catch {
-		return 0;
+		report(await measure('bare', [bare], false), 'bare Fastify');
+	} finally {
+		await stopServer(bare.proc);
 	}
 }
-/** Every PostgreSQL server process on the machine (its backends serve the relay during the PostgreSQL runs). */
-function postgresTicks(): number {
-	let sum = 0;
-	for (const entry of readdirSync('/proc')) {
-		if (!/^\d+$/.test(entry)) continue;
-		try {
-			if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres')
-				sum += processTicks(Number(entry));
-		} catch {
-			// gone
-		}
-	}
-	return sum;
-}
 
-/**
- * Runs the load and says where the CPU went: how busy the machine was, and the CPU time per
- * request of the servers under test and of PostgreSQL.
- */
-async function measuredLoad(
-	url: string | string[],
-	servers: ChildProcess[],
-): Promise<{ result: AutocannonResult; cpu: string }> {
-	const m0 = machineTicks();
-	const s0 = servers.reduce((a, p) => a + processTicks(p.pid), 0);
-	const p0 = postgresTicks();
-	const result = await load(url);
-	const m1 = machineTicks();
-	const s1 = servers.reduce((a, p) => a + processTicks(p.pid), 0);
-	const p1 = postgresTicks();
-	const perRequest = (ticks: number) =>
-		fmt(((ticks * TICK_MS) / Math.max(1, result.requests.total)) * 1000, 0);
-	const cpu =
-		`CPU: machine ${fmt((100 * (m1.busy - m0.busy)) / Math.max(1, m1.total - m0.total), 0)}% busy (${cpus().length} cores); ` +
-		`server${servers.length > 1 ? 's' : ''} ${perRequest(s1 - s0)} µs/request; PostgreSQL processes ${perRequest(p1 - p0)} µs/request`;
-	return { result, cpu };
-}
-
-/** The relay's last words ("store closing"): commits, store calls and fsynced commits since start. */
-function groupCommit(logFile: string): string {
-	const line = readFileSync(logFile, 'utf8')
-		.split('\n')
-		.filter((l) => l.includes('"store closing"'))
-		.pop();
-	if (!line) return 'group commit: no "store closing" line in the log';
-	const { commits, calls, syncedCommits } = (
-		JSON.parse(line) as { store: { commits: number; calls: number; syncedCommits: number } }
-	).store;
-	return `group commit: ${calls} store calls in ${commits} commits (${fmt(calls / commits, 1)} per commit), ${syncedCommits} of them fsynced`;
-}
-
-async function pgReachable(): Promise<boolean> {
-	const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2_000 });
+async function sqliteRun(run: 'sqlite' | 'sqlite-paused' | 'rate-sqlite'): Promise<void> {
+	const runDir = join(dir, run);
+	mkdirSync(runDir);
+	const log = join(runDir, 'relay.log');
+	const paused = run === 'sqlite-paused';
+	const relay = await spawnRelay(run, relayEnv(runDir, target.webhook), { paused, logFile: log });
+	let m: Measured;
 	try {
-		await client.connect();
-		await client.end();
-		return true;
-	} catch {
-		return false;
+		m = await measure(run, [relay], !paused, run === 'rate-sqlite' ? RATE : undefined);
+	} finally {
+		await stopServer(relay.proc);
 	}
+	report(m, 'relay', [groupCommit(log)]);
 }
 
-/** A fresh database on the PostgreSQL server of BENCH_PG_URL, and how to drop it. */
-async function createDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-	const name = `relay_bench_${process.pid}_${Date.now()}`;
-	const admin = async (sql: string) => {
-		const client = new pg.Client({ connectionString: PG_URL });
-		await client.connect();
+async function postgresRun(run: 'pg1' | 'pg2' | 'pg2-paused' | 'rate-pg'): Promise<void> {
+	const instances = run === 'pg2' || run === 'pg2-paused' ? 2 : 1;
+	const db = await createDatabase();
+	try {
+		const relays = await Promise.all(
+			Array.from({ length: instances }, (_, i) =>
+				spawnRelay(run, relayEnv(dir, target.webhook, { RELAY_DATABASE: db.url }), {
+					paused: run === 'pg2-paused',
+					logFile: join(dir, `${run}-${i}.log`),
+				}),
+			),
+		);
+		let m: Measured;
 		try {
-			await client.query(sql);
+			m = await measure(run, relays, run !== 'pg2-paused', run === 'rate-pg' ? RATE : undefined);
 		} finally {
-			await client.end();
+			await Promise.all(relays.map((r) => stopServer(r.proc)));
 		}
-	};
-	await admin(`CREATE DATABASE ${name}`);
-	const url = new URL(PG_URL);
-	url.pathname = `/${name}`;
-	return { url: url.href, drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+		report(m, instances > 1 ? 'relays (both)' : 'relay');
+	} finally {
+		await db.drop();
+	}
 }
-
-let targetUrl = '';
-let received: () => Promise<number> = async () => 0;
 
 /**
  * Backlog: BACKLOG deliveries committed while no relay runs, then `instances` relays on that store
- * drain them into the fast target. Returns the printed figure.
+ * drain them into the fast target. Prints and returns the figure.
  */
 async function drain(
-	label: string,
+	name: 'sqlite' | 'pg1' | 'pg2',
 	instances: number,
 	open: () => Promise<{ store: Store; database: string; drop: () => Promise<void> }>,
 ): Promise<string> {
@@ -299,33 +273,39 @@ async function drain(
 						body,
 						fields: Object.fromEntries(new URLSearchParams(body)),
 						receivedAt: fill,
-						targets: [targetUrl],
+						targets: [target.webhook],
 					};
 					return store.insertEvent(event);
 				}),
 			);
 		}
 		await store.close();
-		const dir = mkdtempSync(join(tmpdir(), 'relay-bench-drain-'));
-		const base = await received();
+		const runDir = mkdtempSync(join(tmpdir(), 'relay-bench-drain-'));
+		const base = await target.received();
 		const started = Date.now();
 		const drainers = await Promise.all(
 			Array.from({ length: instances }, () =>
-				spawnServer(
-					join(ROOT, 'relay/dist/relay/src/bin.js'),
-					relayEnv(dir, targetUrl, { RELAY_DATABASE: database }),
-				),
+				spawnRelay(`drain-${name}`, relayEnv(runDir, target.webhook, { RELAY_DATABASE: database })),
 			),
 		);
+		const pids = drainers.map((d) => d.proc.pid);
 		const listening = Date.now();
-		while ((await received()) - base < BACKLOG) await new Promise((r) => setTimeout(r, 20));
+		const cpu0 = sampleCpu(pids);
+		while ((await target.received()) - base < BACKLOG) await sleep(20);
 		const drained = Date.now();
+		const cpu = cpuPerRequest(cpu0, sampleCpu(pids), BACKLOG);
 		await Promise.all(drainers.map((d) => stopServer(d.proc)));
-		rmSync(dir, { recursive: true, force: true });
+		rmSync(runDir, { recursive: true, force: true });
 		const secs = (drained - listening) / 1000;
+		const label = {
+			sqlite: 'SQLite',
+			pg1: 'PostgreSQL, 1 instance',
+			pg2: 'PostgreSQL, 2 instances',
+		};
 		const text =
-			`${label}: ${BACKLOG} deliveries in ${fmt(secs, 2)} s after listening (${fmt(BACKLOG / secs, 0)} deliveries/s; ` +
-			`${fmt((drained - started) / 1000, 2)} s including start-up; RELAY_CONCURRENCY ${process.env.RELAY_CONCURRENCY ?? '16 (default)'} per instance)`;
+			`${label[name]}: ${fmt(BACKLOG)} deliveries in ${fmt(secs, 2)} s after listening (${fmt(BACKLOG / secs)} deliveries/s; ` +
+			`${fmt((drained - started) / 1000, 2)} s including start-up; RELAY_CONCURRENCY ${process.env.RELAY_CONCURRENCY ?? '16 (default)'} per instance); ` +
+			`relay${instances > 1 ? 's' : ''} ${fmt(cpu.serversUs)} µs, PostgreSQL ${fmt(cpu.postgresUs)} µs CPU per delivery`;
 		console.log(`drain ${text}`);
 		return text;
 	} finally {
@@ -334,146 +314,79 @@ async function drain(
 }
 
 async function main(): Promise<void> {
-	const dir = mkdtempSync(join(tmpdir(), 'relay-bench-'));
-	const target = await spawnServer(join(ROOT, 'relay/bench/fast-target.ts'), {});
-	targetUrl = `${target.url}/webhook/paypalych`;
-	received = async () =>
-		((await (await fetch(`${target.url}/count`)).json()) as { received: number }).received;
+	dir = mkdtempSync(join(tmpdir(), 'relay-bench-'));
+	target = await startTarget();
+	const drains: string[] = [];
 	try {
 		console.log(
-			`relay benchmark: ${CONNECTIONS} connections x ${DURATION} s each, node ${process.version}, SQLite WAL synchronous=FULL, ` +
-				`${cpus().length} cores, load average ${loadavg()
+			`relay benchmark: ${CONNECTIONS} connections x ${DURATION} s each, fixed rate ${fmt(RATE)}/s x ${RATE_DURATION} s, ` +
+				`node ${process.version}, SQLite WAL synchronous=FULL, ${cpus().length} cores, ` +
+				`load average ${loadavg()
 					.map((x) => fmt(x, 2))
-					.join(' ')}`,
+					.join(' ')}; runs: ${[...selected].join(',')}`,
 		);
-
-		const relay = await spawnServer(
-			join(ROOT, 'relay/dist/relay/src/bin.js'),
-			relayEnv(dir, targetUrl),
-			join(dir, 'relay.log'),
-		);
-		const { result: relayResult, cpu: relayCpu } = await measuredLoad(relay.url, [relay.proc]);
-		await stopServer(relay.proc);
-		const deliveredDuringLoad = await received();
-
-		const bare = await spawnServer(join(ROOT, 'relay/bench/bare-server.ts'), {});
-		const { result: bareResult, cpu: bareCpu } = await measuredLoad(bare.url, [bare.proc]);
-		await stopServer(bare.proc);
-
-		mkdirSync(join(dir, 'paused'));
-		const paused = await spawnServer(
-			join(ROOT, 'relay/dist/relay/bench/relay-server.js'),
-			{ ...relayEnv(join(dir, 'paused'), targetUrl), BENCH_DELIVERY: 'paused' },
-			join(dir, 'paused', 'relay.log'),
-		);
-		const { result: pausedResult, cpu: pausedCpu } = await measuredLoad(paused.url, [paused.proc]);
-		await stopServer(paused.proc);
-
-		const line = (name: string, r: AutocannonResult) =>
-			`${name.padEnd(44)} ${fmt(r.requests.average, 0).padStart(7)} req/s   p50 ${fmt(r.latency.p50)} ms   p99 ${fmt(r.latency.p99)} ms   ` +
-			`(${r.requests.total} requests, non-2xx ${r.non2xx}, errors ${r.errors})`;
-		const ratio = (r: AutocannonResult) => fmt(r.requests.average / bareResult.requests.average, 2);
-		console.log(line('relay POST /postback/payment', relayResult));
-		console.log(`  ${groupCommit(join(dir, 'relay.log'))}`);
-		console.log(`  ${relayCpu}`);
-		console.log(line('bare Fastify POST (answers 200)', bareResult));
-		console.log(`  ${bareCpu}`);
-		console.log(
-			`ratio relay/bare: ${ratio(relayResult)} (forwarder delivering during the load, as in production)`,
-		);
-		console.log(
-			`delivered to the target during the load: ${deliveredDuringLoad} (the rest stays queued and is delivered later)`,
-		);
-		console.log(line('relay, delivery paused (ingestion only)', pausedResult));
-		console.log(`  ${groupCommit(join(dir, 'paused', 'relay.log'))}`);
-		console.log(`  ${pausedCpu}`);
-		console.log(
-			`ratio relay/bare, delivery paused: ${ratio(pausedResult)} (second figure: no forwarder, no target traffic)`,
-		);
-
-		const sqliteDrain = await drain('SQLite', 1, async () => {
-			const store = await SqliteStore.open(join(dir, 'drain', 'relay.sqlite'));
-			return { store, database: join(dir, 'drain', 'relay.sqlite'), drop: async () => {} };
-		});
-
-		const rows: Array<[string, AutocannonResult]> = [
-			['bare Fastify', bareResult],
-			['SQLite store', relayResult],
-			['SQLite store, delivery paused', pausedResult],
-		];
-		const drains = [sqliteDrain];
-		const pgUp = await pgReachable();
-		if (!pgUp) {
+		if (CPU_PROF)
 			console.log(
-				`PostgreSQL: not reachable at ${PG_URL} (set BENCH_PG_URL); its figures are left out`,
+				`CPU profiles of the relays in ${CPU_PROF}/<run> (the figures include the profiler)`,
 			);
-		} else {
-			for (const [instances, paused] of [
-				[1, false],
-				[2, false],
-				[2, true],
-			] as const) {
-				const db = await createDatabase();
-				try {
-					const relays = await Promise.all(
-						Array.from({ length: instances }, (_, i) =>
-							spawnServer(
-								join(
-									ROOT,
-									paused ? 'relay/dist/relay/bench/relay-server.js' : 'relay/dist/relay/src/bin.js',
-								),
-								relayEnv(dir, targetUrl, {
-									RELAY_DATABASE: db.url,
-									...(paused ? { BENCH_DELIVERY: 'paused' } : {}),
-								}),
-								join(dir, `pg${instances}-${i}.log`),
-							),
-						),
-					);
-					const before = await received();
-					const { result, cpu } = await measuredLoad(
-						relays.map((r) => r.url),
-						relays.map((r) => r.proc),
-					);
-					await Promise.all(relays.map((r) => stopServer(r.proc)));
-					const name = `PostgreSQL store, ${instances} instance${instances > 1 ? 's' : ''}${paused ? ', delivery paused' : ''}`;
-					console.log(line(name, result));
-					console.log(`  ${cpu}`);
-					if (!paused)
-						console.log(
-							`  delivered to the target during the load: ${(await received()) - before}`,
-						);
-					rows.push([name, result]);
-				} finally {
-					await db.drop();
-				}
-				if (paused) continue;
-				drains.push(
-					await drain(
-						`PostgreSQL, ${instances} instance${instances > 1 ? 's' : ''}`,
-						instances,
-						async () => {
+		const pg = await findPostgres();
+		watchPostgresServer(pg.postmaster, DATABASE_PREFIX);
+		const counted = pg.postmaster
+			? `the server of ${PG_URL} (postmaster ${pg.postmaster}): its background processes and ` +
+				"the backends of the benchmark's databases"
+			: 'every process called postgres (the server is not on this machine, or not found)';
+		console.log(
+			pg.reachable
+				? `PostgreSQL CPU: ${counted}`
+				: `PostgreSQL: not reachable at ${PG_URL} (set BENCH_PG_URL); its runs are left out`,
+		);
+
+		await bareRun();
+		if (selected.has('sqlite')) await sqliteRun('sqlite');
+		if (selected.has('sqlite-paused')) await sqliteRun('sqlite-paused');
+		if (selected.has('drain')) {
+			drains.push(
+				await drain('sqlite', 1, async () => {
+					const file = join(dir, 'drain', 'relay.sqlite');
+					return { store: await SqliteStore.open(file), database: file, drop: async () => {} };
+				}),
+			);
+		}
+		if (pg.reachable) {
+			for (const run of ['pg1', 'pg2', 'pg2-paused'] as const)
+				if (selected.has(run)) await postgresRun(run);
+			if (selected.has('drain')) {
+				for (const [name, instances] of [
+					['pg1', 1],
+					['pg2', 2],
+				] as const) {
+					drains.push(
+						await drain(name, instances, async () => {
 							const d = await createDatabase();
 							return { store: await PostgresStore.open(d.url), database: d.url, drop: d.drop };
-						},
-					),
-				);
+						}),
+					);
+				}
 			}
 		}
-
-		console.log(
-			'\nsummary (ratios to bare Fastify in this run; issue target for PostgreSQL with two instances: >= 0.50 with p99 < 25 ms)',
-		);
-		for (const [name, r] of rows) {
-			console.log(
-				`  ${name.padEnd(34)} ${fmt(r.requests.average, 0).padStart(7)} req/s  ratio ${ratio(r)}  p99 ${fmt(r.latency.p99).padStart(5)} ms`,
-			);
-		}
-		for (const d of drains) console.log(`  drain, ${d}`);
+		if (selected.has('rate-sqlite')) await sqliteRun('rate-sqlite');
+		if (pg.reachable && selected.has('rate-pg')) await postgresRun('rate-pg');
 	} finally {
-		await stopServer(target.proc);
+		await stopServer(target.server.proc);
 		rmSync(dir, { recursive: true, force: true });
 	}
+
+	const bare = measured.bare;
+	if (!bare) throw new Error('the bare run did not run');
+	const all: AllFigures & { bare: Figures } = { bare: figures(bare, bare) };
+	for (const m of Object.values(measured)) all[m.run] = figures(m, bare);
+	if (drains.length) console.log(`\ndrains:\n${drains.map((d) => `  ${d}`).join('\n')}`);
+	console.log(`\n${table(all, RATE).join('\n')}`);
+	console.log(
+		`\ntargets (issue 20):\n${targets(all, RATE)
+			.map((t) => `  ${t}`)
+			.join('\n')}`,
+	);
 }
 
 await main();
