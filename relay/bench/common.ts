@@ -11,7 +11,8 @@ import getPort from 'get-port';
 import pg from 'pg';
 
 /** The checkout whose compiled relay runs (BENCH_ROOT: another one, e.g. an older commit's, for a before/after). */
-export const ROOT = process.env.BENCH_ROOT ?? join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const ROOT =
+	process.env.BENCH_ROOT ?? join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const TOKEN = 'bench|token-0123456789abcdefghijklmnopqrstuvwxyz';
 export const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
