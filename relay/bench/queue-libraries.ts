@@ -257,8 +257,11 @@ function pools(url: string): { durable: pg.Pool; book: pg.Pool } {
 	const base = { connectionString: url, max: 8, application_name: 'queue-bench' };
 	const durable = new pg.Pool(base);
 	const book = new pg.Pool({ ...base, max: 10, options: BOOKKEEPING });
+	const onError = (error: Error) => console.error(`connection error: ${error.message}`);
 	for (const pool of [durable, book]) {
-		pool.on('error', (error) => console.error(`idle connection: ${error.message}`));
+		pool.on('error', onError);
+		// graphile-worker asks for both (it warns otherwise): errors of idle and of checked-out clients.
+		pool.on('connect', (client) => client.on('error', onError));
 	}
 	return { durable, book };
 }
