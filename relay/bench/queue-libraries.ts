@@ -7,8 +7,9 @@
 // result. There is no HTTP: the queue itself is measured. For each phase: throughput, this
 // process's CPU per job (process.cpuUsage: the candidate's client code, node-postgres, the
 // benchmark's own driver), the PostgreSQL processes' CPU per job (all of them, as relay.bench.ts
-// counts them, and the backends of the candidate's database alone, which other load on the server
-// cannot inflate), and the statements the database ran (pg_stat_statements of that database).
+// counts them but per process, so one that ends during the phase subtracts nothing; and the
+// backends of the candidate's database alone, which other load on the server cannot inflate), and
+// the statements the database ran (pg_stat_statements of that database).
 //
 // The candidates (the same events, the same one target per event):
 // - relay: the relay's PostgresStore (compiled, relay/dist): insertEvent (group commit of the event

@@ -57,11 +57,6 @@ function postgresPids(): number[] {
 	return pids;
 }
 
-/** Every PostgreSQL process on the machine, as relay.bench.ts counts them. */
-export function postgresTicks(): number {
-	return postgresPids().reduce((sum, pid) => sum + processTicks(pid), 0);
-}
-
 /** The machine's busy and total ticks (/proc/stat). */
 export function machineTicks(): { busy: number; total: number } {
 	const [, ...fields] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
@@ -71,20 +66,22 @@ export function machineTicks(): { busy: number; total: number } {
 }
 
 /**
- * The CPU of the backends serving one database (their process title names it), sampled every
- * 200 ms: the part of the PostgreSQL figure that other engineers' load on the same server cannot
- * inflate. A backend that ends between two samples loses its last ticks (the pools here keep their
- * connections through a phase, so this is rare); one that starts during the phase counts whole.
+ * The CPU of PostgreSQL processes during a phase, from /proc every 200 ms: every `postgres` process
+ * on the machine (as relay.bench.ts counts them), or with `database`, the backends serving that
+ * database (their process title names it): the part that other load on the same server cannot
+ * inflate. Counted per process, so a process that ends during the phase (another client's
+ * backend) takes away nothing; it only loses its last ticks since the previous sample (the pools
+ * here keep their connections through a phase). A process that starts during the phase counts whole.
  */
-export class BackendSampler {
-	#title: string;
+export class PostgresSampler {
+	#title: string | undefined;
 	#first = new Map<number, number>();
 	#last = new Map<number, number>();
 	#other = new Set<number>();
 	#timer: NodeJS.Timeout | undefined;
 
-	constructor(database: string) {
-		this.#title = ` ${database} `;
+	constructor(database?: string) {
+		this.#title = database === undefined ? undefined : ` ${database} `;
 		this.#scan(true);
 		this.#timer = setInterval(() => this.#scan(false), 200);
 	}
@@ -93,15 +90,17 @@ export class BackendSampler {
 		for (const pid of postgresPids()) {
 			if (this.#other.has(pid)) continue;
 			if (!this.#first.has(pid)) {
-				let title = '';
-				try {
-					title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
-				} catch {
-					continue;
-				}
-				if (!title.includes(this.#title)) {
-					this.#other.add(pid);
-					continue;
+				if (this.#title !== undefined) {
+					let title = '';
+					try {
+						title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+					} catch {
+						continue;
+					}
+					if (!title.includes(this.#title)) {
+						this.#other.add(pid);
+						continue;
+					}
 				}
 				this.#first.set(pid, initial ? processTicks(pid) : 0);
 			}
@@ -110,7 +109,7 @@ export class BackendSampler {
 		}
 	}
 
-	/** Ticks of this database's backends since construction. */
+	/** Ticks of the processes since construction. */
 	stop(): number {
 		clearInterval(this.#timer);
 		this.#scan(false);
@@ -171,23 +170,23 @@ export async function measure(
 	phase: () => Promise<void>,
 ): Promise<PhaseFigures> {
 	await resetStatements(stats);
-	const sampler = new BackendSampler(database);
+	const all = new PostgresSampler();
+	const ours = new PostgresSampler(database);
 	const m0 = machineTicks();
-	const p0 = postgresTicks();
 	const c0 = process.cpuUsage();
 	const t0 = performance.now();
 	await phase();
 	const ms = performance.now() - t0;
 	const c1 = process.cpuUsage(c0);
-	const p1 = postgresTicks();
 	const m1 = machineTicks();
-	const dbTicks = sampler.stop();
+	const pgTicks = all.stop();
+	const dbTicks = ours.stop();
 	const statements = await readStatements(stats);
 	return {
 		jobs,
 		ms,
 		clientUs: c1.user + c1.system,
-		pgTicks: p1 - p0,
+		pgTicks,
 		dbTicks,
 		busy: (100 * (m1.busy - m0.busy)) / Math.max(1, m1.total - m0.total),
 		statements,
