@@ -14,6 +14,7 @@ import type { Metrics } from './metrics.ts';
 import { MAX_RESPONSE_BYTES } from './store/types.ts';
 import type { AttemptTiming, ClaimedDelivery, DeliveryLease, Store } from './store/types.ts';
 import { NO_RECEIPT_ERROR, backoffDelay, classify, retryAfterDelay } from './retry-policy.ts';
+import { ResultBatcher } from './result-batcher.ts';
 
 export interface ForwarderOptions {
 	store: Store;
@@ -57,10 +58,13 @@ export class Forwarder {
 	#unsubscribe: (() => void) | undefined;
 	/** Slots promised to deliveries being stored leased to this forwarder (see lease()). */
 	#reserved = 0;
+	/** Each attempt's result goes through it: results that finish together share one store call. */
+	#results: ResultBatcher;
 
 	constructor(options: ForwarderOptions) {
 		this.#o = options;
 		this.#random = options.random ?? Math.random;
+		this.#results = new ResultBatcher((results) => options.store.recordResults(results));
 	}
 
 	get inFlight(): number {
@@ -141,6 +145,8 @@ export class Forwarder {
 			for (const p of this.#inflight.values()) p.abort.abort();
 			await Promise.all([...this.#inflight.values()].map((p) => p.done));
 		}
+		// Each delivery above waited for the commit of its result: this only makes sure of it.
+		await this.#results.drain();
 	}
 
 	async #sleep(ms: number): Promise<void> {
@@ -282,7 +288,8 @@ export class Forwarder {
 			status,
 		};
 		if (outcome === 'success') {
-			await store.markDelivered(d.id, now, status ?? 0, timing);
+			const httpStatus = status ?? 0;
+			await this.#results.record({ outcome: 'delivered', id: d.id, now, httpStatus, timing });
 			metrics.delivered.inc({ kind: d.kind });
 			metrics.latency.observe(Math.max(0, now - d.receivedAt) / 1000);
 			logger.debug({ ...log, receipt }, 'delivered');
@@ -290,8 +297,16 @@ export class Forwarder {
 		}
 		const noReceipt = outcome === 'retry' && status !== undefined && status < 400;
 		const reason = error || (noReceipt ? `HTTP ${status}: ${NO_RECEIPT_ERROR}` : `HTTP ${status}`);
+		const failed = {
+			id: d.id,
+			owner: this.owner,
+			now,
+			httpStatus: status ?? null,
+			error: reason,
+			timing,
+		};
 		if (outcome === 'permanent') {
-			await store.markDead(d.id, this.owner, status ?? null, reason, timing);
+			await this.#results.record({ ...failed, outcome: 'dead' });
 			metrics.dead.inc({ kind: d.kind });
 			logger.error(
 				{ ...log, error: reason },
@@ -318,7 +333,7 @@ export class Forwarder {
 			);
 		const next = now + delay;
 		if (next > d.budgetStart + this.#o.retryBudgetMs) {
-			await store.markDead(d.id, this.owner, status ?? null, reason, timing);
+			await this.#results.record({ ...failed, outcome: 'dead' });
 			metrics.dead.inc({ kind: d.kind });
 			logger.error(
 				{ ...log, error: reason },
@@ -326,7 +341,7 @@ export class Forwarder {
 			);
 			return;
 		}
-		await store.markRetry(d.id, this.owner, next, status ?? null, reason, timing);
+		await this.#results.record({ ...failed, outcome: 'retry', nextAttemptAt: next });
 		metrics.retries.inc({ kind: d.kind });
 		logger.warn({ ...log, error: reason, retryInMs: delay }, 'delivery failed; will retry');
 	}

@@ -2,6 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StoreInputError } from '../../relay/src/store/input.ts';
 import type { AttemptTiming, NewEvent, Store } from '../../relay/src/store/types.ts';
+import { resultsContract } from './store-results-suite.ts';
 
 export interface OpenedStore {
 	store: Store;
@@ -690,6 +691,8 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			expect(await store.sessionRevoked('session-a')).toBe(false);
 			expect(await store.sessionRevoked('session-b')).toBe(true);
 		});
+
+		resultsContract(() => store);
 
 		it('refuses a bad activity range with a clear error', async () => {
 			await expect(store.activity(T0, T0, 1_000)).rejects.toThrow(/from must be before to/);

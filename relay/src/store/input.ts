@@ -1,4 +1,4 @@
-import type { DeliveryFilter, EventFilter, NewEvent } from './types.ts';
+import type { DeliveryFilter, DeliveryResult, EventFilter, NewEvent } from './types.ts';
 
 /**
  * Every value a store method gets from outside (a postback, the admin API, the console) is checked
@@ -109,6 +109,51 @@ export function checkDeliveryFilter(filter: DeliveryFilter): void {
 
 const time = (name: string) => (v: unknown) => checkInt(name, v);
 
+const OUTCOMES: ReadonlySet<unknown> = new Set(['delivered', 'retry', 'dead']);
+const ORIGINS: ReadonlySet<unknown> = new Set([undefined, null, 'scheduled', 'manual']);
+
+/**
+ * A text the relay itself took down (a network error, the start of a target's answer): checked
+ * for its type and length only. It is stored as it comes, as the single marks always stored it
+ * (a message cut at 200 characters may end in half a surrogate pair; refusing it would leave the
+ * delivery unrecorded and sent again and again).
+ */
+function checkTakenText(name: string, value: unknown, max: number): void {
+	if (typeof value !== 'string') throw new StoreInputError(`${name} must be text`);
+	if (value.length > max) throw new StoreInputError(`${name} is longer than ${max} characters`);
+}
+
+/** The results recordResults gets from the forwarder (or from markDelivered/markRetry/markDead). */
+export function checkResults(results: readonly DeliveryResult[]): void {
+	checkIds('results', results, (value) => {
+		if (typeof value !== 'object' || value === null)
+			throw new StoreInputError('a result must be an object');
+		const r = value as DeliveryResult;
+		checkDeliveryId(r.id);
+		if (!OUTCOMES.has(r.outcome))
+			throw new StoreInputError('outcome must be delivered, retry or dead');
+		checkInt('now', r.now);
+		if (r.outcome === 'delivered') {
+			checkOptionalText('owner', r.owner, 256);
+			checkInt('http status', r.httpStatus);
+		} else {
+			checkText('owner', r.owner, 256);
+			checkOptionalInt('http status', r.httpStatus);
+			checkTakenText('error', r.error, MAX_TEXT);
+			if (r.outcome === 'retry') checkInt('next attempt time', r.nextAttemptAt);
+		}
+		const t = r.timing as unknown;
+		if (typeof t !== 'object' || t === null) throw new StoreInputError('timing must be an object');
+		checkInt('attempt', r.timing.attempt);
+		checkInt('startedAt', r.timing.startedAt);
+		checkInt('durationMs', r.timing.durationMs);
+		if (!ORIGINS.has(r.timing.origin))
+			throw new StoreInputError('origin must be scheduled or manual');
+		if (r.timing.response !== undefined && r.timing.response !== null)
+			checkTakenText('response', r.timing.response, MAX_BODY);
+	});
+}
+
 /** The checks of each store operation's arguments, by position. */
 const CHECKS: Record<string, ReadonlyArray<(value: unknown) => void>> = {
 	insertEvent: [(e) => checkNewEvent(e as NewEvent)],
@@ -136,6 +181,7 @@ const CHECKS: Record<string, ReadonlyArray<(value: unknown) => void>> = {
 	prune: [time('before'), (v) => checkInt('limit', v, 1)],
 	revokeSession: [(v) => checkText('session id', v, 64), time('expiresAt'), time('now')],
 	sessionRevoked: [(v) => checkText('session id', v, 64)],
+	recordResults: [(rs) => checkResults(rs as DeliveryResult[])],
 };
 
 /** Throws a StoreInputError when an argument of this store operation is not acceptable. */

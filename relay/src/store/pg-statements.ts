@@ -1,7 +1,8 @@
 // The PostgreSQL store's statements of the queue: group-commit inserts, claims, results, leases,
 // replays and requeues (the reads are in pg-reads.ts; SQL shared with SQLite is in sql.ts).
+import { clipResponse } from './rows.ts';
 import { HEARTBEAT, REQUEUE_DEAD, numbered } from './sql.ts';
-import type { InsertResult, NewEvent } from './types.ts';
+import type { DeliveryResult, InsertResult, NewEvent } from './types.ts';
 
 /**
  * Events in one statement (group commit): parallel arrays, one element per event; targets as a
@@ -67,33 +68,54 @@ export const CLAIM = `WITH c AS (
 	)
 	SELECT c.*, e.kind, e.content_type, e.body, e.received_at FROM c JOIN events e ON e.id = c.event_id ORDER BY c.id`;
 
-/** Parameters 1–8 of every result: the attempt's columns in attemptParams' order. */
-const INSERT_ATTEMPT_FROM = `INSERT INTO attempts (delivery_id, target, attempt, started_at, duration_ms, http_status, error, outcome, origin, response)
-	SELECT id, target, $1, $2, $3, $4, $5, $6, $7, $8`;
-
-/** …then now ($9) and id ($10). */
-export const MARK_DELIVERED = `WITH u AS (
-		UPDATE deliveries SET status = 'delivered', delivered_at = $9, last_status = $4, last_error = NULL, last_response = NULL,
+/**
+ * Results of attempts, many in one statement: parallel arrays, one element per result (see
+ * resultParams). Each applies as its single mark did: delivered whatever the lease (unless already
+ * delivered) and its attempt recorded whatever; retry and dead only while the owner still holds
+ * the lease, their attempt recorded only then. Attempts are inserted in the results' order. A
+ * statement updates a row once: a delivery must not come twice (see runsWithoutRepeats).
+ */
+export const RECORD_RESULTS = `WITH input AS (
+		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::integer[], $7::text[],
+			$8::integer[], $9::bigint[], $10::integer[], $11::text[], $12::text[])
+			WITH ORDINALITY AS i (id, outcome, owner, now, next_attempt_at, http_status, error, attempt, started_at, duration_ms, origin, response, n)
+	), u AS (
+		UPDATE deliveries d SET
+			status = CASE i.outcome WHEN 'delivered' THEN 'delivered' WHEN 'retry' THEN 'pending' ELSE 'dead' END,
+			delivered_at = CASE WHEN i.outcome = 'delivered' THEN i.now ELSE d.delivered_at END,
+			next_attempt_at = CASE WHEN i.outcome = 'retry' THEN i.next_attempt_at ELSE d.next_attempt_at END,
+			last_status = i.http_status, last_error = i.error,
+			last_response = CASE WHEN i.outcome = 'delivered' THEN NULL ELSE i.response END,
 			manual = 0, lease_until = NULL, lease_owner = NULL
-		WHERE id = $10 AND status <> 'delivered'
+		FROM input i
+		WHERE d.id = i.id AND CASE WHEN i.outcome = 'delivered' THEN d.status <> 'delivered'
+			ELSE d.status = 'delivering' AND d.lease_owner = i.owner END
+		RETURNING i.n
 	)
-	${INSERT_ATTEMPT_FROM} FROM deliveries WHERE id = $10`;
+	INSERT INTO attempts (delivery_id, target, attempt, started_at, duration_ms, http_status, error, outcome, origin, response)
+	SELECT d.id, d.target, i.attempt, i.started_at, i.duration_ms, i.http_status, i.error, i.outcome, i.origin, i.response
+	FROM input i JOIN deliveries d ON d.id = i.id
+	WHERE i.outcome = 'delivered' OR i.n IN (SELECT n FROM u)
+	ORDER BY i.n`;
 
-/** …then the next attempt's time ($9), id ($10) and owner ($11). */
-export const MARK_RETRY = `WITH u AS (
-		UPDATE deliveries SET status = 'pending', next_attempt_at = $9, last_status = $4, last_error = $5, last_response = $8,
-			manual = 0, lease_until = NULL, lease_owner = NULL
-		WHERE id = $10 AND status = 'delivering' AND lease_owner = $11 RETURNING id, target
-	)
-	${INSERT_ATTEMPT_FROM} FROM u`;
-
-/** …then id ($9) and owner ($10). */
-export const MARK_DEAD = `WITH u AS (
-		UPDATE deliveries SET status = 'dead', last_status = $4, last_error = $5, last_response = $8,
-			manual = 0, lease_until = NULL, lease_owner = NULL
-		WHERE id = $9 AND status = 'delivering' AND lease_owner = $10 RETURNING id, target
-	)
-	${INSERT_ATTEMPT_FROM} FROM u`;
+/** RECORD_RESULTS' parameters. */
+export function resultParams(results: readonly DeliveryResult[]): unknown[] {
+	const column = <T>(f: (r: DeliveryResult) => T) => results.map(f);
+	return [
+		column((r) => r.id),
+		column((r) => r.outcome),
+		column((r) => r.owner ?? null),
+		column((r) => r.now),
+		column((r) => (r.outcome === 'retry' ? r.nextAttemptAt : null)),
+		column((r) => r.httpStatus),
+		column((r) => (r.outcome === 'delivered' ? null : r.error)),
+		column((r) => r.timing.attempt),
+		column((r) => r.timing.startedAt),
+		column((r) => r.timing.durationMs),
+		column((r) => r.timing.origin ?? 'scheduled'),
+		column((r) => clipResponse(r.timing.response)),
+	];
+}
 
 export const RELEASE = `UPDATE deliveries SET status = 'pending', attempts = GREATEST(attempts - 1, attempt_base), next_attempt_at = $1,
 		lease_until = NULL, lease_owner = NULL
@@ -116,14 +138,8 @@ export const PING = numbered(HEARTBEAT);
  * connection instead of on every call (the insert and claim CTEs cost more to plan than to run).
  */
 export const PREPARED = new Map(
-	[
-		INSERT_EVENTS,
-		DEDUPE_LOOKUP_MANY,
-		CLAIM,
-		MARK_DELIVERED,
-		MARK_RETRY,
-		MARK_DEAD,
-		RELEASE,
-		PING,
-	].map((sql, i) => [sql, `relay_${i}`]),
+	[INSERT_EVENTS, DEDUPE_LOOKUP_MANY, CLAIM, RECORD_RESULTS, RELEASE, PING].map((sql, i) => [
+		sql,
+		`relay_${i}`,
+	]),
 );

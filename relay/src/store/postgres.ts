@@ -6,21 +6,20 @@ import { GroupInserter } from './pg-inserts.ts';
 import { PgWaker } from './pg-waker.ts';
 import {
 	CLAIM,
-	MARK_DELIVERED,
-	MARK_RETRY,
-	MARK_DEAD,
+	RECORD_RESULTS,
 	RELEASE,
 	REPLAY,
 	REQUEUE,
 	CATCHUP_LOCK,
 	PING,
 	PREPARED,
+	resultParams,
 } from './pg-statements.ts';
+import { deadResult, deliveredResult, retryResult, runsWithoutRepeats } from './results.ts';
 
 import { toClaimed } from './rows.ts';
 import {
 	PRUNABLE,
-	attemptParams,
 	numbered,
 	pruneStatements,
 	DROP_EXPIRED_REVOCATIONS,
@@ -31,6 +30,7 @@ import type { Param, Row } from './sql.ts';
 import type {
 	AttemptTiming,
 	ClaimedDelivery,
+	DeliveryResult,
 	InsertResult,
 	NewEvent,
 	Store,
@@ -164,20 +164,42 @@ export class PostgresStore extends PostgresReads implements Store {
 		return rows.map((row) => toClaimed(row));
 	}
 
-	async markDelivered(
-		id: number,
-		now: number,
-		httpStatus: number,
-		t: AttemptTiming,
-	): Promise<void> {
-		await this.#rows(this.#book, MARK_DELIVERED, [
-			...attemptParams(t, httpStatus, null, 'delivered'),
-			now,
-			id,
-		]);
+	/**
+	 * One statement on the bookkeeping pool for the whole batch; a batch in which a delivery comes
+	 * twice runs as consecutive statements (one per run without repeats) in one transaction.
+	 */
+	async recordResults(results: readonly DeliveryResult[]): Promise<void> {
+		checkCall('recordResults', [results]);
+		if (results.length === 0) return;
+		const runs = runsWithoutRepeats(results);
+		if (runs.length === 1) {
+			await this.#rows(this.#book, RECORD_RESULTS, resultParams(results));
+			return;
+		}
+		if (this.#closed) throw new Error('store is closed');
+		const client = await this.#book.connect();
+		try {
+			await client.query('BEGIN');
+			for (const run of runs)
+				await client.query({
+					name: PREPARED.get(RECORD_RESULTS),
+					text: RECORD_RESULTS,
+					values: resultParams(run),
+				});
+			await client.query('COMMIT');
+		} catch (error) {
+			await client.query('ROLLBACK').catch(() => {});
+			throw error;
+		} finally {
+			client.release();
+		}
 	}
 
-	async markRetry(
+	markDelivered(id: number, now: number, httpStatus: number, t: AttemptTiming): Promise<void> {
+		return this.recordResults([deliveredResult(id, now, httpStatus, t)]);
+	}
+
+	markRetry(
 		id: number,
 		owner: string,
 		nextAttemptAt: number,
@@ -185,26 +207,17 @@ export class PostgresStore extends PostgresReads implements Store {
 		error: string,
 		t: AttemptTiming,
 	): Promise<void> {
-		await this.#rows(this.#book, MARK_RETRY, [
-			...attemptParams(t, httpStatus, error, 'retry'),
-			nextAttemptAt,
-			id,
-			owner,
-		]);
+		return this.recordResults([retryResult(id, owner, nextAttemptAt, httpStatus, error, t)]);
 	}
 
-	async markDead(
+	markDead(
 		id: number,
 		owner: string,
 		httpStatus: number | null,
 		error: string,
 		t: AttemptTiming,
 	): Promise<void> {
-		await this.#rows(this.#book, MARK_DEAD, [
-			...attemptParams(t, httpStatus, error, 'dead'),
-			id,
-			owner,
-		]);
+		return this.recordResults([deadResult(id, owner, httpStatus, error, t)]);
 	}
 
 	async releaseLease(id: number, owner: string, now: number): Promise<void> {

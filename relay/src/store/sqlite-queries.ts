@@ -45,6 +45,7 @@ import type {
 	DeliveryAttempt,
 	DeliveryCounts,
 	DeliveryFilter,
+	DeliveryResult,
 	EventFilter,
 	InsertResult,
 	NewEvent,
@@ -162,45 +163,30 @@ export class SqliteQueries {
 		this.#stmt(INSERT_ATTEMPT).run(...attemptParams(t, httpStatus, error, outcome), id);
 	}
 
-	markDelivered(id: number, now: number, httpStatus: number, timing: AttemptTiming): void {
-		this.#stmt(MARK_DELIVERED).run(now, httpStatus, id);
-		this.#recordAttempt(id, timing, httpStatus, null, 'delivered');
-	}
-
-	markRetry(
-		id: number,
-		owner: string,
-		nextAttemptAt: number,
-		httpStatus: number | null,
-		error: string,
-		timing: AttemptTiming,
-	): void {
-		const { changes } = this.#stmt(MARK_RETRY).run(
-			nextAttemptAt,
-			httpStatus,
-			error,
-			clipResponse(timing.response),
-			id,
-			owner,
-		);
-		if (Number(changes) > 0) this.#recordAttempt(id, timing, httpStatus, error, 'retry');
-	}
-
-	markDead(
-		id: number,
-		owner: string,
-		httpStatus: number | null,
-		error: string,
-		timing: AttemptTiming,
-	): void {
-		const { changes } = this.#stmt(MARK_DEAD).run(
-			httpStatus,
-			error,
-			clipResponse(timing.response),
-			id,
-			owner,
-		);
-		if (Number(changes) > 0) this.#recordAttempt(id, timing, httpStatus, error, 'dead');
+	/** Each result as its own call would apply it, in order, inside the batch's transaction. */
+	recordResults(results: readonly DeliveryResult[]): void {
+		for (const r of results) {
+			if (r.outcome === 'delivered') {
+				this.#stmt(MARK_DELIVERED).run(r.now, r.httpStatus, r.id);
+				this.#recordAttempt(r.id, r.timing, r.httpStatus, null, 'delivered');
+				continue;
+			}
+			const response = clipResponse(r.timing.response);
+			const { changes } =
+				r.outcome === 'retry'
+					? this.#stmt(MARK_RETRY).run(
+							r.nextAttemptAt,
+							r.httpStatus,
+							r.error,
+							response,
+							r.id,
+							r.owner,
+						)
+					: this.#stmt(MARK_DEAD).run(r.httpStatus, r.error, response, r.id, r.owner);
+			// Only while this owner held the lease.
+			if (Number(changes) > 0)
+				this.#recordAttempt(r.id, r.timing, r.httpStatus, r.error, r.outcome);
+		}
 	}
 
 	releaseLease(id: number, owner: string, now: number): void {

@@ -5,6 +5,7 @@ import { POSTBACK_EVENTS } from '../contract.ts';
 import type { PostbackEvent } from '../contract.ts';
 import { checkCall } from './input.ts';
 import { PAIR_KEY_BACKFILL_BATCH, PAIR_KEY_BACKFILL_MS, pairKeyOf } from './pair-key.ts';
+import { deadResult, deliveredResult, retryResult } from './results.ts';
 import { SqliteEngine } from './sqlite-engine.ts';
 import type { EngineCall, EngineOp, EngineResult } from './sqlite-engine.ts';
 import type {
@@ -15,6 +16,7 @@ import type {
 	DeliveryAttempt,
 	DeliveryCounts,
 	DeliveryFilter,
+	DeliveryResult,
 	EventFilter,
 	InsertResult,
 	NewEvent,
@@ -186,8 +188,12 @@ export class SqliteStore implements Store {
 	claimDue(now: number, limit: number, leaseMs: number, owner: string): Promise<ClaimedDelivery[]> {
 		return this.#call('claimDue', now, limit, leaseMs, owner);
 	}
+	/** One call (one entry of the thread's message) however many results it carries. */
+	recordResults(results: readonly DeliveryResult[]): Promise<void> {
+		return this.#call('recordResults', [...results]);
+	}
 	markDelivered(id: number, now: number, httpStatus: number, timing: AttemptTiming): Promise<void> {
-		return this.#call('markDelivered', id, now, httpStatus, timing);
+		return this.recordResults([deliveredResult(id, now, httpStatus, timing)]);
 	}
 	markRetry(
 		id: number,
@@ -197,7 +203,7 @@ export class SqliteStore implements Store {
 		error: string,
 		timing: AttemptTiming,
 	): Promise<void> {
-		return this.#call('markRetry', id, owner, nextAttemptAt, httpStatus, error, timing);
+		return this.recordResults([retryResult(id, owner, nextAttemptAt, httpStatus, error, timing)]);
 	}
 	markDead(
 		id: number,
@@ -206,7 +212,7 @@ export class SqliteStore implements Store {
 		error: string,
 		timing: AttemptTiming,
 	): Promise<void> {
-		return this.#call('markDead', id, owner, httpStatus, error, timing);
+		return this.recordResults([deadResult(id, owner, httpStatus, error, timing)]);
 	}
 	releaseLease(id: number, owner: string, now: number): Promise<void> {
 		return this.#call('releaseLease', id, owner, now);

@@ -187,6 +187,41 @@ export interface AttemptTiming {
 	response?: string | null;
 }
 
+/**
+ * The result of one attempt as the forwarder records it (see DeliveryQueue.recordResults). A
+ * delivered result is applied whoever holds the lease (the target has the event); a retry or a
+ * dead one only while `owner` still holds it.
+ */
+export type DeliveryResult =
+	| (ResultBase & {
+			outcome: 'delivered';
+			/** Not checked: a delivered attempt is recorded whoever holds the lease. */
+			owner?: string;
+			httpStatus: number;
+	  })
+	| (ResultBase & {
+			outcome: 'retry';
+			owner: string;
+			/** When the next attempt is due. */
+			nextAttemptAt: number;
+			httpStatus: number | null;
+			error: string;
+	  })
+	| (ResultBase & {
+			outcome: 'dead';
+			owner: string;
+			httpStatus: number | null;
+			error: string;
+	  });
+
+interface ResultBase {
+	/** The delivery. */
+	id: number;
+	/** When the attempt ended: a delivered result's deliveredAt. */
+	now: number;
+	timing: AttemptTiming;
+}
+
 /** Counts of one time bucket and one event kind, for the console's charts. */
 export interface ActivityBucket {
 	/** Start of the bucket, epoch ms. */
@@ -230,9 +265,15 @@ export interface DeliveryQueue {
 	/** Claims up to `limit` due deliveries (pending and due, or delivering with an expired lease). */
 	claimDue(now: number, limit: number, leaseMs: number, owner: string): Promise<ClaimedDelivery[]>;
 	/**
-	 * The result of one attempt, recorded with its timing in the same commit as the delivery's new
-	 * state. markRetry and markDead change nothing (and record no attempt) when this owner no
-	 * longer holds the lease; a delivered attempt is always recorded (the target has the event).
+	 * The results of many attempts in one commit, each applied as its own markDelivered, markRetry
+	 * or markDead call would be, in order (two results of one delivery: as two calls in sequence):
+	 * each attempt is recorded with its timing in the same commit as the delivery's new state.
+	 */
+	recordResults(results: readonly DeliveryResult[]): Promise<void>;
+	/**
+	 * The result of one attempt (recordResults with one result). markRetry and markDead change
+	 * nothing (and record no attempt) when this owner no longer holds the lease; a delivered
+	 * attempt is always recorded (the target has the event).
 	 */
 	markDelivered(id: number, now: number, httpStatus: number, timing: AttemptTiming): Promise<void>;
 	/** Schedules another attempt; ignored if this owner no longer holds the lease. */

@@ -1,0 +1,157 @@
+// The forwarder's results: written in batches (ResultBatcher), each delivery freed after its commit.
+import { afterEach, describe, expect, it } from 'vitest';
+import { Forwarder } from '../../relay/src/forwarder.ts';
+import { createLogger } from '../../relay/src/logging.ts';
+import { Metrics } from '../../relay/src/metrics.ts';
+import { ResultBatcher } from '../../relay/src/result-batcher.ts';
+import type { DeliveryResult, Store } from '../../relay/src/store/types.ts';
+import { freshSqliteStore } from './fresh-store.ts';
+import { Target, waitFor } from './helpers.ts';
+import { storeEvent } from './store-suite.ts';
+import type { OpenedStore } from './store-suite.ts';
+
+const result = (id: number): DeliveryResult => ({
+	outcome: 'delivered',
+	id,
+	now: 1,
+	httpStatus: 200,
+	timing: { attempt: 1, startedAt: 0, durationMs: 1 },
+});
+
+/** One turn of the event loop (the batcher's setImmediate runs before this one's). */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** A recordResults whose calls finish when the test says so. */
+function controlled() {
+	const calls: Array<{ ids: number[]; finish: () => void }> = [];
+	const record = (results: readonly DeliveryResult[]) =>
+		new Promise<void>((resolve) => calls.push({ ids: results.map((r) => r.id), finish: resolve }));
+	return { calls, record };
+}
+
+describe('ResultBatcher', () => {
+	it('writes a lone result on the next turn of the loop, with no timer', async () => {
+		const { calls, record } = controlled();
+		const batcher = new ResultBatcher(record);
+		let done = false;
+		const written = batcher.record(result(1)).then(() => {
+			done = true;
+		});
+		expect(calls).toHaveLength(0);
+		await turn();
+		expect(calls.map((c) => c.ids)).toEqual([[1]]);
+		expect(done).toBe(false);
+		calls[0].finish();
+		await written;
+		expect(batcher.idle).toBe(true);
+	});
+
+	it('keeps two batches in flight; results that come meanwhile wait and go together, each resolved after its own commit', async () => {
+		const { calls, record } = controlled();
+		const batcher = new ResultBatcher(record);
+		const settled: number[] = [];
+		const add = (...ids: number[]) => {
+			for (const id of ids) void batcher.record(result(id)).then(() => settled.push(id));
+		};
+		add(1, 2);
+		await turn();
+		add(3);
+		await turn();
+		add(4, 5, 6, 7, 8, 9);
+		await turn();
+		await turn();
+		expect(calls.map((c) => c.ids)).toEqual([[1, 2], [3]]);
+		calls[1].finish();
+		await turn();
+		expect(settled).toEqual([3]);
+		expect(calls.map((c) => c.ids)).toEqual([[1, 2], [3], [4, 5, 6, 7, 8, 9]]);
+		add(10);
+		await turn();
+		expect(calls).toHaveLength(3);
+		const drained = batcher.drain();
+		calls[0].finish();
+		await turn();
+		expect(settled).toEqual([3, 1, 2]);
+		expect(calls[3].ids).toEqual([10]);
+		calls[2].finish();
+		calls[3].finish();
+		await drained;
+		expect(settled).toEqual([3, 1, 2, 4, 5, 6, 7, 8, 9, 10]);
+		expect(batcher.idle).toBe(true);
+	});
+
+	it('writes each result of a failed batch alone once, so a bad one fails alone', async () => {
+		const calls: number[][] = [];
+		const batcher = new ResultBatcher(async (results) => {
+			calls.push(results.map((r) => r.id));
+			if (results.some((r) => r.id === 2)) throw new Error('bad row');
+		});
+		const outcomes = await Promise.allSettled([1, 2, 3].map((id) => batcher.record(result(id))));
+		expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+		expect(calls).toEqual([[1, 2, 3], [1], [2], [3]]);
+		// A result alone in its batch has failed alone already: not written again.
+		await expect(batcher.record(result(2))).rejects.toThrow('bad row');
+		expect(calls).toHaveLength(5);
+	});
+});
+
+describe('Forwarder results', () => {
+	let opened: OpenedStore | undefined;
+	let target: Target | undefined;
+	afterEach(async () => {
+		await opened?.cleanup();
+		await target?.close();
+	});
+
+	it('records many simultaneous deliveries in fewer store calls than deliveries: each delivered, with one attempt', async () => {
+		opened = await freshSqliteStore();
+		const inner = opened.store;
+		target = await new Target().listen();
+		// Every answer at about the same time: their results finish together.
+		target.responder = () => ({ status: 200, hangMs: 50 });
+		const count = { recordResults: 0, results: 0, singleMarks: 0 };
+		const store = new Proxy(inner, {
+			get(t, prop) {
+				if (prop === 'recordResults')
+					return (results: readonly DeliveryResult[]) => {
+						count.recordResults += 1;
+						count.results += results.length;
+						return t.recordResults(results);
+					};
+				if (typeof prop === 'string' && prop.startsWith('mark')) count.singleMarks += 1;
+				const value = Reflect.get(t, prop, t) as unknown;
+				return typeof value === 'function' ? (value as () => unknown).bind(t) : value;
+			},
+		}) as Store;
+		const n = 60;
+		for (let i = 0; i < n; i++) await inner.insertEvent(storeEvent(`F-${i}`, [target.url('/pay')]));
+		const forwarder = new Forwarder({
+			store,
+			metrics: new Metrics(),
+			logger: createLogger('silent'),
+			concurrency: 64,
+			leaseMs: 60_000,
+			deliveryTimeoutMs: 5_000,
+			retryBudgetMs: 60_000,
+			baseDelayMs: 20,
+			maxDelayMs: 200,
+			pollIntervalMs: 20,
+			requireReceipt: true,
+		});
+		forwarder.start();
+		await waitFor(() => target!.received.length === n, 'every delivery sent');
+		// stop() lets the deliveries in flight finish, and resolves after their results are written.
+		await forwarder.stop();
+		expect(forwarder.inFlight).toBe(0);
+		expect(count.results).toBe(n);
+		expect(count.recordResults).toBeLessThan(n);
+		expect(count.singleMarks).toBe(0);
+		const deliveries = await inner.listDeliveries({ limit: 100 });
+		expect(deliveries).toHaveLength(n);
+		expect(deliveries.every((d) => d.status === 'delivered' && d.attempts === 1)).toBe(true);
+		const attempts = await inner.listAttempts(deliveries.map((d) => d.id));
+		expect(attempts).toHaveLength(n);
+		expect(new Set(attempts.map((a) => a.deliveryId)).size).toBe(n);
+		expect(attempts.every((a) => a.outcome === 'delivered' && a.httpStatus === 200)).toBe(true);
+	});
+});
