@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import getPort from 'get-port';
 import pg from 'pg';
+import { Pool } from 'undici';
 
 /** The checkout whose compiled relay runs (BENCH_ROOT: another one, e.g. an older commit's, for a before/after). */
 export const ROOT =
@@ -60,7 +61,12 @@ export function signedBody(trsId: string): string {
 	}).toString();
 }
 
-/** Signed postbacks, a new TrsId each, at `rate` per second (0: as fast as the servers answer). */
+/**
+ * Signed postbacks, a new TrsId each, at `rate` per second (0: as fast as the servers answer, with
+ * `connections` requests in flight: autocannon). A rate is an open loop of our own: autocannon's
+ * `overallRate` sends each second's requests in a burst at the start of the second and then waits,
+ * so its latencies are a saturated run's (measured: p99 16–44 ms against a bare route at 1,000/s).
+ */
 export function fixedLoad(
 	url: string | string[],
 	rate: number,
@@ -69,20 +75,82 @@ export function fixedLoad(
 ): Promise<LoadResult> {
 	let n = 0;
 	const run = `${process.pid}-${Date.now()}`;
+	const body = () => signedBody(`P-${run}-${n++}`);
+	if (rate > 0)
+		return openLoop(Array.isArray(url) ? url : [url], rate, duration, connections, body);
 	return autocannon({
 		url,
 		connections,
 		duration,
-		...(rate > 0 ? { overallRate: rate } : {}),
 		requests: [
 			{
 				method: 'POST',
 				path: '/postback/payment',
 				headers: { 'content-type': 'application/x-www-form-urlencoded' },
-				setupRequest: (req) => ({ ...req, body: signedBody(`P-${run}-${n++}`) }),
+				setupRequest: (req) => ({ ...req, body: body() }),
 			},
 		],
 	});
+}
+
+/**
+ * Open loop: request i is due at start + i/rate, whatever the answers before it; its latency is
+ * measured from that due time (a server that stalls is charged for the requests that waited behind
+ * the stall, not only for the one it held). Up to `connections` keep-alive connections per URL.
+ */
+async function openLoop(
+	urls: readonly string[],
+	rate: number,
+	duration: number,
+	connections: number,
+	body: () => string,
+): Promise<LoadResult> {
+	const pools = urls.map(
+		(u) => new Pool(u, { connections: Math.max(1, Math.ceil(connections / urls.length)) }),
+	);
+	const latencies: number[] = [];
+	let non2xx = 0;
+	let errors = 0;
+	const total = Math.round(rate * duration);
+	const start = performance.now();
+	const inflight: Array<Promise<void>> = [];
+	const send = (i: number) => {
+		const due = start + (i * 1000) / rate;
+		return pools[i % pools.length]
+			.request({
+				method: 'POST',
+				path: '/postback/payment',
+				headers: { 'content-type': 'application/x-www-form-urlencoded' },
+				body: body(),
+			})
+			.then(async (res) => {
+				await res.body.dump();
+				if (res.statusCode < 200 || res.statusCode >= 300) non2xx += 1;
+				latencies.push(performance.now() - due);
+			})
+			.catch(() => {
+				errors += 1;
+			});
+	};
+	let sent = 0;
+	while (sent < total) {
+		const dueNow = Math.min(total, Math.floor(((performance.now() - start) * rate) / 1000) + 1);
+		while (sent < dueNow) inflight.push(send(sent++));
+		await new Promise((r) => setTimeout(r, 1));
+	}
+	await Promise.all(inflight);
+	await Promise.all(pools.map((p) => p.close()));
+	latencies.sort((a, b) => a - b);
+	const at = (q: number) =>
+		Math.round((latencies[Math.floor(q * (latencies.length - 1))] ?? 0) * 10) / 10;
+	const average = latencies.reduce((a, b) => a + b, 0) / Math.max(1, latencies.length);
+	const seconds = (performance.now() - start) / 1000;
+	return {
+		requests: { average: total / seconds, p50: rate, p99: rate, max: rate, total },
+		latency: { average, p50: at(0.5), p99: at(0.99), max: at(1) },
+		non2xx,
+		errors,
+	};
 }
 
 /** Starts a server script as a child on a free port and waits until it answers /healthz. */

@@ -55,6 +55,14 @@ export class Forwarder {
 	#inflight = new Map<number, InFlight>();
 	#wake: (() => void) | undefined;
 	#kicked = false;
+	/**
+	 * Whether a claim may find something: set by kick() (new work stored, here or by another
+	 * instance), by every poll (retries and expired leases come due with time) and by a claim that
+	 * filled every free slot; cleared by a claim that found fewer. A finished delivery frees a slot
+	 * but claims again only while this is set: with the hand-off, most deliveries never need a
+	 * claim, and an empty claim is a write transaction for nothing.
+	 */
+	#dueMaybe = true;
 	#unsubscribe: (() => void) | undefined;
 	/** Slots promised to deliveries being stored leased to this forwarder (see lease()). */
 	#reserved = 0;
@@ -116,6 +124,11 @@ export class Forwarder {
 
 	/** Something new may be due: look now instead of at the next poll. */
 	kick(): void {
+		this.#dueMaybe = true;
+		this.#wakeLoop();
+	}
+
+	#wakeLoop(): void {
 		this.#kicked = true;
 		const wake = this.#wake;
 		this.#wake = undefined;
@@ -157,6 +170,7 @@ export class Forwarder {
 		await new Promise<void>((resolve) => {
 			const timer = setTimeout(() => {
 				this.#wake = undefined;
+				this.#dueMaybe = true;
 				resolve();
 			}, ms);
 			this.#wake = () => {
@@ -174,12 +188,15 @@ export class Forwarder {
 			// Claim in batches: wait until a quarter of the slots is free unless nothing is in flight.
 			if (
 				free > 0 &&
+				this.#dueMaybe &&
 				(this.#inflight.size === 0 || free >= Math.max(1, Math.floor(concurrency / 4)))
 			) {
+				this.#dueMaybe = false;
 				let claimed: ClaimedDelivery[] = [];
 				try {
 					claimed = await this.#o.store.claimDue(Date.now(), free, this.#o.leaseMs, this.owner);
 				} catch (error) {
+					this.#dueMaybe = true;
 					this.#o.logger.error({ err: error }, 'claiming deliveries failed');
 				}
 				if (!this.#running) {
@@ -192,7 +209,10 @@ export class Forwarder {
 					break;
 				}
 				for (const d of claimed) this.#launch(d);
-				if (claimed.length === free) continue;
+				if (claimed.length === free) {
+					this.#dueMaybe = true;
+					continue;
+				}
 			}
 			await this.#sleep(this.#o.pollIntervalMs);
 		}
@@ -209,7 +229,8 @@ export class Forwarder {
 			})
 			.finally(() => {
 				this.#inflight.delete(d.id);
-				this.kick();
+				// A slot is free: worth a claim only while more may be due.
+				if (this.#dueMaybe) this.#wakeLoop();
 			});
 		this.#inflight.set(d.id, { abort, done });
 	}

@@ -4,6 +4,13 @@ import type { DeliveryResult } from './store/types.ts';
 export const RESULT_BATCHES_IN_FLIGHT = 2;
 /** Most results in one batch (the forwarder's concurrency bounds them anyway). */
 export const RESULT_BATCH = 500;
+/**
+ * How long a result waits for others when a batch could go at once. At a moderate rate the
+ * deliveries finish one by one, and each lone result would be a commit (PostgreSQL: a statement
+ * and a WAL record; SQLite: two thread messages and a transaction) of its own; waiting a few ms
+ * lets them share one. Only the delivery's slot waits (the service has its answer long before).
+ */
+export const RESULT_WAIT_MS = 2;
 
 interface Queued {
 	result: DeliveryResult;
@@ -14,8 +21,7 @@ interface Queued {
 /**
  * Group commit of the forwarder's results (store.recordResults), in the style of the PostgreSQL
  * store's GroupInserter: a result that comes when fewer than RESULT_BATCHES_IN_FLIGHT batches are
- * being written goes out on the next turn of the event loop with whatever else came in that turn
- * (no timer: a lone result is written at once); results that come while the batches in flight are
+ * being written goes out after RESULT_WAIT_MS with whatever else came meanwhile; results that come while the batches in flight are
  * full wait and go together in the next one. Each promise resolves after the commit of the batch
  * that carried its result. If a batch fails, each of its results is written alone once, so one bad
  * result fails alone.
@@ -40,12 +46,12 @@ export class ResultBatcher {
 		return new Promise<void>((resolve, reject) => {
 			this.#queue.push({ result, resolve, reject });
 			if (this.#scheduled || this.#inFlight >= RESULT_BATCHES_IN_FLIGHT) return;
-			// One turn of the loop: the results of the answers read in this turn go together.
+			// The results that finish within RESULT_WAIT_MS go together.
 			this.#scheduled = true;
-			setImmediate(() => {
+			setTimeout(() => {
 				this.#scheduled = false;
 				this.#pump();
-			});
+			}, RESULT_WAIT_MS);
 		});
 	}
 

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Forwarder } from '../../relay/src/forwarder.ts';
 import { createLogger } from '../../relay/src/logging.ts';
 import { Metrics } from '../../relay/src/metrics.ts';
-import { ResultBatcher } from '../../relay/src/result-batcher.ts';
+import { RESULT_WAIT_MS, ResultBatcher } from '../../relay/src/result-batcher.ts';
 import type { DeliveryResult, Store } from '../../relay/src/store/types.ts';
 import { freshSqliteStore } from './fresh-store.ts';
 import { Target, waitFor } from './helpers.ts';
@@ -18,8 +18,8 @@ const result = (id: number): DeliveryResult => ({
 	timing: { attempt: 1, startedAt: 0, durationMs: 1 },
 });
 
-/** One turn of the event loop (the batcher's setImmediate runs before this one's). */
-const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** Past the batcher's wait (its timer was set before this one). */
+const turn = () => new Promise<void>((resolve) => setTimeout(resolve, RESULT_WAIT_MS + 1));
 
 /** A recordResults whose calls finish when the test says so. */
 function controlled() {
@@ -30,13 +30,14 @@ function controlled() {
 }
 
 describe('ResultBatcher', () => {
-	it('writes a lone result on the next turn of the loop, with no timer', async () => {
+	it('writes a lone result after RESULT_WAIT_MS, with the results that came meanwhile', async () => {
 		const { calls, record } = controlled();
 		const batcher = new ResultBatcher(record);
 		let done = false;
 		const written = batcher.record(result(1)).then(() => {
 			done = true;
 		});
+		await new Promise((resolve) => setImmediate(resolve));
 		expect(calls).toHaveLength(0);
 		await turn();
 		expect(calls.map((c) => c.ids)).toEqual([[1]]);
