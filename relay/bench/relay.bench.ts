@@ -15,7 +15,11 @@
 //                database (autocannon spreads its connections over both), delivering.
 // pg2-paused     two PostgreSQL instances with delivery paused.
 // rate-sqlite,   a fixed rate instead of as fast as the relay answers: BENCH_RATE postbacks/s for
-// rate-pg        BENCH_RATE_DURATION s, delivering, on SQLite and on one PostgreSQL instance.
+// rate-pg        BENCH_RATE_DURATION s, delivering, on SQLite and on one PostgreSQL instance, from
+//                an open loop (each request due at its time, latency counted from then).
+// rate-bare      the same fixed rate against the bare route: what this machine gives any server
+//                at that rate (on a VM a request at 1,000/s costs several times its CPU at
+//                saturation, and its latency tail is the machine's).
 //
 // The load is autocannon (BENCH_CONNECTIONS connections, BENCH_DURATION s) posting a new signed
 // postback per request (a new TrsId: every request is a durable commit), to the bare route too,
@@ -189,7 +193,7 @@ function report(m: Measured, servers: string, extra: string[] = []): void {
 
 function figures(m: Measured, bare: Measured): Figures {
 	const cpu = m.delivery?.cpu ?? m.during;
-	const fixedRate = m.run === 'rate-sqlite' || m.run === 'rate-pg';
+	const fixedRate = m.run.startsWith('rate-');
 	return {
 		reqPerSec: m.result.requests.average,
 		ratio: fixedRate ? undefined : m.result.requests.average / bare.result.requests.average,
@@ -202,10 +206,11 @@ function figures(m: Measured, bare: Measured): Figures {
 	};
 }
 
-async function bareRun(): Promise<void> {
+async function bareRun(run: 'bare' | 'rate-bare' = 'bare'): Promise<void> {
 	const bare = await spawnServer(join(ROOT, 'relay/bench/bare-server.ts'), {});
 	try {
-		report(await measure('bare', [bare], false), 'bare Fastify');
+		const rate = run === 'rate-bare' ? RATE : undefined;
+		report(await measure(run, [bare], false, rate), runLabel(run, RATE));
 	} finally {
 		await stopServer(bare.proc);
 	}
@@ -369,6 +374,7 @@ async function main(): Promise<void> {
 				}
 			}
 		}
+		if (selected.has('rate-bare')) await bareRun('rate-bare');
 		if (selected.has('rate-sqlite')) await sqliteRun('rate-sqlite');
 		if (pg.reachable && selected.has('rate-pg')) await postgresRun('rate-pg');
 	} finally {

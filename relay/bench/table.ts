@@ -10,6 +10,7 @@ export const RUNS = [
 	'pg1',
 	'pg2',
 	'pg2-paused',
+	'rate-bare',
 	'rate-sqlite',
 	'rate-pg',
 ] as const;
@@ -40,6 +41,7 @@ export function runLabel(run: LoadRunName, rate: number): string {
 		pg1: 'PostgreSQL, 1 instance',
 		pg2: 'PostgreSQL, 2 instances',
 		'pg2-paused': 'PostgreSQL, 2 instances, delivery paused',
+		'rate-bare': `${fixed}, bare Fastify`,
 		'rate-sqlite': `${fixed}, SQLite`,
 		'rate-pg': `${fixed}, PostgreSQL`,
 	}[run];
@@ -173,9 +175,13 @@ export function targets(f: AllFigures & { bare: Figures }, rate: number): string
 		['rate-pg', 20],
 	] as const) {
 		const x = f[run];
+		const reference = f['rate-bare'];
 		lines.push(
 			`${runLabel(run, rate)}: p99 < ${limit} ms: ` +
-				(x ? `${ms(x.p99)} ms: ${verdict(x.p99 < limit)}${incomplete(x)}` : notRun(run, rate)),
+				(x ? `${ms(x.p99)} ms: ${verdict(x.p99 < limit)}${incomplete(x)}` : notRun(run, rate)) +
+				(reference
+					? ` (bare Fastify at the same rate: p99 ${ms(reference.p99)} ms, ${us(reference.relayUs)} CPU per request)`
+					: ''),
 		);
 	}
 	return lines;
