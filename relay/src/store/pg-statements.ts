@@ -75,6 +75,11 @@ export const CLAIM = `WITH c AS (
  * the lease, their attempt recorded only then. Attempts are inserted in the results' order. A
  * statement updates a row once: a delivery must not come twice (see runsWithoutRepeats).
  */
+/**
+ * `d.id = ANY($1)` beside the join on the input: the planner does not know how many rows unnest
+ * gives, and without it chose a scan of every delivery (4 ms a batch at 100,000 deliveries);
+ * with it, the primary key finds each one.
+ */
 export const RECORD_RESULTS = `WITH input AS (
 		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::integer[], $7::text[],
 			$8::integer[], $9::bigint[], $10::integer[], $11::text[], $12::text[])
@@ -88,14 +93,14 @@ export const RECORD_RESULTS = `WITH input AS (
 			last_response = CASE WHEN i.outcome = 'delivered' THEN NULL ELSE i.response END,
 			manual = 0, lease_until = NULL, lease_owner = NULL
 		FROM input i
-		WHERE d.id = i.id AND CASE WHEN i.outcome = 'delivered' THEN d.status <> 'delivered'
+		WHERE d.id = ANY($1::bigint[]) AND d.id = i.id AND CASE WHEN i.outcome = 'delivered' THEN d.status <> 'delivered'
 			ELSE d.status = 'delivering' AND d.lease_owner = i.owner END
 		RETURNING i.n
 	)
 	INSERT INTO attempts (delivery_id, target, attempt, started_at, duration_ms, http_status, error, outcome, origin, response)
 	SELECT d.id, d.target, i.attempt, i.started_at, i.duration_ms, i.http_status, i.error, i.outcome, i.origin, i.response
 	FROM input i JOIN deliveries d ON d.id = i.id
-	WHERE i.outcome = 'delivered' OR i.n IN (SELECT n FROM u)
+	WHERE d.id = ANY($1::bigint[]) AND (i.outcome = 'delivered' OR i.n IN (SELECT n FROM u))
 	ORDER BY i.n`;
 
 /** RECORD_RESULTS' parameters. */
