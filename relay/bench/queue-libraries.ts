@@ -14,8 +14,9 @@
 // The candidates (the same events, the same one target per event):
 // - relay: the relay's PostgresStore (compiled, relay/dist): insertEvent (group commit of the event
 //   and its delivery in one statement); drain like the forwarder: 16 deliveries in flight,
-//   claimDue when a quarter of the slots is free, markDelivered for each (one statement that
-//   updates the delivery and writes its attempt row).
+//   claimDue when a quarter of the slots is free, each result handed to the forwarder's
+//   ResultBatcher (results that finish together share one statement that updates the deliveries
+//   and writes their attempt rows).
 // - pg-boss, events + jobs: what replacing the queue with pg-boss would take. The relay must keep
 //   the postback and acknowledge a duplicate of it at any time within retention, and neither
 //   library keeps a key once its job is done (pg-boss's singleton indexes cover queued/active jobs
@@ -60,6 +61,9 @@ const { PostgresStore } = (await import(
 	dist('postgres.js')
 )) as typeof import('../src/store/postgres.ts');
 const { uuidV7 } = (await import(dist('ids.js'))) as typeof import('../src/store/ids.ts');
+const { ResultBatcher } = (await import(
+	pathToFileURL(join(ROOT, 'relay/dist/relay/src/result-batcher.js')).href
+)) as typeof import('../src/result-batcher.ts');
 const { INSERTS_IN_FLIGHT, INSERT_BATCH } = (await import(
 	dist('pg-statements.js')
 )) as typeof import('../src/store/pg-statements.ts');
@@ -279,6 +283,8 @@ const relay: Candidate = {
 			},
 			/** The forwarder's loop without HTTP (src/forwarder.ts). */
 			async drain(n) {
+				// Results recorded as the forwarder records them: batched (src/result-batcher.ts).
+				const results = new ResultBatcher((batch) => store.recordResults(batch));
 				const inflight = new Set<Promise<void>>();
 				let done = 0;
 				while (done < n) {
@@ -287,11 +293,13 @@ const relay: Candidate = {
 						const now = Date.now();
 						const claimed = await store.claimDue(now, free, 60_000, 'bench');
 						for (const d of claimed) {
-							const p: Promise<void> = store
-								.markDelivered(d.id, Date.now(), 200, {
-									attempt: d.attempts,
-									startedAt: now,
-									durationMs: 0,
+							const p: Promise<void> = results
+								.record({
+									id: d.id,
+									outcome: 'delivered',
+									now: Date.now(),
+									httpStatus: 200,
+									timing: { attempt: d.attempts, startedAt: now, durationMs: 0 },
 								})
 								.then(() => {
 									done += 1;
