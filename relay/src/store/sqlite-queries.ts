@@ -123,8 +123,9 @@ export class SqliteQueries {
 
 	/** The pair already has `max` events since `since`, and this one is not a duplicate of one. */
 	#pairFull(event: NewEvent, pairKey: string, { max, since }: PairLimit): boolean {
-		if (event.dedupeKey !== null && this.#stmt(DEDUPE_LOOKUP).get(event.dedupeKey)) return false;
-		return this.#stmt(PAIR_COUNT).all(pairKey, since, max).length >= max;
+		// The count first: it reads the pair index and nearly always finds room.
+		if (this.#stmt(PAIR_COUNT).all(pairKey, since, max).length < max) return false;
+		return event.dedupeKey === null || this.#stmt(DEDUPE_LOOKUP).get(event.dedupeKey) === undefined;
 	}
 
 	#insertDelivery(eventId: string, target: string, now: number, manual: boolean): void {
