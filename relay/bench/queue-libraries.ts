@@ -44,13 +44,13 @@
 import { pathToFileURL } from 'node:url';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createHash } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import pg from 'pg';
 import { PgBoss } from 'pg-boss';
 import type { Db as PgBossDb, Job } from 'pg-boss';
 import { Logger, makeWorkerUtils, run, runMigrations } from 'graphile-worker';
 import type { NewEvent } from '../src/store/types.ts';
+import { signedBody } from './common.ts';
 import { BENCH_MARK, createDatabase, measure } from './queue-measure.ts';
 import type { PhaseFigures, StatementFigure } from './queue-measure.ts';
 
@@ -78,7 +78,6 @@ const PRODUCERS = 50;
 /** Deliveries in flight per instance (RELAY_CONCURRENCY's default) and the largest claim or fetch. */
 const IN_FLIGHT = 16;
 const TARGET = 'http://127.0.0.1:9/webhook/paypalych';
-const TOKEN = 'bench|token-0123456789abcdefghijklmnopqrstuvwxyz';
 const BOOKKEEPING = '-c synchronous_commit=off';
 
 interface Harness {
@@ -96,23 +95,13 @@ interface Candidate {
 	open(url: string): Promise<Harness>;
 }
 
-const md5 = (s: string) => createHash('md5').update(s).digest('hex').toUpperCase();
-
 /** N signed payment postbacks, each with its own TrsId, made before any phase starts. */
 function makeEvents(tag: string): NewEvent[] {
 	const now = Date.now();
 	return Array.from({ length: N }, (_, i) => {
 		const trsId = `Q-${tag}-${i}`;
 		const invId = `order-${trsId}`;
-		const body = new URLSearchParams({
-			InvId: invId,
-			OutSum: '100.00',
-			Commission: '3.00',
-			CurrencyIn: 'RUB',
-			TrsId: trsId,
-			Status: 'SUCCESS',
-			SignatureValue: md5(`100.00:${invId}:${TOKEN}`),
-		}).toString();
+		const body = signedBody(trsId);
 		const { SignatureValue: _signature, ...fields } = Object.fromEntries(new URLSearchParams(body));
 		return {
 			kind: 'payment',

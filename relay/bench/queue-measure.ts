@@ -3,6 +3,7 @@
 // (pg_stat_statements of that database only).
 import { readFileSync, readdirSync } from 'node:fs';
 import pg from 'pg';
+import { processTicks } from './common.ts';
 
 /** Marks the benchmark's own statements (progress checks) so the statement table leaves them out. */
 export const BENCH_MARK = '/* queue-bench */';
@@ -31,17 +32,6 @@ export async function createDatabase(
 		name,
 		drop: () => admin(adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
 	};
-}
-
-/** Clock ticks (10 ms) of one process, user + system; 0 when it is gone. */
-function processTicks(pid: number): number {
-	try {
-		const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-		const after = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-		return Number(after[11]) + Number(after[12]);
-	} catch {
-		return 0;
-	}
 }
 
 function postgresPids(): number[] {

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Pool, PoolConfig, QueryResultRow } from 'pg';
+import type { Pool, PoolClient, PoolConfig, QueryResultRow } from 'pg';
 import { fillPairKeys, migrate } from './pg-schema.ts';
 import { PostgresReads } from './pg-reads.ts';
 import { GroupInserter } from './pg-inserts.ts';
@@ -134,6 +134,23 @@ export class PostgresStore extends PostgresReads implements Store {
 		).rows;
 	}
 
+	/** Runs `fn` in one transaction on a connection of `pool`: committed, or rolled back if it throws. */
+	async #inTransaction<T>(pool: Pool, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+		if (this.#closed) throw new Error('store is closed');
+		const client = await pool.connect();
+		try {
+			await client.query('BEGIN');
+			const value = await fn(client);
+			await client.query('COMMIT');
+			return value;
+		} catch (error) {
+			await client.query('ROLLBACK').catch(() => {});
+			throw error;
+		} finally {
+			client.release();
+		}
+	}
+
 	protected read(sql: string, params: Param[] | unknown[] = []): Promise<Row[]> {
 		return this.#rows(this.#durable, sql, params);
 	}
@@ -176,23 +193,14 @@ export class PostgresStore extends PostgresReads implements Store {
 			await this.#rows(this.#book, RECORD_RESULTS, resultParams(results));
 			return;
 		}
-		if (this.#closed) throw new Error('store is closed');
-		const client = await this.#book.connect();
-		try {
-			await client.query('BEGIN');
+		await this.#inTransaction(this.#book, async (client) => {
 			for (const run of runs)
 				await client.query({
 					name: PREPARED.get(RECORD_RESULTS),
 					text: RECORD_RESULTS,
 					values: resultParams(run),
 				});
-			await client.query('COMMIT');
-		} catch (error) {
-			await client.query('ROLLBACK').catch(() => {});
-			throw error;
-		} finally {
-			client.release();
-		}
+		});
 	}
 
 	markDelivered(id: number, now: number, httpStatus: number, t: AttemptTiming): Promise<void> {
@@ -230,23 +238,15 @@ export class PostgresStore extends PostgresReads implements Store {
 		now: number,
 	): Promise<number> {
 		checkCall('replayEvents', [eventIds, targets, now]);
-		if (this.#closed) throw new Error('store is closed');
-		const client = await this.#durable.connect();
-		let created = 0;
-		try {
-			await client.query('BEGIN');
+		const created = await this.#inTransaction(this.#durable, async (client) => {
+			let n = 0;
 			for (const [kind, list] of Object.entries(targets)) {
 				if (!list || list.length === 0) continue;
 				const r = await client.query(REPLAY, [[...eventIds], [...list], now, kind]);
-				created += r.rowCount ?? 0;
+				n += r.rowCount ?? 0;
 			}
-			await client.query('COMMIT');
-		} catch (error) {
-			await client.query('ROLLBACK').catch(() => {});
-			throw error;
-		} finally {
-			client.release();
-		}
+			return n;
+		});
 		if (created > 0) this.#waker.notify();
 		return created;
 	}
@@ -270,10 +270,7 @@ export class PostgresStore extends PostgresReads implements Store {
 	 */
 	async prune(before: number, limit: number): Promise<number> {
 		checkCall('prune', [before, limit]);
-		if (this.#closed) throw new Error('store is closed');
-		const client = await this.#book.connect();
-		try {
-			await client.query('BEGIN');
+		return this.#inTransaction(this.#book, async (client) => {
 			const locked = await client.query<{ id: string }>(
 				`${numbered(PRUNABLE)} FOR UPDATE SKIP LOCKED`,
 				[before, limit],
@@ -290,14 +287,8 @@ export class PostgresStore extends PostgresReads implements Store {
 			if (ids.length > 0) {
 				for (const q of pruneStatements(ids)) await client.query(numbered(q.sql), q.params);
 			}
-			await client.query('COMMIT');
 			return ids.length;
-		} catch (error) {
-			await client.query('ROLLBACK').catch(() => {});
-			throw error;
-		} finally {
-			client.release();
-		}
+		});
 	}
 
 	async revokeSession(id: string, expiresAt: number, now: number): Promise<void> {
