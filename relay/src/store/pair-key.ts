@@ -24,3 +24,34 @@ export const PAIR_KEY_BACKFILL_BATCH = 1_000;
 
 /** How far back the backfill reaches: the longest RELAY_PAIR_LIMIT_WINDOW_MS (a day). */
 export const PAIR_KEY_BACKFILL_MS = 24 * 3_600_000;
+
+/** A payment or payout event stored without its pair key (EVENTS_WITHOUT_PAIR_KEY's row). */
+export interface KeylessEvent {
+	id: string;
+	kind: PostbackEvent;
+	fields: Record<string, string>;
+}
+
+/**
+ * Gives the payment and payout events of the last day stored without a pair key (by a relay from
+ * before the column, or an older one still running) theirs, PAIR_KEY_BACKFILL_BATCH at a time:
+ * the pair limit counts them. Older events are outside every pair window. Each store reads with
+ * EVENTS_WITHOUT_PAIR_KEY and writes in its own way; the keys are computed here, on the calling
+ * thread (SQLite's writer thread does not load the wire contract). Returns how many were filled.
+ */
+export async function fillPairKeys(
+	now: number,
+	read: (since: number, limit: number) => Promise<KeylessEvent[]>,
+	write: (ids: string[], keys: string[]) => Promise<void>,
+): Promise<number> {
+	let filled = 0;
+	for (;;) {
+		const rows = await read(now - PAIR_KEY_BACKFILL_MS, PAIR_KEY_BACKFILL_BATCH);
+		if (rows.length === 0) return filled;
+		await write(
+			rows.map((r) => r.id),
+			rows.map((r) => pairKeyOf(r.kind, r.fields) ?? ''),
+		);
+		filled += rows.length;
+	}
+}

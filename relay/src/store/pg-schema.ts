@@ -3,8 +3,6 @@
 // Why not a migration tool: two short migrations do not need a dependency, the SQL ships inside the
 // relay (no files to find at run time), and the lock lets several instances start at once.
 import type { PoolClient } from 'pg';
-import type { PostbackEvent } from '../contract.ts';
-import { PAIR_KEY_BACKFILL_BATCH, PAIR_KEY_BACKFILL_MS, pairKeyOf } from './pair-key.ts';
 
 export interface Migration {
 	version: number;
@@ -106,32 +104,6 @@ CREATE INDEX events_pair ON events (pair_key, received_at) WHERE pair_key IS NOT
 `,
 	},
 ];
-
-/**
- * Fills `pair_key` of the payment and payout events of the last day stored without one (before
- * version 5, or by an instance of an older relay still running): the pair limit counts them.
- * Older events are outside every pair window. Runs at every start; idempotent.
- */
-export async function fillPairKeys(client: PoolClient, now: number): Promise<number> {
-	let filled = 0;
-	for (;;) {
-		const { rows } = await client.query<{
-			id: string;
-			kind: PostbackEvent;
-			fields_json: Record<string, string>;
-		}>(
-			`SELECT id, kind, fields_json FROM events
-			 WHERE pair_key IS NULL AND kind IN ('payment', 'payout') AND received_at >= $1 LIMIT $2`,
-			[now - PAIR_KEY_BACKFILL_MS, PAIR_KEY_BACKFILL_BATCH],
-		);
-		if (rows.length === 0) return filled;
-		await client.query(
-			'UPDATE events e SET pair_key = u.k FROM unnest($1::text[], $2::text[]) AS u (id, k) WHERE e.id = u.id',
-			[rows.map((r) => r.id), rows.map((r) => pairKeyOf(r.kind, r.fields_json) ?? '')],
-		);
-		filled += rows.length;
-	}
-}
 
 /** Any constant: the advisory lock that serialises migrations of instances starting together. */
 const MIGRATION_LOCK = 0x70617972; // 'payr'

@@ -1,6 +1,8 @@
 import pg from 'pg';
+import type { PostbackEvent } from '../contract.ts';
 import type { Pool, PoolClient, PoolConfig, QueryResultRow } from 'pg';
-import { fillPairKeys, migrate } from './pg-schema.ts';
+import { migrate } from './pg-schema.ts';
+import { fillPairKeys } from './pair-key.ts';
 import { PostgresReads } from './pg-reads.ts';
 import { GroupInserter } from './pg-inserts.ts';
 import { PgWaker } from './pg-waker.ts';
@@ -21,6 +23,7 @@ import { toClaimed } from './rows.ts';
 import {
 	PRUNABLE,
 	numbered,
+	EVENTS_WITHOUT_PAIR_KEY,
 	pruneStatements,
 	DROP_EXPIRED_REVOCATIONS,
 	REVOKE_SESSION,
@@ -56,6 +59,27 @@ const types = {
 			? (v: string) => Number(v)
 			: pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
+
+/** fillPairKeys on one connection (at open, after the migrations). */
+function fillPairKeysOn(client: PoolClient): Promise<number> {
+	return fillPairKeys(
+		Date.now(),
+		async (since, limit) => {
+			const { rows } = await client.query<{
+				id: string;
+				kind: PostbackEvent;
+				fields_json: Record<string, string>;
+			}>(numbered(EVENTS_WITHOUT_PAIR_KEY), [since, limit]);
+			return rows.map((r) => ({ id: r.id, kind: r.kind, fields: r.fields_json }));
+		},
+		async (ids, keys) => {
+			await client.query(
+				'UPDATE events e SET pair_key = u.k FROM unnest($1::text[], $2::text[]) AS u (id, k) WHERE e.id = u.id',
+				[ids, keys],
+			);
+		},
+	);
+}
 
 /**
  * The scale-out store: one PostgreSQL database shared by several relay instances.
@@ -110,7 +134,7 @@ export class PostgresStore extends PostgresReads implements Store {
 			const client = await store.#durable.connect();
 			try {
 				await migrate(client);
-				await fillPairKeys(client, Date.now());
+				await fillPairKeysOn(client);
 			} finally {
 				client.release();
 			}

@@ -351,6 +351,10 @@ export function pruneStatements(eventIds: readonly string[]): Query[] {
 	];
 }
 
+/** Payment and payout events received since ? stored without a pair key, at most ? (see fillPairKeys). */
+export const EVENTS_WITHOUT_PAIR_KEY = `SELECT id, kind, fields_json FROM events
+	WHERE pair_key IS NULL AND kind IN ('payment', 'payout') AND received_at >= ? LIMIT ?`;
+
 export const REVOKE_SESSION = `INSERT INTO console_revocations (session_id, expires_at) VALUES (?, ?)
 	ON CONFLICT (session_id) DO NOTHING`;
 export const DROP_EXPIRED_REVOCATIONS = 'DELETE FROM console_revocations WHERE expires_at < ?';

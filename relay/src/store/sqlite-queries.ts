@@ -32,10 +32,12 @@ import {
 	eventsQuery,
 	pruneStatements,
 	DROP_EXPIRED_REVOCATIONS,
+	EVENTS_WITHOUT_PAIR_KEY,
 	REVOKE_SESSION,
 	SESSION_REVOKED,
 } from './sql.ts';
 import type { FieldExpr, Row } from './sql.ts';
+import type { KeylessEvent } from './pair-key.ts';
 import type {
 	ActivityBucket,
 	AttemptOutcome,
@@ -316,16 +318,8 @@ export class SqliteQueries {
 	}
 
 	/** Payment and payout events received since `since` stored without a pair key (before version 6). */
-	eventsWithoutPairKey(
-		since: number,
-		limit: number,
-	): Array<{ id: string; kind: PostbackEvent; fields: Record<string, string> }> {
-		return (
-			this.#stmt(
-				`SELECT id, kind, fields_json FROM events
-				 WHERE pair_key IS NULL AND kind IN ('payment', 'payout') AND received_at >= ? LIMIT ?`,
-			).all(since, limit) as Row[]
-		).map((r) => ({
+	eventsWithoutPairKey(since: number, limit: number): KeylessEvent[] {
+		return (this.#stmt(EVENTS_WITHOUT_PAIR_KEY).all(since, limit) as Row[]).map((r) => ({
 			id: String(r.id),
 			kind: r.kind as PostbackEvent,
 			fields: JSON.parse(String(r.fields_json)) as Record<string, string>,

@@ -4,7 +4,8 @@ import { Worker } from 'node:worker_threads';
 import { POSTBACK_EVENTS } from '../contract.ts';
 import type { PostbackEvent } from '../contract.ts';
 import { checkCall } from './input.ts';
-import { PAIR_KEY_BACKFILL_BATCH, PAIR_KEY_BACKFILL_MS, pairKeyOf } from './pair-key.ts';
+import { fillPairKeys, pairKeyOf } from './pair-key.ts';
+import type { KeylessEvent } from './pair-key.ts';
 import { deadResult, deliveredResult, retryResult } from './results.ts';
 import { SqliteEngine } from './sqlite-engine.ts';
 import type { EngineCall, EngineOp, EngineResult } from './sqlite-engine.ts';
@@ -104,7 +105,11 @@ export class SqliteStore implements Store {
 		const store = new SqliteStore(path, options.mode ?? 'thread');
 		try {
 			await store.#ready;
-			await store.#fillPairKeys(Date.now());
+			await fillPairKeys(
+				Date.now(),
+				(since, limit) => store.#call<KeylessEvent[]>('eventsWithoutPairKey', since, limit),
+				(ids, keys) => store.#call('setPairKeys', ids, keys),
+			);
 		} catch (error) {
 			store.#closed = true;
 			await store.#worker?.terminate();
@@ -112,24 +117,6 @@ export class SqliteStore implements Store {
 			throw error;
 		}
 		return store;
-	}
-
-	/**
-	 * Fills `pair_key` of the payment and payout events of the last day stored without one (before
-	 * schema version 6): the pair limit counts them. Older events are outside every pair window.
-	 */
-	async #fillPairKeys(now: number): Promise<void> {
-		for (;;) {
-			const rows = await this.#call<
-				Array<{ id: string; kind: PostbackEvent; fields: Record<string, string> }>
-			>('eventsWithoutPairKey', now - PAIR_KEY_BACKFILL_MS, PAIR_KEY_BACKFILL_BATCH);
-			if (rows.length === 0) return;
-			await this.#call(
-				'setPairKeys',
-				rows.map((r) => r.id),
-				rows.map((r) => pairKeyOf(r.kind, r.fields) ?? ''),
-			);
-		}
 	}
 
 	#call<T>(op: EngineOp, ...args: unknown[]): Promise<T> {
