@@ -316,6 +316,15 @@ const relay: Candidate = {
 // ---- (b) pg-boss ----
 
 const BOSS_QUEUE = 'deliver';
+/** The retry and expiry settings of both pg-boss candidates' queue (like the relay's lease and backoff). */
+const BOSS_QUEUE_OPTIONS = {
+	notify: true,
+	retryLimit: 20,
+	retryBackoff: true,
+	retryDelay: 1,
+	retryDelayMax: 3600,
+	expireInSeconds: 60,
+};
 const BOSS_SCHEMA = 'pgboss';
 
 async function startBoss(url: string): Promise<PgBoss> {
@@ -364,14 +373,7 @@ const pgBossEvents: Candidate = {
 		const { durable, book } = pools(url);
 		await durable.query(LIBRARY_TABLES);
 		const boss = await startBoss(url);
-		await boss.createQueue(BOSS_QUEUE, {
-			notify: true,
-			retryLimit: 20,
-			retryBackoff: true,
-			retryDelay: 1,
-			retryDelayMax: 3600,
-			expireInSeconds: 60,
-		});
+		await boss.createQueue(BOSS_QUEUE, BOSS_QUEUE_OPTIONS);
 		const inserts = new GroupCommit<Stored>(async (batch) => {
 			const client = await durable.connect();
 			try {
@@ -425,15 +427,7 @@ const pgBossOnly: Candidate = {
 	async open(url) {
 		const { durable, book } = pools(url);
 		const boss = await startBoss(url);
-		await boss.createQueue(BOSS_QUEUE, {
-			policy: 'short',
-			notify: true,
-			retryLimit: 20,
-			retryBackoff: true,
-			retryDelay: 1,
-			retryDelayMax: 3600,
-			expireInSeconds: 60,
-		});
+		await boss.createQueue(BOSS_QUEUE, { ...BOSS_QUEUE_OPTIONS, policy: 'short' });
 		// Durable inserts on a pool with synchronous_commit on; pg-boss's own pool does the bookkeeping.
 		const onDurable: PgBossDb = { executeSql: (text, values) => durable.query(text, values) };
 		const inserts = new GroupCommit<NewEvent>(async (batch) => {
