@@ -1,0 +1,74 @@
+/**
+ * The progress of one npm step of scripts/install-n8n.sh, with an estimate. It reads npm's
+ * `--loglevel=http` output on stdin, counts the registry fetches of one kind (package documents
+ * while npm resolves the tree, tarballs while it downloads and unpacks), and prints at most one
+ * line every few seconds: `install-n8n: n8n 2.41.1: downloading packages: 812 of 2,372 (34%),
+ * about 2 min left`. npm's error lines are passed through. Usage:
+ *   npm install --loglevel=http ... 2>&1 | node scripts/install-progress.ts <label> <documents|tarballs> [total]
+ * Without a total (an n8n version whose size is not known) it prints the count alone.
+ */
+import { createInterface } from 'node:readline';
+
+export type Counted = 'documents' | 'tarballs';
+
+// A download (`http fetch GET 200 <url>`), or a tarball npm's cache already holds
+// (`http cache <name>@<url> 0ms (cache hit)`).
+const FETCH = /\bhttp (?:fetch GET (?:200|304)|cache) (\S+)/;
+
+/** Whether a line of npm's http log is a fetch of the kind counted. */
+export function isFetch(line: string, counted: Counted): boolean {
+	const url = FETCH.exec(line)?.[1];
+	if (!url) return false;
+	return counted === 'tarballs' ? url.endsWith('.tgz') : !url.endsWith('.tgz');
+}
+
+const number = (n: number) => n.toLocaleString('en-US');
+
+function duration(ms: number): string {
+	const s = Math.max(1, Math.round(ms / 1000));
+	if (s < 90) return `${s} s`;
+	return `${Math.round(s / 60)} min`;
+}
+
+/** One progress line: the count, the share of the total and the time left at the rate so far. */
+export function progressLine(
+	label: string,
+	done: number,
+	total: number | undefined,
+	elapsedMs: number,
+): string {
+	if (!total) return `${label}: ${number(done)} so far`;
+	const shown = Math.min(done, total);
+	const share = Math.floor((shown / total) * 100);
+	let line = `${label}: ${number(shown)} of ${number(total)} (${share}%)`;
+	// An estimate only once there is a rate to go by.
+	if (shown >= total * 0.05 && shown < total) {
+		const left = (elapsedMs / shown) * (total - shown);
+		line += `, about ${duration(left)} left`;
+	}
+	return line;
+}
+
+async function main(): Promise<void> {
+	const [label = 'npm', counted = 'tarballs', totalText] = process.argv.slice(2);
+	if (counted !== 'documents' && counted !== 'tarballs')
+		throw new Error(`install-progress: count "documents" or "tarballs", not "${counted}"`);
+	const total = totalText ? Number(totalText) : undefined;
+	const started = Date.now();
+	const everyMs = Number(process.env.INSTALL_PROGRESS_EVERY_MS ?? 5_000);
+	let done = 0;
+	let printedAt = 0;
+	const print = () => {
+		printedAt = Date.now();
+		process.stdout.write(`install-n8n: ${progressLine(label, done, total, printedAt - started)}\n`);
+	};
+	for await (const line of createInterface({ input: process.stdin })) {
+		if (/\bERR/.test(line)) process.stdout.write(`${line}\n`);
+		if (!isFetch(line, counted as Counted)) continue;
+		done += 1;
+		if (Date.now() - printedAt >= everyMs) print();
+	}
+	print();
+}
+
+if (import.meta.main) await main();
