@@ -13,7 +13,9 @@ import { run, sleep } from './proc.ts';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const PACKAGE_NAME = 'n8n-nodes-paypalych';
-export const N8N_VERSION = process.env.N8N_VERSION ?? '2.41.1';
+/** The n8n `npm start` and `npm run test:e2e` run; N8N_VERSION picks another (1.123.81: test:e2e:n8n1). */
+export const DEFAULT_N8N_VERSION = '2.41.1';
+export const N8N_VERSION = process.env.N8N_VERSION ?? DEFAULT_N8N_VERSION;
 export const NODE_TYPE = `${PACKAGE_NAME}.payPalych`;
 export const TRIGGER_TYPE = `${PACKAGE_NAME}.payPalychTrigger`;
 
