@@ -63,7 +63,7 @@ async function main(): Promise<void> {
 		process.stdout.write(`install-n8n: ${progressLine(label, done, total, printedAt - started)}\n`);
 	};
 	for await (const line of createInterface({ input: process.stdin })) {
-		if (/\bERR/.test(line)) process.stdout.write(`${line}\n`);
+		if (/^npm (error|ERR!)/.test(line)) process.stdout.write(`${line}\n`);
 		if (!isFetch(line, counted as Counted)) continue;
 		done += 1;
 		if (Date.now() - printedAt >= everyMs) print();

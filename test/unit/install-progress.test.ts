@@ -47,14 +47,22 @@ describe('install progress', () => {
 				'3',
 			],
 			{
-				input: [DOCUMENT, TARBALL, CACHED, 'npm ERR! network timeout', TARBALL].join('\n'),
+				input: [
+					DOCUMENT,
+					TARBALL,
+					CACHED,
+					'npm error notarget No matching version found for @n8n/api-types@0.17.0.',
+					TARBALL,
+				].join('\n'),
 				encoding: 'utf8',
 				env: { ...process.env, INSTALL_PROGRESS_EVERY_MS: '0' },
 			},
 		);
 		expect(out.status).toBe(0);
 		const lines = out.stdout.trim().split('\n');
-		expect(lines).toContain('npm ERR! network timeout');
+		expect(lines).toContain(
+			'npm error notarget No matching version found for @n8n/api-types@0.17.0.',
+		);
 		expect(lines.at(-1)).toBe('install-n8n: n8n 9.9.9: packages downloaded: 3 of 3 (100%)');
 		expect(lines.filter((l) => l.startsWith('install-n8n:'))).toHaveLength(4);
 	});
