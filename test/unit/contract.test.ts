@@ -150,9 +150,16 @@ describe('postback bodies', () => {
 		expect(postbackKey('payment', { ...half, OutSum: '100.05' })).not.toBe(
 			postbackKey('payment', half),
 		);
-		// An amount that is no plain decimal stays as sent (and never equals a decimal's key).
+		// An amount that is no plain decimal stays as sent, marked apart, so it never equals a
+		// decimal's key: "5c" as sent is not the cents of 0.05.
 		expect(postbackKey('payment', { ...base, OutSum: '1e1' })).toBe(
-			JSON.stringify(['payment', 'T', 'SUCCESS', '1e1', 'o-1']),
+			JSON.stringify(['payment', 'T', 'SUCCESS', 'as-sent:1e1', 'o-1']),
+		);
+		expect(postbackKey('payment', { ...base, OutSum: '5c' })).not.toBe(
+			postbackKey('payment', { ...base, OutSum: '0.05' }),
+		);
+		expect(postbackKey('payout', { TrsId: 'P', Status: 'SUCCESS', Amount: '5c' })).not.toBe(
+			postbackKey('payout', { TrsId: 'P', Status: 'SUCCESS', Amount: '0.05' }),
 		);
 		// Another signed amount is another event: a forged call with a cheaper bill's pair cannot
 		// shadow the genuine postback.
