@@ -212,6 +212,8 @@ describe("Search sends the API token only to the credential's own API root", () 
 				},
 			});
 			const { items, error } = await search(operation);
+			// Nothing (above all, no Authorization header) went to the host the answer named.
+			expect(elsewhere.requests.map((r) => r.headers.authorization)).toEqual([]);
 			expect(items).toEqual([]);
 			expect(error?.message).toBe(
 				`${operation === 'bill' ? 'Bill' : 'Payout'} › Search could not read the whole list: the service named its next page at ${elsewhere.url}/api/v1/${operation}/search, outside the credential's Base URL (${service.url}/api/v1/), and the API token is never sent there`,
