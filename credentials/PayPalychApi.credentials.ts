@@ -13,7 +13,8 @@ export class PayPalychApi implements ICredentialType {
 
 	icon: Icon = { light: 'file:../icons/paypalych.svg', dark: 'file:../icons/paypalych.dark.svg' };
 
-	documentationUrl = 'https://github.com/n8n-nodes-paypalych/n8n-nodes-paypalych/blob/main/docs/merchant/node.md#credentials';
+	documentationUrl =
+		'https://github.com/n8n-nodes-paypalych/n8n-nodes-paypalych/blob/main/docs/merchant/node.md#credentials';
 
 	properties: INodeProperties[] = [
 		{
