@@ -1,5 +1,5 @@
 import { formatCents, toCents } from './money';
-import { canonicalStatus } from './statuses';
+import { PAYOUT_POSTBACK_CONFIRMED_BY, canonicalStatus } from './statuses';
 import type { PostbackFields } from './postback';
 
 /**
@@ -29,6 +29,14 @@ export const UNKNOWN_POSTBACK_RETRY_MS = 15 * 60_000;
 /** Statuses after which a payment or payout can still change: a postback may run ahead of them. */
 const NOT_FINAL = ['NEW', 'PROCESS', 'MODERATING'];
 
+/**
+ * Why a payment is refused when the service shows no order ID for its bill (the interface
+ * document gives bills none): the trigger cannot bind InvId, and this names the fix. Kept short:
+ * the trigger's answer carries it, and the relay keeps the start of that answer as the reason.
+ */
+export const NO_ORDER_ID_REFUSAL =
+	'this service shows no order ID for bills: set Order Check to Bill ID Only and find the order by bill_id';
+
 function text(value: unknown): string {
 	return typeof value === 'string' ? value : typeof value === 'number' ? String(value) : '';
 }
@@ -53,6 +61,21 @@ function compareRecord(
 		};
 	}
 	return compareStatus(kind, record.status, fields.Status);
+}
+
+/**
+ * Whether the record's status confirms the postback's: the same status, or for a payout a record
+ * of the same family (PAYOUT_POSTBACK_CONFIRMED_BY: a FAIL postback and an ERROR record).
+ */
+function sameStatus(kind: 'payment' | 'payout', service: string, postback: string): boolean {
+	if (service === postback) return true;
+	return kind === 'payout' && (PAYOUT_POSTBACK_CONFIRMED_BY[postback] ?? []).includes(service);
+}
+
+/** A commission a postback names: a plain, non-negative decimal, in whole cents. */
+function commissionOf(value: string | undefined): number | undefined {
+	const cents = toCents(value);
+	return cents !== undefined && cents >= 0 ? cents : undefined;
 }
 
 /** The signed amount field against the record's possible amounts (whole cents; unknown ones left out). */
@@ -80,7 +103,7 @@ function compareStatus(
 ): Confirmation | undefined {
 	const service = canonicalStatus(recorded);
 	const postback = canonicalStatus(sent);
-	if (service === postback) return undefined;
+	if (sameStatus(kind, service, postback)) return undefined;
 	if (NOT_FINAL.includes(service)) {
 		return {
 			ok: false,
@@ -101,14 +124,20 @@ function compareStatus(
  * - the payment's id is the postback's TrsId;
  * - the statuses are the same in canonical form (NEW or PROCESS on the service: retry later);
  * - OutSum is one of the payment's amounts: `amount` (what the payer paid, commission included
- *   when the payer pays it), `amount_received`, or `amount_received + commission` (the service
- *   facts: OutSum includes the commission when the payer pays it);
+ *   when the payer pays it), `amount_received`, `amount_received + commission` (the service
+ *   facts: OutSum includes the commission when the payer pays it), or `amount` plus the
+ *   postback's own `Commission` (a service whose `amount` leaves out the commission the payer
+ *   paid, and that shows no commission field). `Commission` is not signed: a caller holding a
+ *   redirect's signature can choose it. That is safe because the order binding below, not the
+ *   amount, is what ties the signed pair to this payment: the payment must belong to the bill of
+ *   the signed InvId, and its status must be the postback's, so such a call can only confirm a
+ *   payment the service shows as it is;
  * - the bill's order ID is the postback's InvId (an absent InvId is an empty one, a bill created
  *   without order_id has none). `billOrderId` undefined means the service returned no order ID
  *   field at all (the interface document gives bills none; the live service is seen to add it):
- *   the InvId cannot be checked, so the postback is not confirmed, unless `requireOrderId` is
- *   false, when the payment and its bill are confirmed and `orderConfirmed` is false (the
- *   workflow must then find the order by the payment's bill_id, never by InvId);
+ *   the InvId cannot be checked, so the postback is refused with NO_ORDER_ID_REFUSAL, unless
+ *   `requireOrderId` is false, when the payment and its bill are confirmed and `orderConfirmed`
+ *   is false (the workflow must then find the order by the payment's bill_id, never by InvId);
  * - CurrencyIn is the payment's currency_in where both are given.
  */
 export function confirmPayment(
@@ -118,12 +147,14 @@ export function confirmPayment(
 	requireOrderId = true,
 ): Confirmation {
 	const received = toCents(payment.amount_received);
+	const amount = toCents(payment.amount);
 	const mismatch =
 		compareRecord('payment', fields, payment) ??
 		compareAmount('payment', 'OutSum', fields.OutSum, [
-			toCents(payment.amount),
+			amount,
 			received,
 			sum(received, toCents(payment.commission)),
+			sum(amount, commissionOf(fields.Commission)),
 		]);
 	if (mismatch) return mismatch;
 	const currency = text(payment.currency_in);
@@ -143,7 +174,7 @@ export function confirmPayment(
 		return {
 			ok: false,
 			retry: false,
-			reason: `the service returned no order ID for bill ${text(payment.bill_id)}, so InvId cannot be checked`,
+			reason: `${NO_ORDER_ID_REFUSAL} (bill ${text(payment.bill_id)})`,
 		};
 	}
 	const invId = fields.InvId ?? '';
@@ -159,8 +190,9 @@ export function confirmPayment(
 
 /**
  * Compares a payout postback with the service's payout (`payout/status?id=<TrsId>`): the id, the
- * status in canonical form (NEW, MODERATING or PROCESS on the service: retry later), and Amount,
- * which includes the commission (the payout's `amount + commission`, or `amount` alone).
+ * status in canonical form (NEW, MODERATING or PROCESS on the service: retry later; a FAIL
+ * postback is confirmed by a FAIL or an ERROR record, see PAYOUT_POSTBACK_CONFIRMED_BY), and
+ * Amount, which includes the commission (the payout's `amount + commission`, or `amount` alone).
  */
 export function confirmPayout(
 	fields: PostbackFields,

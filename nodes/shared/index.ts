@@ -9,6 +9,7 @@ export * from './endpoints';
 export * from './errors';
 export * from './headers';
 export * from './money';
+export * from './pagination';
 export * from './postback';
 export * from './signature';
 export * from './statuses';

@@ -205,9 +205,10 @@ export function verifyPostback(
  * the genuine one is still stored and delivered.
  *
  * The signed amount enters the key as whole cents (`100.5`, `100.50` and `100.500` are one
- * amount), so a spelling of the same amount is the same postback, and the relay's catch-up event
- * (built from the service's records) and the late genuine postback after it are one event. An
- * amount that is not a plain decimal enters the key as sent.
+ * amount, `10050c`), so a spelling of the same amount is the same postback, and the relay's
+ * catch-up event (built from the service's records) and the late genuine postback after it are
+ * one event. An amount that is not a plain decimal enters the key as sent, marked apart
+ * (`as-sent:5c`), so that it never equals the key of a decimal's cents (`0.05` is `5c`).
  */
 export interface PostbackIdentity {
 	event: PostbackEvent;
@@ -243,10 +244,17 @@ export function postbackKey(event: PostbackEvent, fields: PostbackFields): strin
 	return JSON.stringify([id.event, id.trsId, id.status, amountKey(id.signedAmount), id.signedId]);
 }
 
-/** The signed amount as the key holds it: whole cents when it is a plain decimal, else as sent. */
-function amountKey(amount: string): string {
+/** Marks an amount kept as sent in a key, apart from the `<cents>c` of a decimal. */
+export const AS_SENT_AMOUNT_PREFIX = 'as-sent:';
+
+/**
+ * The signed amount as the key holds it: whole cents when it is a plain decimal (`0.05` is `5c`),
+ * else as sent behind AS_SENT_AMOUNT_PREFIX (`5c` is `as-sent:5c`). The two forms never meet: a
+ * cents key is digits and `c`, an as-sent key starts with the prefix.
+ */
+export function amountKey(amount: string): string {
 	const cents = toCents(amount);
-	return cents === undefined ? amount : `${cents}c`;
+	return cents === undefined ? `${AS_SENT_AMOUNT_PREFIX}${amount}` : `${cents}c`;
 }
 
 /**

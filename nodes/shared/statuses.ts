@@ -24,6 +24,18 @@ export const PAYMENT_POSTBACK_STATUSES = ['SUCCESS', 'UNDERPAID', 'OVERPAID', 'F
 /** Statuses the payout postback (payout webhook) carries. */
 export const PAYOUT_POSTBACK_STATUSES = ['SUCCESS', 'DECLINED', 'FAIL'] as const;
 
+/**
+ * The payout records that confirm a payout postback's Status. The document lists FAIL and ERROR as
+ * payout statuses but only FAIL in postbacks: a FAIL postback reports either failure. DECLINED is
+ * confirmed only by DECLINED, SUCCESS only by SUCCESS. A status not listed here is confirmed only
+ * by the same status.
+ */
+export const PAYOUT_POSTBACK_CONFIRMED_BY: Readonly<Record<string, readonly string[]>> = {
+	SUCCESS: ['SUCCESS'],
+	FAIL: ['FAIL', 'ERROR'],
+	DECLINED: ['DECLINED'],
+};
+
 export type BillStatus = (typeof BILL_STATUSES)[number];
 export type PayoutStatus = (typeof PAYOUT_STATUSES)[number];
 

@@ -20,6 +20,7 @@ import {
 	type Redirect,
 	type Shop,
 } from './model.ts';
+import { postbackEncoding } from './postbacks.ts';
 import type { State } from './state.ts';
 
 /** Incoming payments: 3 % of the amount paid towards the bill. */
@@ -172,6 +173,7 @@ export function pay(
 		merchantId: merchant.id,
 		status,
 		amount: bill.payerPaysCommission ? base + fee : base,
+		payerCommission: bill.payerPaysCommission ? fee : 0,
 		received: failed ? 0 : bill.payerPaysCommission ? base : base - fee,
 		commission: failed ? 0 : fee,
 		method,
@@ -187,7 +189,10 @@ export function pay(
 	if (shop.resultUrl && status !== 'PROCESS') {
 		postback = paymentPostback(bill, payment, merchant);
 		const lost = merchant.losePostbacks || bill.losePostback || request.losePostback === true;
-		state.options.deliver('payment', shop.resultUrl, postback, payment.id, lost);
+		state.options.deliver('payment', shop.resultUrl, postback, payment.id, {
+			lost,
+			encoding: postbackEncoding(merchant),
+		});
 	}
 	return { payment, postback, redirect: redirectOf(bill, payment, merchant, shop) };
 }

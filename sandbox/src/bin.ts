@@ -2,6 +2,7 @@
 /** paypalych-sandbox: start the sandbox and print one JSON line with the demo merchant. */
 import { parseArgs } from 'node:util';
 import { startSandbox } from './index.ts';
+import { PROFILES, type Profile } from './model.ts';
 
 const { values } = parseArgs({
 	options: {
@@ -12,6 +13,7 @@ const { values } = parseArgs({
 		'public-url': { type: 'string' },
 		'auto-advance-ms': { type: 'string' },
 		'live-extras': { type: 'boolean' },
+		profile: { type: 'string' },
 		help: { type: 'boolean', short: 'h' },
 	},
 	strict: true,
@@ -19,7 +21,19 @@ const { values } = parseArgs({
 
 if (values.help) {
 	process.stdout.write(
-		'paypalych-sandbox [--port 8787] [--host 127.0.0.1] [--token T] [--time-factor 1] [--public-url URL] [--auto-advance-ms 0] [--live-extras]\n',
+		[
+			'paypalych-sandbox [--port 8787] [--host 127.0.0.1] [--token T] [--time-factor 1] [--public-url URL] [--auto-advance-ms 0] [--live-extras] [--profile live|spec]',
+			'',
+			'  --profile live|spec  (SANDBOX_PROFILE) how the sandbox answers where the interface document',
+			'                       leaves a choice open. live (default): what public integrations see:',
+			'                       order_id on bills with --live-extras, a cursor only with per_page,',
+			'                       inclusive finish_date, UTC dates, payment amount = OutSum, form',
+			'                       postbacks. spec: no order_id on bills, Laravel pages (links/meta,',
+			'                       ?page=N, per_page ignored), exclusive finish_date, Moscow dates,',
+			'                       amount without the payer-paid commission, JSON postbacks.',
+			'                       Per merchant: PATCH /_sandbox/merchants/:id {"profile": "spec"}.',
+			'',
+		].join('\n'),
 	);
 	process.exit(0);
 }
@@ -35,6 +49,14 @@ function number(name: string, text: string | undefined, fallback: number): numbe
 	return value;
 }
 
+const profile = values.profile ?? env['SANDBOX_PROFILE'] ?? 'live';
+if (!(PROFILES as readonly string[]).includes(profile)) {
+	process.stderr.write(
+		`paypalych-sandbox: --profile (SANDBOX_PROFILE) must be one of ${PROFILES.join(', ')}, got ${profile}\n`,
+	);
+	process.exit(2);
+}
+
 const sandbox = await startSandbox({
 	port: number('--port', values.port ?? env['SANDBOX_PORT'], 8787),
 	host: values.host ?? env['SANDBOX_HOST'] ?? '127.0.0.1',
@@ -47,10 +69,11 @@ const sandbox = await startSandbox({
 		0,
 	),
 	liveExtras: values['live-extras'] ?? env['SANDBOX_LIVE_EXTRAS'] === '1',
+	profile: profile as Profile,
 });
 
 process.stdout.write(
-	`${JSON.stringify({ url: sandbox.url, token: sandbox.token, shopId: sandbox.shopId, payoutAccountId: sandbox.payoutAccountId, merchantId: sandbox.merchantId })}\n`,
+	`${JSON.stringify({ url: sandbox.url, token: sandbox.token, shopId: sandbox.shopId, payoutAccountId: sandbox.payoutAccountId, merchantId: sandbox.merchantId, profile: sandbox.profile })}\n`,
 );
 
 let closing = false;

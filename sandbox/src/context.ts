@@ -1,4 +1,5 @@
 /** What every route plugin shares: the state, the postback deliverer, faults and options. */
+import { PROFILES, type Profile } from './model.ts';
 import { Deliverer } from './postbacks.ts';
 import { State } from './state.ts';
 
@@ -25,6 +26,12 @@ export interface SandboxOptions {
 	 * merchant can switch it in the control API (`liveExtras`).
 	 */
 	liveExtras?: boolean;
+	/**
+	 * How merchants answer where the interface document leaves a choice open (default `live`,
+	 * the sandbox's behaviour before profiles; `spec`: see sandbox/README.md). Each merchant can
+	 * switch it in the control API (`profile`).
+	 */
+	profile?: Profile;
 }
 
 export interface ResolvedOptions {
@@ -35,6 +42,7 @@ export interface ResolvedOptions {
 	postbackTimeoutMs: number;
 	bodyLimit: number;
 	liveExtras: boolean;
+	profile: Profile;
 }
 
 export interface Demo {
@@ -80,7 +88,11 @@ export class SandboxContext {
 			postbackTimeoutMs: options.postbackTimeoutMs ?? 5000,
 			bodyLimit: options.bodyLimit ?? 64 * 1024,
 			liveExtras: options.liveExtras ?? false,
+			profile: options.profile ?? 'live',
 		};
+		if (!(PROFILES as readonly string[]).includes(this.options.profile)) {
+			throw new Error(`profile must be one of ${PROFILES.join(', ')}`);
+		}
 		if (!(this.options.timeFactor > 0) || !Number.isFinite(this.options.timeFactor)) {
 			throw new Error('timeFactor must be a positive number');
 		}
@@ -102,11 +114,12 @@ export class SandboxContext {
 
 	private newState(): State {
 		return new State({
-			deliver: (kind, url, fields, trsId, lost) => {
-				this.deliverer.send(kind, url, fields, trsId, lost);
+			deliver: (kind, url, fields, trsId, how) => {
+				this.deliverer.send(kind, url, fields, trsId, how);
 			},
 			autoAdvanceMs: this.options.autoAdvanceMs * this.options.timeFactor,
 			liveExtras: this.options.liveExtras,
+			profile: this.options.profile,
 		});
 	}
 

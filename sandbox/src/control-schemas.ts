@@ -4,6 +4,7 @@ import type { Fault } from './context.ts';
 import { parseControlAmount } from './money.ts';
 import {
 	CURRENCIES,
+	PROFILES,
 	REGULAR_DIRECTIONS,
 	type Merchant,
 	type PayoutAccount,
@@ -33,6 +34,8 @@ export const merchantPatch = z.object({
 	payoutWebhookUrl: url.optional(),
 	tooManyPaymentsThreshold: z.int().min(0).optional(),
 	liveExtras: z.boolean().optional(),
+	profile: z.enum(PROFILES).optional(),
+	searchPageSize: z.int().min(1).max(1000).optional(),
 	losePostbacks: z.boolean().optional(),
 });
 
@@ -128,6 +131,8 @@ export function applyMerchantPatch(
 	if (patch.tooManyPaymentsThreshold !== undefined)
 		merchant.tooManyPaymentsThreshold = patch.tooManyPaymentsThreshold;
 	if (patch.liveExtras !== undefined) merchant.liveExtras = patch.liveExtras;
+	if (patch.profile !== undefined) merchant.profile = patch.profile;
+	if (patch.searchPageSize !== undefined) merchant.searchPageSize = patch.searchPageSize;
 	if (patch.losePostbacks !== undefined) merchant.losePostbacks = patch.losePostbacks;
 }
 

@@ -6,11 +6,12 @@ import {
 	CURRENCIES,
 	type Bill,
 	type Merchant,
+	type Payment,
 	type Payout,
 	type PayoutAccount,
 	type Shop,
 } from './model.ts';
-import { paymentView, payoutView } from './views.ts';
+import { paymentView, payoutView, type ViewOptions } from './views.ts';
 
 export function shopView(shop: Shop): Record<string, unknown> {
 	return { ...shop };
@@ -50,6 +51,8 @@ export function merchantView(ctx: SandboxContext, merchant: Merchant): Record<st
 		payoutWebhookUrl: merchant.payoutWebhookUrl,
 		tooManyPaymentsThreshold: merchant.tooManyPaymentsThreshold,
 		liveExtras: merchant.liveExtras,
+		profile: merchant.profile,
+		searchPageSize: merchant.searchPageSize,
 		losePostbacks: merchant.losePostbacks,
 		shops: [...ctx.state.shops.values()]
 			.filter((shop) => shop.merchantId === merchant.id)
@@ -59,8 +62,21 @@ export function merchantView(ctx: SandboxContext, merchant: Merchant): Record<st
 			.map(accountView),
 		payouts: [...ctx.state.payouts.values()]
 			.filter((payout) => payout.merchantId === merchant.id)
-			.map(payoutControlView),
+			.map((payout) => payoutControlView(ctx, payout)),
 	};
+}
+
+/**
+ * The control views show every field (live extras on), in the merchant's profile: a payment's
+ * `amount` and every `created_at` are the ones its API answers show.
+ */
+function controlShape(ctx: SandboxContext, merchantId: string): ViewOptions {
+	return { liveExtras: true, profile: ctx.state.merchants.get(merchantId)?.profile ?? 'live' };
+}
+
+/** A payment as the control API shows it (see controlShape). */
+export function paymentControlView(ctx: SandboxContext, payment: Payment): Record<string, unknown> {
+	return paymentView(payment, controlShape(ctx, payment.merchantId));
 }
 
 export function billControlView(
@@ -86,13 +102,13 @@ export function billControlView(
 		losePostback: bill.losePostback,
 		linkUrl: `${base}/link/${bill.id}`,
 		linkPageUrl: `${base}/pay/${bill.id}`,
-		payments: paymentsOf(ctx.state, bill.id).map((payment) => paymentView(payment, true)),
+		payments: paymentsOf(ctx.state, bill.id).map((payment) => paymentControlView(ctx, payment)),
 	};
 }
 
-export function payoutControlView(payout: Payout): Record<string, unknown> {
+export function payoutControlView(ctx: SandboxContext, payout: Payout): Record<string, unknown> {
 	return {
-		...payoutView(payout, true),
+		...payoutView(payout, controlShape(ctx, payout.merchantId)),
 		merchantId: payout.merchantId,
 		kind: payout.kind,
 		accountType: payout.accountType,

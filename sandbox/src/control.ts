@@ -23,13 +23,13 @@ import {
 	accountView,
 	billControlView,
 	merchantView,
+	paymentControlView,
 	payoutControlView,
 	shopView,
 } from './control-views.ts';
 import { ERROR_TABLE } from './errors.ts';
 import { SandboxError, type Bill, type Merchant, type Payout, type Shop } from './model.ts';
 import { advancePayout } from './payouts.ts';
-import { paymentView } from './views.ts';
 
 function notFound(what: string, id: string): SandboxError {
 	return new SandboxError(404, 'not_found', `no ${what} ${id}`);
@@ -165,7 +165,7 @@ export async function controlRoutes(app: FastifyInstance, { ctx }: ContextOption
 		const data = paySchema.parse(body(request));
 		const result = pay(ctx.state, bill, data);
 		return {
-			payment: paymentView(result.payment, true),
+			payment: paymentControlView(ctx, result.payment),
 			postback: result.postback,
 			redirect: result.redirect,
 		};
@@ -181,13 +181,13 @@ export async function controlRoutes(app: FastifyInstance, { ctx }: ContextOption
 		const payouts = [...ctx.state.payouts.values()].filter(
 			(payout) => merchantId === undefined || payout.merchantId === merchantId,
 		);
-		return { data: payouts.map(payoutControlView) };
+		return { data: payouts.map((payout) => payoutControlView(ctx, payout)) };
 	});
-	app.get('/payouts/:id', async (request) => payoutControlView(payoutOf(param(request))));
+	app.get('/payouts/:id', async (request) => payoutControlView(ctx, payoutOf(param(request))));
 	app.post('/payouts/:id/advance', async (request) => {
 		const payout = payoutOf(param(request));
 		const { status } = advanceSchema.parse(body(request));
-		return payoutControlView(advancePayout(ctx.state, payout, status));
+		return payoutControlView(ctx, advancePayout(ctx.state, payout, status));
 	});
 
 	app.get('/faults', async () => ({ faults: ctx.faults }));

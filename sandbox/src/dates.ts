@@ -1,9 +1,24 @@
-/** Datetimes are written as `Y-m-d H:i:s` in UTC; search dates are `Y-m-d` (UTC days). */
+/**
+ * Datetimes are written as `Y-m-d H:i:s` in the profile's time zone (UTC in `live`, Moscow time in
+ * `spec`); search dates are `Y-m-d` days of that zone.
+ */
+import type { Profile } from './model.ts';
 
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
-export function formatDateTime(ms: number): string {
-	const d = new Date(ms);
+export const DAY_MS = 86_400_000;
+
+/** Moscow time: UTC+3 all year (no daylight saving time since 2014). */
+export const MOSCOW_OFFSET_MS = 3 * 3_600_000;
+
+/** How far the profile's clock is ahead of UTC. */
+export function zoneOffsetMs(profile: Profile): number {
+	return profile === 'spec' ? MOSCOW_OFFSET_MS : 0;
+}
+
+/** `Y-m-d H:i:s` of an instant, on a clock `offsetMs` ahead of UTC. */
+export function formatDateTime(ms: number, offsetMs = 0): string {
+	const d = new Date(ms + offsetMs);
 	return `${pad(d.getUTCFullYear(), 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}`;
 }
 
@@ -19,13 +34,13 @@ export function parseYmd(text: string): number | null {
 	return ms;
 }
 
-export const DAY_MS = 86_400_000;
-
-export function startOfUtcDay(ms: number): number {
-	return Math.floor(ms / DAY_MS) * DAY_MS;
+/** Start of the day (on a clock `offsetMs` ahead of UTC) that holds the instant `ms`. */
+export function startOfDay(ms: number, offsetMs = 0): number {
+	return Math.floor((ms + offsetMs) / DAY_MS) * DAY_MS - offsetMs;
 }
 
-export function startOfUtcMonth(ms: number): number {
-	const d = new Date(ms);
-	return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+/** Start of the month (on a clock `offsetMs` ahead of UTC) that holds the instant `ms`. */
+export function startOfMonth(ms: number, offsetMs = 0): number {
+	const d = new Date(ms + offsetMs);
+	return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) - offsetMs;
 }

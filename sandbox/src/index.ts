@@ -2,9 +2,11 @@
 import type { FastifyInstance } from 'fastify';
 import { createSandbox } from './app.ts';
 import type { SandboxContext, SandboxOptions } from './context.ts';
+import type { Profile } from './model.ts';
 
 export { buildSandbox, createSandbox } from './app.ts';
 export type { SandboxOptions } from './context.ts';
+export { PROFILES, type Profile } from './model.ts';
 export type { DeliveryAttempt } from './postbacks.ts';
 
 export interface RunningSandbox {
@@ -13,6 +15,8 @@ export interface RunningSandbox {
 	shopId: string;
 	payoutAccountId: string;
 	merchantId: string;
+	/** The profile new merchants (and the demo merchant) start with. */
+	profile: Profile;
 	app: FastifyInstance;
 	context: SandboxContext;
 	close(): Promise<void>;
@@ -35,6 +39,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
 		shopId: ctx.demo.shopId,
 		payoutAccountId: ctx.demo.payoutAccountId,
 		merchantId: ctx.demo.merchantId,
+		profile: ctx.options.profile,
 		app,
 		context: ctx,
 		close: async () => {

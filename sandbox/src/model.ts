@@ -42,6 +42,13 @@ export const FINAL_PAYOUT_STATUSES: readonly PayoutStatus[] = [
 	'DECLINED',
 ];
 export type Subscription = 'active' | 'inactive' | 'none';
+/**
+ * How the sandbox answers where the interface document leaves a choice open (service-facts.md,
+ * "What the document leaves open"): `live`, what public integrations see (the sandbox's behaviour
+ * before profiles); `spec`, the other answer the document allows (see sandbox/README.md).
+ */
+export const PROFILES = ['live', 'spec'] as const;
+export type Profile = (typeof PROFILES)[number];
 /** Bill types as bill/create takes them (either case); answers give them upper case. */
 export const BILL_TYPES = ['normal', 'multi'] as const;
 export const PAYMENT_METHODS = ['BANK_CARD', 'SBP'] as const;
@@ -82,6 +89,10 @@ export interface Merchant {
 	 * postbacks. Off: answers and postbacks carry exactly the document's fields.
 	 */
 	liveExtras: boolean;
+	/** How this merchant's API answers and postbacks look where the document is silent (see PROFILES). */
+	profile: Profile;
+	/** Rows per page of bill/search and payout/search in the `spec` profile (it ignores `per_page`). */
+	searchPageSize: number;
 	/**
 	 * Lose every postback of this merchant (payments and payouts): the service gives up on it
 	 * without sending anything, as when the merchant's endpoint failed all its retries. The
@@ -138,6 +149,8 @@ export interface Payment {
 	status: BillStatus;
 	/** The total the payer paid (OutSum). */
 	amount: number;
+	/** The part of `amount` that is the commission the payer paid on top (0 when the merchant pays it). */
+	payerCommission: number;
 	/** The net amount credited to the merchant (BalanceAmount). */
 	received: number;
 	commission: number;

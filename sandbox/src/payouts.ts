@@ -3,7 +3,7 @@
  * payouts of one request (locking their money), moving them on (settling it) and the signed
  * payout postback.
  */
-import { startOfUtcDay, startOfUtcMonth } from './dates.ts';
+import { startOfDay, startOfMonth, zoneOffsetMs } from './dates.ts';
 import { format2, share } from './money.ts';
 import {
 	isFinalPayout,
@@ -17,6 +17,7 @@ import {
 	type Payout,
 	type PayoutStatus,
 } from './model.ts';
+import { postbackEncoding } from './postbacks.ts';
 import type { State } from './state.ts';
 
 /** Payouts: 2 % of each payout plus 10.00 RUB per payout, paid by the sender (the merchant). */
@@ -72,15 +73,17 @@ export function limitBroken(
 	amount: number,
 ): 'daily_payout_limit_exceeded' | 'monthly_payout_limit_exceeded' | null {
 	const now = state.now();
+	const offset = zoneOffsetMs(merchant.profile);
 	if (
 		merchant.dailyPayoutLimit !== null &&
-		payoutVolumeSince(state, merchant.id, startOfUtcDay(now)) + amount > merchant.dailyPayoutLimit
+		payoutVolumeSince(state, merchant.id, startOfDay(now, offset)) + amount >
+			merchant.dailyPayoutLimit
 	) {
 		return 'daily_payout_limit_exceeded';
 	}
 	if (
 		merchant.monthlyPayoutLimit !== null &&
-		payoutVolumeSince(state, merchant.id, startOfUtcMonth(now)) + amount >
+		payoutVolumeSince(state, merchant.id, startOfMonth(now, offset)) + amount >
 			merchant.monthlyPayoutLimit
 	) {
 		return 'monthly_payout_limit_exceeded';
@@ -173,7 +176,7 @@ export function advancePayout(state: State, payout: Payout, status: PayoutStatus
 			merchant.payoutWebhookUrl,
 			payoutPostback(payout, merchant),
 			payout.id,
-			merchant.losePostbacks,
+			{ lost: merchant.losePostbacks, encoding: postbackEncoding(merchant) },
 		);
 	}
 	return payout;

@@ -1,8 +1,54 @@
 /**
- * Postback delivery: form-encoded POSTs, retried on anything but HTTP 200 after
- * 10 s, 100 s, 1000 s, 10000 s, 100000 s (times the time factor), each attempt logged.
+ * Postback delivery: POSTs (form fields, or a JSON object in the `spec` profile), retried on
+ * anything but HTTP 200 after 10 s, 100 s, 1000 s, 10000 s, 100000 s (times the time factor),
+ * each attempt logged.
  */
-import type { Fields } from './model.ts';
+import type { Fields, Merchant } from './model.ts';
+
+/** How a postback's fields are sent. */
+export type PostbackEncoding = 'form' | 'json';
+
+/**
+ * How a merchant's postbacks are sent: form fields in `live` (what public integrations see), a
+ * JSON object in `spec` (the interface document: "Payloads are JSON objects").
+ */
+export function postbackEncoding(merchant: Pick<Merchant, 'profile'>): PostbackEncoding {
+	return merchant.profile === 'spec' ? 'json' : 'form';
+}
+
+/** Fields the document types as decimals: JSON numbers written exactly as signed (`18.50`). */
+const DECIMAL_FIELDS = new Set([
+	'OutSum',
+	'Commission',
+	'Amount',
+	'BalanceAmount',
+	'BalanceCommission',
+]);
+/** Fields the document types as booleans. */
+const BOOLEAN_FIELDS = new Set(['IsAuto']);
+
+/**
+ * A postback as a JSON object: decimals as JSON numbers in the exact text that was signed
+ * (`"OutSum":18.50`: a receiver that re-formats the number breaks the signature), booleans as
+ * JSON booleans, everything else as strings.
+ */
+export function postbackJson(fields: Fields): string {
+	const members = Object.entries(fields).map(([name, value]) => {
+		const literal =
+			DECIMAL_FIELDS.has(name) && /^-?\d+(?:\.\d+)?$/.test(value)
+				? value
+				: BOOLEAN_FIELDS.has(name) && (value === 'true' || value === 'false')
+					? value
+					: JSON.stringify(value);
+		return `${JSON.stringify(name)}:${literal}`;
+	});
+	return `{${members.join(',')}}`;
+}
+
+const CONTENT_TYPES: Record<PostbackEncoding, string> = {
+	form: 'application/x-www-form-urlencoded',
+	json: 'application/json',
+};
 
 export const MAX_ATTEMPTS = 6;
 
@@ -13,6 +59,8 @@ export interface DeliveryAttempt {
 	trsId: string;
 	url: string;
 	body: Fields;
+	/** The Content-Type it was sent with (form fields or a JSON object). */
+	contentType: string;
 	attempt: number;
 	/** HTTP status of the answer, or null when there was none (timeout, connection error). */
 	status: number | null;
@@ -38,6 +86,9 @@ interface Delivery {
 	trsId: string;
 	url: string;
 	body: Fields;
+	contentType: string;
+	/** The body as sent. */
+	raw: string;
 }
 
 export class Deliverer {
@@ -59,14 +110,35 @@ export class Deliverer {
 
 	/**
 	 * Sends a postback, retried on failure. `lost`: the postback is given up at once without a
-	 * request (the lose-postbacks switch), logged as one attempt with `lost: true`.
+	 * request (the lose-postbacks switch), logged as one attempt with `lost: true`. `encoding`:
+	 * form fields (default) or a JSON object.
 	 */
-	send(kind: 'payment' | 'payout', url: string, body: Fields, trsId: string, lost = false): string {
+	send(
+		kind: 'payment' | 'payout',
+		url: string,
+		body: Fields,
+		trsId: string,
+		how: { lost?: boolean; encoding?: PostbackEncoding } = {},
+	): string {
 		this.seq += 1;
-		const delivery: Delivery = { id: `D${this.seq}`, kind, trsId, url, body };
-		if (lost) {
+		const encoding = how.encoding ?? 'form';
+		const delivery: Delivery = {
+			id: `D${this.seq}`,
+			kind,
+			trsId,
+			url,
+			body,
+			contentType: CONTENT_TYPES[encoding],
+			raw: encoding === 'json' ? postbackJson(body) : new URLSearchParams(body).toString(),
+		};
+		if (how.lost === true) {
 			this.log.push({
-				...delivery,
+				id: delivery.id,
+				kind,
+				trsId,
+				url,
+				body,
+				contentType: delivery.contentType,
 				attempt: 1,
 				status: null,
 				error:
@@ -112,10 +184,10 @@ export class Deliverer {
 			const answer = await fetch(delivery.url, {
 				method: 'POST',
 				headers: {
-					'content-type': 'application/x-www-form-urlencoded',
+					'content-type': delivery.contentType,
 					'user-agent': 'paypalych-sandbox',
 				},
-				body: new URLSearchParams(delivery.body).toString(),
+				body: delivery.raw,
 				signal: controller.signal,
 				redirect: 'manual',
 			});
@@ -140,6 +212,7 @@ export class Deliverer {
 			trsId: delivery.trsId,
 			url: delivery.url,
 			body: delivery.body,
+			contentType: delivery.contentType,
 			attempt,
 			status,
 			error,

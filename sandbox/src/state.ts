@@ -12,8 +12,10 @@ import {
 	type Payment,
 	type Payout,
 	type PayoutAccount,
+	type Profile,
 	type Shop,
 } from './model.ts';
+import type { PostbackEncoding } from './postbacks.ts';
 
 export interface StateOptions {
 	/** Delivers a postback (kind, url, fields, trsId). */
@@ -22,13 +24,18 @@ export interface StateOptions {
 		url: string,
 		fields: Fields,
 		trsId: string,
-		lost?: boolean,
+		how: { lost: boolean; encoding: PostbackEncoding },
 	) => void;
 	/** Payout auto-advance step in ms (already scaled), 0 = off. */
 	autoAdvanceMs: number;
 	/** Whether new merchants emulate the live service's extra fields (see Merchant.liveExtras). */
 	liveExtras: boolean;
+	/** The profile of new merchants (see Merchant.profile; default `live`). */
+	profile?: Profile;
 }
+
+/** Rows per page of the `spec` profile's searches: Laravel's default. */
+export const SPEC_PAGE_SIZE = 15;
 
 export class State {
 	merchants = new Map<string, Merchant>();
@@ -90,6 +97,8 @@ export class State {
 			payoutWebhookUrl: null,
 			tooManyPaymentsThreshold: 1000,
 			liveExtras: this.options.liveExtras,
+			profile: this.options.profile ?? 'live',
+			searchPageSize: SPEC_PAGE_SIZE,
 			losePostbacks: false,
 		};
 		this.merchants.set(id, merchant);

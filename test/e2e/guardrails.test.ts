@@ -160,7 +160,8 @@ function workflowsForTheSuite(settings: ExampleSettings): WorkflowJson[] {
 			...personal,
 			amount: '400.01',
 			orderId: 'e2e-day-2',
-			options: { dailyLimit: '1000' },
+			// The stack's sandbox (live profile) writes UTC times: Time Zone says so.
+			options: { dailyLimit: '1000', timeZone: 'UTC' },
 		}),
 		payoutAgentWorkflow(),
 	].map((workflow) => configureWorkflow(workflow, settings));
@@ -299,7 +300,7 @@ describe('Payout guardrails in a real n8n', () => {
 		});
 		expect(message).toMatch(
 			new RegExp(
-				`Refused: Daily Limit 1000\\.00 would be exceeded: 600\\.00 paid out today \\((${utcDay(-1)}|${utcDay()})\\) \\+ 400\\.01 to payout account ${stack.sandbox.payoutAccountId} = 1000\\.01`,
+				`Refused: Daily Limit 1000\\.00 RUB would be exceeded: 600\\.00 paid out today \\((${utcDay(-1)}|${utcDay()}), UTC\\) \\+ 400\\.01 to payout account ${stack.sandbox.payoutAccountId} = 1000\\.01`,
 			),
 		);
 		expect(creates).toBe(0);

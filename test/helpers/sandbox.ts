@@ -1,9 +1,29 @@
-import { startSandbox } from '../../sandbox/src/index.ts';
+import { startSandbox, type Profile } from '../../sandbox/src/index.ts';
 
 export type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
+export type { Profile };
 
-export async function start(): Promise<Sandbox> {
-	return await startSandbox({ port: 0, timeFactor: 0.001 });
+/**
+ * The sandbox's two profiles (see sandbox/README.md): `live`, what public integrations see, and
+ * `spec`, the other answer the interface document allows. The suites that depend on pagination,
+ * dates, order IDs or amounts run on both (`describe.each(PROFILES)`).
+ */
+export const PROFILES: readonly Profile[] = ['live', 'spec'];
+
+export async function start(profile: Profile = 'live'): Promise<Sandbox> {
+	return await startSandbox({ port: 0, timeFactor: 0.001, profile });
+}
+
+/** The time zone the sandbox writes its times and counts its days in, per profile. */
+export const PROFILE_TIME_ZONE: Readonly<Record<Profile, string>> = {
+	live: 'UTC',
+	spec: 'Europe/Moscow',
+};
+
+/** The date `offsetDays` from today on the profile's clock (UTC in live, Moscow in spec), as Y-m-d. */
+export function serviceDay(profile: Profile, offsetDays = 0): string {
+	const offsetMs = profile === 'spec' ? 3 * 3_600_000 : 0;
+	return new Date(Date.now() + offsetMs + offsetDays * 86_400_000).toISOString().slice(0, 10);
 }
 
 /** Calls the sandbox's control API (`/_sandbox/...`) and returns its JSON answer. */

@@ -8,7 +8,6 @@ import {
 	start,
 	type Sandbox,
 	type TestMerchant,
-	utcDay,
 } from '../helpers/sandbox.ts';
 
 // Bills, payments, balances and the SBP bank dictionary, through the node's real execute()
@@ -126,48 +125,6 @@ describe('Bill', () => {
 			'api:error.bill_is_finished: The bill is already paid, so it can no longer be switched on or off',
 		);
 		expect(error?.httpCode).toBe('403');
-	});
-
-	it('searches bills by date range: Limit stops early, Return All follows the cursor across pages', async () => {
-		const merchant = await newMerchant(sandbox);
-		const created: string[] = [];
-		for (let i = 0; i < 230; i++) {
-			const response = await fetch(`${sandbox.url}/api/v1/bill/create`, {
-				method: 'POST',
-				headers: {
-					authorization: `Bearer ${merchant.token}`,
-					'content-type': 'application/x-www-form-urlencoded',
-				},
-				body: new URLSearchParams({ amount: `${i + 1}.00`, shop_id: merchant.shopId }).toString(),
-			});
-			created.push(((await response.json()) as { bill_id: string }).bill_id);
-		}
-		const search = (extra: Record<string, unknown>) =>
-			runNode({
-				credential: merchant.credential,
-				parameters: {
-					resource: 'bill',
-					operation: 'search',
-					startDate: utcDay(-1),
-					finishDate: utcDay(1),
-					...extra,
-				},
-			});
-
-		const all = await search({ returnAll: true });
-		expect(all).toHaveLength(230);
-		expect(new Set(all.map((i) => i.json.id))).toEqual(new Set(created));
-		expect(all.every((i) => i.pairedItem && (i.pairedItem as { item: number }).item === 0)).toBe(
-			true,
-		);
-		expect(all.every((i) => typeof i.json.amount === 'number')).toBe(true);
-
-		const limited = await search({ returnAll: false, limit: 150 });
-		expect(limited).toHaveLength(150);
-		expect(new Set(limited.map((i) => i.json.id)).size).toBe(150);
-
-		const none = await search({ returnAll: true, startDate: utcDay(-30), finishDate: utcDay(-20) });
-		expect(none).toHaveLength(0);
 	});
 });
 

@@ -1,16 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { INodeParameters } from 'n8n-workflow';
 
 import { runNode } from '../helpers/n8n-context.ts';
-import { startRecordingServer } from '../helpers/recording-server.ts';
+import { startRecordingServer, type RecordingServer } from '../helpers/recording-server.ts';
 import {
 	control,
 	newMerchant,
+	patchMerchant,
 	payoutsOf,
+	PROFILE_TIME_ZONE,
+	PROFILES,
+	serviceDay,
 	start,
 	type Sandbox,
 	type TestMerchant,
-	utcDay,
 } from '../helpers/sandbox.ts';
 
 // The payout guardrails through the node's real execute() against the sandbox: Dry Run, Max
@@ -63,7 +66,10 @@ const failure = (promise: Promise<unknown>) =>
  * A tripwire on the sandbox's create endpoints: a zero-delay fault that counts down on every
  * create request that reaches the sandbox. `creates()` tells how many did.
  */
-async function tripwire(): Promise<{ creates(): Promise<number>; remove(): Promise<void> }> {
+async function tripwire(
+	on: Sandbox = sandbox,
+): Promise<{ creates(): Promise<number>; remove(): Promise<void> }> {
+	const sandbox = on;
 	const armed = 1000;
 	for (const path of [PERSONAL_CREATE, REGULAR_CREATE]) {
 		await control(sandbox, 'POST', '/faults', { kind: 'delay', delayMs: 0, count: armed, path });
@@ -193,30 +199,49 @@ describe('Max Amount', () => {
 	});
 });
 
-describe('Daily Limit', () => {
+describe.each(PROFILES)('Daily Limit, sandbox profile %s', (profile) => {
+	// Its own sandbox in this profile. On live the sandbox writes UTC times, so Time Zone is set to
+	// UTC; on spec it writes Moscow time and the option keeps its default (Europe/Moscow).
+	let sb: Sandbox;
+	beforeAll(async () => {
+		sb = await start(profile);
+	});
+	afterAll(async () => {
+		vi.useRealTimers();
+		await sb.close();
+	});
+	const zone: INodeParameters = profile === 'live' ? { timeZone: 'UTC' } : {};
+	const zoneName = PROFILE_TIME_ZONE[profile];
+	const day = (options: INodeParameters = {}): INodeParameters => ({ ...zone, ...options });
+
 	it("refuses when today's payouts plus this one exceed it, naming both figures, and sends no create", async () => {
-		const merchant = await newMerchant(sandbox, { balances: { RUB: '10000.00' } });
+		const merchant = await newMerchant(sb, { balances: { RUB: '10000.00' } });
 		await runNode({
 			credential: merchant.credential,
 			parameters: personal(merchant, '600', 'day-1'),
 		});
-		const wire = await tripwire();
+		const wire = await tripwire(sb);
 		let exact: Awaited<ReturnType<typeof runNode>>[number];
 		try {
 			const error = await failure(
 				runNode({
 					credential: merchant.credential,
-					parameters: personal(merchant, '400.01', 'day-2', { dailyLimit: '1000' }),
+					parameters: personal(merchant, '400.01', 'day-2', day({ dailyLimit: '1000' })),
 				}),
 			);
 			expect(error?.message).toBe(
-				`Refused: Daily Limit 1000.00 would be exceeded: 600.00 paid out today (${utcDay()}) + 400.01 to payout account ${merchant.payoutAccountId} = 1000.01`,
+				`Refused: Daily Limit 1000.00 RUB would be exceeded: 600.00 paid out today (${serviceDay(profile)}, ${zoneName}) + 400.01 to payout account ${merchant.payoutAccountId} = 1000.01`,
 			);
 			// A dry run refuses it the same way.
 			const dry = await failure(
 				runNode({
 					credential: merchant.credential,
-					parameters: personal(merchant, '400.01', 'day-2', { dailyLimit: '1000', dryRun: true }),
+					parameters: personal(
+						merchant,
+						'400.01',
+						'day-2',
+						day({ dailyLimit: '1000', dryRun: true }),
+					),
 				}),
 			);
 			expect(dry?.message).toBe(error?.message);
@@ -224,7 +249,7 @@ describe('Daily Limit', () => {
 			// Up to the limit it pays: the one create request the tripwire counts.
 			[exact] = await runNode({
 				credential: merchant.credential,
-				parameters: personal(merchant, '400', 'day-3', { dailyLimit: '1000' }),
+				parameters: personal(merchant, '400', 'day-3', day({ dailyLimit: '1000' })),
 			});
 			expect(exact.json).toMatchObject({ amount: 400, already_existed: false });
 			expect(await wire.creates()).toBe(1);
@@ -234,17 +259,17 @@ describe('Daily Limit', () => {
 		// A re-run of a payout already made is returned, not refused (it is not paid again).
 		const [again] = await runNode({
 			credential: merchant.credential,
-			parameters: personal(merchant, '400', 'day-3', { dailyLimit: '1000' }),
+			parameters: personal(merchant, '400', 'day-3', day({ dailyLimit: '1000' })),
 		});
 		expect(again.json).toMatchObject({ id: exact.json.id, already_existed: true });
-		expect((await payoutsOf(sandbox, merchant.merchantId)).map((p) => p.order_id)).toEqual([
+		expect((await payoutsOf(sb, merchant.merchantId)).map((p) => p.order_id)).toEqual([
 			'day-1',
 			'day-3',
 		]);
 	});
 
-	it('does not count failed or declined payouts (their money went back)', async () => {
-		const merchant = await newMerchant(sandbox, { balances: { RUB: '10000.00' } });
+	it('does not count FAIL or DECLINED payouts (their money went back); counts ERROR', async () => {
+		const merchant = await newMerchant(sb, { balances: { RUB: '10000.00' } });
 		const [declined] = await runNode({
 			credential: merchant.credential,
 			parameters: personal(merchant, '700', 'day-declined'),
@@ -253,21 +278,188 @@ describe('Daily Limit', () => {
 			credential: merchant.credential,
 			parameters: card('200', 'day-failed'),
 		});
-		await control(sandbox, 'POST', `/payouts/${declined.json.id}/advance`, { status: 'DECLINED' });
-		await control(sandbox, 'POST', `/payouts/${failed.json.id}/advance`, { status: 'FAIL' });
+		await control(sb, 'POST', `/payouts/${declined.json.id}/advance`, { status: 'DECLINED' });
+		await control(sb, 'POST', `/payouts/${failed.json.id}/advance`, { status: 'FAIL' });
 		const [paid] = await runNode({
 			credential: merchant.credential,
-			parameters: personal(merchant, '900', 'day-after', { dailyLimit: '1000' }),
+			parameters: personal(merchant, '900', 'day-after', day({ dailyLimit: '1000' })),
 		});
 		expect(paid.json).toMatchObject({ amount: 900, already_existed: false });
 		const error = await failure(
 			runNode({
 				credential: merchant.credential,
-				parameters: card('100.01', 'day-over', { dailyLimit: '1000' }),
+				parameters: card('100.01', 'day-over', day({ dailyLimit: '1000' })),
 			}),
 		);
 		expect(error?.message).toContain('900.00 paid out today');
-		expect(await payoutsOf(sandbox, merchant.merchantId)).toHaveLength(3);
+		// A payout in ERROR still counts: the document does not say its money came back.
+		await control(sb, 'POST', `/payouts/${paid.json.id}/advance`, { status: 'ERROR' });
+		const stillOver = await failure(
+			runNode({
+				credential: merchant.credential,
+				parameters: card('100.01', 'day-over', day({ dailyLimit: '1000' })),
+			}),
+		);
+		expect(stillOver?.message).toContain('900.00 paid out today');
+		expect(await payoutsOf(sb, merchant.merchantId)).toHaveLength(3);
+	});
+
+	it("counts every page of today's payouts: a payout over the limit never goes through", async () => {
+		// 150 payouts of 1.00 (one request, split); the spec profile pages them by 15.
+		const merchant = await newMerchant(sb, {
+			balances: { RUB: '10000.00' },
+			payoutSplitSize: '1.00',
+			searchPageSize: 15,
+		});
+		const parts = await runNode({
+			credential: merchant.credential,
+			parameters: personal(merchant, '150', 'day-bulk'),
+		});
+		expect(parts).toHaveLength(150);
+		await patchMerchant(sb, merchant.merchantId, { payoutSplitSize: null });
+		const error = await failure(
+			runNode({
+				credential: merchant.credential,
+				parameters: personal(merchant, '60', 'day-bulk-2', day({ dailyLimit: '200' })),
+			}),
+		);
+		expect(error?.message).toContain('150.00 paid out today');
+		expect(await payoutsOf(sb, merchant.merchantId)).toHaveLength(150);
+	});
+
+	it('counts the day in Time Zone: a payout made before midnight there is yesterday', async () => {
+		const merchant = await newMerchant(sb, { balances: { RUB: '10000.00' } });
+		vi.useFakeTimers({ toFake: ['Date'] });
+		try {
+			// 20:30 UTC is 23:30 in Moscow; 21:30 UTC is 00:30 the next day in Moscow, still the same UTC day.
+			vi.setSystemTime(new Date('2025-03-10T20:30:00Z'));
+			await runNode({
+				credential: merchant.credential,
+				parameters: personal(merchant, '600', 'tz-evening'),
+			});
+			vi.setSystemTime(new Date('2025-03-10T21:30:00Z'));
+			const moscow = await failure(
+				runNode({
+					credential: merchant.credential,
+					parameters: personal(merchant, '500', 'tz-moscow', {
+						dailyLimit: '1000',
+						dryRun: true,
+						...(profile === 'live' ? {} : { timeZone: 'Europe/Moscow' }),
+					}),
+				}),
+			);
+			const utc = await failure(
+				runNode({
+					credential: merchant.credential,
+					parameters: personal(merchant, '500', 'tz-utc', {
+						dailyLimit: '1000',
+						dryRun: true,
+						timeZone: 'UTC',
+					}),
+				}),
+			);
+			// UTC (and the service writing UTC times): one day, 600 + 500 is over.
+			expect(utc?.message).toContain('600.00 paid out today (2025-03-10, UTC)');
+			if (profile === 'spec') {
+				// Moscow time: the 600 were paid yesterday; the service writes Moscow times.
+				expect(moscow).toBeUndefined();
+				const [dry] = await runNode({
+					credential: merchant.credential,
+					parameters: personal(merchant, '500', 'tz-moscow', { dailyLimit: '1000', dryRun: true }),
+				});
+				expect(dry.json).toMatchObject({
+					paid_today: '0.00',
+					daily_limit_day: '2025-03-11',
+					time_zone: 'Europe/Moscow',
+				});
+			} else {
+				// The default Time Zone against a service that writes UTC times: Moscow's 11 March has
+				// no payout yet, as far as created_at tells (README: set Time Zone to the service's zone).
+				expect(moscow).toBeUndefined();
+			}
+		} finally {
+			vi.useRealTimers();
+		}
+	});
+});
+
+describe('Daily Limit on the wire', () => {
+	let server: RecordingServer;
+	beforeAll(async () => {
+		server = await startRecordingServer();
+	});
+	afterAll(async () => {
+		await server.close();
+	});
+	const credential = () => ({
+		apiToken: '72|dailyLimitWire0123456789abcdefghijklm',
+		baseUrl: server.url,
+	});
+
+	it('counts only payouts in the currency of this payout (RUB); a payout without a currency counts', async () => {
+		const today = new Date().toISOString().slice(0, 10);
+		const payout = (id: string, amount: string, currency?: string) => ({
+			id,
+			amount,
+			status: 'SUCCESS',
+			created_at: `${today} 12:00:00`,
+			...(currency ? { currency } : {}),
+		});
+		const search = (...data: unknown[]) => ({ status: 200, body: { success: true, data } });
+		const notFound = {
+			status: 422,
+			body: { success: false, message: 'api:error.payout_not_found' },
+		};
+		server.requests.length = 0;
+		server.answers.push(
+			notFound,
+			search(
+				payout('U1', '900.00', 'USD'),
+				payout('R1', '100.00', 'RUB'),
+				payout('E1', '50.00', 'eur'),
+			),
+			{
+				status: 200,
+				body: { success: true, data: [{ id: 'NEW', amount: 800, status: 'MODERATING' }] },
+			},
+		);
+		const [ok] = await runNode({
+			credential: credential(),
+			parameters: card('800', 'cur-1', { dailyLimit: '1000', timeZone: 'UTC' }),
+		});
+		expect(ok.json).toMatchObject({ id: 'NEW' });
+		expect(server.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+			'GET /api/v1/payout/status',
+			'GET /api/v1/payout/search',
+			'POST /api/v1/payout/regular/create',
+		]);
+		server.requests.length = 0;
+		server.answers.push(notFound, search(payout('R1', '100.00', 'RUB'), payout('X1', '100.00')));
+		const refused = await failure(
+			runNode({
+				credential: credential(),
+				parameters: card('800.01', 'cur-2', { dailyLimit: '1000', timeZone: 'UTC' }),
+			}),
+		);
+		expect(refused?.message).toContain(
+			'Daily Limit 1000.00 RUB would be exceeded: 200.00 paid out today',
+		);
+		expect(server.requests.map((r) => r.path)).not.toContain('/api/v1/payout/regular/create');
+	});
+
+	it('refuses an unknown Time Zone, naming the setting, before any request', async () => {
+		server.requests.length = 0;
+		const error = await failure(
+			runNode({
+				credential: credential(),
+				parameters: card('10', 'tz-bad', { dailyLimit: '1000', timeZone: 'Europe/Atlantis' }),
+			}),
+		);
+		expect(error?.message).toBe(
+			'Time Zone is not a time zone this n8n knows (got "Europe/Atlantis")',
+		);
+		expect(error?.description).toContain('Nothing was paid');
+		expect(server.requests).toEqual([]);
 	});
 });
 

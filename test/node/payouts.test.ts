@@ -461,38 +461,6 @@ describe('Payout > Create to Card or SBP', () => {
 	});
 });
 
-describe('Payout > Search', () => {
-	it('lists payouts by date range across pages, with Limit', async () => {
-		const merchant = await newMerchant(sandbox);
-		await patchMerchant(sandbox, merchant.merchantId, { payoutSplitSize: '1.00' });
-		// One request split into 205 payouts of 1.00.
-		const created = await runNode({
-			credential: merchant.credential,
-			parameters: personal(merchant, '205', 'bulk-205'),
-		});
-		expect(created).toHaveLength(205);
-		const search = (extra: Record<string, unknown>) =>
-			runNode({
-				credential: merchant.credential,
-				parameters: {
-					resource: 'payout',
-					operation: 'search',
-					startDate: utcDay(-1),
-					finishDate: utcDay(1),
-					...extra,
-				},
-			});
-		const all = await search({ returnAll: true });
-		expect(all).toHaveLength(205);
-		expect(new Set(all.map((i) => i.json.id))).toEqual(new Set(created.map((i) => i.json.id)));
-		const some = await search({ returnAll: false, limit: 101 });
-		expect(some).toHaveLength(101);
-		expect(
-			await search({ returnAll: true, startDate: utcDay(2), finishDate: utcDay(3) }),
-		).toHaveLength(0);
-	});
-});
-
 describe('Payout > Get', () => {
 	it('reports an unknown payout as payout_not_found (422)', async () => {
 		const merchant = await newMerchant(sandbox);

@@ -124,9 +124,11 @@ describe('requests on the wire', () => {
 				returnAll: true,
 			},
 		});
+		// A day more on each side (the service's finish_date may be exclusive, its days Moscow's);
+		// the bills created outside the range are left out of the output (search tests).
 		expect(server.requests[1]).toMatchObject({
 			path: '/api/v1/bill/search',
-			query: { start_date: '2024-03-01', finish_date: '2024-03-31', per_page: '100' },
+			query: { start_date: '2024-02-29', finish_date: '2024-04-01', per_page: '100' },
 		});
 	});
 
@@ -387,9 +389,11 @@ describe('requests on the wire', () => {
 			'GET /api/v1/payout/status',
 			'GET /api/v1/payout/search',
 		]);
+		// The day before to the day after the first part, asked a day wider on each side: the
+		// service's finish_date may be exclusive and its days may not be UTC's.
 		expect(server.requests[1].query).toMatchObject({
-			start_date: '2024-02-29',
-			finish_date: '2024-03-02',
+			start_date: '2024-02-28',
+			finish_date: '2024-03-03',
 		});
 	});
 

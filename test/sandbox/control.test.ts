@@ -199,10 +199,12 @@ describe('bin', () => {
 			expect(Object.keys(info).sort()).toEqual([
 				'merchantId',
 				'payoutAccountId',
+				'profile',
 				'shopId',
 				'token',
 				'url',
 			]);
+			expect(info.profile).toBe('live');
 			expect(info.token).toBe('1|binbinbinbinbinbinbinbinbinbinbinbinbinb');
 			expect(info.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
 			const created = await fetch(`${info.url}/api/v1/bill/create`, {

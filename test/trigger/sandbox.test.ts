@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../sandbox/src/index.ts';
+import { PROFILES } from '../helpers/sandbox.ts';
 import { PayPalychTrigger } from '../../dist/nodes/PayPalychTrigger/PayPalychTrigger.node.js';
 import { CONFIRMABLE_FIELDS } from '../../dist/nodes/shared/index.js';
 import { startWebhookHarness, type WebhookHarness } from '../helpers/webhook-harness.ts';
@@ -60,6 +61,7 @@ async function deliveries(kind: 'payment' | 'payout', trsId: string, count = 1) 
 				response: string | null;
 				body: Record<string, string>;
 				attempt: number;
+				contentType: string;
 			}>;
 		await new Promise((resolve) => setTimeout(resolve, 20));
 	}
@@ -80,154 +82,173 @@ async function postForm(url: string, fields: Record<string, string>) {
 	};
 }
 
-beforeAll(async () => {
-	// Live extras: the bill shows its order_id, so the trigger confirms InvId (Order Check's default).
-	sb = await startSandbox({ port: 0, token: TOKEN, timeFactor: 0.001, liveExtras: true });
-	const credentials = { apiToken: sb.token, baseUrl: sb.url };
-	for (const event of ['payment', 'payout', 'success', 'fail'] as const) {
-		triggers[event] = await startWebhookHarness({
-			nodeType: new PayPalychTrigger(),
-			typeName: 'n8n-nodes-paypalych.payPalychTrigger',
-			parameters:
-				event === 'success' ? { event, redirectUrl: 'https://shop.example.com/thanks' } : { event },
-			credentialType: 'payPalychApi',
-			credentials,
+describe.each(PROFILES)('sandbox profile %s', (profile) => {
+	beforeAll(async () => {
+		// live: live extras show the bill's order_id, so the trigger confirms InvId (Order Check's
+		// default). spec: the service shows none (Order Check: Bill ID Only) and posts JSON.
+		sb = await startSandbox({
+			port: 0,
+			token: TOKEN,
+			timeFactor: 0.001,
+			liveExtras: true,
+			profile,
 		});
-	}
-	await control('PATCH', `shops/${sb.shopId}`, {
-		resultUrl: triggers.payment.url,
-		successUrl: triggers.success.url,
-		failUrl: triggers.fail.url,
-	});
-	await control('PATCH', `merchants/${sb.merchantId}`, { payoutWebhookUrl: triggers.payout.url });
-});
-
-afterAll(async () => {
-	await Promise.all(Object.values(triggers).map((t) => t?.close()));
-	await sb?.close();
-});
-
-describe('postbacks produced by the sandbox', () => {
-	it('a paid bill: the sandbox postback is accepted at the first attempt and starts one execution with its fields', async () => {
-		const bill = await api('bill/create', {
-			amount: '18.50',
-			shop_id: sb.shopId,
-			order_id: 'sbx-order-1',
-			custom: 'crm=42&x=y',
+		const credentials = { apiToken: sb.token, baseUrl: sb.url };
+		for (const event of ['payment', 'payout', 'success', 'fail'] as const) {
+			triggers[event] = await startWebhookHarness({
+				nodeType: new PayPalychTrigger(),
+				typeName: 'n8n-nodes-paypalych.payPalychTrigger',
+				parameters:
+					event === 'success'
+						? { event, redirectUrl: 'https://shop.example.com/thanks' }
+						: event === 'payment' && profile === 'spec'
+							? { event, orderCheck: 'billId' }
+							: { event },
+				credentialType: 'payPalychApi',
+				credentials,
+			});
+		}
+		await control('PATCH', `shops/${sb.shopId}`, {
+			resultUrl: triggers.payment.url,
+			successUrl: triggers.success.url,
+			failUrl: triggers.fail.url,
 		});
-		const paid = await control('POST', `bills/${bill.bill_id}/pay`, { outcome: 'full' });
-		const attempts = await deliveries('payment', paid.postback.TrsId);
-		expect(attempts[0]).toMatchObject({ status: 200, response: 'OK', attempt: 1 });
-		expect(triggers.payment.executions).toHaveLength(1);
-		const item = triggers.payment.executions[0][0][0].json;
-		for (const [name, value] of Object.entries(paid.postback as Record<string, string>))
-			expect(
-				CONFIRMABLE_FIELDS.payment.includes(name)
-					? item[name]
-					: (item.unverified as Record<string, string>)[name],
-			).toBe(value);
-		expect(item).toMatchObject({
-			event: 'payment',
-			verified: true,
-			paid: true,
-			InvId: 'sbx-order-1',
-			unverified: { custom: 'crm=42&x=y' },
-			Status: 'SUCCESS',
-		});
-		expect(item.OutSumNumber).toBe(Number(paid.postback.OutSum));
-
-		// The customer's browser then posts the sandbox's redirect fields to the Success URL.
-		expect(paid.redirect.url).toBe(triggers.success.url);
-		const browser = await postForm(paid.redirect.url, paid.redirect.fields);
-		expect(browser).toMatchObject({ status: 303, location: 'https://shop.example.com/thanks' });
-		expect(triggers.success.executions).toHaveLength(1);
-		expect(triggers.success.executions[0][0][0].json).toMatchObject({
-			...paid.redirect.fields,
-			event: 'success',
-			verified: true,
-		});
+		await control('PATCH', `merchants/${sb.merchantId}`, { payoutWebhookUrl: triggers.payout.url });
 	});
 
-	it('a replayed sandbox postback (a retry) answers OK and starts nothing', async () => {
-		const bill = await api('bill/create', {
-			amount: '250.00',
-			shop_id: sb.shopId,
-			order_id: 'sbx-order-2',
-		});
-		const paid = await control('POST', `bills/${bill.bill_id}/pay`, { outcome: 'over' });
-		const [first] = await deliveries('payment', paid.postback.TrsId);
-		expect(first.status).toBe(200);
-		const before = triggers.payment.executions.length;
-		expect(triggers.payment.executions.at(-1)?.[0][0].json).toMatchObject({
-			Status: 'OVERPAID',
-			paid: true,
-		});
-		const replay = await postForm(triggers.payment.url, first.body);
-		expect(replay).toMatchObject({ status: 200, text: 'OK' });
-		expect(triggers.payment.executions).toHaveLength(before);
+	afterAll(async () => {
+		await Promise.all(Object.values(triggers).map((t) => t?.close()));
+		await sb?.close();
 	});
 
-	it('a failed payment: FAIL postback accepted with paid false, the fail redirect shows the failure page', async () => {
-		const bill = await api('bill/create', {
-			amount: '99.99',
-			shop_id: sb.shopId,
-			order_id: 'sbx-order-3',
-		});
-		const failed = await control('POST', `bills/${bill.bill_id}/pay`, { outcome: 'fail' });
-		const [attempt] = await deliveries('payment', failed.postback.TrsId);
-		expect(attempt.status).toBe(200);
-		expect(triggers.payment.executions.at(-1)?.[0][0].json).toMatchObject({
-			TrsId: failed.postback.TrsId,
-			Status: 'FAIL',
-			paid: false,
-		});
-		expect(failed.redirect.url).toBe(triggers.fail.url);
-		const browser = await postForm(failed.redirect.url, failed.redirect.fields);
-		expect(browser.status).toBe(200);
-		expect(browser.text).toContain('Payment failed');
-		expect(triggers.fail.executions.at(-1)?.[0][0].json).toMatchObject({
-			event: 'fail',
-			paymentProof: false,
-			InvId: 'sbx-order-3',
-		});
-	});
+	describe('postbacks produced by the sandbox', () => {
+		it('a paid bill: the sandbox postback is accepted at the first attempt and starts one execution with its fields', async () => {
+			const bill = await api('bill/create', {
+				amount: '18.50',
+				shop_id: sb.shopId,
+				order_id: 'sbx-order-1',
+				custom: 'crm=42&x=y',
+			});
+			const paid = await control('POST', `bills/${bill.bill_id}/pay`, { outcome: 'full' });
+			const attempts = await deliveries('payment', paid.postback.TrsId);
+			expect(attempts[0]).toMatchObject({
+				status: 200,
+				response: 'OK',
+				attempt: 1,
+				contentType: profile === 'spec' ? 'application/json' : 'application/x-www-form-urlencoded',
+			});
+			expect(triggers.payment.executions).toHaveLength(1);
+			const item = triggers.payment.executions[0][0][0].json;
+			for (const [name, value] of Object.entries(paid.postback as Record<string, string>))
+				expect(
+					CONFIRMABLE_FIELDS.payment.includes(name)
+						? item[name]
+						: (item.unverified as Record<string, string>)[name],
+				).toBe(value);
+			expect(item).toMatchObject({
+				event: 'payment',
+				verified: true,
+				paid: true,
+				InvId: 'sbx-order-1',
+				unverified: { custom: 'crm=42&x=y' },
+				Status: 'SUCCESS',
+				orderConfirmed: profile === 'live',
+			});
+			expect(item.OutSumNumber).toBe(Number(paid.postback.OutSum));
 
-	it('a payout moved to SUCCESS: the sandbox payout postback is accepted and starts one execution', async () => {
-		const created = await api('payout/personal/create', {
-			amount: '120.00',
-			payout_account_id: sb.payoutAccountId,
-			order_id: 'sbx-payout-1',
+			// The customer's browser then posts the sandbox's redirect fields to the Success URL.
+			expect(paid.redirect.url).toBe(triggers.success.url);
+			const browser = await postForm(paid.redirect.url, paid.redirect.fields);
+			expect(browser).toMatchObject({ status: 303, location: 'https://shop.example.com/thanks' });
+			expect(triggers.success.executions).toHaveLength(1);
+			expect(triggers.success.executions[0][0][0].json).toMatchObject({
+				...paid.redirect.fields,
+				event: 'success',
+				verified: true,
+			});
 		});
-		const id = created.data[0].id as string;
-		await control('POST', `payouts/${id}/advance`, { status: 'SUCCESS' });
-		const [attempt] = await deliveries('payout', id);
-		expect(attempt).toMatchObject({ status: 200, response: 'OK' });
-		const item = triggers.payout.executions.find((e) => e[0][0].json.TrsId === id)?.[0][0].json;
-		expect(item).toBeDefined();
-		for (const [name, value] of Object.entries(attempt.body))
-			expect(
-				CONFIRMABLE_FIELDS.payout.includes(name)
-					? item![name]
-					: (item!.unverified as Record<string, string>)[name],
-			).toBe(value);
-		expect(item).toMatchObject({ event: 'payout', verified: true, Status: 'SUCCESS' });
-		expect(item!.AmountNumber).toBe(Number(attempt.body.Amount));
-	});
 
-	it('postbacks signed with another token are refused with 401 at every attempt and start nothing', async () => {
-		const other = await control('POST', 'merchants', {});
-		await control('PATCH', `shops/${other.shopId}`, { resultUrl: triggers.payment.url });
-		const before = triggers.payment.executions.length;
-		const response = await fetch(`${sb.url}/api/v1/bill/create`, {
-			method: 'POST',
-			headers: { authorization: `Bearer ${other.token}`, accept: 'application/json' },
-			body: new URLSearchParams({ amount: '10.00', shop_id: other.shopId, order_id: 'forged-1' }),
+		it('a replayed sandbox postback (a retry) answers OK and starts nothing', async () => {
+			const bill = await api('bill/create', {
+				amount: '250.00',
+				shop_id: sb.shopId,
+				order_id: 'sbx-order-2',
+			});
+			const paid = await control('POST', `bills/${bill.bill_id}/pay`, { outcome: 'over' });
+			const [first] = await deliveries('payment', paid.postback.TrsId);
+			expect(first.status).toBe(200);
+			const before = triggers.payment.executions.length;
+			expect(triggers.payment.executions.at(-1)?.[0][0].json).toMatchObject({
+				Status: 'OVERPAID',
+				paid: true,
+			});
+			const replay = await postForm(triggers.payment.url, first.body);
+			expect(replay).toMatchObject({ status: 200, text: 'OK' });
+			expect(triggers.payment.executions).toHaveLength(before);
 		});
-		const bill = await json(response);
-		const paid = await control('POST', `bills/${bill.bill_id}/pay`, { outcome: 'full' });
-		// The first two attempts (the second after the first scaled retry delay) are both refused.
-		const attempts = await deliveries('payment', paid.postback.TrsId, 2);
-		expect(attempts.slice(0, 2).map((a) => a.status)).toEqual([401, 401]);
-		expect(triggers.payment.executions).toHaveLength(before);
+
+		it('a failed payment: FAIL postback accepted with paid false, the fail redirect shows the failure page', async () => {
+			const bill = await api('bill/create', {
+				amount: '99.99',
+				shop_id: sb.shopId,
+				order_id: 'sbx-order-3',
+			});
+			const failed = await control('POST', `bills/${bill.bill_id}/pay`, { outcome: 'fail' });
+			const [attempt] = await deliveries('payment', failed.postback.TrsId);
+			expect(attempt.status).toBe(200);
+			expect(triggers.payment.executions.at(-1)?.[0][0].json).toMatchObject({
+				TrsId: failed.postback.TrsId,
+				Status: 'FAIL',
+				paid: false,
+			});
+			expect(failed.redirect.url).toBe(triggers.fail.url);
+			const browser = await postForm(failed.redirect.url, failed.redirect.fields);
+			expect(browser.status).toBe(200);
+			expect(browser.text).toContain('Payment failed');
+			expect(triggers.fail.executions.at(-1)?.[0][0].json).toMatchObject({
+				event: 'fail',
+				paymentProof: false,
+				InvId: 'sbx-order-3',
+			});
+		});
+
+		it('a payout moved to SUCCESS: the sandbox payout postback is accepted and starts one execution', async () => {
+			const created = await api('payout/personal/create', {
+				amount: '120.00',
+				payout_account_id: sb.payoutAccountId,
+				order_id: 'sbx-payout-1',
+			});
+			const id = created.data[0].id as string;
+			await control('POST', `payouts/${id}/advance`, { status: 'SUCCESS' });
+			const [attempt] = await deliveries('payout', id);
+			expect(attempt).toMatchObject({ status: 200, response: 'OK' });
+			const item = triggers.payout.executions.find((e) => e[0][0].json.TrsId === id)?.[0][0].json;
+			expect(item).toBeDefined();
+			for (const [name, value] of Object.entries(attempt.body))
+				expect(
+					CONFIRMABLE_FIELDS.payout.includes(name)
+						? item![name]
+						: (item!.unverified as Record<string, string>)[name],
+				).toBe(value);
+			expect(item).toMatchObject({ event: 'payout', verified: true, Status: 'SUCCESS' });
+			expect(item!.AmountNumber).toBe(Number(attempt.body.Amount));
+		});
+
+		it('postbacks signed with another token are refused with 401 at every attempt and start nothing', async () => {
+			const other = await control('POST', 'merchants', {});
+			await control('PATCH', `shops/${other.shopId}`, { resultUrl: triggers.payment.url });
+			const before = triggers.payment.executions.length;
+			const response = await fetch(`${sb.url}/api/v1/bill/create`, {
+				method: 'POST',
+				headers: { authorization: `Bearer ${other.token}`, accept: 'application/json' },
+				body: new URLSearchParams({ amount: '10.00', shop_id: other.shopId, order_id: 'forged-1' }),
+			});
+			const bill = await json(response);
+			const paid = await control('POST', `bills/${bill.bill_id}/pay`, { outcome: 'full' });
+			// The first two attempts (the second after the first scaled retry delay) are both refused.
+			const attempts = await deliveries('payment', paid.postback.TrsId, 2);
+			expect(attempts.slice(0, 2).map((a) => a.status)).toEqual([401, 401]);
+			expect(triggers.payment.executions).toHaveLength(before);
+		});
 	});
 });

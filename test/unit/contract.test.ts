@@ -6,10 +6,12 @@ import {
 	describeApiError,
 	ERROR_CATALOGUE,
 	enrichPostback,
+	NO_ORDER_ID_REFUSAL,
 	normalizeAmount,
 	normalizeBaseUrl,
 	normalizeResponseAmount,
 	parsePostbackBody,
+	PAYOUT_POSTBACK_CONFIRMED_BY,
 	postbackKey,
 	signPayment,
 	signPayout,
@@ -148,9 +150,16 @@ describe('postback bodies', () => {
 		expect(postbackKey('payment', { ...half, OutSum: '100.05' })).not.toBe(
 			postbackKey('payment', half),
 		);
-		// An amount that is no plain decimal stays as sent (and never equals a decimal's key).
+		// An amount that is no plain decimal stays as sent, marked apart, so it never equals a
+		// decimal's key: "5c" as sent is not the cents of 0.05.
 		expect(postbackKey('payment', { ...base, OutSum: '1e1' })).toBe(
-			JSON.stringify(['payment', 'T', 'SUCCESS', '1e1', 'o-1']),
+			JSON.stringify(['payment', 'T', 'SUCCESS', 'as-sent:1e1', 'o-1']),
+		);
+		expect(postbackKey('payment', { ...base, OutSum: '5c' })).not.toBe(
+			postbackKey('payment', { ...base, OutSum: '0.05' }),
+		);
+		expect(postbackKey('payout', { TrsId: 'P', Status: 'SUCCESS', Amount: '5c' })).not.toBe(
+			postbackKey('payout', { TrsId: 'P', Status: 'SUCCESS', Amount: '0.05' }),
 		);
 		// Another signed amount is another event: a forged call with a cheaper bill's pair cannot
 		// shadow the genuine postback.
@@ -402,6 +411,30 @@ describe("confirming a postback with the service's record", () => {
 		});
 	});
 
+	it("takes OutSum as amount + the postback's Commission, for a service whose amount leaves out the payer's commission and shows none", () => {
+		// The spec profile's payment: amount without the commission the payer paid, no commission field.
+		const plain = { ...payment, amount: 100, amount_received: 100, commission: undefined };
+		expect(confirmPayment({ ...postback, Commission: '3.00' }, plain, 'o-1')).toEqual({
+			ok: true,
+			orderConfirmed: true,
+		});
+		expect(confirmPayment({ ...postback, Commission: '3' }, plain, 'o-1').ok).toBe(true);
+		// Without Commission, with another one, or a negative or unreadable one: not the amount.
+		for (const Commission of [undefined, '2.99', '-3.00', 'three', '1e0']) {
+			const fields = Commission === undefined ? postback : { ...postback, Commission };
+			expect(confirmPayment(fields, plain, 'o-1'), String(Commission)).toMatchObject({
+				ok: false,
+				retry: false,
+				reason: expect.stringContaining('OutSum 103.00 is not the payment'),
+			});
+		}
+		// The order binding still decides: the right sum on another order's bill is refused.
+		expect(confirmPayment({ ...postback, Commission: '3.00' }, plain, 'o-2')).toMatchObject({
+			ok: false,
+			reason: expect.stringContaining('o-2'),
+		});
+	});
+
 	it('refuses another status, another payment, another order, an unknown order and another currency', () => {
 		expect(confirmPayment(postback, { ...payment, status: 'FAIL' }, 'o-1')).toMatchObject({
 			ok: false,
@@ -416,11 +449,14 @@ describe("confirming a postback with the service's record", () => {
 			retry: false,
 			reason: expect.stringContaining('o-2'),
 		});
-		expect(confirmPayment(postback, payment, undefined)).toMatchObject({
+		expect(confirmPayment(postback, payment, undefined)).toEqual({
 			ok: false,
 			retry: false,
-			reason: expect.stringContaining('no order ID'),
+			reason: `${NO_ORDER_ID_REFUSAL} (bill B1)`,
 		});
+		expect(NO_ORDER_ID_REFUSAL).toBe(
+			'this service shows no order ID for bills: set Order Check to Bill ID Only and find the order by bill_id',
+		);
 		expect(confirmPayment({ ...postback, InvId: '' }, payment, null)).toEqual({
 			ok: true,
 			orderConfirmed: true,
@@ -464,5 +500,45 @@ describe("confirming a postback with the service's record", () => {
 		expect(
 			confirmPayout({ TrsId: 'X', Status: 'SUCCESS', Amount: '999.00' }, payout),
 		).toMatchObject({ ok: false, retry: false });
+	});
+
+	it('confirms a FAIL payout postback by a FAIL or an ERROR record; DECLINED and SUCCESS only by themselves', () => {
+		const record = (status: string) => ({ id: 'X', status, amount: 1000, commission: 15 });
+		const sent = (Status: string) => ({ TrsId: 'X', Status, Amount: '1015.00' });
+		const table: Array<[string, string, boolean]> = [
+			['FAIL', 'FAIL', true],
+			['FAIL', 'ERROR', true],
+			['fail ', 'error', true],
+			['FAIL', 'DECLINED', false],
+			['FAIL', 'SUCCESS', false],
+			['DECLINED', 'DECLINED', true],
+			['DECLINED', 'FAIL', false],
+			['DECLINED', 'ERROR', false],
+			['SUCCESS', 'SUCCESS', true],
+			['SUCCESS', 'ERROR', false],
+			['SUCCESS', 'FAIL', false],
+			['ERROR', 'ERROR', true],
+			['ERROR', 'FAIL', false],
+			['CANCELLED', 'CANCELLED', true],
+		];
+		for (const [postbackStatus, recordStatus, ok] of table) {
+			expect(
+				confirmPayout(sent(postbackStatus), record(recordStatus)).ok,
+				`${postbackStatus} postback, ${recordStatus} record`,
+			).toBe(ok);
+		}
+		expect(PAYOUT_POSTBACK_CONFIRMED_BY).toEqual({
+			SUCCESS: ['SUCCESS'],
+			FAIL: ['FAIL', 'ERROR'],
+			DECLINED: ['DECLINED'],
+		});
+		// A payment's FAIL is never confirmed by anything but FAIL.
+		expect(
+			confirmPayment(
+				{ TrsId: 'P1', Status: 'FAIL', OutSum: '103.00', InvId: 'o-1' },
+				{ ...payment, status: 'ERROR' },
+				'o-1',
+			).ok,
+		).toBe(false);
 	});
 });

@@ -16,6 +16,7 @@ import {
 import * as model from '../../sandbox/src/model.ts';
 import { format2, MAX_CENTS, parseAmount } from '../../sandbox/src/money.ts';
 import { payoutPostback } from '../../sandbox/src/payouts.ts';
+import { postbackJson } from '../../sandbox/src/postbacks.ts';
 import { State } from '../../sandbox/src/state.ts';
 import { ENDPOINT_ERRORS } from '../helpers/endpoint-errors.ts';
 
@@ -262,6 +263,7 @@ describe('oracle: the sandbox keeps the contract', () => {
 						merchantId: 'M1',
 						status,
 						amount: 1854,
+						payerCommission: 54,
 						received: 1800,
 						commission: 54,
 						method: 'SBP',
@@ -299,6 +301,48 @@ describe('oracle: the sandbox keeps the contract', () => {
 				expect(contract.verifyPostback('payout', fields, tokens[0])).toMatchObject({ ok: true });
 				expect(contract.POSTBACK_RULES.payout.statuses).toContain(fields.Status);
 			}
+		});
+
+		it("the spec profile's JSON postbacks read back to the same fields and verify", () => {
+			const payment: model.Payment = {
+				id: 'T1',
+				billId: 'B1',
+				merchantId: 'M1',
+				status: 'SUCCESS',
+				amount: 1850,
+				payerCommission: 0,
+				received: 1795,
+				commission: 55,
+				method: 'BANK_CARD',
+				fromCard: '220070******1234',
+				currency: 'RUB',
+				createdAt: 0,
+			};
+			const payout: model.Payout = {
+				id: 'P1',
+				merchantId: 'M1',
+				orderId: null,
+				kind: 'personal',
+				status: 'FAIL',
+				amount: 10000,
+				commission: 1200,
+				accountType: 'BANK_CARD',
+				accountIdentifier: '220070******1234',
+				currency: 'RUB',
+				createdAt: 0,
+			};
+			const cases = [
+				['payment', paymentPostback(bill, payment, merchant(true))],
+				['payout', payoutPostback(payout, merchant(false))],
+			] as const;
+			for (const [kind, fields] of cases) {
+				const json = postbackJson(fields);
+				const parsed = contract.parsePostbackBody(json, 'application/json');
+				expect(parsed).toEqual({ ok: true, fields });
+				expect(contract.verifyPostback(kind, fields, tokens[0])).toMatchObject({ ok: true });
+			}
+			// The amount is a JSON number in the text that was signed.
+			expect(postbackJson(cases[0][1])).toContain('"OutSum":18.50');
 		});
 	});
 

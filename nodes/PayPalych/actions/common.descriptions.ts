@@ -91,7 +91,7 @@ export function searchFields(what: string): INodeProperties[] {
 			type: 'dateTime',
 			required: true,
 			default: '',
-			description: `First day (inclusive) of the creation dates of the ${what} to list. Sent as YYYY-MM-DD; must not be after Finish Date.`,
+			description: `First day (inclusive) of the creation dates of the ${what} to list, as the service writes them (created_at). Must not be after Finish Date. The service is asked for a day more on each side and only the ${what} created in the range are kept.`,
 		},
 		{
 			displayName: 'Finish Date',
@@ -99,7 +99,7 @@ export function searchFields(what: string): INodeProperties[] {
 			type: 'dateTime',
 			required: true,
 			default: '',
-			description: `Last day (inclusive) of the creation dates of the ${what} to list. Sent as YYYY-MM-DD.`,
+			description: `Last day (inclusive) of the creation dates of the ${what} to list, as the service writes them (created_at)`,
 		},
 		...returnAllLimit,
 	];

@@ -1,7 +1,18 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { ENDPOINTS, formatCents, normalizeAmount, toCents, type Endpoint } from '../../shared';
+import {
+	ENDPOINTS,
+	SERVICE_TIME_ZONE,
+	createdWithin,
+	dateIn,
+	formatCents,
+	isKnownTimeZone,
+	normalizeAmount,
+	toCents,
+	widenedDates,
+	type Endpoint,
+} from '../../shared';
 import { apiRequest } from '../transport';
 import { listAll } from './pagination';
 import {
@@ -29,7 +40,7 @@ export const guardrailOptions: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. 50000.00',
 		description:
-			"Refuse this payout when today's payouts plus this one would exceed this amount (RUB, at most 2 decimals; empty: no limit). Today's payouts are read from the service (Payout › Search for today's date, the service's day; the sandbox's days are UTC) and include every payout except failed and declined ones (FAIL, ERROR, DECLINED: their money went back). Checked just before the create request: two executions running at the same moment each see the other's payout missing and can together exceed the limit by one payout each. For a hard ceiling run payouts one at a time and ask PayPalych for an account limit.",
+			"Refuse this payout when today's payouts plus this one would exceed this amount (in the payout's currency, RUB; at most 2 decimals; empty: no limit). Today is the day in Time Zone (Europe/Moscow by default). Today's payouts are read from the service (Payout › Search) and count every payout in the same currency that may still move money: all but FAIL and DECLINED (their money went back); ERROR counts. Checked just before the create request: two executions running at the same moment each see the other's payout missing and can together exceed the limit by one payout each. For a hard ceiling run payouts one at a time and ask PayPalych for an account limit.",
 	},
 	{
 		displayName: 'Dry Run',
@@ -38,6 +49,15 @@ export const guardrailOptions: INodeProperties[] = [
 		default: false,
 		description:
 			'Whether to check everything (inputs, limits, the Order ID, the balance) and output what would be paid (dry_run: true, amount, destination, order_id_exists, balance_covers) without sending a create request. Nothing is paid.',
+	},
+	{
+		displayName: 'Time Zone',
+		name: 'timeZone',
+		type: 'string',
+		default: SERVICE_TIME_ZONE,
+		placeholder: 'e.g. Europe/Moscow',
+		description:
+			"The time zone of Daily Limit's day (an IANA name such as Europe/Moscow or UTC): today's payouts are those created since midnight there. The default is Moscow time, the service's country: PayPalych writes its times (created_at) in its own time zone, so set this to the zone your account's times are shown in if it is another one.",
 	},
 	{
 		displayName: 'Max Amount',
@@ -54,6 +74,8 @@ export interface Guardrails {
 	dryRun: boolean;
 	maxCents?: number;
 	dailyCents?: number;
+	/** The IANA time zone Daily Limit counts its day in. */
+	timeZone: string;
 	asTool: boolean;
 }
 
@@ -84,9 +106,26 @@ function limitOf(
 	return checked.cents;
 }
 
+/** Time Zone: an IANA time zone this runtime knows; empty is the default (Moscow). */
+function timeZoneOf(this: IExecuteFunctions, value: unknown, itemIndex: number): string {
+	if (value === undefined || value === null || (typeof value === 'string' && value.trim() === ''))
+		return SERVICE_TIME_ZONE;
+	const zone = typeof value === 'string' ? value.trim() : '';
+	if (!isKnownTimeZone(zone)) {
+		throw inputError(
+			this.getNode(),
+			'Time Zone',
+			`is not a time zone this n8n knows (got ${JSON.stringify(value)})`,
+			itemIndex,
+			'Use an IANA time zone name such as Europe/Moscow, Asia/Yekaterinburg or UTC. Nothing was paid.',
+		);
+	}
+	return zone;
+}
+
 /**
- * Reads the guardrail options and refuses, before any request, a payout above Max Amount and (as a
- * tool) a payout without an explicit Order ID.
+ * Reads the guardrail options and refuses, before any request, a payout above Max Amount, an
+ * unknown Time Zone and (as a tool) a payout without an explicit Order ID.
  */
 export function readGuardrails(
 	this: IExecuteFunctions,
@@ -99,6 +138,7 @@ export function readGuardrails(
 		dryRun: options.dryRun === true,
 		maxCents: limitOf.call(this, options.maxAmount, 'Max Amount', itemIndex),
 		dailyCents: limitOf.call(this, options.dailyLimit, 'Daily Limit', itemIndex),
+		timeZone: timeZoneOf.call(this, options.timeZone, itemIndex),
 		asTool: runsAsTool.call(this),
 	};
 	if (guard.asTool) {
@@ -130,31 +170,43 @@ export function readGuardrails(
 	return guard;
 }
 
-/** The service's day: today's date as payout/search takes it (Y-m-d, UTC like the sandbox). */
-export function serviceToday(): string {
-	return new Date().toISOString().slice(0, 10);
-}
+/**
+ * Payouts whose money went back do not count against the daily limit: FAIL and DECLINED, the two
+ * final statuses a payout postback reports as failed or refused. ERROR counts: the document does
+ * not say whether its money came back, and a limit that cannot tell must count it (see the README).
+ */
+export const NOT_COUNTED_PAYOUT_STATUSES: readonly string[] = ['FAIL', 'DECLINED'];
 
-/** Payouts whose money went back do not count against the daily limit. */
-const NOT_COUNTED = new Set(['FAIL', 'FAILED', 'ERROR', 'DECLINED']);
-
-/** Sum of today's payouts (cents) on the service, failed and declined ones left out. */
+/**
+ * Sum of today's payouts (cents) in `currency` on the service, FAIL and DECLINED ones left out.
+ * Today is the date in `timeZone`; the service is asked for the day before to the day after and
+ * the payouts created today are kept (its `finish_date` may be exclusive, its days may be another
+ * zone's). A payout without a currency is counted.
+ */
 export async function paidToday(
 	this: IExecuteFunctions,
 	itemIndex: number,
+	timeZone: string,
+	currency: string,
 ): Promise<{ day: string; cents: number }> {
-	const day = serviceToday();
+	const day = dateIn(timeZone);
 	const payouts = await listAll.call(
 		this,
 		ENDPOINTS.payoutSearch,
-		{ start_date: day, finish_date: day },
-		undefined,
+		widenedDates(day, day),
+		{
+			label: 'Daily Limit',
+			keep: (payout) => createdWithin(payout, day, day, timeZone),
+			incomplete: 'Nothing was paid: Daily Limit cannot be checked without every payout of today.',
+		},
 		itemIndex,
 	);
 	let cents = 0;
 	for (const payout of payouts) {
-		const status = typeof payout.status === 'string' ? payout.status.toUpperCase() : '';
-		if (NOT_COUNTED.has(status)) continue;
+		const status = typeof payout.status === 'string' ? payout.status.trim().toUpperCase() : '';
+		if (NOT_COUNTED_PAYOUT_STATUSES.includes(status)) continue;
+		const own = typeof payout.currency === 'string' ? payout.currency.trim().toUpperCase() : '';
+		if (own !== '' && own !== currency.toUpperCase()) continue;
 		const amount = toCents(payout.amount);
 		if (amount === undefined) {
 			throw new NodeOperationError(
@@ -168,6 +220,9 @@ export async function paidToday(
 	return { day, cents };
 }
 
+/** The currency every payout of the node is made in: payout/regular/create takes RUB only, and a payout to a saved account is paid from the RUB balance. */
+export const PAYOUT_CURRENCY = 'RUB';
+
 /** Refuses the payout when today's payouts plus this one exceed Daily Limit; returns today's figure. */
 export async function checkDailyLimit(
 	this: IExecuteFunctions,
@@ -175,24 +230,27 @@ export async function checkDailyLimit(
 	cents: number,
 	label: string,
 	itemIndex: number,
+	currency = PAYOUT_CURRENCY,
 ): Promise<IDataObject> {
 	if (guard.dailyCents === undefined) return {};
-	const today = await paidToday.call(this, itemIndex);
+	const today = await paidToday.call(this, itemIndex, guard.timeZone, currency);
 	const total = today.cents + cents;
 	if (total > guard.dailyCents) {
 		throw new NodeOperationError(
 			this.getNode(),
-			`Refused: Daily Limit ${formatCents(guard.dailyCents)} would be exceeded: ${formatCents(today.cents)} paid out today (${today.day}) + ${formatCents(cents)} to ${label} = ${formatCents(total)}`,
+			`Refused: Daily Limit ${formatCents(guard.dailyCents)} ${currency} would be exceeded: ${formatCents(today.cents)} paid out today (${today.day}, ${guard.timeZone}) + ${formatCents(cents)} to ${label} = ${formatCents(total)}`,
 			{
 				itemIndex,
 				description:
-					'Nothing was sent to PayPalych. Failed and declined payouts are not counted. Pay the rest tomorrow, or raise Daily Limit in the Options if this payout is meant.',
+					'Nothing was sent to PayPalych. FAIL and DECLINED payouts are not counted. Pay the rest tomorrow, or raise Daily Limit in the Options if this payout is meant.',
 			},
 		);
 	}
 	return {
 		paid_today: formatCents(today.cents),
 		daily_limit: formatCents(guard.dailyCents),
+		daily_limit_day: today.day,
+		time_zone: guard.timeZone,
 	};
 }
 
@@ -218,12 +276,19 @@ export async function dryRunOutput(
 	this: IExecuteFunctions,
 	itemIndex: number,
 	guard: Guardrails,
-	request: { orderId: string; cents: number; label: string },
+	request: { orderId: string; cents: number; label: string; currency: string },
 	existing: IDataObject[] | undefined,
 ): Promise<IDataObject> {
 	const limits = existing
 		? {}
-		: await checkDailyLimit.call(this, guard, request.cents, request.label, itemIndex);
+		: await checkDailyLimit.call(
+				this,
+				guard,
+				request.cents,
+				request.label,
+				itemIndex,
+				request.currency,
+			);
 	const available = await availableRub.call(this, itemIndex);
 	return {
 		dry_run: true,
@@ -282,14 +347,15 @@ export async function createGuardedPayout(
 	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
 	const guard = readGuardrails.call(this, itemIndex, options, intent.cents, intent.label);
 	const orderId = checkOrderId.call(this, itemIndex);
+	const currency = (body.currency ?? PAYOUT_CURRENCY).toUpperCase();
 	if (guard.dryRun) {
 		const existing = await payoutsUnderOrderId.call(this, orderId, intent.cents, itemIndex);
 		if (existing) sameIntentOrThrow.call(this, existing, orderId, intent, itemIndex);
-		const request = { orderId, cents: intent.cents, label: intent.label };
+		const request = { orderId, cents: intent.cents, label: intent.label, currency };
 		return [await dryRunOutput.call(this, itemIndex, guard, request, existing)];
 	}
 	const payouts = await createPayoutOnce.call(this, itemIndex, endpoint, body, intent, async () => {
-		await checkDailyLimit.call(this, guard, intent.cents, intent.label, itemIndex);
+		await checkDailyLimit.call(this, guard, intent.cents, intent.label, itemIndex, currency);
 	});
 	if (!guard.asTool) return payouts;
 	const summary = toolSummary(payouts, orderId, intent.label);

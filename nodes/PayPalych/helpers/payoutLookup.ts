@@ -6,7 +6,7 @@
 import type { IDataObject, IExecuteFunctions, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import { ENDPOINTS, formatCents, toCents } from '../../shared';
+import { ENDPOINTS, formatCents, toCents, widenedDates } from '../../shared';
 import { apiRequest, errorKeyOf } from '../transport';
 import { listAll } from './pagination';
 
@@ -69,7 +69,8 @@ function otherParts(candidates: IDataObject[], missingCents: number): IDataObjec
 /**
  * Every payout made under an order ID. payout/status answers one payout; the parts of a split
  * payout are found by listing the payouts from the day before to the day after the first one
- * (parts may straddle midnight, and the service's clock may not be UTC) and keeping those of the
+ * (parts may straddle midnight), asked a day wider on each side (the service's `finish_date` may
+ * be exclusive and its clock may not be UTC), and keeping those of the
  * same request: the same order_id where the service gives one (not a documented payout field),
  * otherwise the one set of payouts to the same account, in the same currency, made within a few
  * seconds, that makes up the amount. A failed listing, or parts that cannot be told apart from
@@ -90,8 +91,8 @@ export async function payoutsUnderOrderId(
 	const all = await listAll.call(
 		this,
 		ENDPOINTS.payoutSearch,
-		{ start_date: ymd(created - 86_400_000), finish_date: ymd(created + 86_400_000) },
-		undefined,
+		widenedDates(ymd(created - 86_400_000), ymd(created + 86_400_000)),
+		{ label: `The look-up of the payouts under Order ID ${orderId}` },
 		itemIndex,
 	);
 	const others = all.filter((payout) => payout.id !== first.id);

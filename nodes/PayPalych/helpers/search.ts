@@ -1,14 +1,20 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import type { Endpoint } from '../../shared';
+import { createdWithin, widenedDates, type Endpoint } from '../../shared';
 import { normalizeResponse } from './normalize';
 import { listAll } from './pagination';
 import { checkDateRange } from './validation';
 
-/** Bill > Search and Payout > Search: every entry created between Start Date and Finish Date (inclusive). */
+/**
+ * Bill > Search and Payout > Search: every entry created from Start Date to Finish Date (both
+ * included, on the service's own days). The service is asked for a day more on each side (its
+ * `finish_date` may be exclusive, its days may be Moscow's) and the entries whose `created_at`
+ * falls in the range are kept.
+ */
 export async function searchByDates(
 	this: IExecuteFunctions,
 	endpoint: Endpoint,
+	label: string,
 	itemIndex: number,
 ): Promise<IDataObject[]> {
 	const { startDate, finishDate } = checkDateRange(
@@ -22,8 +28,8 @@ export async function searchByDates(
 	const entries = await listAll.call(
 		this,
 		endpoint,
-		{ start_date: startDate, finish_date: finishDate },
-		limit,
+		widenedDates(startDate, finishDate),
+		{ limit, label, keep: (row) => createdWithin(row, startDate, finishDate) },
 		itemIndex,
 	);
 	return entries.map((entry) => normalizeResponse(entry));

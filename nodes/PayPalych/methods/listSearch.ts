@@ -1,6 +1,13 @@
 import type { IDataObject, ILoadOptionsFunctions, INodeListSearchResult } from 'n8n-workflow';
 
-import { ENDPOINTS, type Endpoint } from '../../shared';
+import {
+	ENDPOINTS,
+	SERVICE_TIME_ZONE,
+	addDays,
+	dateIn,
+	widenedDates,
+	type Endpoint,
+} from '../../shared';
 import { listAll } from '../helpers/pagination';
 import { apiRequest } from '../transport';
 
@@ -40,13 +47,13 @@ const RECENT_DAYS = 30;
 /** Entries a list shows at most (newest first). */
 const RECENT_LIMIT = 200;
 
+/**
+ * The last RECENT_DAYS days up to today on the service's clock (Moscow is ahead of UTC), a day
+ * more on each side: an exclusive `finish_date` still lists today's entries.
+ */
 function recentRange(): Record<string, string> {
-	const day = (date: Date) => date.toISOString().slice(0, 10);
-	const now = new Date();
-	return {
-		start_date: day(new Date(now.getTime() - RECENT_DAYS * 86_400_000)),
-		finish_date: day(now),
-	};
+	const today = dateIn(SERVICE_TIME_ZONE);
+	return widenedDates(addDays(today, -RECENT_DAYS), today);
 }
 
 /** Recent bills or payouts as a searchable list: "<id> · <amount> <currency> · <status> · <created_at>". */
@@ -55,7 +62,13 @@ async function searchRecent(
 	endpoint: Endpoint,
 	filter: string | undefined,
 ): Promise<INodeListSearchResult> {
-	const entries = await listAll.call(context, endpoint, recentRange(), RECENT_LIMIT, 0);
+	const entries = await listAll.call(
+		context,
+		endpoint,
+		recentRange(),
+		{ limit: RECENT_LIMIT, label: 'The list', partialOk: true },
+		0,
+	);
 	const needle = (filter ?? '').trim().toLowerCase();
 	const text = (value: unknown) =>
 		typeof value === 'string' || typeof value === 'number' ? String(value) : '';

@@ -23,6 +23,11 @@ export interface ApiRequestOptions {
 	itemIndex?: number;
 	/** Milliseconds before the request is given up (n8n's default otherwise). */
 	timeoutMs?: number;
+	/**
+	 * An absolute URL to GET instead of the endpoint's (a next page the service named, already
+	 * checked to be under the credential's API root); `qs` is not added to it.
+	 */
+	url?: string;
 }
 
 const EXTRA_HINTS: Record<string, string> = {
@@ -107,7 +112,7 @@ export async function apiRequest(
 	const credentials = await this.getCredentials(CREDENTIAL_NAME);
 	const request: IHttpRequestOptions = {
 		method: endpoint.method,
-		url: `${normalizeBaseUrl(credentials.baseUrl)}${endpoint.path}`,
+		url: options.url ?? `${normalizeBaseUrl(credentials.baseUrl)}${endpoint.path}`,
 		headers: { Accept: 'application/json' },
 		returnFullResponse: true,
 		ignoreHttpStatusErrors: true,
@@ -115,7 +120,7 @@ export async function apiRequest(
 	};
 	if (options.timeoutMs !== undefined) request.timeout = options.timeoutMs;
 	const qs = withoutEmpty(options.qs);
-	if (Object.keys(qs).length > 0) request.qs = qs;
+	if (Object.keys(qs).length > 0 && options.url === undefined) request.qs = qs;
 	if (endpoint.method !== 'GET') {
 		const form = new URLSearchParams(withoutEmpty(options.body)).toString();
 		request.body = form;

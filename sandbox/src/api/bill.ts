@@ -84,7 +84,7 @@ export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 		bill.active = data.active;
 		return {
 			success: true,
-			...billView(bill, merchant.liveExtras),
+			...billView(bill, merchant),
 			active: bill.active,
 			activity: bill.active,
 		};
@@ -101,7 +101,7 @@ export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 			throw keyError(endpoint, 'too_many_payments');
 		return {
 			success: true,
-			data: payments.map((payment) => paymentView(payment, merchant.liveExtras)),
+			data: payments.map((payment) => paymentView(payment, merchant)),
 		};
 	});
 
@@ -111,13 +111,13 @@ export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 		const data = validate(idSchema, getInput(request));
 		const bill = ownBill(ctx, merchant, data.id);
 		if (!bill) throw keyError(endpoint, 'bill_not_found');
-		return { success: true, ...billView(bill, merchant.liveExtras) };
+		return { success: true, ...billView(bill, merchant) };
 	});
 
 	app.get('/bill/search', async (request) => {
 		const merchant = merchantFor(ctx, request, 'bill/search');
 		const bills = [...ctx.state.bills.values()].filter((bill) => bill.merchantId === merchant.id);
-		return search(ctx, request, bills, (bill) => billView(bill, merchant.liveExtras));
+		return search(ctx, request, merchant, bills, (bill) => billView(bill, merchant));
 	});
 
 	app.get('/payment/status', async (request) => {
@@ -127,6 +127,6 @@ export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 		const payment = ctx.state.payments.get(data.id);
 		if (!payment || payment.merchantId !== merchant.id)
 			throw keyError(endpoint, 'payment_not_found');
-		return { success: true, ...paymentView(payment, merchant.liveExtras) };
+		return { success: true, ...paymentView(payment, merchant) };
 	});
 }

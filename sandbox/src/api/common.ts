@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { SandboxContext } from '../context.ts';
-import { parseYmd, DAY_MS } from '../dates.ts';
+import { parseYmd, DAY_MS, zoneOffsetMs } from '../dates.ts';
 import { keyError, unauthenticated, type Endpoint } from '../errors.ts';
 import { parseAmount } from '../money.ts';
 import type { Merchant } from '../model.ts';
@@ -57,6 +57,13 @@ const searchSchema = z.object({
 	cursor: rules.string(1000).optional(),
 });
 
+/** The `spec` profile's query: the document's dates and Laravel's `page` (anything else ignored). */
+const pageSchema = z.object({
+	start_date: rules.date(),
+	finish_date: rules.date(),
+	page: z.unknown().optional(),
+});
+
 interface Cursor {
 	o: number;
 }
@@ -77,21 +84,11 @@ function decodeCursor(text: string): number | null {
 	}
 }
 
-/**
- * The search endpoints: `start_date` / `finish_date` (Y-m-d, inclusive, UTC days, on
- * created_at); pagination only when `per_page` or `cursor` is given.
- */
-export function search<T extends { createdAt: number }>(
-	ctx: SandboxContext,
-	request: FastifyRequest,
-	items: T[],
-	view: (item: T) => Record<string, unknown>,
-): Record<string, unknown> {
-	const input = getInput(request);
-	const data = validate(searchSchema, input);
-	const start = parseYmd(data.start_date);
+/** The range's days as instants: the first day's start and the last day's start. */
+function dayRange(startText: string, finishText: string): { start: number; finish: number } {
+	const start = parseYmd(startText);
 	if (start === null) throw fieldError('start_date', 'The :attribute field must be a valid date.');
-	const finish = parseYmd(data.finish_date);
+	const finish = parseYmd(finishText);
 	if (finish === null)
 		throw fieldError('finish_date', 'The :attribute field must be a valid date.');
 	if (finish < start)
@@ -99,6 +96,24 @@ export function search<T extends { createdAt: number }>(
 			'finish_date',
 			'The :attribute field must be a date after or equal to start date.',
 		);
+	return { start, finish };
+}
+
+/**
+ * The search endpoints. `live`: `start_date` / `finish_date` (Y-m-d, both included, UTC days, on
+ * created_at); pagination only when `per_page` or `cursor` is given. `spec`: see searchSpec.
+ */
+export function search<T extends { createdAt: number }>(
+	ctx: SandboxContext,
+	request: FastifyRequest,
+	merchant: Merchant,
+	items: T[],
+	view: (item: T) => Record<string, unknown>,
+): Record<string, unknown> {
+	if (merchant.profile === 'spec') return searchSpec(ctx, request, merchant, items, view);
+	const input = getInput(request);
+	const data = validate(searchSchema, input);
+	const { start, finish } = dayRange(data.start_date, data.finish_date);
 	const found = items.filter((item) => item.createdAt >= start && item.createdAt < finish + DAY_MS);
 	if (data.per_page === undefined && data.cursor === undefined) {
 		return { success: true, data: found.map(view) };
@@ -123,5 +138,69 @@ export function search<T extends { createdAt: number }>(
 		data: page.map(view),
 		links: { next: link(nextCursor), prev: link(prevCursor) },
 		meta: { per_page: perPage, next_cursor: nextCursor, prev_cursor: prevCursor },
+	};
+}
+
+/** Laravel reads a page number that is not a positive integer as page 1. */
+function pageNumber(value: unknown): number {
+	const text = typeof value === 'string' ? value.trim() : '';
+	const n = /^\d+$/.test(text) ? Number(text) : 1;
+	return Number.isSafeInteger(n) && n >= 1 ? n : 1;
+}
+
+/**
+ * The search endpoints in the `spec` profile, the other answer the document allows:
+ * - days in Moscow time (UTC+3), `finish_date` exclusive: `created_at` from the start of
+ *   `start_date` to the start of `finish_date` (the same date twice lists nothing);
+ * - always Laravel's numbered pages of `merchant.searchPageSize` rows, whatever `per_page` says:
+ *   `links` (`first`, `last`, `prev`, `next`: full URLs with the request's query and `page=N`) and
+ *   `meta` (`current_page`, `from`, `last_page`, `path`, `per_page`, `to`, `total`); `cursor` is
+ *   ignored. A page past the last one has no rows.
+ */
+function searchSpec<T extends { createdAt: number }>(
+	ctx: SandboxContext,
+	request: FastifyRequest,
+	merchant: Merchant,
+	items: T[],
+	view: (item: T) => Record<string, unknown>,
+): Record<string, unknown> {
+	const input = getInput(request);
+	const data = validate(pageSchema, input);
+	const { start, finish } = dayRange(data.start_date, data.finish_date);
+	const offset = zoneOffsetMs(merchant.profile);
+	const found = items.filter(
+		(item) => item.createdAt >= start - offset && item.createdAt < finish - offset,
+	);
+	const perPage = merchant.searchPageSize;
+	const lastPage = Math.max(1, Math.ceil(found.length / perPage));
+	const page = pageNumber(input['page']);
+	const rows = found.slice((page - 1) * perPage, page * perPage);
+	const base = ctx.baseUrl(request);
+	const path = `${base}${request.url.split('?')[0] ?? ''}`;
+	const link = (n: number | null) => {
+		if (n === null) return null;
+		const url = new URL(request.url, base);
+		url.searchParams.set('page', String(n));
+		return `${path}${url.search}`;
+	};
+	const from = rows.length > 0 ? (page - 1) * perPage + 1 : null;
+	return {
+		success: true,
+		data: rows.map(view),
+		links: {
+			first: link(1),
+			last: link(lastPage),
+			prev: page > 1 ? link(Math.min(page - 1, lastPage)) : null,
+			next: page < lastPage ? link(page + 1) : null,
+		},
+		meta: {
+			current_page: page,
+			from,
+			last_page: lastPage,
+			path,
+			per_page: perPage,
+			to: from === null ? null : from + rows.length - 1,
+			total: found.length,
+		},
 	};
 }

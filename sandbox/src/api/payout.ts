@@ -123,7 +123,7 @@ export async function payoutRoutes(app: FastifyInstance, { ctx }: ContextOptions
 		});
 		return {
 			success: true,
-			data: payouts.map((payout) => payoutView(payout, merchant.liveExtras)),
+			data: payouts.map((payout) => payoutView(payout, merchant)),
 		};
 	});
 
@@ -150,7 +150,7 @@ export async function payoutRoutes(app: FastifyInstance, { ctx }: ContextOptions
 		});
 		return {
 			success: true,
-			data: payouts.map((payout) => payoutView(payout, merchant.liveExtras)),
+			data: payouts.map((payout) => payoutView(payout, merchant)),
 		};
 	});
 
@@ -172,7 +172,7 @@ export async function payoutRoutes(app: FastifyInstance, { ctx }: ContextOptions
 				? own.find((candidate) => candidate.id === data.id)
 				: own.find((candidate) => candidate.orderId === data.order_id);
 		if (!payout) throw keyError(endpoint, 'payout_not_found');
-		return { success: true, ...payoutView(payout, merchant.liveExtras) };
+		return { success: true, ...payoutView(payout, merchant) };
 	});
 
 	app.get('/payout/search', async (request) => {
@@ -180,7 +180,7 @@ export async function payoutRoutes(app: FastifyInstance, { ctx }: ContextOptions
 		const payouts = [...ctx.state.payouts.values()].filter(
 			(payout) => payout.merchantId === merchant.id,
 		);
-		return search(ctx, request, payouts, (payout) => payoutView(payout, merchant.liveExtras));
+		return search(ctx, request, merchant, payouts, (payout) => payoutView(payout, merchant));
 	});
 
 	app.get('/payout/dictionaries/sbp_banks', async (request) => {

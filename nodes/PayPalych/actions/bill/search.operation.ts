@@ -11,5 +11,5 @@ export const description = updateDisplayOptions(displayOptions, searchFields('bi
 
 /** One output item per bill created between the two dates (inclusive). */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
-	return await searchByDates.call(this, ENDPOINTS.billSearch, itemIndex);
+	return await searchByDates.call(this, ENDPOINTS.billSearch, 'Bill › Search', itemIndex);
 }

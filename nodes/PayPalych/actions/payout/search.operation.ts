@@ -11,5 +11,5 @@ export const description = updateDisplayOptions(displayOptions, searchFields('pa
 
 /** One output item per payout created between the two dates (inclusive). */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
-	return await searchByDates.call(this, ENDPOINTS.payoutSearch, itemIndex);
+	return await searchByDates.call(this, ENDPOINTS.payoutSearch, 'Payout › Search', itemIndex);
 }

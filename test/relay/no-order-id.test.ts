@@ -1,0 +1,89 @@
+/**
+ * Where the service shows no order ID for bills (the sandbox's spec profile), the trigger's
+ * default Order Check refuses every payment. The refusal is loud: the relay dead-letters the
+ * delivery and keeps the start of the trigger's answer, which names the fix.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox } from '../../sandbox/src/index.ts';
+import { PayPalychTrigger } from '../../dist/nodes/PayPalychTrigger/PayPalychTrigger.node.js';
+import { start, type RunningRelay } from '../../relay/src/server.ts';
+import { startWebhookHarness, type WebhookHarness } from '../helpers/webhook-harness.ts';
+import { ADMIN_TOKEN, TOKEN, Target, baseEnv, form, tempDir, waitFor } from './helpers.ts';
+
+type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
+
+const FIX =
+	'this service shows no order ID for bills: set Order Check to Bill ID Only and find the order by bill_id';
+
+let sb: Sandbox;
+let sink: Target;
+let trigger: WebhookHarness;
+let relay: RunningRelay;
+let tmp: ReturnType<typeof tempDir>;
+
+beforeAll(async () => {
+	sb = await startSandbox({ port: 0, token: TOKEN, timeFactor: 0.001, profile: 'spec' });
+	sink = await new Target().listen();
+	await fetch(`${sb.url}/_sandbox/shops/${sb.shopId}`, {
+		method: 'PATCH',
+		headers: { 'content-type': 'application/json' },
+		body: JSON.stringify({ resultUrl: sink.url('/result') }),
+	});
+	trigger = await startWebhookHarness({
+		nodeType: new PayPalychTrigger(),
+		typeName: 'n8n-nodes-paypalych.payPalychTrigger',
+		parameters: { event: 'payment' },
+		credentialType: 'payPalychApi',
+		credentials: { apiToken: TOKEN, baseUrl: sb.url },
+	});
+	tmp = tempDir();
+	relay = await start(baseEnv(tmp.dir, { payment: [trigger.url] }, { LOG_LEVEL: 'silent' }));
+});
+afterAll(async () => {
+	await relay?.close();
+	await trigger?.close();
+	await sink?.close();
+	await sb?.close();
+	tmp?.cleanup();
+});
+
+describe('a payment on a service without order IDs, through the relay to a default trigger', () => {
+	it("is dead-lettered with the trigger's answer naming the fix", async () => {
+		const created = (await (
+			await fetch(`${sb.url}/api/v1/bill/create`, {
+				method: 'POST',
+				headers: { authorization: `Bearer ${TOKEN}`, accept: 'application/json' },
+				body: new URLSearchParams({ amount: '250.00', shop_id: sb.shopId, order_id: 'ord-9' }),
+			})
+		).json()) as { bill_id: string };
+		const paid = (await (
+			await fetch(`${sb.url}/_sandbox/bills/${created.bill_id}/pay`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json' },
+				body: JSON.stringify({ outcome: 'full' }),
+			})
+		).json()) as { postback: Record<string, string> };
+		const stored = await relay.app.inject({
+			method: 'POST',
+			url: '/postback/payment',
+			headers: { 'content-type': 'application/x-www-form-urlencoded' },
+			payload: form(paid.postback),
+		});
+		expect(stored.statusCode).toBe(200);
+		const dead = await waitFor(async () => {
+			const answer = await relay.app.inject({
+				method: 'GET',
+				url: '/admin/dead?limit=10',
+				headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+			});
+			const data = (JSON.parse(answer.body) as { data: Array<Record<string, unknown>> }).data;
+			return data[0];
+		}, 'the dead letter');
+		expect(dead).toMatchObject({ lastStatus: 422 });
+		expect(dead.lastResponse).toBe(
+			`Not confirmed by the service: ${FIX} (bill ${created.bill_id})`,
+		);
+		expect(trigger.executions).toHaveLength(0);
+		expect(trigger.logs.map((l) => l.message)).toContainEqual(expect.stringContaining(FIX));
+	});
+});
