@@ -44,7 +44,7 @@ case "$N8N_VERSION" in
     ;;
 esac
 case "$N8N_VERSION" in
-  2.41.1) DOCUMENTS=1585 ;;
+  2.41.1) DOCUMENTS=1803 ;;
   1.123.81) DOCUMENTS=1461 ;;
   *) DOCUMENTS='' ;;
 esac
@@ -106,25 +106,27 @@ cat > package.json <<JSON
   "overrides": { $OVERRIDES }
 }
 JSON
-# The lock must name each tarball's URL (a user's omit-lockfile-registry-resolved would make step 2
-# read every package document again).
-printf 'yes=true\nfund=false\naudit=false\nomit-lockfile-registry-resolved=false\n' > .npmrc
+printf 'yes=true\nfund=false\naudit=false\n' > .npmrc
+# The lock must name each tarball's URL, or step 2 reads every package document again. On the
+# command line: under `npm run`/`npm start` a user's omit-lockfile-registry-resolved reaches this
+# npm as an npm_config_ variable, which outranks the folder's .npmrc.
+LOCK_URLS=--omit-lockfile-registry-resolved=false
 
 # Two npm steps so the long one has a known size: the tree first (package documents), then the
 # packages it lists (tarballs, downloaded and unpacked).
 progress() { node "$HERE/install-progress.ts" "$@"; }
 echo "install-n8n: n8n $N8N_VERSION, step 1 of 3: resolving its dependency tree"
-npm install --package-lock-only --ignore-scripts --no-audit --no-fund --loglevel=http 2>&1 \
-  | progress "n8n $N8N_VERSION: package documents read" documents "$DOCUMENTS"
+npm install --package-lock-only "$LOCK_URLS" --ignore-scripts --no-audit --no-fund --loglevel=http 2>&1 \
+  | progress "n8n $N8N_VERSION: package documents read" documents "$DOCUMENTS" about
 PACKAGES="$(node -e '
   const lock = require("./package-lock.json");
   const fits = (list, value) => !list || list.includes(value);
   console.log(Object.entries(lock.packages).filter(([path, p]) => path.includes("node_modules/")
     && !p.link && !p.inBundle && fits(p.os, process.platform) && fits(p.cpu, process.arch)).length);
 ')"
-echo "install-n8n: n8n $N8N_VERSION, step 2 of 3: downloading and unpacking $(node -p "($PACKAGES).toLocaleString('en-US')") packages"
-npm install --ignore-scripts --no-audit --no-fund --loglevel=http 2>&1 \
-  | progress "n8n $N8N_VERSION: packages downloaded" tarballs "$PACKAGES"
+echo "install-n8n: n8n $N8N_VERSION, step 2 of 3: downloading and unpacking about $(node -p "($PACKAGES).toLocaleString('en-US')") packages"
+npm install "$LOCK_URLS" --ignore-scripts --no-audit --no-fund --loglevel=http 2>&1 \
+  | progress "n8n $N8N_VERSION: packages downloaded" tarballs "$PACKAGES" about
 
 echo "install-n8n: n8n $N8N_VERSION, step 3 of 3: building its native modules ($NATIVE) for Node $("$RUNTIME_NODE" -p process.versions.node), about a minute"
 # shellcheck disable=SC2086 # NATIVE is a list of package names

@@ -35,6 +35,13 @@ describe('install progress', () => {
 		);
 		expect(progressLine('x', 2400, 2372, 120_000)).toBe('x: 2,372 of 2,372 (100%)');
 		expect(progressLine('x', 7, undefined, 1000)).toBe('x: 7 so far');
+		// A total measured on an earlier install is an estimate, and may be passed.
+		expect(progressLine('docs', 800, 1585, 30_000, true)).toBe(
+			'docs: 800 of about 1,585 (50%), about 29 s left',
+		);
+		expect(progressLine('docs', 1600, 1585, 60_000, true)).toBe(
+			'docs: 1,600 (about 1,585 expected; nearly done)',
+		);
 	});
 
 	it('reads npm output on stdin and passes errors through', () => {
@@ -63,7 +70,8 @@ describe('install progress', () => {
 		expect(lines).toContain(
 			'npm error notarget No matching version found for @n8n/api-types@0.17.0.',
 		);
-		expect(lines.at(-1)).toBe('install-n8n: n8n 9.9.9: packages downloaded: 3 of 3 (100%)');
+		expect(lines.at(-2)).toBe('install-n8n: n8n 9.9.9: packages downloaded: 3 of 3 (100%)');
+		expect(lines.at(-1)).toBe('install-n8n: n8n 9.9.9: packages downloaded: 3, done');
 		expect(lines.filter((l) => l.startsWith('install-n8n:'))).toHaveLength(4);
 	});
 });
