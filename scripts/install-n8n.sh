@@ -8,7 +8,7 @@
 # - n8n 2.x runs on the Node 24 that runs this script (the project's);
 # - n8n 1.x runs on Node 22 (n8n's own 1.x images run Node 22, and its isolated-vm 6.2 needs 22
 #   or newer), from the `node` npm package, installed beside n8n in the cache.
-# The folder `n8n-<version>/node` links the Node that runs that n8n; the harness uses it.
+# For 1.x the folder `n8n-<version>/node` links the Node 22 that runs it; the harness uses it.
 set -euo pipefail
 
 N8N_VERSION="${N8N_VERSION:-2.41.1}"
@@ -95,7 +95,9 @@ else
   fi
 fi
 "$RUNTIME_NODE" --version >/dev/null
-ln -sfn "$RUNTIME_NODE" "$DIR/node"
+# A Node of its own (1.x) is linked for the harness; 2.x runs on the project's Node 24 of
+# whichever clone runs it, so nothing is linked to a clone that may go away.
+if [ "$RUNTIME_NODE_VERSION" != "$NODE_VERSION" ]; then ln -sfn "$RUNTIME_NODE" "$DIR/node"; fi
 export npm_config_nodedir="$HEADERS"
 
 cat > package.json <<JSON

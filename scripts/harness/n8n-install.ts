@@ -44,9 +44,8 @@ export function nodeBinary(): string {
 }
 
 /**
- * The Node that runs the installed n8n: scripts/install-n8n.sh links it as `n8n-<version>/node`
- * (Node 22 for n8n 1.x, the project's Node 24 for 2.x); an install made before that link existed
- * runs on the project's Node 24.
+ * The Node that runs the installed n8n: for n8n 1.x, the Node 22 scripts/install-n8n.sh links as
+ * `n8n-<version>/node`; for 2.x (no link), the project's Node 24.
  */
 export function n8nNodeBinary(): string {
 	const linked = join(n8nInstallDir(), 'node');
