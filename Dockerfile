@@ -1,6 +1,6 @@
 # The relay (paypalych-relay) as a container image. Build from the repository root:
 #   docker build -t paypalych-relay .
-# or through compose.yaml (relay + PostgreSQL, n8n as an optional profile). Configured by the
+# or through compose.yaml (relay + PostgreSQL + Caddy, n8n in two sizes). Configured by the
 # environment variables `paypalych-relay --help` lists; the SQLite store lives in the /data volume
 # unless RELAY_DATABASE names PostgreSQL.
 #

@@ -4,7 +4,7 @@ import type {
 	INodeType,
 	INodeTypeDescription,
 } from 'n8n-workflow';
-import { NodeConnectionTypes } from 'n8n-workflow';
+import { MAIN_CONNECTION } from '../compat';
 
 import * as balance from './actions/balance';
 import * as bill from './actions/bill';
@@ -26,8 +26,9 @@ export class PayPalych implements INodeType {
 			'Create bills (payment links), read payments and balances, and send payouts with PayPalych',
 		defaults: { name: 'PayPalych' },
 		usableAsTool: true,
-		inputs: [NodeConnectionTypes.Main],
-		outputs: [NodeConnectionTypes.Main],
+		// Not NodeConnectionTypes.Main: n8n 1.x before 1.85 lacks that export (see ../compat).
+		inputs: [MAIN_CONNECTION],
+		outputs: [MAIN_CONNECTION],
 		credentials: [{ name: 'payPalychApi', required: true }],
 		properties: [
 			{

@@ -1,5 +1,4 @@
 import {
-	NodeConnectionTypes,
 	NodeOperationError,
 	type IHookFunctions,
 	type INodeType,
@@ -7,6 +6,7 @@ import {
 	type IWebhookFunctions,
 	type IWebhookResponseData,
 } from 'n8n-workflow';
+import { MAIN_CONNECTION } from '../compat';
 import { isPostbackEvent } from '../shared';
 import { send, type PlainResponse } from './answer';
 import { PASTE_TARGET, properties, triggerPanel } from './description';
@@ -25,7 +25,8 @@ export class PayPalychTrigger implements INodeType {
 			'Starts the workflow when PayPalych reports a payment or a payout, or a customer returns after paying',
 		defaults: { name: 'PayPalych Trigger' },
 		inputs: [],
-		outputs: [NodeConnectionTypes.Main],
+		// Not NodeConnectionTypes.Main: n8n 1.x before 1.85 lacks that export (see ../compat).
+		outputs: [MAIN_CONNECTION],
 		credentials: [{ name: 'payPalychApi', required: true }],
 		webhooks: [
 			{

@@ -11,7 +11,7 @@ export const PASTE_TARGET = {
 
 const TEST_VS_PRODUCTION =
 	'Use the Test URL only while "Listen for test event" is running (one call, shown in the editor). ' +
-	'For real traffic publish (activate) the workflow and paste the Production URL instead: the service keeps calling the URL you pasted, so replace the Test URL before going live.';
+	'For real traffic, put the workflow live (Publish in n8n 2.x, the Active switch in n8n 1.x) and paste the Production URL instead: the service keeps calling the URL you pasted, so replace the Test URL before going live.';
 
 const REDIRECT_IS_NO_PROOF =
 	'<b>Fulfil orders from the Payment Postback only.</b> A redirect is the customer\'s own browser: anyone can post it, its signature is public, and it may never arrive. Its output says which page the customer was sent to (customerSentTo) and carries no "paid". ';
@@ -22,13 +22,13 @@ export const triggerPanel: TriggerPanelDefinition = {
 	executionsHelp: {
 		inactive:
 			'<b>While building</b>: click "Listen for test event", paste the <b>Test URL</b> where this event is set (Result URL, payout webhook, Success URL or Fail URL), then pay a bill or finish a payout. The call shows up here.<br /><br />' +
-			'<b>In production</b>: publish the workflow and paste the <b>Production URL</b> there instead. Every verified call then starts the workflow once and shows up in the executions list.',
+			'<b>In production</b>: put the workflow live (<b>Publish</b> in n8n 2.x, the <b>Active</b> switch in n8n 1.x) and paste the <b>Production URL</b> there instead. Every verified call then starts the workflow once and shows up in the executions list.',
 		active:
 			'<b>While building</b>: click "Listen for test event", paste the <b>Test URL</b> where this event is set, then trigger the event. The call shows up here.<br /><br />' +
-			'<b>The workflow is published</b>: make sure the <b>Production URL</b> is the one pasted in your merchant account. Every verified call starts the workflow once and shows up in the executions list.',
+			'<b>The workflow is live</b> (published, or active in n8n 1.x): make sure the <b>Production URL</b> is the one pasted in your merchant account. Every verified call starts the workflow once and shows up in the executions list.',
 	},
 	activationHint:
-		'Once the workflow works, publish it and paste the Production URL into your PayPalych merchant account instead of the Test URL.',
+		'Once the workflow works, put it live (Publish in n8n 2.x, Active in n8n 1.x) and paste the Production URL into your PayPalych merchant account instead of the Test URL.',
 };
 
 const statusOption = (value: string, description: string) => ({ name: value, value, description });

@@ -5,9 +5,16 @@
 const major = Number(process.versions.node.split('.')[0]);
 if (major < 24) {
 	process.stderr.write(
-		'paypalych-relay: needs Node.js 24 or newer (this is Node.js ' +
+		'paypalych-relay: needs Node.js 24 or newer, and this is Node.js ' +
 			process.versions.node +
-			'); install Node.js 24 and run it again.\n',
+			' (' +
+			process.execPath +
+			').\n' +
+			'  On Debian or Ubuntu (their own nodejs package is 18 or 20), install Node.js 24 from NodeSource:\n' +
+			'    curl -fsSL https://deb.nodesource.com/setup_24.x | sudo bash -\n' +
+			'    sudo apt-get install -y nodejs        # then: node --version prints v24\n' +
+			'  Elsewhere: https://nodejs.org/en/download. Under systemd, ExecStart must run that node\n' +
+			'  (the unit in deploy/ runs /usr/bin/node, where NodeSource puts it).\n',
 	);
 	process.exit(1);
 }

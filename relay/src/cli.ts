@@ -1,4 +1,4 @@
-import { ConfigError, StartupError, variableHelp } from './config.ts';
+import { ConfigError, StartupError, TARGET_VARIABLES, variableHelp } from './config.ts';
 import { RELAY_VERSION } from './metrics.ts';
 import { start } from './server.ts';
 
@@ -8,15 +8,24 @@ Receives PayPalych postbacks and redirects, verifies and stores them, and forwar
 webhooks until they are delivered. Configured by environment variables only; a RELAY_* or
 PAYPALYCH_* variable the relay does not know is refused.`;
 
-/** The --help text: every variable of the configuration schema with its default. */
-export function helpText(): string {
-	const variables = variableHelp();
+/** The --help text: what must be set, then every variable of the schema with its default. */
+export function helpText(env: Record<string, string | undefined> = process.env): string {
+	const variables = variableHelp(env);
 	const width = Math.max(...variables.map((v) => v.name.length));
 	const lines = variables.map((v) => {
-		const fallback = v.default === undefined ? 'required' : `default: ${v.default}`;
-		return `  ${v.name.padEnd(width)}  ${v.description} [${fallback}]`;
+		const marks = [v.required, v.default === undefined ? undefined : `default: ${v.default}`];
+		return `  ${v.name.padEnd(width)}  ${v.description} [${marks.filter(Boolean).join('; ')}]`;
 	});
-	return `${USAGE}\n\nEnvironment variables:\n${lines.join('\n')}\n\nVersion ${RELAY_VERSION}. Documentation: https://github.com/n8n-nodes-paypalych/n8n-nodes-paypalych/tree/main/relay\n`;
+	const required = variables.filter((v) => v.required === 'required').map((v) => v.name);
+	return `${USAGE}
+
+Required: ${required.join(', ')}, and at least one of ${TARGET_VARIABLES.join(', ')}.
+
+Environment variables:
+${lines.join('\n')}
+
+Version ${RELAY_VERSION}. Documentation: https://github.com/n8n-nodes-paypalych/n8n-nodes-paypalych/tree/main/relay
+`;
 }
 
 /** Runs the command line: --help, --version, or the relay itself. */

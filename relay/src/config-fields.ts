@@ -1,3 +1,5 @@
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { z } from 'zod';
 
 /**
@@ -97,6 +99,32 @@ const trustProxy = z
 /** RELAY_DATABASE names the PostgreSQL store. */
 export const isPostgresUrl = (value: string) => /^postgres(ql)?:\/\//i.test(value);
 
+/**
+ * The SQLite file when RELAY_DATABASE is unset, an absolute path whatever folder the relay starts
+ * in: under systemd with `StateDirectory=` (the unit in deploy/), `$STATE_DIRECTORY/relay.sqlite`;
+ * otherwise `$XDG_STATE_HOME/paypalych-relay/relay.sqlite`, by default under
+ * `~/.local/state`. The store makes its folder 0700 and the file 0600 (store/open.ts).
+ */
+export function defaultDatabasePath(env: Record<string, string | undefined>): string {
+	const state = env.STATE_DIRECTORY?.split(':')[0];
+	if (state) return join(resolve(state), 'relay.sqlite');
+	const xdg = env.XDG_STATE_HOME?.startsWith('/') ? env.XDG_STATE_HOME : undefined;
+	return join(
+		xdg ?? join(env.HOME || homedir(), '.local', 'state'),
+		'paypalych-relay',
+		'relay.sqlite',
+	);
+}
+
+/** RELAY_DATABASE as the store opens it: a PostgreSQL URL as given, a file as an absolute path. */
+export function resolveDatabase(
+	value: string | undefined,
+	env: Record<string, string | undefined>,
+): string {
+	if (value === undefined) return defaultDatabasePath(env);
+	return isPostgresUrl(value) || value === ':memory:' ? value : resolve(value);
+}
+
 const postgresUrlOk = (value: string) => {
 	try {
 		const u = new URL(value);
@@ -159,13 +187,13 @@ export const fields = z.object({
 		.string()
 		.trim()
 		.optional()
-		.transform((v) => (v === undefined || v === '' ? '.relay-data/relay.sqlite' : v))
+		.transform((v) => (v === undefined || v === '' ? undefined : v))
 		.refine(
-			(v) => !isPostgresUrl(v) || postgresUrlOk(v),
+			(v) => v === undefined || !isPostgresUrl(v) || postgresUrlOk(v),
 			'must be a file path (SQLite) or a postgres://user@host:port/database URL',
 		)
 		.describe(
-			'SQLite file path, or postgres://user:password@host:5432/database for the PostgreSQL store',
+			'SQLite file path (made 0600 in a 0700 folder; default: $STATE_DIRECTORY under systemd, else ~/.local/state/paypalych-relay), or postgres://user:password@host:5432/database for the PostgreSQL store',
 		),
 	RELAY_ADMIN_TOKEN: z
 		.string({ error: 'is required (bearer token of the admin API, at least 16 characters)' })

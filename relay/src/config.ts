@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { fields } from './config-fields.ts';
+import { defaultDatabasePath, fields, resolveDatabase } from './config-fields.ts';
 
 /** Everything the relay needs, read from environment variables (see relay/README.md). */
 export interface RelayConfig {
@@ -85,44 +85,43 @@ export interface RelayConfig {
 	};
 }
 
-const schema = fields.superRefine((c, ctx) => {
-	const lists = [
-		c.RELAY_PAYMENT_TARGETS,
-		c.RELAY_PAYOUT_TARGETS,
-		c.RELAY_REDIRECT_TARGETS,
-		c.RELAY_SUCCESS_TARGETS,
-		c.RELAY_FAIL_TARGETS,
-	];
-	if (lists.every((l) => l.length === 0)) {
-		ctx.addIssue({
-			code: 'custom',
-			path: ['RELAY_PAYMENT_TARGETS'],
-			message:
-				'no target at all: set RELAY_PAYMENT_TARGETS, RELAY_PAYOUT_TARGETS, RELAY_REDIRECT_TARGETS, RELAY_SUCCESS_TARGETS or RELAY_FAIL_TARGETS',
-		});
+type Fields = z.output<typeof fields>;
+
+/** The variables of which at least one must name a target. */
+export const TARGET_VARIABLES = [
+	'RELAY_PAYMENT_TARGETS',
+	'RELAY_PAYOUT_TARGETS',
+	'RELAY_REDIRECT_TARGETS',
+	'RELAY_SUCCESS_TARGETS',
+	'RELAY_FAIL_TARGETS',
+] as const;
+
+/**
+ * The rules between variables, each checked when the variables it reads are valid themselves (an
+ * invalid one is already named), so one start-up reports every problem at once.
+ */
+function crossFieldIssues(c: Partial<Fields>): Array<[string, string]> {
+	const issues: Array<[string, string]> = [];
+	const lists = TARGET_VARIABLES.map((name) => c[name]);
+	if (lists.every((list) => list !== undefined && list.length === 0)) {
+		issues.push([
+			'RELAY_PAYMENT_TARGETS',
+			`no target at all: set at least one of ${TARGET_VARIABLES.join(', ')}`,
+		]);
 	}
-	if (c.RELAY_LEASE_MS <= c.RELAY_DELIVERY_TIMEOUT_MS) {
-		ctx.addIssue({
-			code: 'custom',
-			path: ['RELAY_LEASE_MS'],
-			message: 'must be longer than RELAY_DELIVERY_TIMEOUT_MS',
-		});
-	}
-	if (c.RELAY_HEADERS_TIMEOUT_MS > c.RELAY_REQUEST_TIMEOUT_MS) {
-		ctx.addIssue({
-			code: 'custom',
-			path: ['RELAY_HEADERS_TIMEOUT_MS'],
-			message: 'must not be above RELAY_REQUEST_TIMEOUT_MS',
-		});
-	}
-	if (c.RELAY_MAX_DELAY_MS < c.RELAY_BASE_DELAY_MS) {
-		ctx.addIssue({
-			code: 'custom',
-			path: ['RELAY_MAX_DELAY_MS'],
-			message: 'must not be below RELAY_BASE_DELAY_MS',
-		});
-	}
-});
+	const both = <A, B>(a: A | undefined, b: B | undefined): [A, B] | undefined =>
+		a === undefined || b === undefined ? undefined : [a, b];
+	const lease = both(c.RELAY_LEASE_MS, c.RELAY_DELIVERY_TIMEOUT_MS);
+	if (lease && lease[0] <= lease[1])
+		issues.push(['RELAY_LEASE_MS', 'must be longer than RELAY_DELIVERY_TIMEOUT_MS']);
+	const headers = both(c.RELAY_HEADERS_TIMEOUT_MS, c.RELAY_REQUEST_TIMEOUT_MS);
+	if (headers && headers[0] > headers[1])
+		issues.push(['RELAY_HEADERS_TIMEOUT_MS', 'must not be above RELAY_REQUEST_TIMEOUT_MS']);
+	const delays = both(c.RELAY_MAX_DELAY_MS, c.RELAY_BASE_DELAY_MS);
+	if (delays && delays[0] < delays[1])
+		issues.push(['RELAY_MAX_DELAY_MS', 'must not be below RELAY_BASE_DELAY_MS']);
+	return issues;
+}
 
 /** Error thrown for an unusable environment; the message names every bad variable, never a value. */
 export class ConfigError extends Error {
@@ -195,40 +194,53 @@ export interface VariableHelp {
 	description: string;
 	/** The value used when the variable is unset, as one would write it; undefined: required. */
 	default: string | undefined;
+	/** Set when the variable must be set: why (alone, or as one of the target lists). */
+	required?: string;
 }
 
 /** Each variable with its description and default, read from the schema itself. */
-export function variableHelp(): VariableHelp[] {
+export function variableHelp(
+	env: Record<string, string | undefined> = process.env,
+): VariableHelp[] {
 	return Object.entries(fields.shape).map(([name, field]) => {
 		const parsed = (field as z.ZodType).safeParse(undefined);
 		let shown: string | undefined;
-		if (parsed.success) {
+		let required: string | undefined;
+		if (name === 'RELAY_DATABASE') shown = defaultDatabasePath(env);
+		else if (parsed.success) {
 			const value: unknown = parsed.data;
 			if (value === undefined || (Array.isArray(value) && value.length === 0)) shown = '(none)';
 			else shown = Array.isArray(value) ? value.join(',') : String(value);
-		}
-		return { name, description: (field as z.ZodType).description ?? '', default: shown };
+		} else required = 'required';
+		if ((TARGET_VARIABLES as readonly string[]).includes(name))
+			required = 'at least one of the five *_TARGETS lists is required';
+		return {
+			name,
+			description: (field as z.ZodType).description ?? '',
+			default: shown,
+			...(required ? { required } : {}),
+		};
 	});
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): RelayConfig {
-	const result = schema.safeParse(env);
-	const unknown = unknownVariables(env);
-	if (!result.success || unknown.length > 0) {
-		const variables: string[] = [];
-		const lines: string[] = [];
-		for (const [name, message] of unknown) {
-			variables.push(name);
-			lines.push(`${name}: ${message}`);
-		}
-		for (const issue of result.success ? [] : result.error.issues) {
-			const name = String(issue.path[0] ?? 'environment');
-			if (!variables.includes(name)) variables.push(name);
-			lines.push(`${name}: ${issue.message}`);
-		}
-		throw new ConfigError(variables, lines);
+	// Every variable on its own, then the rules between them: all problems in one message.
+	const values: Record<string, unknown> = {};
+	const issues: Array<[string, string]> = unknownVariables(env);
+	for (const [name, field] of Object.entries(fields.shape)) {
+		const parsed = (field as z.ZodType).safeParse(env[name]);
+		if (parsed.success) values[name] = parsed.data;
+		else for (const issue of parsed.error.issues) issues.push([name, issue.message]);
 	}
-	const c = result.data;
+	issues.push(...crossFieldIssues(values as Partial<Fields>));
+	if (issues.length > 0) {
+		const variables = [...new Set(issues.map(([name]) => name))];
+		throw new ConfigError(
+			variables,
+			issues.map(([name, message]) => `${name}: ${message}`),
+		);
+	}
+	const c = values as Fields;
 	return {
 		host: c.HOST,
 		port: c.PORT,
@@ -243,7 +255,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 		requireReceipt: c.RELAY_REQUIRE_RECEIPT,
 		successUrl: c.RELAY_SUCCESS_URL,
 		failUrl: c.RELAY_FAIL_URL,
-		database: c.RELAY_DATABASE,
+		// Absolute: the start-up log names the file wherever the relay was started from.
+		database: resolveDatabase(c.RELAY_DATABASE, env),
 		retentionDays: c.RELAY_RETENTION_DAYS,
 		adminToken: c.RELAY_ADMIN_TOKEN,
 		bodyLimit: c.RELAY_BODY_LIMIT,

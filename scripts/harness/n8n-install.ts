@@ -13,7 +13,9 @@ import { run, sleep } from './proc.ts';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const PACKAGE_NAME = 'n8n-nodes-paypalych';
-export const N8N_VERSION = process.env.N8N_VERSION ?? '2.41.1';
+/** The n8n `npm start` and `npm run test:e2e` run; N8N_VERSION picks another (1.123.81: test:e2e:n8n1). */
+export const DEFAULT_N8N_VERSION = '2.41.1';
+export const N8N_VERSION = process.env.N8N_VERSION ?? DEFAULT_N8N_VERSION;
 export const NODE_TYPE = `${PACKAGE_NAME}.payPalych`;
 export const TRIGGER_TYPE = `${PACKAGE_NAME}.payPalychTrigger`;
 
@@ -41,18 +43,32 @@ export function nodeBinary(): string {
 	);
 }
 
+/**
+ * The Node that runs the installed n8n: for n8n 1.x, the Node 22 scripts/install-n8n.sh links as
+ * `n8n-<version>/node`; for 2.x (no link), the project's Node 24.
+ */
+export function n8nNodeBinary(): string {
+	const linked = join(n8nInstallDir(), 'node');
+	return existsSync(linked) ? linked : nodeBinary();
+}
+
+/** The n8n line installed: 1 or 2 (what the CLI and the editor call publishing differs). */
+export function n8nMajor(): number {
+	return Number(N8N_VERSION.split('.')[0]);
+}
+
 export function isN8nInstalled(): boolean {
 	return existsSync(join(n8nInstallDir(), '.installed')) && existsSync(n8nBinScript());
 }
 
 /**
  * Makes sure n8n is installed, running scripts/install-n8n.sh (with its progress on the terminal)
- * the first time on a machine. Later calls return at once.
+ * the first time on a machine. Later calls return at once. Whether it installed n8n now.
  */
 export async function ensureN8nInstalled(
 	print: (line: string) => void = (l) => process.stdout.write(l + '\n'),
-): Promise<void> {
-	if (isN8nInstalled()) return;
+): Promise<boolean> {
+	if (isN8nInstalled()) return false;
 	print(
 		`n8n ${N8N_VERSION} is not installed yet: installing it once into ${n8nInstallDir()} (about 4 minutes, 3 GB)`,
 	);
@@ -73,6 +89,7 @@ export async function ensureN8nInstalled(
 	if (code !== 0 || !isN8nInstalled()) {
 		throw new Error(`installing n8n failed (exit ${code}); rerun it with: npm run n8n:install`);
 	}
+	return true;
 }
 
 /** Files the built package must contain (the `n8n` section of package.json). */
@@ -83,6 +100,45 @@ function packageEntryFiles(): string[] {
 	return [...manifest.n8n.nodes, ...manifest.n8n.credentials];
 }
 
+/** npm with this project's Node first (the npm running this process when there is one). */
+async function npm(args: string[], cwd: string, timeoutMs = 300_000): Promise<string> {
+	const npmCli =
+		process.env.npm_execpath && process.env.npm_execpath.endsWith('.js')
+			? process.env.npm_execpath
+			: undefined;
+	const result = npmCli
+		? await run(nodeBinary(), [npmCli, ...args], { cwd, timeoutMs })
+		: await run('npm', args, {
+				cwd,
+				timeoutMs,
+				env: { PATH: `${dirname(nodeBinary())}:${process.env.PATH ?? ''}` },
+			});
+	if (result.code !== 0)
+		throw new Error(
+			`npm ${args.join(' ')} failed (exit ${result.code}): ${result.stderr.slice(-2000)}`,
+		);
+	return result.stdout;
+}
+
+/** `npm pack` of the package in `dir` (this repository by default) into `into`: the tarball's path. */
+export async function packTarball(into: string, dir = REPO_ROOT): Promise<string> {
+	const out = await npm(['pack', '--json', '--ignore-scripts', '--pack-destination', into], dir);
+	const [info] = JSON.parse(out.slice(out.indexOf('['))) as Array<{ filename: string }>;
+	return join(into, info.filename);
+}
+
+/**
+ * Installs a packed package (a tarball's path or URL) into `<dataFolder>/nodes` with the line the
+ * install page gives merchants (docs/merchant/install.md): `npm install --omit=peer <tarball>` in
+ * an empty nodes folder (n8n brings n8n-workflow itself).
+ */
+export async function installTarball(dataFolder: string, tarball: string): Promise<string> {
+	const nodesDir = join(dataFolder, 'nodes');
+	mkdirSync(nodesDir, { recursive: true });
+	await npm(['install', '--omit=peer', '--no-audit', '--no-fund', tarball], nodesDir);
+	return join(nodesDir, 'node_modules', PACKAGE_NAME);
+}
+
 /**
  * Installs the built package into `<dataFolder>/nodes/node_modules/n8n-nodes-paypalych` exactly as
  * n8n's community-package installer does: the `npm pack` tarball (only what package.json's
@@ -91,10 +147,6 @@ function packageEntryFiles(): string[] {
  * the working tree does not change a running n8n.
  */
 export async function installPackage(dataFolder: string): Promise<string> {
-	const npmCli =
-		process.env.npm_execpath && process.env.npm_execpath.endsWith('.js')
-			? process.env.npm_execpath
-			: undefined;
 	const nodesDir = join(dataFolder, 'nodes');
 	const target = join(nodesDir, 'node_modules', PACKAGE_NAME);
 	const entries = packageEntryFiles();
@@ -108,24 +160,10 @@ export async function installPackage(dataFolder: string): Promise<string> {
 		}
 		const packDir = mkdtempSync(join(tmpdir(), 'paypalych-pack-'));
 		try {
-			const packArgs = ['pack', '--json', '--ignore-scripts', '--pack-destination', packDir];
-			const packed = npmCli
-				? await run(nodeBinary(), [npmCli, ...packArgs], { cwd: REPO_ROOT, timeoutMs: 120_000 })
-				: await run('npm', packArgs, { cwd: REPO_ROOT, timeoutMs: 120_000 });
-			if (packed.code !== 0) throw new Error(`npm pack failed: ${packed.stderr.slice(-2000)}`);
-			const info = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as Array<{
-				filename: string;
-				version: string;
-			}>;
+			const tarball = await packTarball(packDir);
 			rmSync(target, { recursive: true, force: true });
 			mkdirSync(target, { recursive: true });
-			const untar = await run('tar', [
-				'-xzf',
-				join(packDir, info[0].filename),
-				'-C',
-				target,
-				'--strip-components=1',
-			]);
+			const untar = await run('tar', ['-xzf', tarball, '-C', target, '--strip-components=1']);
 			if (untar.code !== 0) throw new Error(`unpacking the package failed: ${untar.stderr}`);
 			const stillMissing = entries.filter((f) => !existsSync(join(target, f)));
 			if (stillMissing.length > 0) {
@@ -141,6 +179,7 @@ export async function installPackage(dataFolder: string): Promise<string> {
 				optionalDependencies: _optional,
 				...manifest
 			} = JSON.parse(readFileSync(manifestFile, 'utf8')) as Record<string, unknown>;
+			const version = String(manifest.version);
 			writeFileSync(manifestFile, JSON.stringify(manifest, null, 2));
 			writeFileSync(
 				join(nodesDir, 'package.json'),
@@ -148,7 +187,7 @@ export async function installPackage(dataFolder: string): Promise<string> {
 					{
 						name: 'installed-nodes',
 						private: true,
-						dependencies: { [PACKAGE_NAME]: info[0].version },
+						dependencies: { [PACKAGE_NAME]: version },
 					},
 					null,
 					2,

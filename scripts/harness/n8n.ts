@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { installPackage, n8nBinScript, nodeBinary } from './n8n-install.ts';
+import { installPackage, n8nBinScript, n8nMajor, n8nNodeBinary } from './n8n-install.ts';
 import {
 	N8nSession,
 	registeredWebhooks,
@@ -74,6 +74,11 @@ export interface N8nOptions {
 	logFile?: string;
 	/** Extra environment for every n8n process. */
 	env?: Record<string, string>;
+	/**
+	 * How the package gets into `<userFolder>/.n8n/nodes`: as n8n's installer puts it there
+	 * (installPackage) by default; installTarball for the npm line merchants run.
+	 */
+	installPackage?: (dataFolder: string) => Promise<unknown>;
 }
 
 /** One n8n instance: its user folder, its CLI and its server. */
@@ -83,6 +88,7 @@ export class N8n {
 	port = 0;
 	private brokerPort = 0;
 	private readonly extraEnv: Record<string, string>;
+	private readonly install: (dataFolder: string) => Promise<unknown>;
 	private server: Service | undefined;
 	private packageInstalled = false;
 	private readonly session = new N8nSession(() => this.url);
@@ -92,6 +98,7 @@ export class N8n {
 		this.logFile = options.logFile ?? join(this.userFolder, 'n8n.log');
 		this.port = options.port ?? 0;
 		this.extraEnv = options.env ?? {};
+		this.install = options.installPackage ?? installPackage;
 	}
 
 	get url(): string {
@@ -111,7 +118,7 @@ export class N8n {
 		if (this.port === 0) this.port = await freePort();
 		if (this.brokerPort === 0) this.brokerPort = await freePort();
 		if (!this.packageInstalled) {
-			await installPackage(this.dataFolder);
+			await this.install(this.dataFolder);
 			this.packageInstalled = true;
 		}
 	}
@@ -150,7 +157,7 @@ export class N8n {
 		options: { allowFailure?: boolean; timeoutMs?: number; logLevel?: string } = {},
 	): Promise<RunResult> {
 		// Its own task-runner broker port: the CLI may run beside `n8n start`.
-		const result = await run(nodeBinary(), [n8nBinScript(), ...args], {
+		const result = await run(n8nNodeBinary(), [n8nBinScript(), ...args], {
 			cwd: this.userFolder,
 			env: {
 				...this.env(),
@@ -189,11 +196,18 @@ export class N8n {
 		}
 	}
 
-	/** Marks a workflow published: it is activated when `n8n start` next starts. */
+	/**
+	 * Marks a workflow published (n8n 2.x `publish:workflow`; n8n 1.x, which has no such command,
+	 * `update:workflow --active=true`): it is activated when `n8n start` next starts.
+	 */
 	async publishWorkflow(id: string): Promise<void> {
 		if (this.running)
-			throw new Error('publish:workflow only takes effect at start-up: stop n8n first');
-		await this.cli(['publish:workflow', `--id=${id}`]);
+			throw new Error('publishing from the CLI only takes effect at start-up: stop n8n first');
+		await this.cli(
+			n8nMajor() >= 2
+				? ['publish:workflow', `--id=${id}`]
+				: ['update:workflow', `--id=${id}`, '--active=true'],
+		);
 	}
 
 	/**
@@ -237,7 +251,7 @@ export class N8n {
 	startProcess(command: 'worker' | 'webhook', name: string, env: Record<string, string>): Service {
 		return startService({
 			name,
-			command: nodeBinary(),
+			command: n8nNodeBinary(),
 			args: [n8nBinScript(), command],
 			cwd: this.userFolder,
 			env: { ...this.env(), ...env },
@@ -252,7 +266,7 @@ export class N8n {
 		let activated = false;
 		const server = startService({
 			name: 'n8n',
-			command: nodeBinary(),
+			command: n8nNodeBinary(),
 			args: [n8nBinScript(), 'start'],
 			cwd: this.userFolder,
 			env: this.env(),

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { sandboxCredential, triggersOf, workflowsFor, type ExampleSettings } from './examples.ts';
 import { hasDatabase, type RegisteredWebhook } from './n8n-internals.ts';
+import { N8N_VERSION } from './n8n-install.ts';
 import {
 	N8n,
 	REPO_ROOT,
@@ -43,6 +44,8 @@ export interface StackOptions {
 	relayEnv?: Record<string, string>;
 	/** Extra n8n environment. */
 	n8nEnv?: Record<string, string>;
+	/** How the package is installed into n8n (see N8nOptions.installPackage). */
+	installPackage?: (dataFolder: string) => Promise<unknown>;
 	/** Base URL of the shop's backend the example workflows call. */
 	shopBackend: string;
 	/** The workflows to import and publish; all examples by default. */
@@ -291,13 +294,15 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 	const stopAll = stoppers.stopAll;
 
 	try {
-		await ensureN8nInstalled(print);
+		if (await ensureN8nInstalled(print))
+			phases.mark(`n8n ${N8N_VERSION} installed (once per machine)`);
 		const relayPort = await freePort(options.ports?.relay || undefined);
 		const n8n = new N8n({
 			userFolder: join(stateDir, 'n8n'),
 			port: await freePort(options.ports?.n8n || undefined),
 			logFile: join(logs, 'n8n.log'),
 			env: { GENERIC_TIMEZONE: 'UTC', ...options.n8nEnv },
+			installPackage: options.installPackage,
 		});
 		const relayUrl = `http://127.0.0.1:${relayPort}`;
 

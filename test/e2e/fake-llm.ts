@@ -6,6 +6,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { WorkflowJson } from '../../scripts/harness/n8n.ts';
 
 type Json = Record<string, any>;
 
@@ -96,4 +97,79 @@ export async function startFakeLlm(): Promise<FakeLlm> {
 	state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 	state.close = () => new Promise<void>((resolve) => server.close(() => resolve()));
 	return state;
+}
+
+/** A node of n8n's AI Agent's tool slot: a node type with its parameters and credentials. */
+export interface AgentTool {
+	name: string;
+	type: string;
+	parameters: Json;
+	credentials: Json;
+}
+
+/**
+ * A workflow in which n8n's AI Agent, with the fake model as its OpenAI chat model (`model`: an
+ * openAiApi credential whose URL is the fake's), has one tool. `triggers` start the agent (a
+ * Manual Trigger named "Start" by default, which `n8n execute` runs).
+ */
+export function agentWorkflow(options: {
+	id: string;
+	prompt: string;
+	model: { id: string; name: string };
+	tool: AgentTool;
+	agentName?: string;
+	triggers?: Json[];
+}): WorkflowJson {
+	const agentName = options.agentName ?? 'Agent';
+	const triggers = options.triggers ?? [
+		{
+			id: `${options.id}-start`,
+			name: 'Start',
+			type: 'n8n-nodes-base.manualTrigger',
+			typeVersion: 1,
+			position: [0, 0],
+			parameters: {},
+		},
+	];
+	return {
+		id: options.id,
+		name: `E2E: AI Agent with ${options.tool.name}`,
+		active: false,
+		settings: { executionOrder: 'v1' },
+		nodes: [
+			...triggers,
+			{
+				id: `${options.id}-agent`,
+				name: agentName,
+				type: '@n8n/n8n-nodes-langchain.agent',
+				typeVersion: 3,
+				position: [240, 0],
+				parameters: { promptType: 'define', text: options.prompt, options: {} },
+			},
+			{
+				id: `${options.id}-model`,
+				name: 'Chat model',
+				type: '@n8n/n8n-nodes-langchain.lmChatOpenAi',
+				typeVersion: 1.2,
+				position: [240, 200],
+				parameters: { model: { __rl: true, mode: 'id', value: 'fake-model' }, options: {} },
+				credentials: { openAiApi: options.model },
+			},
+			{
+				id: `${options.id}-tool`,
+				typeVersion: 1,
+				position: [480, 200],
+				...options.tool,
+			},
+		],
+		connections: {
+			...Object.fromEntries(
+				triggers.map((t) => [t.name, { main: [[{ node: agentName, type: 'main', index: 0 }]] }]),
+			),
+			'Chat model': {
+				ai_languageModel: [[{ node: agentName, type: 'ai_languageModel', index: 0 }]],
+			},
+			[options.tool.name]: { ai_tool: [[{ node: agentName, type: 'ai_tool', index: 0 }]] },
+		},
+	} as unknown as WorkflowJson;
 }

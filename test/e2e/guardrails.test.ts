@@ -23,7 +23,7 @@ import { Phases, waitFor } from '../../scripts/harness/proc.ts';
 import { startSink, type Sink } from '../../scripts/harness/sink.ts';
 import { startStack, type Stack } from '../../scripts/harness/stack.ts';
 import { utcDay } from '../helpers/sandbox.ts';
-import { startFakeLlm, type FakeLlm } from './fake-llm.ts';
+import { agentWorkflow, startFakeLlm, type FakeLlm } from './fake-llm.ts';
 
 type Json = Record<string, any>;
 
@@ -97,57 +97,34 @@ function guardWorkflow(id: string, nodeName: string, parameters: Json): Workflow
  * n8n's AI Agent with a chat model (the fake one) and the PayPalych node as its tool: n8n turns
  * the node into `payPalychTool`; the amount and the Order ID come from the model ($fromAI).
  */
-function agentWorkflow(): WorkflowJson {
+function payoutAgentWorkflow(): WorkflowJson {
 	const base = guardWorkflow(GUARD_IDS.agent, 'Payout agent', {});
-	const agent = {
-		...base.nodes[2],
-		type: '@n8n/n8n-nodes-langchain.agent',
-		typeVersion: 3,
-		parameters: {
-			promptType: 'define',
-			text: 'Pay the customer 250 RUB to their card.',
-			options: {},
-		},
-	};
-	delete (agent as Json).credentials;
-	const model = {
-		id: `${GUARD_IDS.agent}-model`,
-		name: 'Chat model',
-		type: '@n8n/n8n-nodes-langchain.lmChatOpenAi',
-		typeVersion: 1.2,
-		position: [240, 200],
-		parameters: { model: { __rl: true, mode: 'id', value: 'fake-model' }, options: {} },
-		credentials: { openAiApi: LLM_CREDENTIAL },
-	};
-	const tool = {
-		id: `${GUARD_IDS.agent}-tool`,
-		name: 'Pay out',
-		type: `${NODE_TYPE}Tool`,
-		typeVersion: 1,
-		position: [480, 200],
-		parameters: {
-			resource: 'payout',
-			operation: 'createRegular',
-			accountType: 'credit_card',
-			amount: "={{ $fromAI('amount', 'Amount in RUB', 'string') }}",
-			cardNumber: '4111 1111 1111 1111',
-			cardHolder: 'IVAN PETROV',
-			orderId: "={{ $fromAI('orderId', 'The ID of the payout request the user gave', 'string') }}",
-			options: {},
-		},
-		credentials: { payPalychApi: { id: CREDENTIAL_ID, name: CREDENTIAL_NAME } },
-	};
 	return {
-		...base,
-		nodes: [base.nodes[0], base.nodes[1], agent, model, tool],
-		connections: {
-			...base.connections,
-			'Chat model': {
-				ai_languageModel: [[{ node: 'Payout agent', type: 'ai_languageModel', index: 0 }]],
+		...agentWorkflow({
+			id: GUARD_IDS.agent,
+			prompt: 'Pay the customer 250 RUB to their card.',
+			model: LLM_CREDENTIAL,
+			agentName: 'Payout agent',
+			triggers: [base.nodes[0], base.nodes[1]],
+			tool: {
+				name: 'Pay out',
+				type: `${NODE_TYPE}Tool`,
+				parameters: {
+					resource: 'payout',
+					operation: 'createRegular',
+					accountType: 'credit_card',
+					amount: "={{ $fromAI('amount', 'Amount in RUB', 'string') }}",
+					cardNumber: '4111 1111 1111 1111',
+					cardHolder: 'IVAN PETROV',
+					orderId:
+						"={{ $fromAI('orderId', 'The ID of the payout request the user gave', 'string') }}",
+					options: {},
+				},
+				credentials: { payPalychApi: { id: CREDENTIAL_ID, name: CREDENTIAL_NAME } },
 			},
-			'Pay out': { ai_tool: [[{ node: 'Payout agent', type: 'ai_tool', index: 0 }]] },
-		},
-	} as unknown as WorkflowJson;
+		}),
+		name: base.name,
+	};
 }
 
 function workflowsForTheSuite(settings: ExampleSettings): WorkflowJson[] {
@@ -186,7 +163,7 @@ function workflowsForTheSuite(settings: ExampleSettings): WorkflowJson[] {
 			// The stack's sandbox (live profile) writes UTC times: Time Zone says so.
 			options: { dailyLimit: '1000', timeZone: 'UTC' },
 		}),
-		agentWorkflow(),
+		payoutAgentWorkflow(),
 	].map((workflow) => configureWorkflow(workflow, settings));
 }
 

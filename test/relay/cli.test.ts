@@ -1,5 +1,5 @@
-import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -10,7 +10,7 @@ import {
 	suggestVariable,
 	variableHelp,
 } from '../../relay/src/config.ts';
-import { ADMIN_TOKEN, NODE, RELAY_BIN, ROOT, TOKEN, tempDir } from './helpers.ts';
+import { ADMIN_TOKEN, NODE, RELAY_BIN, ROOT, TOKEN, tempDir, waitFor } from './helpers.ts';
 
 // The relay's command line as an operator meets it: --help, --version, a misspelt variable, a
 // Node.js that is too old, a database or port that does not work.
@@ -41,7 +41,8 @@ describe('paypalych-relay command line', () => {
 			const line = lines.find((l) => l.trimStart().startsWith(`${v.name} `));
 			expect(line, v.name).toBeDefined();
 			expect(line).toContain(v.description);
-			expect(line).toContain(v.default === undefined ? '[required]' : `[default: ${v.default}]`);
+			const marks = [v.required, v.default === undefined ? undefined : `default: ${v.default}`];
+			expect(line).toContain(`[${marks.filter(Boolean).join('; ')}]`);
 		}
 		// The defaults shown are the ones the relay applies.
 		const applied = loadConfig(minimal);
@@ -50,6 +51,18 @@ describe('paypalych-relay command line', () => {
 		expect(run.stdout).toContain(`[default: ${applied.database}]`);
 		expect(run.stdout).toMatch(/PAYPALYCH_API_TOKEN .*\[required\]/);
 		expect(run.stdout).toMatch(/RELAY_ADMIN_TOKEN .*\[required\]/);
+		// What must be set, marked on each variable and said once at the top.
+		for (const list of ['RELAY_PAYMENT_TARGETS', 'RELAY_FAIL_TARGETS'])
+			expect(run.stdout).toMatch(
+				new RegExp(
+					`${list} .*\\[at least one of the five \\*_TARGETS lists is required; default: \\(none\\)\\]`,
+				),
+			);
+		expect(run.stdout).toContain(
+			'Required: PAYPALYCH_API_TOKEN, RELAY_ADMIN_TOKEN, and at least one of RELAY_PAYMENT_TARGETS, RELAY_PAYOUT_TARGETS, RELAY_REDIRECT_TARGETS, RELAY_SUCCESS_TARGETS, RELAY_FAIL_TARGETS.',
+		);
+		// The default database is an absolute path (here: under the HOME the relay ran with).
+		expect(applied.database).toMatch(/^\/.*\/paypalych-relay\/relay\.sqlite$/);
 		expect(runRelay(['-h'], {}).stdout).toBe(run.stdout);
 	});
 
@@ -90,7 +103,7 @@ describe('paypalych-relay command line', () => {
 		).not.toThrow();
 	});
 
-	it('says in one sentence that it needs Node.js 24 when started by an older Node.js', () => {
+	it('says that it needs Node.js 24 when started by an older Node.js, and how to get it', () => {
 		const old = spawnSync('/usr/bin/node', ['--version'], { encoding: 'utf8' });
 		const major = Number(/^v(\d+)/.exec(old.stdout ?? '')?.[1] ?? 'NaN');
 		if (!(major < 24)) {
@@ -100,9 +113,48 @@ describe('paypalych-relay command line', () => {
 		}
 		const run = runRelay(['--help'], minimal, '/usr/bin/node');
 		expect(run.status).toBe(1);
-		expect(run.stderr.trim()).toBe(
-			`paypalych-relay: needs Node.js 24 or newer (this is Node.js ${old.stdout.trim().slice(1)}); install Node.js 24 and run it again.`,
+		// The version, the Node that ran it, and how to get Node 24 where Node is usually too old.
+		const [first, ...fix] = run.stderr.trim().split('\n');
+		expect(first).toBe(
+			`paypalych-relay: needs Node.js 24 or newer, and this is Node.js ${old.stdout.trim().slice(1)} (/usr/bin/node).`,
 		);
+		expect(fix.join('\n')).toContain(
+			'curl -fsSL https://deb.nodesource.com/setup_24.x | sudo bash -',
+		);
+		expect(fix.join('\n')).toContain('sudo apt-get install -y nodejs');
+		expect(fix.join('\n')).toContain('ExecStart');
+	});
+
+	it('makes its default SQLite store at an absolute path, folder 0700 and file 0600, and logs where', async () => {
+		const tmp = tempDir();
+		const relay = spawn(NODE, [RELAY_BIN], {
+			env: { PATH: process.env.PATH ?? '', HOME: tmp.dir, PORT: '0', ...minimal },
+			stdio: ['ignore', 'pipe', 'pipe'],
+		});
+		try {
+			let log = '';
+			relay.stdout.on('data', (chunk: Buffer) => (log += chunk.toString()));
+			relay.stderr.on('data', (chunk: Buffer) => (log += chunk.toString()));
+			await waitFor(
+				() => (log.includes('relay listening') ? true : undefined),
+				'the relay to listen',
+			);
+			const folder = join(tmp.dir, '.local', 'state', 'paypalych-relay');
+			const file = join(folder, 'relay.sqlite');
+			const listening = log
+				.split('\n')
+				.map((line) => (line.startsWith('{') ? (JSON.parse(line) as Record<string, unknown>) : {}))
+				.find((entry) => entry.msg === 'relay listening');
+			expect(listening?.database).toBe(file);
+			expect(log).toContain('made the SQLite store');
+			expect((statSync(folder).mode & 0o777).toString(8)).toBe('700');
+			expect((statSync(file).mode & 0o777).toString(8)).toBe('600');
+			expect((statSync(`${file}-wal`).mode & 0o777).toString(8)).toBe('600');
+		} finally {
+			relay.kill('SIGTERM');
+			await new Promise((resolve) => relay.once('exit', resolve));
+			tmp.cleanup();
+		}
 	});
 
 	it('names RELAY_DATABASE when its PostgreSQL host does not resolve', () => {

@@ -1,6 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { resolve } from 'node:path';
 import { ConfigError, loadConfig } from '../../relay/src/config.ts';
+import { defaultDatabasePath } from '../../relay/src/config-fields.ts';
 import { targetsByKind, targetsFor } from '../../relay/src/context.ts';
 import { ADMIN_TOKEN, NODE, RELAY_BIN, TOKEN } from './helpers.ts';
 
@@ -35,7 +37,9 @@ describe('relay configuration', () => {
 		});
 		expect(c.requireReceipt).toBe(true);
 		expect(c.retryBudgetMs).toBe(24 * 3_600_000);
-		expect(c.database).toBe('.relay-data/relay.sqlite');
+		// Was '.relay-data/relay.sqlite' (relative: wherever the relay was started). Now absolute.
+		expect(c.database).toBe(defaultDatabasePath({}));
+		expect(c.database).toMatch(/^\/.+\/\.local\/state\/paypalych-relay\/relay\.sqlite$/);
 		expect(c.retentionDays).toBe(30);
 		expect(c.successUrl).toBeUndefined();
 	});
@@ -123,6 +127,51 @@ describe('relay configuration', () => {
 		for (const name of e.variables) expect(e.message).toContain(name);
 		expect(e.message).not.toContain('short');
 		expect(e.message).not.toContain('eighty');
+	});
+
+	it('reports every missing setting in one message: the tokens and the targets together', () => {
+		const e = errorOf({});
+		expect(e.variables).toEqual([
+			'PAYPALYCH_API_TOKEN',
+			'RELAY_ADMIN_TOKEN',
+			'RELAY_PAYMENT_TARGETS',
+		]);
+		expect(e.message).toContain('PAYPALYCH_API_TOKEN: is required');
+		expect(e.message).toContain('RELAY_ADMIN_TOKEN: is required');
+		expect(e.message).toContain(
+			'RELAY_PAYMENT_TARGETS: no target at all: set at least one of RELAY_PAYMENT_TARGETS, RELAY_PAYOUT_TARGETS, RELAY_REDIRECT_TARGETS, RELAY_SUCCESS_TARGETS, RELAY_FAIL_TARGETS',
+		);
+		// A misspelling, a bad value and a rule between two variables, also in the same message.
+		const more = errorOf({
+			RELAY_DATABSE: '/tmp/x.sqlite',
+			PORT: 'eighty',
+			RELAY_LEASE_MS: '500',
+			RELAY_DELIVERY_TIMEOUT_MS: '1000',
+		});
+		expect(more.variables).toEqual([
+			'RELAY_DATABSE',
+			'PORT',
+			'PAYPALYCH_API_TOKEN',
+			'RELAY_ADMIN_TOKEN',
+			'RELAY_PAYMENT_TARGETS',
+			'RELAY_LEASE_MS',
+		]);
+	});
+
+	it('puts the SQLite file at an absolute path: systemd state directory, XDG state home, ~/.local/state', () => {
+		expect(loadConfig({ ...minimal, STATE_DIRECTORY: '/var/lib/paypalych-relay' }).database).toBe(
+			'/var/lib/paypalych-relay/relay.sqlite',
+		);
+		expect(loadConfig({ ...minimal, XDG_STATE_HOME: '/srv/state' }).database).toBe(
+			'/srv/state/paypalych-relay/relay.sqlite',
+		);
+		expect(loadConfig({ ...minimal, HOME: '/home/ops' }).database).toBe(
+			'/home/ops/.local/state/paypalych-relay/relay.sqlite',
+		);
+		// A relative RELAY_DATABASE is resolved where the relay starts, so the log names the file.
+		expect(loadConfig({ ...minimal, RELAY_DATABASE: 'data/relay.sqlite' }).database).toBe(
+			resolve('data/relay.sqlite'),
+		);
 	});
 
 	it('reads RELAY_REQUIRE_RECEIPT as a boolean and refuses anything else', () => {

@@ -5,6 +5,7 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_N8N_VERSION } from '../../scripts/harness/n8n-install.ts';
 
 const root = join(__dirname, '..', '..');
 const SKIP = new Set(['node_modules', 'dist', '.git', '.n8n-demo', '.relay-data', 'coverage']);
@@ -141,10 +142,58 @@ describe('documentation links', () => {
 			.map((line) => line.replace(/#.*$/, '').trim())
 			.filter(Boolean);
 		expect(commands.slice(0, 2)).toEqual(['npm install && npm test', 'npm start']);
+		// ...and they are the first commands of the README (its first shell block).
+		const first = /```(?:bash|sh)\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
+		expect(first).toBe(block);
 		const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
 			scripts: Record<string, string>;
 		};
 		expect(pkg.scripts.test).toBeDefined();
 		expect(pkg.scripts.start).toContain('scripts/start.ts');
+	});
+});
+
+describe('the versions tables', () => {
+	const ci = readFileSync(join(root, '.ci', 'run'), 'utf8');
+	const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+		scripts: Record<string, string>;
+		devDependencies: Record<string, string>;
+	};
+	const installer = readFileSync(join(root, 'scripts', 'install-n8n.sh'), 'utf8');
+
+	/** What `.ci/run` runs: each end-to-end script's n8n version and the Node it runs on. */
+	function whatCiRuns(): string[] {
+		const runs: string[] = [];
+		for (const [, script] of ci.matchAll(/^npm run (test:e2e\S*)\s*$/gm)) {
+			const command = pkg.scripts[script];
+			const version = /N8N_VERSION=(\S+)/.exec(command)?.[1] ?? DEFAULT_N8N_VERSION;
+			const line = version.split('.')[0];
+			const node =
+				/RUNTIME_NODE_VERSION=(\d+\.\d+\.\d+)/.exec(
+					installer.slice(installer.indexOf(`  ${line}.*)`)),
+				)?.[1] ?? pkg.devDependencies.node;
+			runs.push(`${version} on Node ${node}`);
+		}
+		return runs.sort();
+	}
+
+	/** The rows of the Markdown table whose header starts with `| n8n | Node |`. */
+	function tableOf(file: string): string[] {
+		const text = readFileSync(join(root, file), 'utf8');
+		const table = /^\| n8n \| Node \|.*\n\|[-| ]+\|\n((?:\|.*\n)+)/m.exec(text)?.[1] ?? '';
+		return table
+			.trim()
+			.split('\n')
+			.map((row) => row.split('|').map((cell) => cell.trim()))
+			.map(([, n8n, node]) => `${n8n.split(' ')[0]} on Node ${node}`)
+			.sort();
+	}
+
+	it('CI runs the end-to-end suites on two n8n lines', () => {
+		expect(whatCiRuns()).toEqual(['1.123.81 on Node 22.23.3', '2.41.1 on Node 24.21.0']);
+	});
+
+	it.each(['README.md', 'docs/merchant/install.md'])('%s lists exactly what CI runs', (file) => {
+		expect(tableOf(file)).toEqual(whatCiRuns());
 	});
 });
