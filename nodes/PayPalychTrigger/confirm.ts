@@ -4,6 +4,7 @@ import {
 	ENDPOINTS,
 	confirmPayment,
 	confirmPayout,
+	orderIdOf,
 	type Confirmation,
 	type Endpoint,
 	type PostbackFields,
@@ -48,14 +49,6 @@ async function get(
 	qs: Record<string, string>,
 ): Promise<IDataObject> {
 	return await apiRequest.call(context, endpoint, { qs, timeoutMs: CONFIRM_TIMEOUT_MS });
-}
-
-/** The order ID of the bill a payment belongs to: null when it has none, undefined when not told. */
-function orderIdOf(record: IDataObject): string | null | undefined {
-	if (!Object.prototype.hasOwnProperty.call(record, 'order_id')) return undefined;
-	const value = record.order_id;
-	if (value === null || value === undefined || value === '') return null;
-	return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
 }
 
 /**

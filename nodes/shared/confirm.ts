@@ -3,6 +3,19 @@ import { PAYOUT_POSTBACK_CONFIRMED_BY, canonicalStatus } from './statuses';
 import type { PostbackFields } from './postback';
 
 /**
+ * The order ID of a bill (or of a payment that names it) as the service tells it: null when the
+ * record has none (`null`, absent value or ''), undefined when the record does not tell it (no
+ * `order_id` key: the interface document lists none on bills, the live service adds it) or tells
+ * something that is no order ID. The trigger and the relay's catch-up both read it this way.
+ */
+export function orderIdOf(record: Readonly<Record<string, unknown>>): string | null | undefined {
+	if (!Object.prototype.hasOwnProperty.call(record, 'order_id')) return undefined;
+	const value = record.order_id;
+	if (value === null || value === undefined || value === '') return null;
+	return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
+}
+
+/**
  * Whether the service's own record confirms a postback. A valid signature proves only that the
  * service once produced `OutSum` and `InvId` (or `Amount` and `TrsId`): the success and fail
  * redirects carry the same payment signature in the customer's browser, and `Status`, `TrsId`

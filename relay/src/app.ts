@@ -10,8 +10,10 @@ import { CatchupRunner } from './catchup/runner.ts';
 import { consoleRoutes } from './console/index.ts';
 import type { RelayContext } from './context.ts';
 import { Forwarder } from './forwarder.ts';
+import { Intake } from './intake.ts';
 import { RelayLogController, bufferedStdoutLogger, createLogger } from './logging.ts';
 import { Metrics } from './metrics.ts';
+import { operations } from './operations.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { healthRoutes } from './routes/health.ts';
 import { metricsRoutes } from './routes/metrics.ts';
@@ -21,6 +23,7 @@ import { StoreInputError } from './store/input.ts';
 import { Pruner } from './store/retention.ts';
 import { SqliteStore } from './store/sqlite.ts';
 import type { Store } from './store/types.ts';
+import { targetsByKind } from './targets.ts';
 
 export interface AppDeps {
 	/** Defaults to a SqliteStore on `config.database`, closed with the app. */
@@ -105,6 +108,8 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 	} as Parameters<typeof Fastify>[0]) as unknown as FastifyInstance;
 
 	const kick = () => forwarder?.kick();
+	const targets = targetsByKind(config);
+	const intake = new Intake({ config, store, metrics, targets, forwarder });
 	const alerter = new Alerter({
 		targets: config.alerts.targets,
 		logger: logger.child({ component: 'alerts' }),
@@ -123,7 +128,8 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 		store,
 		metrics,
 		alerter,
-		kick,
+		intake,
+		targets,
 		logger: logger.child({ component: 'catchup' }),
 		dispatcher: deps.dispatcher,
 		backoffMs: deps.catchupBackoffMs,
@@ -131,10 +137,11 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 	});
 	const ctx: RelayContext = {
 		config,
-		store,
 		metrics,
-		kick,
-		...(forwarder ? { handOff: forwarder } : {}),
+		intake,
+		targets,
+		operations: operations({ store, config, kick }),
+		store,
 		catchup,
 		alerter,
 		authThrottle: new AuthThrottle(config.authLimit),

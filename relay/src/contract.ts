@@ -20,6 +20,7 @@ export {
 	describeRejection,
 	expectedSignature,
 	formatCents,
+	orderIdOf,
 	parsePostbackBody,
 	postbackKey,
 	toCents,

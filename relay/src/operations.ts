@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { allDead, deliveryById, replayPlan } from './console/queries.ts';
 import type { ReplayPlan } from './console/queries.ts';
 import type { PostbackEvent } from './contract.ts';
-import { targetsByKind } from './context.ts';
-import type { RelayContext } from './context.ts';
+import type { RelayConfig } from './config.ts';
+import type { Store } from './store/types.ts';
+import { targetsByKind } from './targets.ts';
 
 /**
  * The operator's write operations (replay one event, replay a time range, requeue one dead
@@ -53,7 +54,7 @@ export interface RangeRequest {
 
 export type Operations = ReturnType<typeof operations>;
 
-export function operations(ctx: Pick<RelayContext, 'store' | 'config' | 'kick'>) {
+export function operations(ctx: { store: Store; config: RelayConfig; kick: () => void }) {
 	const configured = () => targetsByKind(ctx.config);
 	const configuredTargets = () => [...new Set(Object.values(configured()).flat())];
 

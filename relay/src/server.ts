@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.ts';
 import type { AppDeps } from './app.ts';
 import { StartupError, loadConfig } from './config.ts';
-import { targetsByKind } from './context.ts';
+import { targetsByKind } from './targets.ts';
 import { describeDatabase } from './store/open.ts';
 
 /** Time a graceful close gets on top of RELAY_SHUTDOWN_GRACE_MS (leases released, store closed). */

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { resolve } from 'node:path';
 import { ConfigError, loadConfig } from '../../relay/src/config.ts';
 import { defaultDatabasePath } from '../../relay/src/config-fields.ts';
-import { targetsByKind, targetsFor } from '../../relay/src/context.ts';
+import { targetsByKind, targetsFor } from '../../relay/src/targets.ts';
 import { ADMIN_TOKEN, NODE, RELAY_BIN, TOKEN } from './helpers.ts';
 
 const minimal = {

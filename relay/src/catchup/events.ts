@@ -33,16 +33,6 @@ export function isFinalBill(bill: Json): boolean {
 	return (PAYMENT_POSTBACK_STATUSES as readonly string[]).includes(canonicalStatus(bill.status));
 }
 
-/**
- * A bill's order ID as a postback's InvId: '' when the bill has none, undefined when the service
- * does not tell it (the interface document lists no order_id on bills; the live service adds it).
- */
-export function orderIdOf(bill: Json): string | undefined {
-	if (!Object.prototype.hasOwnProperty.call(bill, 'order_id')) return undefined;
-	const value = bill.order_id;
-	return value === null || value === undefined ? '' : text(value);
-}
-
 /** The payment postback of a final payment, or undefined when the payment is not final or unreadable. */
 export function paymentPostback(
 	payment: Json,

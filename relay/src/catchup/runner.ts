@@ -1,14 +1,15 @@
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { RelayConfig } from '../config.ts';
-import { canonicalStatus, postbackKey, toCents } from '../contract.ts';
+import { canonicalStatus, orderIdOf } from '../contract.ts';
 import type { PostbackFields } from '../contract.ts';
-import { targetsFor } from '../context.ts';
+import type { Intake } from '../intake.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/types.ts';
+import type { Targets } from '../targets.ts';
 import type { Alerter } from './alerts.ts';
 import { ApiError, BudgetSpent, ServiceApi } from './api.ts';
-import { formBody, isFinalBill, orderIdOf, paymentPostback, payoutPostback } from './events.ts';
+import { isFinalBill, paymentPostback, payoutPostback } from './events.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -39,8 +40,9 @@ export interface CatchupOptions {
 	metrics: Metrics;
 	logger: Logger;
 	alerter?: Alerter;
-	/** Told when events were stored, so the forwarder starts at once. */
-	kick: () => void;
+	/** Where the rebuilt postbacks go in, as the routes' postbacks do. */
+	intake: Pick<Intake, 'admit'>;
+	targets: Targets;
 	dispatcher?: Dispatcher;
 	/** Back-off of the API client (tests shorten it). */
 	backoffMs?: number;
@@ -196,7 +198,7 @@ export class CatchupRunner {
 		let budgetSpent: BudgetSpent | undefined;
 
 		// Payments: bills in a final status, oldest first (the first to leave the window).
-		if (targetsFor(config, 'payment').length > 0) {
+		if (this.#o.targets.payment.length > 0) {
 			const bills = (await api.list('/api/v1/bill/search', window)).filter(isFinalBill);
 			bills.sort((a, b) => String(a.created_at ?? '').localeCompare(String(b.created_at ?? '')));
 			result.bills = bills.length;
@@ -236,69 +238,42 @@ export class CatchupRunner {
 				const invId = orderIdOf(bill);
 				for (const payment of payments) {
 					const fields = paymentPostback(payment, invId ?? '', token);
-					if (fields) await this.#store('payment', fields, result, invId === undefined);
+					if (fields) await this.#admit('payment', fields, result, invId === undefined);
 				}
 				await store.addCatchupMarks([markOf(bill)], now, pruneBefore);
 			}
 		}
 
 		// Payouts: every payout of the window in a postback status.
-		if (!budgetSpent && targetsFor(config, 'payout').length > 0) {
+		if (!budgetSpent && this.#o.targets.payout.length > 0) {
 			const payouts = await api.list('/api/v1/payout/search', window);
 			for (const payout of payouts) {
 				const fields = payoutPostback(payout, token);
 				if (!fields) continue;
 				result.payouts += 1;
-				await this.#store('payout', fields, result, false);
+				await this.#admit('payout', fields, result, false);
 			}
 		}
 		if (budgetSpent) throw budgetSpent;
 	}
 
 	/**
-	 * Stores the rebuilt postback as a catch-up event unless the store has it. `orderUnknown`: the
-	 * service did not tell the bill's order ID, so InvId is '' and may differ from the genuine
-	 * postback's: an event of the same kind, TrsId, canonical Status and amount then counts as it.
+	 * Admits the rebuilt postback as a catch-up event unless the store has it. `orderUnknown`: the
+	 * service did not tell the bill's order ID, so InvId is '' (see Intake's look-ups).
 	 */
-	async #store(
+	async #admit(
 		kind: 'payment' | 'payout',
 		fields: PostbackFields,
 		result: CatchupResult,
 		orderUnknown: boolean,
 	): Promise<void> {
-		const { config, store, metrics } = this.#o;
-		if (orderUnknown) {
-			const same = await store.listEvents({ kind, trsId: fields.TrsId, limit: 50 });
-			const cents = toCents(fields.OutSum);
-			if (
-				same.some(
-					(e) =>
-						canonicalStatus(e.fields.Status) === fields.Status &&
-						toCents(e.fields.OutSum) === cents,
-				)
-			)
-				return;
-		}
-		const stored: Record<string, string> = { ...fields };
-		delete stored.SignatureValue;
-		const inserted = await store.insertEvent({
-			kind,
-			source: 'catch-up',
-			dedupeKey: postbackKey(kind, fields) ?? null,
-			contentType: 'application/x-www-form-urlencoded',
-			body: formBody(fields),
-			fields: stored,
-			receivedAt: (this.#o.now ?? Date.now)(),
-			targets: targetsFor(config, kind),
-		});
-		if (inserted.duplicate) return;
-		metrics.catchupEvents.inc({ kind });
+		const admitted = await this.#o.intake.admit(kind, fields, { via: 'catch-up', orderUnknown });
+		if (admitted.outcome !== 'stored' || admitted.duplicate) return;
 		result.found.push({
-			eventId: inserted.eventId,
+			eventId: admitted.eventId,
 			kind,
 			trsId: fields.TrsId,
 			status: fields.Status,
 		});
-		if (inserted.deliveries > 0) this.#o.kick();
 	}
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { targetsByKind } from '../context.ts';
+import { targetsByKind } from '../targets.ts';
 import type { RelayContext } from '../context.ts';
-import { deliveryIdText, operations } from '../operations.ts';
+import { deliveryIdText } from '../operations.ts';
 import { html } from './html.ts';
 import {
 	confirmedReplay,
@@ -58,7 +58,7 @@ export async function consolePages(
 	const sessions = new WeakMap<FastifyRequest, ConsoleSession>();
 	const csrfOf = (request: FastifyRequest) =>
 		auth.csrfToken(sessions.get(request) as ConsoleSession);
-	const ops = operations(ctx);
+	const ops = ctx.operations;
 	const configured = () => targetsByKind(ctx.config);
 	const configuredTargets = ops.configuredTargets;
 

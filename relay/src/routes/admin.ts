@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { POSTBACK_EVENTS } from '../contract.ts';
 import type { PostbackEvent } from '../contract.ts';
 import type { ContextOptions } from '../context.ts';
-import { deliveryIdText, operations } from '../operations.ts';
+import { deliveryIdText } from '../operations.ts';
 import type { Refusal } from '../operations.ts';
 import { StoreInputError } from '../store/input.ts';
 import { DELIVERY_STATUSES, EVENT_SOURCES } from '../store/types.ts';
@@ -101,7 +101,7 @@ export function adminErrorHandler(
 /** Token-protected operations: list events and deliveries, replay, dead letters. */
 export async function adminRoutes(plain: FastifyInstance, { ctx }: ContextOptions): Promise<void> {
 	const expected = digest(ctx.config.adminToken);
-	const ops = operations(ctx);
+	const ops = ctx.operations;
 	plain.setValidatorCompiler(validatorCompiler);
 	plain.setErrorHandler(adminErrorHandler);
 	const app = plain.withTypeProvider<ZodTypeProvider>();

@@ -1,13 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { describeRejection, parsePostbackBody, postbackKey, verifyPostback } from '../contract.ts';
+import { describeRejection, parsePostbackBody, verifyPostback } from '../contract.ts';
 import type { PostbackEvent, PostbackFields } from '../contract.ts';
-import { targetsFor } from '../context.ts';
-import { noteRequest } from '../log-context.ts';
 import type { ContextOptions, RelayContext } from '../context.ts';
+import type { Admission, Source } from '../intake.ts';
+import { noteRequest } from '../log-context.ts';
 import { StoreInputError } from '../store/input.ts';
-import { PairLimiter, checkPayout } from './guards.ts';
-import { pairKeyOf } from '../store/pair-key.ts';
-import type { InsertResult, PairLimit } from '../store/types.ts';
 
 type Verdict =
 	| { ok: true; fields: PostbackFields; tokenIndex: number }
@@ -32,52 +29,6 @@ function check(ctx: RelayContext, kind: PostbackEvent, request: FastifyRequest):
 		};
 	}
 	return { ok: true, fields: parsed.fields, tokenIndex: verified.tokenIndex };
-}
-
-/**
- * Stores a verified call with one delivery per target; resolves after the commit. When the
- * forwarder has free slots, the deliveries are stored leased to it and sent at once (hand-off).
- */
-async function persist(
-	ctx: RelayContext,
-	kind: PostbackEvent,
-	request: FastifyRequest,
-	fields: PostbackFields,
-	pairLimit?: PairLimit,
-) {
-	const stored: Record<string, string> = { ...fields };
-	delete stored.SignatureValue;
-	const targets = targetsFor(ctx.config, kind);
-	const lease = ctx.handOff?.lease(targets.length);
-	let result: InsertResult | undefined;
-	try {
-		result = await ctx.store.insertEvent({
-			kind,
-			source: 'postback',
-			dedupeKey: postbackKey(kind, fields) ?? null,
-			contentType: request.headers['content-type'] ?? 'application/x-www-form-urlencoded',
-			body: request.body as string,
-			fields: stored,
-			receivedAt: Date.now(),
-			targets,
-			...(pairLimit ? { pairLimit } : {}),
-			...(lease ? { lease } : {}),
-		});
-	} finally {
-		if (lease) ctx.handOff?.adopt(result?.claimed, targets.length);
-	}
-	if (result.limited) return result;
-	ctx.metrics.received.inc({ kind });
-	if (result.duplicate) ctx.metrics.duplicates.inc({ kind });
-	else if (result.deliveries > (result.claimed?.length ?? 0)) ctx.kick();
-	noteRequest(request, {
-		msg: result.duplicate ? 'duplicate acknowledged' : 'stored',
-		kind,
-		eventId: result.eventId,
-		duplicate: result.duplicate,
-		deliveries: result.deliveries,
-	});
-	return result;
 }
 
 type Limiter = ReturnType<FastifyInstance['createRateLimit']>;
@@ -121,182 +72,178 @@ function redirectLimits(
 const page = (title: string, text: string) =>
 	`<!doctype html><html><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1><p>${text}</p></body></html>`;
 
+const text = (reply: FastifyReply, code: number, body: string) =>
+	reply.code(code).type('text/plain; charset=utf-8').send(body);
+
+const html = (reply: FastifyReply, code: number, body: string) =>
+	reply.code(code).type('text/html; charset=utf-8').send(body);
+
+/** The source of a verified call: its body exactly as received, and the token that verified it. */
+const sourceOf = (request: FastifyRequest, tokenIndex: number): Source => ({
+	via: 'postback',
+	body: request.body as string,
+	contentType: request.headers['content-type'] ?? 'application/x-www-form-urlencoded',
+	tokenIndex,
+});
+
+/** A refused call in the request's log line, with the status it was really answered with. */
+function noteRefusal(
+	request: FastifyRequest,
+	kind: PostbackEvent,
+	refusal: { status: number; reason: string; detail: string },
+) {
+	noteRequest(request, {
+		msg: 'rejected',
+		level: 'warn',
+		kind,
+		status: refusal.status,
+		reason: refusal.reason,
+		detail: refusal.detail,
+	});
+}
+
+/** A call the route refuses itself (before the intake): counted, then noted. */
+function reject(
+	ctx: RelayContext,
+	request: FastifyRequest,
+	kind: PostbackEvent,
+	refusal: { status: number; reason: string; detail: string },
+) {
+	ctx.metrics.rejected.inc({ kind, reason: refusal.reason });
+	noteRefusal(request, kind, refusal);
+}
+
+/** What the intake did with a call, in the request's log line (its refusals it counted itself). */
+function noteAdmission(request: FastifyRequest, kind: PostbackEvent, admission: Admission) {
+	if (admission.outcome === 'refused') return noteRefusal(request, kind, admission);
+	if (admission.outcome === 'unavailable') {
+		request.log.error(
+			{ kind, reason: admission.reason },
+			'a look-up failed; the sender will retry',
+		);
+		return;
+	}
+	if (admission.outcome !== 'stored') return;
+	noteRequest(request, {
+		msg: admission.duplicate ? 'duplicate acknowledged' : 'stored',
+		kind,
+		eventId: admission.eventId,
+		duplicate: admission.duplicate,
+		deliveries: admission.deliveries,
+	});
+}
+
+/** A store value refused before any SQL (a NUL byte, a text too long): 400, nothing stored. */
+const badInput = (ctx: RelayContext, request: FastifyRequest, kind: PostbackEvent, error: Error) =>
+	reject(ctx, request, kind, { status: 400, reason: 'bad_input', detail: error.message });
+
+/** The service's postbacks: plain-text answers it reads as acknowledged (200) or to retry. */
+async function postback(
+	ctx: RelayContext,
+	kind: 'payment' | 'payout',
+	request: FastifyRequest,
+	reply: FastifyReply,
+) {
+	const verdict = check(ctx, kind, request);
+	if (!verdict.ok) {
+		reject(ctx, request, kind, { status: verdict.code, ...verdict });
+		return text(reply, verdict.code, verdict.code === 401 ? 'Unauthorized' : 'Bad Request');
+	}
+	let admission: Admission;
+	try {
+		admission = await ctx.intake.admit(kind, verdict.fields, sourceOf(request, verdict.tokenIndex));
+	} catch (error) {
+		if (error instanceof StoreInputError) {
+			badInput(ctx, request, kind, error);
+			return text(reply, 400, 'Bad Request');
+		}
+		request.log.error({ err: error, kind }, 'storing the postback failed; the service will retry');
+		return text(reply, 503, 'Service Unavailable');
+	}
+	noteAdmission(request, kind, admission);
+	if (admission.outcome === 'unavailable') return text(reply, 503, 'Service Unavailable');
+	if (admission.outcome !== 'refused') return text(reply, 200, 'OK');
+	if (admission.retryAfter !== undefined) reply.header('retry-after', String(admission.retryAfter));
+	return admission.status === 403
+		? text(reply, 403, 'Forbidden: the service does not know this payout')
+		: text(reply, admission.status, 'Too Many Requests');
+}
+
+const PAGES = {
+	unverified: page('Payment result not confirmed', 'This payment result could not be verified.'),
+	incomplete: page('Bad request', 'This payment result is incomplete.'),
+	tooMany: page(
+		'Too many requests',
+		'This payment result was sent too often. Please try again in a minute.',
+	),
+	later: page(
+		'Please try again',
+		'The payment result could not be recorded right now. Please reload this page.',
+	),
+	success: page('Thank you', 'Your payment was received. You can close this page.'),
+	fail: page('Payment failed', 'Your payment did not go through. You can close this page.'),
+};
+
+type RedirectLimits = ReturnType<typeof redirectLimits>;
+
+/** The customer's success/fail redirects: HTML pages, or a 303 to RELAY_SUCCESS_URL/FAIL_URL. */
+async function redirect(
+	ctx: RelayContext,
+	limits: RedirectLimits,
+	kind: 'success' | 'fail',
+	request: FastifyRequest,
+	reply: FastifyReply,
+) {
+	const tooMany = (retryAfter: number, per: string) => {
+		reject(ctx, request, kind, {
+			status: 429,
+			reason: 'rate_limited',
+			detail: `more than the limit per ${per}`,
+		});
+		return html(reply.header('retry-after', String(retryAfter)), 429, PAGES.tooMany);
+	};
+	const perClient = await limits.client(request);
+	if (perClient !== undefined) return tooMany(perClient, 'client');
+	const verdict = check(ctx, kind, request);
+	if (!verdict.ok) {
+		reject(ctx, request, kind, { status: verdict.code, ...verdict });
+		return html(reply, verdict.code, verdict.code === 401 ? PAGES.unverified : PAGES.incomplete);
+	}
+	const perPayment = await limits.payment(request, verdict.fields);
+	if (perPayment !== undefined) return tooMany(perPayment, 'payment');
+	let admission: Admission;
+	try {
+		admission = await ctx.intake.admit(kind, verdict.fields, sourceOf(request, verdict.tokenIndex));
+	} catch (error) {
+		if (error instanceof StoreInputError) {
+			badInput(ctx, request, kind, error);
+			return html(reply, 400, PAGES.incomplete);
+		}
+		request.log.error({ err: error, kind }, 'storing the redirect failed');
+		return html(reply, 503, PAGES.later);
+	}
+	noteAdmission(request, kind, admission);
+	if (admission.outcome === 'unavailable') return html(reply, 503, PAGES.later);
+	if (admission.outcome === 'refused') return html(reply, admission.status, PAGES.unverified);
+	const location = kind === 'success' ? ctx.config.successUrl : ctx.config.failUrl;
+	if (location) return reply.code(303).header('location', location).send();
+	return html(reply, 200, PAGES[kind]);
+}
+
 /**
  * The service's postbacks (payment Result URL, payout webhook) and the customer's success/fail
- * redirects. The bodies are kept as the raw string (form-encoded or JSON) so that the targets get
- * them unchanged and can verify the signature themselves.
+ * redirects: parse, authenticate, hand the verified call to the intake and answer. The bodies are
+ * kept as the raw string (form-encoded or JSON) so that the targets get them unchanged and can
+ * verify the signature themselves.
  */
 export async function postbackRoutes(app: FastifyInstance, { ctx }: ContextOptions): Promise<void> {
 	app.removeAllContentTypeParsers();
 	app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
-
-	const reject = (
-		kind: PostbackEvent,
-		request: FastifyRequest,
-		verdict: Extract<Verdict, { ok: false }>,
-	) => {
-		ctx.metrics.rejected.inc({ kind, reason: verdict.reason });
-		noteRequest(request, {
-			msg: 'rejected',
-			level: 'warn',
-			kind,
-			reason: verdict.reason,
-			detail: verdict.detail,
-		});
-	}; /** A value the store refuses before any SQL (a NUL byte, a text too long): 400, nothing stored. */
-	const rejectBadInput = (kind: PostbackEvent, request: FastifyRequest, error: StoreInputError) =>
-		reject(kind, request, { ok: false, code: 400, reason: 'bad_input', detail: error.message });
-
-	const pairs = new PairLimiter(ctx);
-	// Look-ups of payout postbacks with the service, per signed pair: a refused pair cannot make the
-	// relay call the API without end.
-	const lookupKeys = new WeakMap<FastifyRequest, string>();
-	const lookups = app.createRateLimit({
-		max: Math.max(1, ctx.config.pairLimit.max || 10),
-		timeWindow: 60_000,
-		keyGenerator: (request) => lookupKeys.get(request) ?? '',
-	});
-	const text = (reply: FastifyReply, code: number, body: string) =>
-		reply.code(code).type('text/plain; charset=utf-8').send(body);
-
 	for (const kind of ['payment', 'payout'] as const) {
-		app.post(`/postback/${kind}`, async (request: FastifyRequest, reply: FastifyReply) => {
-			const verdict = check(ctx, kind, request);
-			if (!verdict.ok) {
-				reject(kind, request, verdict);
-				return text(reply, verdict.code, verdict.code === 401 ? 'Unauthorized' : 'Bad Request');
-			}
-			const { fields } = verdict;
-			const limited = (retryAfter: number, detail: string) => {
-				reject(kind, request, { ok: false, code: 400, reason: 'pair_limit', detail });
-				return text(reply.header('retry-after', String(retryAfter)), 429, 'Too Many Requests');
-			};
-			try {
-				if (kind === 'payout' && ctx.config.payoutCheck === 'service') {
-					lookupKeys.set(request, pairKeyOf(kind, fields) ?? '');
-					const allowed = await lookups(request);
-					if (!allowed.isAllowed && allowed.isExceeded) {
-						return limited(
-							Math.max(1, allowed.ttlInSeconds),
-							'too many payout look-ups for one signed pair',
-						);
-					}
-					const known = await checkPayout(ctx, fields, verdict.tokenIndex);
-					if (!known.ok) {
-						if (known.code === 503) {
-							request.log.error(
-								{ kind, reason: known.reason },
-								'payout look-up failed; the service will retry',
-							);
-							return text(reply, 503, 'Service Unavailable');
-						}
-						reject(kind, request, {
-							ok: false,
-							code: 400,
-							reason: 'unknown_payout',
-							detail: known.reason,
-						});
-						return text(reply, 403, 'Forbidden: the service does not know this payout');
-					}
-				}
-				const result = await pairs.run(kind, fields, (pairLimit) =>
-					persist(ctx, kind, request, fields, pairLimit),
-				);
-				if ('limited' in result) {
-					return limited(result.limited, 'more distinct events than the limit per signed pair');
-				}
-			} catch (error) {
-				if (error instanceof StoreInputError) {
-					rejectBadInput(kind, request, error);
-					return text(reply, 400, 'Bad Request');
-				}
-				request.log.error(
-					{ err: error, kind },
-					'storing the postback failed; the service will retry',
-				);
-				return reply.code(503).type('text/plain; charset=utf-8').send('Service Unavailable');
-			}
-			return reply.code(200).type('text/plain; charset=utf-8').send('OK');
-		});
+		app.post(`/postback/${kind}`, (request, reply) => postback(ctx, kind, request, reply));
 	}
-
 	const limits = redirectLimits(app, ctx.config.redirectLimit);
-	const tooMany = (
-		kind: PostbackEvent,
-		request: FastifyRequest,
-		reply: FastifyReply,
-		retryAfter: number,
-		per: string,
-	) => {
-		ctx.metrics.rejected.inc({ kind, reason: 'rate_limited' });
-		noteRequest(request, {
-			msg: 'rejected',
-			level: 'warn',
-			kind,
-			reason: 'rate_limited',
-			detail: `more than the limit per ${per}`,
-		});
-		return reply
-			.code(429)
-			.header('retry-after', String(retryAfter))
-			.type('text/html; charset=utf-8')
-			.send(
-				page(
-					'Too many requests',
-					'This payment result was sent too often. Please try again in a minute.',
-				),
-			);
-	};
-
 	for (const kind of ['success', 'fail'] as const) {
-		app.post(`/redirect/${kind}`, async (request: FastifyRequest, reply: FastifyReply) => {
-			const perClient = await limits.client(request);
-			if (perClient !== undefined) return tooMany(kind, request, reply, perClient, 'client');
-			const verdict = check(ctx, kind, request);
-			if (!verdict.ok) {
-				reject(kind, request, verdict);
-				return reply
-					.code(verdict.code)
-					.type('text/html; charset=utf-8')
-					.send(
-						verdict.code === 401
-							? page('Payment result not confirmed', 'This payment result could not be verified.')
-							: page('Bad request', 'This payment result is incomplete.'),
-					);
-			}
-			const perPayment = await limits.payment(request, verdict.fields);
-			if (perPayment !== undefined) return tooMany(kind, request, reply, perPayment, 'payment');
-			try {
-				await persist(ctx, kind, request, verdict.fields);
-			} catch (error) {
-				if (error instanceof StoreInputError) {
-					rejectBadInput(kind, request, error);
-					return reply
-						.code(400)
-						.type('text/html; charset=utf-8')
-						.send(page('Bad request', 'This payment result is incomplete.'));
-				}
-				request.log.error({ err: error, kind }, 'storing the redirect failed');
-				return reply
-					.code(503)
-					.type('text/html; charset=utf-8')
-					.send(
-						page(
-							'Please try again',
-							'The payment result could not be recorded right now. Please reload this page.',
-						),
-					);
-			}
-			const location = kind === 'success' ? ctx.config.successUrl : ctx.config.failUrl;
-			if (location) return reply.code(303).header('location', location).send();
-			return reply
-				.code(200)
-				.type('text/html; charset=utf-8')
-				.send(
-					kind === 'success'
-						? page('Thank you', 'Your payment was received. You can close this page.')
-						: page('Payment failed', 'Your payment did not go through. You can close this page.'),
-				);
-		});
+		app.post(`/redirect/${kind}`, (request, reply) => redirect(ctx, limits, kind, request, reply));
 	}
 }

@@ -1,6 +1,6 @@
 import { POSTBACK_EVENTS } from '../../contract.ts';
 import type { PostbackEvent } from '../../contract.ts';
-import { targetsByKind } from '../../context.ts';
+import { targetsByKind } from '../../targets.ts';
 import type { RelayContext } from '../../context.ts';
 import type { ActivityBucket, TargetHealth } from '../../store/types.ts';
 import { barChart } from '../charts.ts';

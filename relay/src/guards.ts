@@ -1,9 +1,9 @@
 import { request as undiciRequest } from 'undici';
-import { ENDPOINTS } from '../contract.ts';
-import type { PostbackFields } from '../contract.ts';
-import type { RelayContext } from '../context.ts';
-import { pairKeyOf } from '../store/pair-key.ts';
-import type { InsertResult, PairLimit } from '../store/types.ts';
+import { ENDPOINTS } from './contract.ts';
+import type { PostbackFields } from './contract.ts';
+import type { RelayConfig } from './config.ts';
+import { pairKeyOf } from './store/pair-key.ts';
+import type { InsertResult, PairLimit } from './store/types.ts';
 
 /**
  * What one customer-visible signature may cause. A payment's `SignatureValue` covers only
@@ -26,10 +26,10 @@ import type { InsertResult, PairLimit } from '../store/types.ts';
 export class PairLimiter {
 	readonly #chains = new Map<string, Promise<unknown>>();
 
-	readonly ctx: RelayContext;
+	readonly #limit: RelayConfig['pairLimit'];
 
-	constructor(ctx: RelayContext) {
-		this.ctx = ctx;
+	constructor(limit: RelayConfig['pairLimit']) {
+		this.#limit = limit;
 	}
 
 	/**
@@ -41,7 +41,7 @@ export class PairLimiter {
 		fields: PostbackFields,
 		store: (pairLimit: PairLimit | undefined) => Promise<InsertResult>,
 	): Promise<{ limited: number } | { value: InsertResult }> {
-		const { max, windowMs } = this.ctx.config.pairLimit;
+		const { max, windowMs } = this.#limit;
 		if (max === 0) return { value: await store(undefined) };
 		const key = pairKeyOf(kind, fields) ?? '';
 		const previous = this.#chains.get(key);
@@ -71,20 +71,20 @@ export type PayoutVerdict = { ok: true } | { ok: false; code: 403 | 503; reason:
  * service sends the postback again later.
  */
 export async function checkPayout(
-	ctx: RelayContext,
+	config: Pick<RelayConfig, 'apiBaseUrl' | 'apiTokens' | 'deliveryTimeoutMs'>,
 	fields: PostbackFields,
 	tokenIndex: number,
 ): Promise<PayoutVerdict> {
 	const trsId = (fields.TrsId ?? '').trim();
 	if (trsId === '') return { ok: false, code: 403, reason: 'TrsId is empty' };
-	const url = `${ctx.config.apiBaseUrl}${ENDPOINTS.payoutStatus.path}?${new URLSearchParams({ id: trsId })}`;
-	const token = ctx.config.apiTokens[tokenIndex] ?? ctx.config.apiTokens[0];
+	const url = `${config.apiBaseUrl}${ENDPOINTS.payoutStatus.path}?${new URLSearchParams({ id: trsId })}`;
+	const token = config.apiTokens[tokenIndex] ?? config.apiTokens[0];
 	try {
 		const res = await undiciRequest(url, {
 			method: 'GET',
 			headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
-			headersTimeout: ctx.config.deliveryTimeoutMs,
-			bodyTimeout: ctx.config.deliveryTimeoutMs,
+			headersTimeout: config.deliveryTimeoutMs,
+			bodyTimeout: config.deliveryTimeoutMs,
 		});
 		const text = await res.body.text();
 		if (res.statusCode === 200) {
@@ -121,5 +121,39 @@ export async function checkPayout(
 			code: 503,
 			reason: `payout/status could not be read (${(error as Error).message.slice(0, 120)})`,
 		};
+	}
+}
+
+/**
+ * At most `max` calls per key in a fixed window of `windowMs` from the key's first call (as
+ * @fastify/rate-limit counts): `take` answers the seconds until the key may call again, or
+ * undefined when this call is within the limit. At most `keys` keys are kept (the oldest go first).
+ */
+export class WindowCounter {
+	readonly #windows = new Map<string, { count: number; resetAt: number }>();
+	readonly max: number;
+	readonly windowMs: number;
+	readonly keys: number;
+
+	constructor(max: number, windowMs: number, keys = 5_000) {
+		this.max = max;
+		this.windowMs = windowMs;
+		this.keys = keys;
+	}
+
+	take(key: string, now = Date.now()): number | undefined {
+		let window = this.#windows.get(key);
+		if (!window || window.resetAt <= now) {
+			this.#windows.delete(key);
+			if (this.#windows.size >= this.keys) {
+				this.#windows.delete(this.#windows.keys().next().value as string);
+			}
+			window = { count: 0, resetAt: now + this.windowMs };
+			this.#windows.set(key, window);
+		}
+		window.count += 1;
+		return window.count > this.max
+			? Math.max(1, Math.ceil((window.resetAt - now) / 1000))
+			: undefined;
 	}
 }

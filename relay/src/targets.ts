@@ -1,0 +1,45 @@
+import type { RelayConfig } from './config.ts';
+import type { PostbackEvent } from './contract.ts';
+
+/** The targets of every event kind, as one configuration resolves them. */
+export type Targets = Record<PostbackEvent, readonly string[]>;
+
+/** A list without repeats; two spellings of one URL (case of the host, default port) count once. */
+function unique(...lists: ReadonlyArray<readonly string[]>): string[] {
+	const seen = new Set<string>();
+	const out: string[] = [];
+	for (const url of lists.flat()) {
+		const key = new URL(url).href;
+		if (seen.has(key)) continue;
+		seen.add(key);
+		out.push(url);
+	}
+	return out;
+}
+
+const resolved = new WeakMap<RelayConfig, Targets>();
+
+/**
+ * The fan-out rule: the targets each event kind goes to (resolved once per configuration), also
+ * for the store's replay. Success redirects go to RELAY_SUCCESS_TARGETS and RELAY_REDIRECT_TARGETS,
+ * fail redirects to RELAY_FAIL_TARGETS and RELAY_REDIRECT_TARGETS.
+ */
+export function targetsByKind(config: RelayConfig): Targets {
+	let r = resolved.get(config);
+	if (!r) {
+		const t = config.targets;
+		r = {
+			payment: unique(t.payment),
+			payout: unique(t.payout),
+			success: unique(t.success, t.redirect),
+			fail: unique(t.fail, t.redirect),
+		};
+		resolved.set(config, r);
+	}
+	return r;
+}
+
+/** The targets one event kind fans out to (see targetsByKind). */
+export function targetsFor(config: RelayConfig, kind: PostbackEvent): readonly string[] {
+	return targetsByKind(config)[kind];
+}
