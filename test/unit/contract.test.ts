@@ -10,6 +10,7 @@ import {
 	normalizeAmount,
 	normalizeBaseUrl,
 	normalizeResponseAmount,
+	orderIdOf,
 	parsePostbackBody,
 	PAYOUT_POSTBACK_CONFIRMED_BY,
 	postbackKey,
@@ -540,5 +541,17 @@ describe("confirming a postback with the service's record", () => {
 				'o-1',
 			).ok,
 		).toBe(false);
+	});
+});
+
+describe('orderIdOf (the trigger and the relay catch-up read a bill the same way)', () => {
+	it('answers null for a record with no order ID and undefined for one that does not tell it', () => {
+		expect(orderIdOf({ id: 'b-1', order_id: 'o-1' })).toBe('o-1');
+		expect(orderIdOf({ id: 'b-1', order_id: 42 })).toBe('42');
+		expect(orderIdOf({ id: 'b-1', order_id: null })).toBeNull();
+		expect(orderIdOf({ id: 'b-1', order_id: '' })).toBeNull();
+		expect(orderIdOf({ id: 'b-1', order_id: undefined })).toBeNull();
+		expect(orderIdOf({ id: 'b-1' })).toBeUndefined();
+		expect(orderIdOf({ id: 'b-1', order_id: { nested: true } })).toBeUndefined();
 	});
 });

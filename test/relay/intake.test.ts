@@ -1,0 +1,301 @@
+/**
+ * The intake, the one door for incoming events (postback routes and catch-up alike), on a real
+ * SQLite store with a forwarder stand-in that records the hand-off: every lease() is followed by
+ * exactly one adopt() with the same count, whatever the insert's outcome; the look-ups, the pair
+ * limit, the metrics and the wake-up are applied the same way for both sources.
+ */
+import type { Counter } from 'prom-client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Intake } from '../../relay/src/intake.ts';
+import type { IntakeOptions, Source } from '../../relay/src/intake.ts';
+import { WindowCounter } from '../../relay/src/guards.ts';
+import { Metrics } from '../../relay/src/metrics.ts';
+import { StoreInputError } from '../../relay/src/store/input.ts';
+import type { ClaimedDelivery, DeliveryLease, Store } from '../../relay/src/store/types.ts';
+import { freshSqliteStore } from './fresh-store.ts';
+import { start } from '../../relay/src/server.ts';
+import { LogSink, Target, baseEnv, form, md5, paymentFields, TOKEN, tempDir } from './helpers.ts';
+
+const TARGETS = {
+	payment: ['http://127.0.0.1:9/pay', 'http://127.0.0.1:9/pay-2'],
+	payout: ['http://127.0.0.1:9/payout'],
+	success: [],
+	fail: ['http://127.0.0.1:9/fail'],
+};
+
+/** A forwarder stand-in: `free` slots to lease, and every lease, adopt and kick in order. */
+class HandOff {
+	calls: string[] = [];
+	adopted: Array<{ claimed: readonly ClaimedDelivery[] | undefined; reserved: number }> = [];
+	constructor(public free = 100) {}
+	lease(n: number): DeliveryLease | undefined {
+		if (this.free < n) {
+			this.calls.push(`no lease ${n}`);
+			return undefined;
+		}
+		this.free -= n;
+		this.calls.push(`lease ${n}`);
+		return { owner: 'test-forwarder', until: Date.now() + 60_000 };
+	}
+	adopt(claimed: readonly ClaimedDelivery[] | undefined, reserved: number): void {
+		this.free += reserved;
+		this.calls.push(`adopt ${reserved}`);
+		this.adopted.push({ claimed, reserved });
+	}
+	kick(): void {
+		this.calls.push('kick');
+	}
+}
+
+const postback = (fields: Record<string, string>): Source => ({
+	via: 'postback',
+	body: form(fields),
+	contentType: 'application/x-www-form-urlencoded',
+	tokenIndex: 0,
+});
+
+async function count(counter: Counter, labels: Record<string, string>): Promise<number> {
+	const { values } = await counter.get();
+	const found = values.find((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x));
+	return found?.value ?? 0;
+}
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+	for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function intakeOn(
+	options: Partial<IntakeOptions> & { pairMax?: number } = {},
+	handOff = new HandOff(),
+) {
+	const opened = await freshSqliteStore();
+	cleanups.push(opened.cleanup);
+	const metrics = new Metrics();
+	const intake = new Intake({
+		config: {
+			pairLimit: { max: options.pairMax ?? 10, windowMs: 3_600_000 },
+			payoutCheck: 'off',
+			apiBaseUrl: 'http://127.0.0.1:9',
+			apiTokens: ['token'],
+			deliveryTimeoutMs: 1_000,
+			...options.config,
+		},
+		store: options.store ?? opened.store,
+		metrics,
+		targets: TARGETS,
+		forwarder: handOff,
+	});
+	return { intake, store: opened.store, metrics, handOff };
+}
+
+describe('intake', () => {
+	it('hands a stored postback to the forwarder: one adopt per lease, with the claimed deliveries, and no kick', async () => {
+		const { intake, store, metrics, handOff } = await intakeOn();
+		const fields = paymentFields('T-1');
+		const first = await intake.admit('payment', fields, postback(fields));
+		expect(first).toMatchObject({ outcome: 'stored', duplicate: false, deliveries: 2 });
+		expect(handOff.calls).toEqual(['lease 2', 'adopt 2']);
+		expect(handOff.adopted[0].claimed?.map((d) => d.target)).toEqual(TARGETS.payment);
+		const stored = await store.getEvent((first as { eventId: string }).eventId);
+		expect(stored).toMatchObject({ source: 'postback', kind: 'payment' });
+		expect(stored?.fields).not.toHaveProperty('SignatureValue');
+
+		// The service's retry: a duplicate, acknowledged, counted, nothing to hand over.
+		const again = await intake.admit('payment', fields, postback(fields));
+		expect(again).toMatchObject({ outcome: 'stored', duplicate: true });
+		expect(handOff.calls).toEqual(['lease 2', 'adopt 2', 'lease 2', 'adopt 2']);
+		expect(handOff.free).toBe(100);
+		expect(await count(metrics.received, { kind: 'payment' })).toBe(2);
+		expect(await count(metrics.duplicates, { kind: 'payment' })).toBe(1);
+	});
+
+	it('wakes the forwarder when it had no free slot for the event', async () => {
+		const { intake, handOff } = await intakeOn({}, new HandOff(1));
+		const fields = paymentFields('T-2');
+		expect(await intake.admit('payment', fields, postback(fields))).toMatchObject({
+			outcome: 'stored',
+			duplicate: false,
+		});
+		expect(handOff.calls).toEqual(['no lease 2', 'kick']);
+	});
+
+	it('gives the leased slots back when the store refuses the event or fails', async () => {
+		const { intake, handOff, store } = await intakeOn();
+		const nul = { ...paymentFields('T-3'), custom: 'a\u0000b' };
+		await expect(intake.admit('payment', nul, postback(nul))).rejects.toBeInstanceOf(
+			StoreInputError,
+		);
+		const failing = Object.create(store) as Store;
+		failing.insertEvent = () => Promise.reject(new Error('database gone'));
+		const broken = await intakeOn({ store: failing }, handOff);
+		const fields = paymentFields('T-4');
+		await expect(broken.intake.admit('payment', fields, postback(fields))).rejects.toThrow(
+			'database gone',
+		);
+		expect(handOff.calls).toEqual(['lease 2', 'adopt 2', 'lease 2', 'adopt 2']);
+		expect(handOff.adopted.map((a) => a.claimed)).toEqual([undefined, undefined]);
+		expect(handOff.free).toBe(100);
+	});
+
+	it('refuses postbacks over the pair limit with 429 and a Retry-After, giving the slots back; catch-up events are not limited', async () => {
+		const { intake, handOff, metrics, store } = await intakeOn({ pairMax: 2 });
+		const forged = (trsId: string) => paymentFields(trsId, { invId: 'order-1', outSum: '10.00' });
+		for (const trsId of ['F-1', 'F-2']) {
+			expect(await intake.admit('payment', forged(trsId), postback(forged(trsId)))).toMatchObject({
+				outcome: 'stored',
+			});
+		}
+		const refused = await intake.admit('payment', forged('F-3'), postback(forged('F-3')));
+		expect(refused).toMatchObject({ outcome: 'refused', status: 429, reason: 'pair_limit' });
+		expect((refused as { retryAfter: number }).retryAfter).toBeGreaterThan(0);
+		expect(await count(metrics.rejected, { kind: 'payment', reason: 'pair_limit' })).toBe(1);
+		expect(await count(metrics.received, { kind: 'payment' })).toBe(2);
+		expect(handOff.free).toBe(100);
+
+		const { SignatureValue: _, ...rebuilt } = forged('F-4');
+		const caught = await intake.admit('payment', forged('F-4'), {
+			via: 'catch-up',
+			orderUnknown: false,
+		});
+		expect(caught).toMatchObject({ outcome: 'stored', duplicate: false, deliveries: 2 });
+		const event = await store.getEvent((caught as { eventId: string }).eventId);
+		expect(event).toMatchObject({ source: 'catch-up', fields: rebuilt });
+		expect(await count(metrics.catchupEvents, { kind: 'payment' })).toBe(1);
+		expect(await count(metrics.received, { kind: 'payment' })).toBe(2);
+		expect(handOff.calls.filter((c) => c.startsWith('lease'))).toHaveLength(4);
+		expect(handOff.calls.filter((c) => c.startsWith('adopt'))).toHaveLength(4);
+	});
+
+	it('admits a catch-up payment without order ID only when no event of the same TrsId, status and amount is stored', async () => {
+		const { intake, store } = await intakeOn();
+		const genuine = paymentFields('T-5', { invId: 'order-5', outSum: '18.50' });
+		await intake.admit('payment', genuine, postback(genuine));
+		// The same payment as the catch-up rebuilds it: InvId '' (no order ID told), another spelling.
+		const rebuilt = paymentFields('T-5', { invId: '', outSum: '18.5' });
+		const unknownOrder: Source = { via: 'catch-up', orderUnknown: true };
+		expect(await intake.admit('payment', rebuilt, unknownOrder)).toEqual({ outcome: 'known' });
+		expect(await store.listEvents({ trsId: 'T-5', limit: 10 })).toHaveLength(1);
+		// Another amount is another event.
+		const other = { ...rebuilt, OutSum: '20.00' };
+		expect(await intake.admit('payment', other, unknownOrder)).toMatchObject({
+			outcome: 'stored',
+			duplicate: false,
+		});
+	});
+
+	it('stores a payout postback only when the service knows its TrsId; a service that fails is "unavailable"', async () => {
+		const service = await new Target().listen();
+		cleanups.push(() => service.close());
+		const known = new Set(['P-1']);
+		service.responder = (req) => {
+			const id = new URL(req.path, 'http://x').searchParams.get('id') ?? '';
+			if (id === 'P-down') return { status: 502 };
+			return known.has(id)
+				? { status: 200, body: JSON.stringify({ id }) }
+				: { status: 404, body: '{"success":false}' };
+		};
+		const { intake, metrics, store } = await intakeOn({
+			config: {
+				pairLimit: { max: 10, windowMs: 60_000 },
+				payoutCheck: 'service',
+				apiBaseUrl: service.url(''),
+				apiTokens: ['token'],
+				deliveryTimeoutMs: 1_000,
+			},
+		});
+		const payout = (trsId: string) => ({ TrsId: trsId, Amount: '5.00', Status: 'SUCCESS' });
+		expect(await intake.admit('payout', payout('P-1'), postback(payout('P-1')))).toMatchObject({
+			outcome: 'stored',
+		});
+		expect(await intake.admit('payout', payout('P-2'), postback(payout('P-2')))).toMatchObject({
+			outcome: 'refused',
+			status: 403,
+			reason: 'unknown_payout',
+		});
+		expect(
+			await intake.admit('payout', payout('P-down'), postback(payout('P-down'))),
+		).toMatchObject({ outcome: 'unavailable' });
+		expect(await count(metrics.rejected, { kind: 'payout', reason: 'unknown_payout' })).toBe(1);
+		expect(await store.listEvents({ kind: 'payout', limit: 10 })).toHaveLength(1);
+		// The catch-up read the payout from the service itself: no look-up.
+		const asked = service.received.length;
+		expect(
+			await intake.admit('payout', payout('P-9'), { via: 'catch-up', orderUnknown: false }),
+		).toMatchObject({ outcome: 'stored' });
+		expect(service.received).toHaveLength(asked);
+	});
+});
+
+describe('WindowCounter', () => {
+	it('lets `max` calls per key through per window, then answers the seconds left', () => {
+		const counter = new WindowCounter(2, 10_000, 2);
+		expect(counter.take('a', 0)).toBeUndefined();
+		expect(counter.take('a', 1_000)).toBeUndefined();
+		expect(counter.take('a', 2_000)).toBe(8);
+		expect(counter.take('b', 2_000)).toBeUndefined();
+		expect(counter.take('a', 10_000)).toBeUndefined();
+		// A third key pushes out the oldest one: it starts over.
+		expect(counter.take('c', 10_000)).toBeUndefined();
+		expect(counter.take('c', 10_000)).toBeUndefined();
+		expect(counter.take('c', 10_000)).toBe(10);
+	});
+});
+
+describe('the postback routes on the intake', () => {
+	it('record a refused postback with the status it was answered with (403, 429), not 400', async () => {
+		const service = await new Target().listen();
+		cleanups.push(() => service.close());
+		service.responder = () => ({ status: 404, body: '{"success":false}' });
+		const tmp = tempDir();
+		cleanups.push(async () => tmp.cleanup());
+		const sink = new LogSink();
+		const relay = await start(
+			baseEnv(
+				tmp.dir,
+				{ payment: ['http://127.0.0.1:9/pay'], payout: ['http://127.0.0.1:9/payout'] },
+				{
+					RELAY_PAYOUT_CHECK: 'service',
+					PAYPALYCH_API_BASE_URL: service.url(''),
+					RELAY_PAIR_LIMIT: '1',
+				},
+			),
+			{ deps: { logStream: sink, forwarder: false } },
+		);
+		cleanups.push(() => relay.close());
+		const post = (path: string, fields: Record<string, string>) =>
+			relay.app.inject({
+				method: 'POST',
+				url: path,
+				headers: { 'content-type': 'application/x-www-form-urlencoded' },
+				payload: form(fields),
+			});
+		const payout = { TrsId: 'P-7', Amount: '5.00', Status: 'SUCCESS' };
+		const unknown = await post('/postback/payout', {
+			...payout,
+			SignatureValue: md5(`5.00:P-7:${TOKEN}`),
+		});
+		expect(unknown.statusCode).toBe(403);
+		const pair = (trsId: string) => paymentFields(trsId, { invId: 'order-9', outSum: '9.00' });
+		expect((await post('/postback/payment', pair('X-1'))).statusCode).toBe(200);
+		const limited = await post('/postback/payment', pair('X-2'));
+		expect(limited.statusCode).toBe(429);
+		const forged = await post('/postback/payment', {
+			...pair('X-3'),
+			SignatureValue: md5('9.00:order-9:wrong-token'),
+		});
+		expect(forged.statusCode).toBe(401);
+
+		const rejected = sink.lines
+			.map((line) => JSON.parse(line) as Record<string, unknown>)
+			.filter((line) => line.msg === 'rejected');
+		expect(rejected.map((line) => [line.status, line.reason])).toEqual([
+			[403, 'unknown_payout'],
+			[429, 'pair_limit'],
+			[401, 'bad_signature'],
+		]);
+		for (const line of rejected) {
+			expect((line.res as { statusCode: number }).statusCode).toBe(line.status);
+		}
+	});
+});
