@@ -45,49 +45,36 @@ export interface AppDeps {
 	catchupBackoffMs?: number;
 }
 
-/**
- * The relay as a Fastify instance, not listening: encapsulated route plugins for postbacks,
- * health, metrics and the admin API, sharing one store, one metrics registry and one forwarder.
- * The forwarder starts when the app is ready and stops (finishing or releasing in-flight
- * deliveries) when it closes.
- */
-export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise<FastifyInstance> {
-	const buffered =
-		deps.logger || deps.logStream ? undefined : bufferedStdoutLogger(config.logLevel);
-	const logger = deps.logger ?? buffered?.logger ?? createLogger(config.logLevel, deps.logStream);
-	const ownStore = deps.store === undefined;
-	const store =
-		deps.store ?? (await openStore(config.database, logger.child({ component: 'store' })));
-	const metrics = deps.metrics ?? new Metrics({ store: storeKind(config.database) });
-	const pruner =
-		config.retentionDays > 0
-			? new Pruner({
-					store,
-					retentionDays: config.retentionDays,
-					logger: logger.child({ component: 'pruner' }),
-				})
-			: undefined;
-	const forwarder =
-		deps.forwarder === false
-			? undefined
-			: new Forwarder({
-					store,
-					metrics,
-					logger: logger.child({ component: 'forwarder' }),
-					concurrency: config.concurrency,
-					leaseMs: config.leaseMs,
-					deliveryTimeoutMs: config.deliveryTimeoutMs,
-					retryBudgetMs: config.retryBudgetMs,
-					baseDelayMs: config.baseDelayMs,
-					maxDelayMs: config.maxDelayMs,
-					pollIntervalMs: config.pollIntervalMs,
-					requireReceipt: config.requireReceipt,
-					dispatcher: deps.dispatcher,
-					random: deps.random,
-				});
+/** The forwarder of one app (none with `deps.forwarder === false`: events are only stored). */
+function forwarderOf(
+	config: RelayConfig,
+	deps: AppDeps,
+	store: Store,
+	metrics: Metrics,
+	logger: Logger,
+): Forwarder | undefined {
+	if (deps.forwarder === false) return undefined;
+	return new Forwarder({
+		store,
+		metrics,
+		logger: logger.child({ component: 'forwarder' }),
+		concurrency: config.concurrency,
+		leaseMs: config.leaseMs,
+		deliveryTimeoutMs: config.deliveryTimeoutMs,
+		retryBudgetMs: config.retryBudgetMs,
+		baseDelayMs: config.baseDelayMs,
+		maxDelayMs: config.maxDelayMs,
+		pollIntervalMs: config.pollIntervalMs,
+		requireReceipt: config.requireReceipt,
+		dispatcher: deps.dispatcher,
+		random: deps.random,
+	});
+}
 
+/** The Fastify instance with the relay's limits and timeouts, no routes yet. */
+function fastifyOf(config: RelayConfig, logger: Logger): FastifyInstance {
 	const { timeouts } = config;
-	const app = Fastify({
+	return Fastify({
 		loggerInstance: logger,
 		bodyLimit: config.bodyLimit,
 		// A hop count or a list of proxy addresses; never `true` (the client writes the left-most
@@ -106,7 +93,22 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 			connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(timeouts.headers / 2))),
 		},
 	} as Parameters<typeof Fastify>[0]) as unknown as FastifyInstance;
+}
 
+interface Parts {
+	config: RelayConfig;
+	deps: AppDeps;
+	store: Store;
+	metrics: Metrics;
+	logger: Logger;
+	forwarder: Forwarder | undefined;
+}
+
+/**
+ * The services the routes share (the context), and the background jobs beside them: the intake
+ * holds the forwarder's hand-off and wake-up, the catch-up admits through the intake.
+ */
+function servicesOf({ config, deps, store, metrics, logger, forwarder }: Parts) {
 	const kick = () => forwarder?.kick();
 	const targets = targetsByKind(config);
 	const intake = new Intake({ config, store, metrics, targets, forwarder });
@@ -146,9 +148,14 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 		alerter,
 		authThrottle: new AuthThrottle(config.authLimit),
 	};
+	return { ctx, monitor, catchup };
+}
 
-	// A value the store refuses before any SQL (a NUL byte, a number beyond 2^53, a text too long)
-	// is the client's mistake: 400 with the reason, never the database's own error text.
+/**
+ * A value the store refuses before any SQL (a NUL byte, a number beyond 2^53, a text too long) is
+ * the client's mistake: 400 with the reason, never the database's own error text.
+ */
+function setErrorHandler(app: FastifyInstance): void {
 	app.setErrorHandler((error, request, reply) => {
 		if (error instanceof StoreInputError) {
 			request.log.warn({ reason: error.message }, 'refused input');
@@ -158,6 +165,33 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 			request.log.error({ err: error }, 'request failed');
 		return reply.send(error);
 	});
+}
+
+/**
+ * The relay as a Fastify instance, not listening: encapsulated route plugins for postbacks,
+ * health, metrics and the admin API, sharing one context of services. The forwarder starts when
+ * the app is ready and stops (finishing or releasing in-flight deliveries) when it closes.
+ */
+export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise<FastifyInstance> {
+	const buffered =
+		deps.logger || deps.logStream ? undefined : bufferedStdoutLogger(config.logLevel);
+	const logger = deps.logger ?? buffered?.logger ?? createLogger(config.logLevel, deps.logStream);
+	const ownStore = deps.store === undefined;
+	const store =
+		deps.store ?? (await openStore(config.database, logger.child({ component: 'store' })));
+	const metrics = deps.metrics ?? new Metrics({ store: storeKind(config.database) });
+	const pruner =
+		config.retentionDays > 0
+			? new Pruner({
+					store,
+					retentionDays: config.retentionDays,
+					logger: logger.child({ component: 'pruner' }),
+				})
+			: undefined;
+	const forwarder = forwarderOf(config, deps, store, metrics, logger);
+	const app = fastifyOf(config, logger);
+	const { ctx, monitor, catchup } = servicesOf({ config, deps, store, metrics, logger, forwarder });
+	setErrorHandler(app);
 
 	// Limits only where a route asks for one (the redirect routes); postbacks are never limited.
 	await app.register(rateLimit, { global: false });

@@ -137,6 +137,27 @@ function noteAdmission(request: FastifyRequest, kind: PostbackEvent, admission: 
 const badInput = (ctx: RelayContext, request: FastifyRequest, kind: PostbackEvent, error: Error) =>
 	reject(ctx, request, kind, { status: 400, reason: 'bad_input', detail: error.message });
 
+/**
+ * Hands a verified call to the intake and notes what it did; a store error comes back as `failed`
+ * for the route to answer (a value the store refuses is counted and noted here as bad_input).
+ */
+async function admitCall(
+	ctx: RelayContext,
+	kind: PostbackEvent,
+	request: FastifyRequest,
+	verdict: Extract<Verdict, { ok: true }>,
+): Promise<Admission | { outcome: 'failed'; error: unknown }> {
+	try {
+		const source = sourceOf(request, verdict.tokenIndex);
+		const admission = await ctx.intake.admit(kind, verdict.fields, source);
+		noteAdmission(request, kind, admission);
+		return admission;
+	} catch (error) {
+		if (error instanceof StoreInputError) badInput(ctx, request, kind, error);
+		return { outcome: 'failed', error };
+	}
+}
+
 /** The service's postbacks: plain-text answers it reads as acknowledged (200) or to retry. */
 async function postback(
 	ctx: RelayContext,
@@ -149,18 +170,15 @@ async function postback(
 		reject(ctx, request, kind, { status: verdict.code, ...verdict });
 		return text(reply, verdict.code, verdict.code === 401 ? 'Unauthorized' : 'Bad Request');
 	}
-	let admission: Admission;
-	try {
-		admission = await ctx.intake.admit(kind, verdict.fields, sourceOf(request, verdict.tokenIndex));
-	} catch (error) {
-		if (error instanceof StoreInputError) {
-			badInput(ctx, request, kind, error);
-			return text(reply, 400, 'Bad Request');
-		}
-		request.log.error({ err: error, kind }, 'storing the postback failed; the service will retry');
+	const admission = await admitCall(ctx, kind, request, verdict);
+	if (admission.outcome === 'failed') {
+		if (admission.error instanceof StoreInputError) return text(reply, 400, 'Bad Request');
+		request.log.error(
+			{ err: admission.error, kind },
+			'storing the postback failed; the service will retry',
+		);
 		return text(reply, 503, 'Service Unavailable');
 	}
-	noteAdmission(request, kind, admission);
 	if (admission.outcome === 'unavailable') return text(reply, 503, 'Service Unavailable');
 	if (admission.outcome !== 'refused') return text(reply, 200, 'OK');
 	if (admission.retryAfter !== undefined) reply.header('retry-after', String(admission.retryAfter));
@@ -211,18 +229,12 @@ async function redirect(
 	}
 	const perPayment = await limits.payment(request, verdict.fields);
 	if (perPayment !== undefined) return tooMany(perPayment, 'payment');
-	let admission: Admission;
-	try {
-		admission = await ctx.intake.admit(kind, verdict.fields, sourceOf(request, verdict.tokenIndex));
-	} catch (error) {
-		if (error instanceof StoreInputError) {
-			badInput(ctx, request, kind, error);
-			return html(reply, 400, PAGES.incomplete);
-		}
-		request.log.error({ err: error, kind }, 'storing the redirect failed');
+	const admission = await admitCall(ctx, kind, request, verdict);
+	if (admission.outcome === 'failed') {
+		if (admission.error instanceof StoreInputError) return html(reply, 400, PAGES.incomplete);
+		request.log.error({ err: admission.error, kind }, 'storing the redirect failed');
 		return html(reply, 503, PAGES.later);
 	}
-	noteAdmission(request, kind, admission);
 	if (admission.outcome === 'unavailable') return html(reply, 503, PAGES.later);
 	if (admission.outcome === 'refused') return html(reply, admission.status, PAGES.unverified);
 	const location = kind === 'success' ? ctx.config.successUrl : ctx.config.failUrl;
