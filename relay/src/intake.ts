@@ -1,4 +1,3 @@
-import { formBody } from './catchup/events.ts';
 import type { RelayConfig } from './config.ts';
 import { canonicalStatus, postbackKey, toCents } from './contract.ts';
 import type { PostbackEvent, PostbackFields } from './contract.ts';
@@ -66,6 +65,9 @@ export interface IntakeOptions {
 }
 
 const FORM = 'application/x-www-form-urlencoded';
+
+/** A catch-up event's body: the form the service sends its postbacks as. */
+const formBody = (fields: PostbackFields) => new URLSearchParams(fields).toString();
 
 /**
  * The one door into the store for incoming events, used by the postback routes and the catch-up

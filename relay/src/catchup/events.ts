@@ -90,6 +90,3 @@ export function payoutPostback(payout: Json, token: string): PostbackFields | un
 	fields.SignatureValue = expectedSignature('payout', fields, token);
 	return fields;
 }
-
-/** The form body the relay stores and forwards, as the service sends its postbacks. */
-export const formBody = (fields: PostbackFields) => new URLSearchParams(fields).toString();
