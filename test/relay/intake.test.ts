@@ -27,7 +27,10 @@ const TARGETS = {
 class HandOff {
 	calls: string[] = [];
 	adopted: Array<{ claimed: readonly ClaimedDelivery[] | undefined; reserved: number }> = [];
-	constructor(public free = 100) {}
+	free: number;
+	constructor(free = 100) {
+		this.free = free;
+	}
 	lease(n: number): DeliveryLease | undefined {
 		if (this.free < n) {
 			this.calls.push(`no lease ${n}`);
