@@ -3,6 +3,8 @@ import type { PostbackEvent } from './contract.ts';
 import type { RelayConfig } from './config.ts';
 import type { Forwarder } from './forwarder.ts';
 import type { Metrics } from './metrics.ts';
+import type { Operations } from './operations.ts';
+import type { Reads } from './reads.ts';
 import type { Store } from './store/types.ts';
 import type { Alerter } from './catchup/alerts.ts';
 import type { CatchupRunner } from './catchup/runner.ts';
@@ -25,6 +27,10 @@ export interface RelayContext {
 	catchup?: CatchupRunner;
 	/** Alerts raised, for the console and the admin API. */
 	alerter?: Alerter;
+	/** The reads the admin API and the console share. */
+	reads: Reads;
+	/** The operator's replay and requeue operations (admin API and console). */
+	operations: Operations;
 }
 
 export interface ContextOptions {

@@ -1,13 +1,13 @@
 import fastifyCookie from '@fastify/cookie';
 import fastifyFormbody from '@fastify/formbody';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ContextOptions } from '../context.ts';
-import { StoreInputError } from '../store/input.ts';
 import { html } from './html.ts';
 import { describeIssues, loginForm } from './input.ts';
 import { CONSOLE, LOGIN, page, safeReturn, sendPage } from './layout.ts';
-import { consolePages } from './pages.ts';
+import { consolePages } from './pages/index.ts';
 import { loginPage } from './pages/login.ts';
+import { consoleErrorHandler } from './refusal.ts';
 import { ConsoleAuth, LOGIN_FORM_TTL_MS, SESSION_TTL_MS } from './session.ts';
 import { CONSOLE_CSS } from './style.ts';
 
@@ -48,7 +48,7 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleOption
 	app.addHook('onRequest', async (_request, reply) => {
 		reply.headers(SECURITY_HEADERS);
 	});
-	app.setErrorHandler(consoleErrorHandler);
+	app.setErrorHandler((error, request, reply) => consoleErrorHandler(error, request, reply));
 
 	// An operator who types /admin expects the console (its login page when signed out).
 	app.get('/', async (_request, reply) => reply.redirect(CONSOLE, 303));
@@ -143,26 +143,4 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleOption
 	});
 
 	await app.register(consolePages, { prefix: '/console', ctx, auth, cookie: SESSION_COOKIE });
-}
-
-/**
- * Errors on a console page, as an HTML page: the store's refusal of a value (StoreInputError) and
- * Fastify's own 4xx with their reason, anything else as a bare 500 (logged; no stack, no SQL text).
- */
-export function consoleErrorHandler(
-	error: FastifyError,
-	request: FastifyRequest,
-	reply: FastifyReply,
-) {
-	const input = error instanceof StoreInputError;
-	const status = input ? 400 : (error.statusCode ?? 500);
-	const client = status >= 400 && status < 500;
-	if (input) request.log.warn({ reason: error.message }, 'refused input');
-	else if (!client) request.log.error({ err: error }, 'console page failed');
-	const title = client ? 'Refused' : 'Something went wrong';
-	const errors = client
-		? [`${error.message}.`.replace(/\.\.$/, '.'), 'Nothing was changed.']
-		: ['The relay could not answer this page; the error is in its log. Try again shortly.'];
-	const body = html`<h1>${title}</h1><p><a href="${CONSOLE}">Back to the overview</a></p>`;
-	return sendPage(reply, client ? status : 500, page({ title, errors }, body));
 }

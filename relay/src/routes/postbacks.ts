@@ -1,10 +1,12 @@
+import { STATUS_CODES } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { describeRejection, parsePostbackBody, postbackKey, verifyPostback } from '../contract.ts';
 import type { PostbackEvent, PostbackFields } from '../contract.ts';
 import { targetsFor } from '../context.ts';
 import { noteRequest } from '../log-context.ts';
 import type { ContextOptions, RelayContext } from '../context.ts';
-import { StoreInputError } from '../store/input.ts';
+import { clientFault } from '../errors.ts';
+import type { ClientFault } from '../errors.ts';
 import { PairLimiter, checkPayout } from './guards.ts';
 import { pairKeyOf } from '../store/pair-key.ts';
 import type { InsertResult, PairLimit } from '../store/types.ts';
@@ -144,8 +146,8 @@ export async function postbackRoutes(app: FastifyInstance, { ctx }: ContextOptio
 			detail: verdict.detail,
 		});
 	}; /** A value the store refuses before any SQL (a NUL byte, a text too long): 400, nothing stored. */
-	const rejectBadInput = (kind: PostbackEvent, request: FastifyRequest, error: StoreInputError) =>
-		reject(kind, request, { ok: false, code: 400, reason: 'bad_input', detail: error.message });
+	const rejectBadInput = (kind: PostbackEvent, request: FastifyRequest, fault: ClientFault) =>
+		reject(kind, request, { ok: false, code: 400, reason: 'bad_input', detail: fault.message });
 
 	const pairs = new PairLimiter(ctx);
 	// Look-ups of payout postbacks with the service, per signed pair: a refused pair cannot make the
@@ -206,9 +208,10 @@ export async function postbackRoutes(app: FastifyInstance, { ctx }: ContextOptio
 					return limited(result.limited, 'more distinct events than the limit per signed pair');
 				}
 			} catch (error) {
-				if (error instanceof StoreInputError) {
-					rejectBadInput(kind, request, error);
-					return text(reply, 400, 'Bad Request');
+				const fault = clientFault(error);
+				if (fault) {
+					rejectBadInput(kind, request, fault);
+					return text(reply, fault.status, STATUS_CODES[fault.status] ?? 'Bad Request');
 				}
 				request.log.error(
 					{ err: error, kind },
@@ -269,10 +272,11 @@ export async function postbackRoutes(app: FastifyInstance, { ctx }: ContextOptio
 			try {
 				await persist(ctx, kind, request, verdict.fields);
 			} catch (error) {
-				if (error instanceof StoreInputError) {
-					rejectBadInput(kind, request, error);
+				const fault = clientFault(error);
+				if (fault) {
+					rejectBadInput(kind, request, fault);
 					return reply
-						.code(400)
+						.code(fault.status)
 						.type('text/html; charset=utf-8')
 						.send(page('Bad request', 'This payment result is incomplete.'));
 				}
