@@ -8,6 +8,7 @@ import type { RelayConfig } from './config.ts';
 import { AlertMonitor, Alerter } from './catchup/alerts.ts';
 import { CatchupRunner } from './catchup/runner.ts';
 import { consoleRoutes } from './console/index.ts';
+import { targetsByKind } from './context.ts';
 import type { RelayContext } from './context.ts';
 import { jsonErrorHandler } from './errors.ts';
 import { Forwarder } from './forwarder.ts';
@@ -16,8 +17,8 @@ import { Metrics } from './metrics.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { healthRoutes } from './routes/health.ts';
 import { metricsRoutes } from './routes/metrics.ts';
-import { operations } from './operations.ts';
-import { reads } from './reads.ts';
+import { Operations } from './operations.ts';
+import { Reads } from './reads.ts';
 import { postbackRoutes } from './routes/postbacks.ts';
 import { openStore } from './store/open.ts';
 import { Pruner } from './store/retention.ts';
@@ -131,7 +132,7 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 		backoffMs: deps.catchupBackoffMs,
 		maxBackoffMs: deps.catchupBackoffMs,
 	});
-	const shared = reads(store);
+	const shared = new Reads(store);
 	const ctx: RelayContext = {
 		config,
 		store,
@@ -142,7 +143,12 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 		alerter,
 		authThrottle: new AuthThrottle(config.authLimit),
 		reads: shared,
-		operations: operations({ config, reads: shared, store, kick }),
+		operations: new Operations({
+			targets: () => targetsByKind(config),
+			reads: shared,
+			store,
+			kick,
+		}),
 	};
 
 	// Errors as JSON (errors.ts): a client's fault with its status and reason, anything else a bare

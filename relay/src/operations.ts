@@ -1,9 +1,7 @@
 import { z } from 'zod';
-import type { RelayConfig } from './config.ts';
 import type { PostbackEvent } from './contract.ts';
-import { targetsByKind } from './context.ts';
 import { OperationRefused, ReplayChanged } from './errors.ts';
-import type { ReplayPlan, Reads } from './reads.ts';
+import type { Reads, ReplayPlan } from './reads.ts';
 import type { Store } from './store/types.ts';
 
 /**
@@ -40,7 +38,8 @@ export interface RangeRequest {
 }
 
 export interface OperationsDeps {
-	config: RelayConfig;
+	/** The targets each kind fans out to now (the configuration's). */
+	targets: () => Record<PostbackEvent, readonly string[]>;
 	reads: Reads;
 	/** The writes (replay, requeue). */
 	store: Pick<Store, 'replayEvents' | 'requeueDead'>;
@@ -48,105 +47,111 @@ export interface OperationsDeps {
 	kick: () => void;
 }
 
-export type Operations = ReturnType<typeof operations>;
+/** The operations over the shared reads and the store's writes (see the top of this file). */
+export class Operations {
+	readonly #deps: OperationsDeps;
 
-export function operations(deps: OperationsDeps) {
-	const { reads, store } = deps;
-	const configured = () => targetsByKind(deps.config);
-	const configuredTargets = () => [...new Set(Object.values(configured()).flat())];
+	constructor(deps: OperationsDeps) {
+		this.#deps = deps;
+	}
+
+	/** Every configured target, once. */
+	configuredTargets(): string[] {
+		return [...new Set(Object.values(this.#deps.targets()).flat())];
+	}
+
+	/** How many targets an event of `kind` is replayed to now. */
+	targetsOf(kind: PostbackEvent): number {
+		return this.#deps.targets()[kind].length;
+	}
 
 	/** The replay plan of a range: the same computation for a confirmation and for the replay. */
-	async function plan(r: RangeRequest): Promise<ReplayPlan> {
-		if (r.target !== undefined && !configuredTargets().includes(r.target))
+	async plan(r: RangeRequest): Promise<ReplayPlan> {
+		if (r.target !== undefined && !this.configuredTargets().includes(r.target))
 			throw refuse(400, 'Bad request', 'Target: is not one of the configured targets.');
-		const all = configured();
+		const all = this.#deps.targets();
 		const kinds = r.kind
 			? ({ [r.kind]: all[r.kind] } as Record<PostbackEvent, readonly string[]>)
 			: all;
-		return reads.replayPlan(kinds, r.from, r.to, r.target);
+		return this.#deps.reads.replayPlan(kinds, r.from, r.to, r.target);
 	}
 
-	return {
-		configuredTargets,
-		plan,
+	async replayEvent(id: string): Promise<{ eventId: string; deliveries: number }> {
+		const { reads, store, targets } = this.#deps;
+		const event = await reads.event(id);
+		if (!event) throw refuse(404, 'No such event', 'There is no event with this id.');
+		if (targets()[event.kind].length === 0)
+			throw refuse(
+				409,
+				'Nothing to replay to',
+				`No target is configured for ${event.kind} events: the replay would make no delivery.`,
+			);
+		const deliveries = await store.replayEvents([event.id], targets(), Date.now());
+		this.#deps.kick();
+		return { eventId: event.id, deliveries };
+	}
 
-		async replayEvent(id: string): Promise<{ eventId: string; deliveries: number }> {
-			const event = await reads.event(id);
-			if (!event) throw refuse(404, 'No such event', 'There is no event with this id.');
-			if (configured()[event.kind].length === 0)
-				throw refuse(
-					409,
-					'Nothing to replay to',
-					`No target is configured for ${event.kind} events: the replay would make no delivery.`,
-				);
-			const deliveries = await store.replayEvents([event.id], configured(), Date.now());
-			deps.kick();
-			return { eventId: event.id, deliveries };
-		},
+	/**
+	 * Replays the events of [from, to). With `expected` (the number a confirmation showed), a
+	 * plan that now makes another number of deliveries is refused (ReplayChanged, 409).
+	 */
+	async replayRange(
+		r: RangeRequest,
+		expected?: number,
+	): Promise<{ events: number; deliveries: number }> {
+		const p = await this.plan(r);
+		if (p.deliveries === 0)
+			throw refuse(
+				409,
+				'Nothing to replay',
+				'No event in this range goes to this target. The replay would make no delivery.',
+			);
+		if (expected !== undefined && p.deliveries !== expected)
+			throw new ReplayChanged(
+				p,
+				`The range now makes ${p.deliveries} deliveries, not the ${expected} you confirmed. Nothing was replayed: confirm again.`,
+			);
+		const deliveries = await this.#deps.store.replayEvents(p.eventIds, p.targets, Date.now());
+		this.#deps.kick();
+		return { events: p.events, deliveries };
+	}
 
-		/**
-		 * Replays the events of [from, to). With `expected` (the number a confirmation showed), a
-		 * plan that now makes another number of deliveries is refused (ReplayChanged, 409).
-		 */
-		async replayRange(
-			r: RangeRequest,
-			expected?: number,
-		): Promise<{ events: number; deliveries: number }> {
-			const p = await plan(r);
-			if (p.deliveries === 0)
-				throw refuse(
-					409,
-					'Nothing to replay',
-					'No event in this range goes to this target. The replay would make no delivery.',
-				);
-			if (expected !== undefined && p.deliveries !== expected)
-				throw new ReplayChanged(
-					p,
-					`The range now makes ${p.deliveries} deliveries, not the ${expected} you confirmed. Nothing was replayed: confirm again.`,
-				);
-			const deliveries = await store.replayEvents(p.eventIds, p.targets, Date.now());
-			deps.kick();
-			return { events: p.events, deliveries };
-		},
+	async requeueDelivery(id: number): Promise<{ requeued: number }> {
+		const delivery = await this.#deps.reads.delivery(id);
+		if (!delivery) throw refuse(404, 'No such delivery', `There is no delivery ${id}.`);
+		if (delivery.status !== 'dead')
+			throw refuse(
+				409,
+				'Not a dead delivery',
+				`Delivery ${id} is ${delivery.status}, not dead: only dead deliveries can be requeued.`,
+			);
+		const requeued = await this.#deps.store.requeueDead([id], Date.now());
+		if (requeued === 0)
+			throw refuse(
+				409,
+				'Not a dead delivery',
+				`Delivery ${id} is no longer dead (someone requeued it).`,
+			);
+		this.#deps.kick();
+		return { requeued };
+	}
 
-		async requeueDelivery(id: number): Promise<{ requeued: number }> {
-			const delivery = await reads.delivery(id);
-			if (!delivery) throw refuse(404, 'No such delivery', `There is no delivery ${id}.`);
-			if (delivery.status !== 'dead')
-				throw refuse(
-					409,
-					'Not a dead delivery',
-					`Delivery ${id} is ${delivery.status}, not dead: only dead deliveries can be requeued.`,
-				);
-			const requeued = await store.requeueDead([id], Date.now());
-			if (requeued === 0)
-				throw refuse(
-					409,
-					'Not a dead delivery',
-					`Delivery ${id} is no longer dead (someone requeued it).`,
-				);
-			deps.kick();
-			return { requeued };
-		},
-
-		/** Requeues the dead deliveries among `ids`, or those of `target`, or all of them. */
-		async requeueDead(
-			only: { ids?: number[]; target?: string } = {},
-		): Promise<{ requeued: number }> {
-			const ids =
-				only.ids ??
-				(only.target === undefined ? undefined : (await reads.dead(only.target)).map((d) => d.id));
-			const requeued = ids?.length === 0 ? 0 : await store.requeueDead(ids, Date.now());
-			if (requeued === 0)
-				throw refuse(
-					409,
-					'No dead delivery',
-					only.target === undefined
-						? 'There is no dead delivery to requeue.'
-						: `No dead delivery goes to ${only.target}.`,
-				);
-			deps.kick();
-			return { requeued };
-		},
-	};
+	/** Requeues the dead deliveries among `ids`, or those of `target`, or all of them. */
+	async requeueDead(only: { ids?: number[]; target?: string } = {}): Promise<{ requeued: number }> {
+		const { reads, store } = this.#deps;
+		const ids =
+			only.ids ??
+			(only.target === undefined ? undefined : (await reads.dead(only.target)).map((d) => d.id));
+		const requeued = ids?.length === 0 ? 0 : await store.requeueDead(ids, Date.now());
+		if (requeued === 0)
+			throw refuse(
+				409,
+				'No dead delivery',
+				only.target === undefined
+					? 'There is no dead delivery to requeue.'
+					: `No dead delivery goes to ${only.target}.`,
+			);
+		this.#deps.kick();
+		return { requeued };
+	}
 }

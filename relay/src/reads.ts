@@ -1,13 +1,16 @@
 import { z } from 'zod';
 import type { PostbackEvent } from './contract.ts';
 import type {
+	ActivityBucket,
 	Delivery,
+	DeliveryCounts,
 	DeliveryAttempt,
 	DeliveryFilter,
 	EventCursor,
 	EventFilter,
 	Store,
 	StoredEvent,
+	TargetHealth,
 	TargetsByKind,
 } from './store/types.ts';
 
@@ -82,107 +85,131 @@ export interface ReplayPlan {
 /** The most deliveries of one event a read returns (an event fans out to a few targets). */
 const DELIVERIES_PER_EVENT = 1000;
 
-export type Reads = ReturnType<typeof reads>;
+/** The shared reads over one store (see the top of this file). */
+export class Reads {
+	readonly #store: Store;
 
-export function reads(store: Store) {
-	return {
-		event: (id: string) => store.getEvent(id),
+	constructor(store: Store) {
+		this.#store = store;
+	}
 
-		/** An event with its deliveries and their attempts; undefined when there is no such event. */
-		async eventDetail(id: string): Promise<EventDetail | undefined> {
-			const event = await store.getEvent(id);
-			if (!event) return undefined;
-			const deliveries = await store.listDeliveries({
-				eventId: event.id,
-				limit: DELIVERIES_PER_EVENT,
-			});
-			const attempts = deliveries.length
-				? await store.listAttempts(deliveries.map((d) => d.id))
-				: [];
-			return { event, deliveries, attempts };
-		},
+	event(id: string): Promise<StoredEvent | undefined> {
+		return this.#store.getEvent(id);
+	}
 
-		delivery: (id: number): Promise<Delivery | undefined> => store.getDelivery(id),
+	/** An event with its deliveries and their attempts; undefined when there is no such event. */
+	async eventDetail(id: string): Promise<EventDetail | undefined> {
+		const event = await this.#store.getEvent(id);
+		if (!event) return undefined;
+		const deliveries = await this.#store.listDeliveries({
+			eventId: event.id,
+			limit: DELIVERIES_PER_EVENT,
+		});
+		const attempts = deliveries.length
+			? await this.#store.listAttempts(deliveries.map((d) => d.id))
+			: [];
+		return { event, deliveries, attempts };
+	}
 
-		/** A delivery with its attempts; undefined when there is no such delivery. */
-		async deliveryAttempts(
-			id: number,
-		): Promise<{ delivery: Delivery; attempts: DeliveryAttempt[] } | undefined> {
-			const delivery = await store.getDelivery(id);
-			if (!delivery) return undefined;
-			return { delivery, attempts: await store.listAttempts([id]) };
-		},
+	delivery(id: number): Promise<Delivery | undefined> {
+		return this.#store.getDelivery(id);
+	}
 
-		events: (filter: EventFilter) => store.listEvents(filter),
+	/** A delivery with its attempts; undefined when there is no such delivery. */
+	async deliveryAttempts(
+		id: number,
+	): Promise<{ delivery: Delivery; attempts: DeliveryAttempt[] } | undefined> {
+		const delivery = await this.#store.getDelivery(id);
+		if (!delivery) return undefined;
+		return { delivery, attempts: await this.#store.listAttempts([id]) };
+	}
 
-		/** One page of events, newest first, after `cursor` (the last row of the previous page). */
-		async eventsPage(
-			filter: Omit<EventFilter, 'limit' | 'before' | 'cursor'>,
-			cursor: EventCursor | undefined,
-			size: number,
-		): Promise<{ events: StoredEvent[]; next: EventCursor | undefined }> {
-			const rows = await store.listEvents({ ...filter, cursor, limit: size + 1 });
-			const events = rows.slice(0, size);
-			const last = events.at(-1);
-			const more = rows.length > size && last;
-			return { events, next: more ? { receivedAt: last.receivedAt, id: last.id } : undefined };
-		},
+	events(filter: EventFilter): Promise<StoredEvent[]> {
+		return this.#store.listEvents(filter);
+	}
 
-		deliveries: (filter: DeliveryFilter) => store.listDeliveries(filter),
+	/** One page of events, newest first, after `cursor` (the last row of the previous page). */
+	async eventsPage(
+		filter: Omit<EventFilter, 'limit' | 'before' | 'cursor'>,
+		cursor: EventCursor | undefined,
+		size: number,
+	): Promise<{ events: StoredEvent[]; next: EventCursor | undefined }> {
+		const rows = await this.#store.listEvents({ ...filter, cursor, limit: size + 1 });
+		const events = rows.slice(0, size);
+		const last = events.at(-1);
+		const more = rows.length > size && last;
+		return { events, next: more ? { receivedAt: last.receivedAt, id: last.id } : undefined };
+	}
 
-		/** One page of deliveries, newest first, below `filter.beforeId`; `next` pages on. */
-		async deliveriesPage(
-			filter: Omit<DeliveryFilter, 'limit'>,
-			size: number,
-		): Promise<{ deliveries: Delivery[]; next: number | undefined }> {
-			const rows = await store.listDeliveries({ ...filter, limit: size + 1 });
-			const deliveries = rows.slice(0, size);
-			const more = rows.length > size && deliveries.length > 0;
-			return { deliveries, next: more ? deliveries[deliveries.length - 1].id : undefined };
-		},
+	deliveries(filter: DeliveryFilter): Promise<Delivery[]> {
+		return this.#store.listDeliveries(filter);
+	}
 
-		/** Deliveries of each event, by event id (one query). */
-		async deliveriesOf(events: readonly StoredEvent[]): Promise<Map<string, Delivery[]>> {
-			const byEvent = new Map<string, Delivery[]>(events.map((e) => [e.id, []]));
-			if (events.length === 0) return byEvent;
-			for (const d of await store.deliveriesOfEvents(events.map((e) => e.id)))
-				byEvent.get(d.eventId)?.push(d);
-			return byEvent;
-		},
+	/** One page of deliveries, newest first, below `filter.beforeId`; `next` pages on. */
+	async deliveriesPage(
+		filter: Omit<DeliveryFilter, 'limit'>,
+		size: number,
+	): Promise<{ deliveries: Delivery[]; next: number | undefined }> {
+		const rows = await this.#store.listDeliveries({ ...filter, limit: size + 1 });
+		const deliveries = rows.slice(0, size);
+		const more = rows.length > size && deliveries.length > 0;
+		return { deliveries, next: more ? deliveries[deliveries.length - 1].id : undefined };
+	}
 
-		/** Every dead delivery (of one target, or all). */
-		dead: (target?: string) => store.deadDeliveries(target),
+	/** Deliveries of each event, by event id (one query). */
+	async deliveriesOf(events: readonly StoredEvent[]): Promise<Map<string, Delivery[]>> {
+		const byEvent = new Map<string, Delivery[]>(events.map((e) => [e.id, []]));
+		if (events.length === 0) return byEvent;
+		for (const d of await this.#store.deliveriesOfEvents(events.map((e) => e.id)))
+			byEvent.get(d.eventId)?.push(d);
+		return byEvent;
+	}
 
-		/**
-		 * What replaying the events received in [from, to) to `target` (one configured URL, or
-		 * every target of `configured` when undefined) would make: the same computation for a
-		 * confirmation and for the replay itself.
-		 */
-		async replayPlan(
-			configured: Record<PostbackEvent, readonly string[]>,
-			from: number,
-			to: number,
-			target: string | undefined,
-		): Promise<ReplayPlan> {
-			const plan: ReplayPlan = { targets: {}, eventIds: [], events: 0, deliveries: 0 };
-			for (const [kind, list] of Object.entries(configured) as Array<
-				[PostbackEvent, readonly string[]]
-			>) {
-				const targets = target === undefined ? list : list.filter((t) => t === target);
-				if (targets.length === 0) continue;
-				const ids = await store.eventIdsInRange(from, to, kind);
-				plan.targets[kind] = targets;
-				plan.eventIds.push(...ids);
-				plan.events += ids.length;
-				plan.deliveries += ids.length * targets.length;
-			}
-			return plan;
-		},
+	/** Every dead delivery (of one target, or all). */
+	dead(target?: string): Promise<Delivery[]> {
+		return this.#store.deadDeliveries(target);
+	}
 
-		// The overview's figures.
-		counts: () => store.counts(),
-		oldestUndelivered: () => store.oldestUndelivered(),
-		targetHealth: (since: number) => store.targetHealth(since),
-		activity: (from: number, to: number, bucketMs: number) => store.activity(from, to, bucketMs),
-	};
+	/**
+	 * What replaying the events received in [from, to) to `target` (one configured URL, or every
+	 * target of `configured` when undefined) would make: the same computation for a confirmation
+	 * and for the replay itself.
+	 */
+	async replayPlan(
+		configured: Record<PostbackEvent, readonly string[]>,
+		from: number,
+		to: number,
+		target: string | undefined,
+	): Promise<ReplayPlan> {
+		const plan: ReplayPlan = { targets: {}, eventIds: [], events: 0, deliveries: 0 };
+		for (const [kind, list] of Object.entries(configured) as Array<
+			[PostbackEvent, readonly string[]]
+		>) {
+			const targets = target === undefined ? list : list.filter((t) => t === target);
+			if (targets.length === 0) continue;
+			const ids = await this.#store.eventIdsInRange(from, to, kind);
+			plan.targets[kind] = targets;
+			plan.eventIds.push(...ids);
+			plan.events += ids.length;
+			plan.deliveries += ids.length * targets.length;
+		}
+		return plan;
+	}
+
+	// The overview's figures.
+	counts(): Promise<DeliveryCounts> {
+		return this.#store.counts();
+	}
+
+	oldestUndelivered(): Promise<number | null> {
+		return this.#store.oldestUndelivered();
+	}
+
+	targetHealth(since: number): Promise<TargetHealth[]> {
+		return this.#store.targetHealth(since);
+	}
+
+	activity(from: number, to: number, bucketMs: number): Promise<ActivityBucket[]> {
+		return this.#store.activity(from, to, bucketMs);
+	}
 }

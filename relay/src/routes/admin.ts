@@ -1,11 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { POSTBACK_EVENTS } from '../contract.ts';
 import type { PostbackEvent } from '../contract.ts';
-import type { ContextOptions } from '../context.ts';
+import type { ContextOptions, RelayContext } from '../context.ts';
 import { jsonErrorHandler } from '../errors.ts';
 import { deliveryIdText } from '../operations.ts';
 import { timeField as time } from '../reads.ts';
@@ -50,17 +50,26 @@ const deliveryParams = z.object({ id: deliveryIdText });
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
+const withZod = (app: FastifyInstance) => app.withTypeProvider<ZodTypeProvider>();
+type AdminApp = ReturnType<typeof withZod>;
+
 /** Token-protected operations: list events and deliveries, replay, dead letters. */
 export async function adminRoutes(plain: FastifyInstance, { ctx }: ContextOptions): Promise<void> {
-	const expected = digest(ctx.config.adminToken);
-	const ops = ctx.operations;
 	plain.setValidatorCompiler(validatorCompiler);
 	// Errors as JSON: a schema's refusal with its issues, a refused operation or a value the store
 	// refuses with its reason, anything else a bare 500 (errors.ts).
 	plain.setErrorHandler(jsonErrorHandler);
-	const app = plain.withTypeProvider<ZodTypeProvider>();
+	const app = withZod(plain);
+	app.addHook('onRequest', bearerGuard(ctx));
+	catchupRoutes(app, ctx);
+	readRoutes(app, ctx);
+	operationRoutes(app, ctx);
+}
 
-	app.addHook('onRequest', async (request, reply) => {
+/** Every call needs the admin token; too many wrong ones from one address: 429 for a while. */
+function bearerGuard(ctx: RelayContext) {
+	const expected = digest(ctx.config.adminToken);
+	return async (request: FastifyRequest, reply: FastifyReply) => {
 		const wait = ctx.authThrottle.retryAfter(request.ip);
 		if (wait !== undefined) {
 			request.log.warn({ reason: 'too many wrong tokens' }, 'admin API call refused');
@@ -77,10 +86,15 @@ export async function adminRoutes(plain: FastifyInstance, { ctx }: ContextOption
 		}
 		ctx.authThrottle.clear(request.ip);
 		return undefined;
-	});
+	};
+}
 
-	// The catch-up: its last run, and one run now (an operator's "look again", and the e2e suite's
-	// way not to wait RELAY_CATCHUP_INTERVAL_S). With the catch-up off (interval 0): 409.
+/**
+ * The catch-up: its last run, and one run now (an operator's "look again", and the e2e suite's
+ * way not to wait RELAY_CATCHUP_INTERVAL_S). With the catch-up off (interval 0): 409. And the
+ * alerts raised.
+ */
+function catchupRoutes(app: AdminApp, ctx: RelayContext): void {
 	app.get('/catchup', async () => ({
 		enabled: ctx.catchup?.enabled ?? false,
 		intervalS: ctx.config.catchup.intervalS,
@@ -95,13 +109,16 @@ export async function adminRoutes(plain: FastifyInstance, { ctx }: ContextOption
 		return reply.code(result.outcome === 'skipped' ? 409 : 200).send(result);
 	});
 	app.get('/alerts', async () => ({ data: ctx.alerter?.recent ?? [] }));
+}
 
+/** The lists, an event with its deliveries and attempts, a delivery with its attempts. */
+function readRoutes(app: AdminApp, { reads }: RelayContext): void {
 	app.get('/events', { schema: { querystring: eventQuery } }, async (request) => ({
-		data: await ctx.reads.events(request.query),
+		data: await reads.events(request.query),
 	}));
 
 	app.get('/events/:id', { schema: { params: eventParams } }, async (request, reply) => {
-		const detail = await ctx.reads.eventDetail(request.params.id);
+		const detail = await reads.eventDetail(request.params.id);
 		if (!detail) return reply.code(404).send({ error: 'Not Found' });
 		const { event, deliveries, attempts } = detail;
 		// `attempts` stays the delivery's attempt count; the attempts themselves are `attemptHistory`.
@@ -109,6 +126,27 @@ export async function adminRoutes(plain: FastifyInstance, { ctx }: ContextOption
 		return { event, deliveries: deliveries.map((d) => ({ ...d, attemptHistory: history(d.id) })) };
 	});
 
+	app.get('/deliveries', { schema: { querystring: deliveryQuery } }, async (request) => ({
+		data: await reads.deliveries(request.query),
+	}));
+
+	app.get('/dead', { schema: { querystring: deliveryQuery } }, async (request) => ({
+		data: await reads.deliveries({ ...request.query, status: 'dead' }),
+	}));
+
+	app.get(
+		'/deliveries/:id/attempts',
+		{ schema: { params: deliveryParams } },
+		async (request, reply) => {
+			const found = await reads.deliveryAttempts(request.params.id);
+			if (!found) return reply.code(404).send({ error: 'Not Found' });
+			return { delivery: found.delivery, data: found.attempts };
+		},
+	);
+}
+
+/** Replay and requeue (operations.ts); a refusal is thrown and answered by the error handler. */
+function operationRoutes(app: AdminApp, { operations: ops }: RelayContext): void {
 	app.post('/events/:id/replay', { schema: { params: eventParams } }, async (request) => {
 		const r = await ops.replayEvent(request.params.id);
 		request.log.info({ eventId: r.eventId, deliveries: r.deliveries }, 'event replayed');
@@ -121,29 +159,11 @@ export async function adminRoutes(plain: FastifyInstance, { ctx }: ContextOption
 		return { events: r.events, deliveries: r.deliveries };
 	});
 
-	app.get('/deliveries', { schema: { querystring: deliveryQuery } }, async (request) => ({
-		data: await ctx.reads.deliveries(request.query),
-	}));
-
-	app.get('/dead', { schema: { querystring: deliveryQuery } }, async (request) => ({
-		data: await ctx.reads.deliveries({ ...request.query, status: 'dead' }),
-	}));
-
 	app.post('/dead/requeue', { schema: { body: requeueBody } }, async (request) => {
 		const r = await ops.requeueDead({ ids: request.body?.ids, target: request.body?.target });
 		request.log.info({ requeued: r.requeued }, 'dead deliveries requeued');
 		return { requeued: r.requeued };
 	});
-
-	app.get(
-		'/deliveries/:id/attempts',
-		{ schema: { params: deliveryParams } },
-		async (request, reply) => {
-			const found = await ctx.reads.deliveryAttempts(request.params.id);
-			if (!found) return reply.code(404).send({ error: 'Not Found' });
-			return { delivery: found.delivery, data: found.attempts };
-		},
-	);
 
 	app.post('/deliveries/:id/requeue', { schema: { params: deliveryParams } }, async (request) => {
 		const r = await ops.requeueDelivery(request.params.id);

@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { targetsByKind } from '../../context.ts';
 import { POSTBACK_EVENTS } from '../../contract.ts';
 import { RelayError } from '../../errors.ts';
 import { DELIVERY_STATUSES } from '../../store/types.ts';
@@ -222,7 +221,7 @@ export function eventRoutes(app: FastifyInstance, { ctx, csrfOf }: PageDeps): vo
 	app.get<{ Params: { id: string } }>('/events/:id', async (request, reply) => {
 		const detail = await ctx.reads.eventDetail(request.params.id);
 		if (!detail) throw new RelayError(404, 'No such event', 'There is no event with this id.');
-		const replayTargets = targetsByKind(ctx.config)[detail.event.kind].length;
+		const replayTargets = ctx.operations.targetsOf(detail.event.kind);
 		const notice = noticeText(request.query);
 		return sendPage(
 			reply,
