@@ -188,7 +188,12 @@ describe('the admin API and the console read alike', () => {
 		expect(html.body).toContain('HTTP 503');
 		expect(await new Reads(store).eventDetail('no-such-event')).toBeUndefined();
 		expect((await admin('/events/no-such-event')).statusCode).toBe(404);
-		expect((await page('/events/no-such-event')).statusCode).toBe(404);
+		const missing = await page('/events/no-such-event');
+		expect(missing.statusCode).toBe(404);
+		// The typed error's own title and reason, with the operator's navigation.
+		expect(missing.body).toContain('<h1>No such event</h1>');
+		expect(missing.body).toContain('There is no event with this id.');
+		expect(missing.body).toContain('action="/admin/logout"');
 	});
 
 	it('reads a delivery by id with its attempts, and none for an id between two deliveries', async () => {
@@ -214,6 +219,17 @@ describe('the admin API and the console read alike', () => {
 			409,
 			{ error: 'Conflict', message: 'Nothing would change.' },
 		]);
+	});
+
+	it('answers Fastify’s own refusal on a postback route as the same JSON', async () => {
+		const res = await app.inject({
+			method: 'POST',
+			url: '/postback/payment',
+			headers: { 'content-type': FORM },
+			payload: 'x'.repeat(app.initialConfig.bodyLimit ?? 1_048_576).concat('x'),
+		});
+		expect(res.statusCode).toBe(413);
+		expect(res.json()).toEqual({ error: 'Payload Too Large', message: expect.any(String) });
 	});
 
 	it('answers any other failure with a bare 500, its text only in the log', async () => {
