@@ -89,14 +89,9 @@ export function jsonErrorHandler(error: unknown, request: FastifyRequest, reply:
 		return reply.code(500).send({ error: 'Internal Server Error' });
 	}
 	if (fault.input) request.log.warn({ reason: fault.message }, 'refused input');
-	const error_ = STATUS_CODES[fault.status];
-	return reply
-		.code(fault.status)
-		.send(
-			fault.issues
-				? { error: error_, issues: fault.issues }
-				: { error: error_, message: fault.message },
-		);
+	const name = STATUS_CODES[fault.status];
+	const detail = fault.issues ? { issues: fault.issues } : { message: fault.message };
+	return reply.code(fault.status).send({ error: name, ...detail });
 }
 
 /**
