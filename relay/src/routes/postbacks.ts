@@ -140,7 +140,8 @@ const badInput = (
 	request: FastifyRequest,
 	kind: PostbackEvent,
 	fault: ClientFault,
-) => reject(ctx, request, kind, { status: fault.status, reason: 'bad_input', detail: fault.message });
+) =>
+	reject(ctx, request, kind, { status: fault.status, reason: 'bad_input', detail: fault.message });
 
 /**
  * Hands a verified call to the intake and notes what it did; a store error comes back as `failed`
