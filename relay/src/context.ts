@@ -4,7 +4,7 @@ import type { RelayConfig } from './config.ts';
 import type { Forwarder } from './forwarder.ts';
 import type { Metrics } from './metrics.ts';
 import type { Store } from './store/types.ts';
-import type { Alerter } from './catchup/alerts.ts';
+import type { Alerter } from './alerts.ts';
 import type { CatchupRunner } from './catchup/runner.ts';
 
 /** What the route plugins share; passed to each plugin as its options. */

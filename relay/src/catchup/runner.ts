@@ -6,7 +6,7 @@ import type { PostbackFields } from '../contract.ts';
 import { targetsFor } from '../context.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/types.ts';
-import type { Alerter } from './alerts.ts';
+import type { Alerter } from '../alerts.ts';
 import { ApiError, BudgetSpent, ServiceApi } from './api.ts';
 import { formBody, isFinalBill, orderIdOf, paymentPostback, payoutPostback } from './events.ts';
 
