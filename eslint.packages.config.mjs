@@ -11,6 +11,20 @@ import js from '@eslint/js';
 import { defineConfig, globalIgnores } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
+/**
+ * TEMPORARY (issue 24): files the two other parts of the issue are cutting (intake: app.ts,
+ * routes/postbacks.ts; reads and console: console/, operations.ts, routes/admin.ts) and that still
+ * hold a function over 80 lines on this branch. Emptied when those branches are merged.
+ */
+const PENDING_HOUSE_SPLIT = [
+	'relay/src/app.ts',
+	'relay/src/console/index.ts',
+	'relay/src/console/pages.ts',
+	'relay/src/operations.ts',
+	'relay/src/routes/admin.ts',
+	'relay/src/routes/postbacks.ts',
+];
+
 export default defineConfig(
 	globalIgnores(['**/dist/', '**/node_modules/', '**/coverage/']),
 	{
@@ -32,6 +46,23 @@ export default defineConfig(
 				{ argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
 			],
 		},
+	},
+	{
+		// The house rules of issue 24: no product or bench file over 400 lines, no relay function
+		// over 80 (blank lines and comments count: a function is read whole).
+		files: [
+			'relay/src/**/*.ts',
+			'relay/bench/**/*.ts',
+			'relay/scripts/**/*.ts',
+			'sandbox/src/**/*.ts',
+			'scripts/**/*.ts',
+		],
+		rules: { 'max-lines': ['error', { max: 400 }] },
+	},
+	{
+		files: ['relay/src/**/*.ts'],
+		ignores: PENDING_HOUSE_SPLIT,
+		rules: { 'max-lines-per-function': ['error', { max: 80 }] },
 	},
 	{
 		// Tests read the JSON answers of the sandbox, the relay and n8n as `any` and assert on them.
