@@ -4,8 +4,9 @@ import type { FastifyInstance } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import { AuthThrottle } from './auth-throttle.ts';
+import { AlertMonitor, Alerter } from './alerts.ts';
 import type { RelayConfig } from './config.ts';
-import { AlertMonitor, Alerter } from './catchup/alerts.ts';
+import { isPostgresUrl } from './config-fields.ts';
 import { CatchupRunner } from './catchup/runner.ts';
 import { consoleRoutes } from './console/index.ts';
 import type { RelayContext } from './context.ts';
@@ -230,5 +231,5 @@ function trustProxyOption(
 
 /** The store a database setting selects, as the build-info gauge names it. */
 export function storeKind(database: string): string {
-	return /^postgres(ql)?:\/\//i.test(database) ? 'postgresql' : 'sqlite';
+	return isPostgresUrl(database) ? 'postgresql' : 'sqlite';
 }

@@ -6,7 +6,7 @@ import type { Operations } from './operations.ts';
 import type { Reads } from './reads.ts';
 import type { Store } from './store/types.ts';
 import type { Targets } from './targets.ts';
-import type { Alerter } from './catchup/alerts.ts';
+import type { Alerter } from './alerts.ts';
 import type { CatchupRunner } from './catchup/runner.ts';
 
 /**

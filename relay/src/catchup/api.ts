@@ -1,5 +1,6 @@
 import { request } from 'undici';
 import type { Dispatcher } from 'undici';
+import { retryAfterDelay } from '../retry-policy.ts';
 
 /** The call budget of one run is spent: the run stops and the next one goes on. */
 export class BudgetSpent extends Error {
@@ -34,7 +35,10 @@ export interface ServiceApiOptions {
 	timeoutMs?: number;
 	/** Retries of one call after 429, 5xx or a network error. */
 	retries?: number;
-	/** First back-off; doubled each retry; Retry-After is honoured up to maxBackoffMs. */
+	/**
+	 * First back-off; doubled each retry. A 429/5xx's Retry-After (read as the forwarder reads it)
+	 * is honoured between backoffMs and maxBackoffMs; absent, empty or unreadable: the back-off.
+	 */
 	backoffMs?: number;
 	maxBackoffMs?: number;
 	dispatcher?: Dispatcher;
@@ -44,15 +48,6 @@ export interface ServiceApiOptions {
 }
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-function retryAfterMs(header: string | string[] | undefined): number | undefined {
-	const value = Array.isArray(header) ? header[0] : header;
-	if (value === undefined) return undefined;
-	const seconds = Number(value);
-	if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-	const at = Date.parse(value);
-	return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
-}
 
 /**
  * A gentle, read-only client of the service's REST API for one catch-up run: GET with the Bearer
@@ -87,7 +82,7 @@ export class ServiceApi {
 			this.calls += 1;
 			this.#o.onCall?.(path);
 			let status: number | null = null;
-			let wait: number | undefined;
+			let retryAfter: string | string[] | undefined;
 			let text = '';
 			try {
 				const answer = await request(url, {
@@ -99,7 +94,7 @@ export class ServiceApi {
 				});
 				status = answer.statusCode;
 				text = await answer.body.text();
-				wait = retryAfterMs(answer.headers['retry-after']);
+				retryAfter = answer.headers['retry-after'];
 			} catch (error) {
 				text = error instanceof Error ? error.message : String(error);
 			}
@@ -125,9 +120,15 @@ export class ServiceApi {
 					key,
 				);
 			}
-			const backoff = Math.min(this.#o.maxBackoffMs, wait ?? this.#o.backoffMs * 2 ** attempt);
-			await this.#o.sleep(backoff);
+			await this.#o.sleep(this.#backoff(attempt, retryAfter));
 		}
+	}
+
+	/** The wait before retry `attempt` + 1: the answer's Retry-After, else the doubling back-off. */
+	#backoff(attempt: number, retryAfter: string | string[] | undefined): number {
+		const { backoffMs: baseMs, maxBackoffMs: maxMs } = this.#o;
+		const asked = retryAfterDelay(retryAfter, Date.now(), { baseMs, maxMs, remainingMs: maxMs });
+		return asked ?? Math.min(maxMs, baseMs * 2 ** attempt);
 	}
 
 	/** Every entry of a list endpoint (`data`), page by page; stops on a cursor already followed. */

@@ -7,7 +7,7 @@ import type { Intake } from '../intake.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/types.ts';
 import type { Targets } from '../targets.ts';
-import type { Alerter } from './alerts.ts';
+import type { Alerter } from '../alerts.ts';
 import { ApiError, BudgetSpent, ServiceApi } from './api.ts';
 import { isFinalBill, paymentPostback, payoutPostback } from './events.ts';
 

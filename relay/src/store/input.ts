@@ -117,7 +117,7 @@ function checkTakenText(name: string, value: unknown, max: number): void {
 	if (value.length > max) throw new StoreInputError(`${name} is longer than ${max} characters`);
 }
 
-/** The results recordResults gets from the forwarder (or from markDelivered/markRetry/markDead). */
+/** The results recordResults gets from the forwarder. */
 export function checkResults(results: readonly DeliveryResult[]): void {
 	checkIds('results', results, (value) => {
 		if (typeof value !== 'object' || value === null)

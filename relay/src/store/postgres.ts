@@ -17,7 +17,7 @@ import {
 	PREPARED,
 	resultParams,
 } from './pg-statements.ts';
-import { deadResult, deliveredResult, retryResult, runsWithoutRepeats } from './results.ts';
+import { runsWithoutRepeats } from './results.ts';
 
 import { toClaimed } from './rows.ts';
 import {
@@ -31,7 +31,6 @@ import {
 import { checkCall } from './input.ts';
 import type { Param, Row } from './sql.ts';
 import type {
-	AttemptTiming,
 	ClaimedDelivery,
 	DeliveryResult,
 	InsertResult,
@@ -225,31 +224,6 @@ export class PostgresStore extends PostgresReads implements Store {
 					values: resultParams(run),
 				});
 		});
-	}
-
-	markDelivered(id: number, now: number, httpStatus: number, t: AttemptTiming): Promise<void> {
-		return this.recordResults([deliveredResult(id, now, httpStatus, t)]);
-	}
-
-	markRetry(
-		id: number,
-		owner: string,
-		nextAttemptAt: number,
-		httpStatus: number | null,
-		error: string,
-		t: AttemptTiming,
-	): Promise<void> {
-		return this.recordResults([retryResult(id, owner, nextAttemptAt, httpStatus, error, t)]);
-	}
-
-	markDead(
-		id: number,
-		owner: string,
-		httpStatus: number | null,
-		error: string,
-		t: AttemptTiming,
-	): Promise<void> {
-		return this.recordResults([deadResult(id, owner, httpStatus, error, t)]);
 	}
 
 	async releaseLease(id: number, owner: string, now: number): Promise<void> {
