@@ -339,67 +339,69 @@ const growth: GrowthFigures[] = [];
 
 /**
  * One size of the growth run on one store: a store pre-filled with `size` delivered events, the
- * one-instance load with delivery on, then (on another store pre-filled the same) the drain of
+ * one-instance load with delivery on, then on the same store (its load delivered) the drain of
  * BACKLOG deliveries committed while no relay runs.
  */
 async function growthRun(kind: 'sqlite' | 'pg', size: number): Promise<void> {
 	const store = kind === 'sqlite' ? 'SQLite' : 'PostgreSQL';
 	const label = `growth, ${store}, ${fmt(size)} events`;
-	let prefillSeconds = 0;
-	/** A fresh store of this size: migrated by the relay's own store, then pre-filled. */
-	const make = async (name: string) => {
-		const t = Date.now();
-		let made: { database: string; store: Store; drop: () => Promise<void> };
-		if (kind === 'sqlite') {
-			const file = join(dir, name, 'relay.sqlite');
-			await (await SqliteStore.open(file)).close();
-			prefillSqlite(file, size, target.webhook);
-			made = { database: file, store: await SqliteStore.open(file), drop: async () => {} };
-		} else {
-			const db = await createDatabase();
-			await (await PostgresStore.open(db.url)).close();
-			await prefillPostgres(db.url, size, target.webhook);
-			made = { database: db.url, store: await PostgresStore.open(db.url), drop: db.drop };
-		}
-		prefillSeconds = (Date.now() - t) / 1000;
-		return made;
-	};
-	const runName = kind === 'sqlite' ? 'sqlite' : 'pg1';
-	const loaded = await make(`growth-${kind}-${size}-load`);
-	await loaded.store.close();
-	let m: Measured;
+	const name = `growth-${kind}-${size}` as const;
+	const t = Date.now();
+	let database: string;
+	let drop = async () => {};
+	if (kind === 'sqlite') {
+		database = join(dir, name, 'relay.sqlite');
+		await (await SqliteStore.open(database)).close();
+		prefillSqlite(database, size, target.webhook);
+	} else {
+		const db = await createDatabase();
+		({ url: database, drop } = db);
+		await (await PostgresStore.open(database)).close();
+		await prefillPostgres(database, size, target.webhook);
+	}
+	const prefillSeconds = (Date.now() - t) / 1000;
 	try {
-		const runDir = join(dir, `growth-${kind}-${size}-run`);
+		const runDir = join(dir, `${name}-run`);
 		mkdirSync(runDir);
 		const relay = await spawnRelay(
-			`growth-${kind}-${size}`,
-			relayEnv(runDir, target.webhook, { RELAY_DATABASE: loaded.database }),
+			name,
+			relayEnv(runDir, target.webhook, { RELAY_DATABASE: database }),
 			{ logFile: join(runDir, 'relay.log') },
 		);
+		let m: Measured;
 		try {
-			m = await measure(runName, [relay], true, undefined, false);
+			m = await measure(kind === 'sqlite' ? 'sqlite' : 'pg1', [relay], true, undefined, false);
 		} finally {
 			await stopServer(relay.proc);
 		}
+		report(m, 'relay', [`pre-filled in ${fmt(prefillSeconds, 1)} s`], label);
+		const drained = await drain(
+			name,
+			1,
+			async () => ({
+				database,
+				drop: async () => {},
+				store: kind === 'sqlite' ? await SqliteStore.open(database) : await PostgresStore.open(database),
+			}),
+			label,
+		);
+		const d = m.delivery;
+		growth.push({
+			store,
+			size,
+			prefillSeconds,
+			postbacksPerSec: m.result.requests.average,
+			backlogPerSec: d && d.seconds > 0 ? (d.received - d.duringLoad) / d.seconds : 0,
+			drainPerSec: drained.perSec,
+			postbackRelayUs: d?.cpu.serversUs ?? m.during.serversUs,
+			postbackDbUs: d?.cpu.postgresUs ?? m.during.postgresUs,
+			deliveryRelayUs: drained.cpu.serversUs,
+			deliveryDbUs: drained.cpu.postgresUs,
+			complete: d?.complete ?? false,
+		});
 	} finally {
-		await loaded.drop();
+		await drop();
 	}
-	report(m, 'relay', [`pre-filled in ${fmt(prefillSeconds, 1)} s`], label);
-	const drained = await drain(`growth-${kind}-${size}`, 1, () => make(`growth-${kind}-${size}-drain`), label);
-	const d = m.delivery;
-	growth.push({
-		store,
-		size,
-		prefillSeconds,
-		postbacksPerSec: m.result.requests.average,
-		backlogPerSec: d && d.seconds > 0 ? (d.received - d.duringLoad) / d.seconds : 0,
-		drainPerSec: drained.perSec,
-		postbackRelayUs: d?.cpu.serversUs ?? m.during.serversUs,
-		postbackDbUs: d?.cpu.postgresUs ?? m.during.postgresUs,
-		deliveryRelayUs: drained.cpu.serversUs,
-		deliveryDbUs: drained.cpu.postgresUs,
-		complete: d?.complete ?? false,
-	});
 }
 
 async function growthRuns(pgReachable: boolean): Promise<void> {
