@@ -138,7 +138,7 @@ export function growthTable(rows: readonly GrowthFigures[]): string[] {
 		...cells.map(line),
 		'',
 		'CPU/postback: over the load and the delivery of its backlog; CPU/delivery: the standalone drain of',
-		'BENCH_BACKLOG deliveries committed while no relay ran. db: PostgreSQL\'s processes (SQLite runs inside the relay).',
+		"BENCH_BACKLOG deliveries committed while no relay ran. db: PostgreSQL's processes (SQLite runs inside the relay).",
 	];
 }
 
@@ -171,7 +171,9 @@ export function growthTargets(rows: readonly GrowthFigures[]): string[] {
 		lines.push(
 			`PostgreSQL at ${int(g.size)} events, load + backlog: relay ≤ 150 µs and PostgreSQL ≤ 120 µs per postback: ` +
 				`relay ${int(g.postbackRelayUs)} µs, PostgreSQL ${int(g.postbackDbUs)} µs: ` +
-				verdict(g.complete && Math.round(g.postbackRelayUs) <= 150 && Math.round(g.postbackDbUs) <= 120),
+				verdict(
+					g.complete && Math.round(g.postbackRelayUs) <= 150 && Math.round(g.postbackDbUs) <= 120,
+				),
 		);
 	}
 	return lines;

@@ -83,7 +83,13 @@ import {
 	startTarget,
 } from './servers.ts';
 import type { Server } from './servers.ts';
-import { GROWTH_SIZES, growthTable, growthTargets, prefillPostgres, prefillSqlite } from './growth.ts';
+import {
+	GROWTH_SIZES,
+	growthTable,
+	growthTargets,
+	prefillPostgres,
+	prefillSqlite,
+} from './growth.ts';
 import type { GrowthFigures } from './growth.ts';
 import { runLabel, selectRuns, table, targets } from './table.ts';
 import type { AllFigures, Figures, LoadRunName } from './table.ts';
@@ -381,7 +387,8 @@ async function growthRun(kind: 'sqlite' | 'pg', size: number): Promise<void> {
 			async () => ({
 				database,
 				drop: async () => {},
-				store: kind === 'sqlite' ? await SqliteStore.open(database) : await PostgresStore.open(database),
+				store:
+					kind === 'sqlite' ? await SqliteStore.open(database) : await PostgresStore.open(database),
 			}),
 			label,
 		);

@@ -80,7 +80,9 @@ describe.skipIf(PG_MISSING)('PostgreSQL: the claim and the results read O(batch)
 
 	/** Every plan node that reads deliveries does it by index, and reads O(batch) rows. */
 	const expectBatchSized = (plan: PlanNode[], index: string) => {
-		const reads = plan.filter((n) => n['Relation Name'] === 'deliveries' && n['Node Type'] !== 'ModifyTable');
+		const reads = plan.filter(
+			(n) => n['Relation Name'] === 'deliveries' && n['Node Type'] !== 'ModifyTable',
+		);
 		expect(reads.length).toBeGreaterThan(0);
 		for (const n of reads) {
 			expect(n['Node Type'], JSON.stringify(n)).toBe('Index Scan');
@@ -167,7 +169,9 @@ describe.skipIf(PG_MISSING)('PostgreSQL: the claim and the results read O(batch)
 		);
 		const plan = await explain(RECORD_RESULTS, resultParams(results));
 		expectBatchSized(plan, 'deliveries_pkey');
-		const modified = plan.find((n) => n['Node Type'] === 'ModifyTable' && n['Relation Name'] === 'deliveries');
+		const modified = plan.find(
+			(n) => n['Node Type'] === 'ModifyTable' && n['Relation Name'] === 'deliveries',
+		);
 		expect(modified?.['Actual Rows'] ?? 0).toBeLessThanOrEqual(BATCH);
 	});
 });
@@ -196,16 +200,21 @@ describe('SQLite: the claim and the results read O(batch) rows', () => {
 					(r) => r.detail,
 				);
 			const claim = plan(SQLITE_CLAIM);
-			expect(claim.some((d) => /SEARCH deliveries USING INDEX deliveries_due/.test(d)), claim.join('\n')).toBe(true);
-			expect(claim.filter((d) => /^SCAN deliveries\b/.test(d) || /TEMP B-TREE/.test(d))).toEqual([]);
+			expect(
+				claim.some((d) => /SEARCH deliveries USING INDEX deliveries_due/.test(d)),
+				claim.join('\n'),
+			).toBe(true);
+			expect(claim.filter((d) => /^SCAN deliveries\b/.test(d) || /TEMP B-TREE/.test(d))).toEqual(
+				[],
+			);
 			for (const mark of [MARK_DELIVERED, MARK_RETRY, MARK_DEAD]) {
 				const p = plan(mark);
 				expect(p, p.join('\n')).toEqual(['SEARCH deliveries USING INTEGER PRIMARY KEY (rowid=?)']);
 			}
 			// And the claim run: the batch, oldest due first.
-			const claimed = db
-				.prepare(SQLITE_CLAIM)
-				.all(NOW, 'owner', NOW, NOW, BATCH) as Array<{ event_id: string }>;
+			const claimed = db.prepare(SQLITE_CLAIM).all(NOW, 'owner', NOW, NOW, BATCH) as Array<{
+				event_id: string;
+			}>;
 			expect(claimed.map((r) => r.event_id).sort()).toEqual(
 				Array.from({ length: BATCH }, (_, i) => `e${17_001 + i}`).sort(),
 			);
