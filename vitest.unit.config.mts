@@ -14,6 +14,7 @@ export const SERVICE_SUITES = [
 	'test/relay/crash.test.ts',
 	'test/relay/operations.test.ts',
 	'test/relay/postgres.test.ts',
+	'test/relay/store-plans.test.ts',
 	'test/relay/store.test.ts',
 	'test/relay/stores-parity.test.ts',
 ];
