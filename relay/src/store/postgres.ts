@@ -97,17 +97,16 @@ function fillPairKeysOn(client: PoolClient): Promise<number> {
  *   recovers by itself when the server is back.
  */
 /**
- * The bookkeeping connections' settings. synchronous_commit=off: see the class. No bitmap scan and
- * no sort where an index gives the order: the claim must walk the due index in order and stop
- * after its batch, whatever the statistics say. Left to them, the planner sorts every due
- * delivery on every claim (a bitmap scan of deliveries_due, then a sort) whenever its statistics
- * were taken with few deliveries due, which is every store (a new one, or one whose last analyze
- * saw the delivered rows only) when a backlog forms: 538 against 111 µs of PostgreSQL CPU per
- * delivery after a load on an empty store (relay/README.md, performance). The other statements of
- * this pool find their rows by primary key or by an index that gives their order.
+ * The bookkeeping connections' settings. synchronous_commit=off: see the class. No bitmap scans:
+ * the claim must walk the due index in order and stop after its batch, whatever the statistics
+ * say. Left to them, the planner reads every due delivery on every claim (a bitmap scan of
+ * deliveries_due, which also visits every dead entry since the last vacuum, then a sort) whenever
+ * its statistics were taken while few deliveries were due: a new store, or one whose last analyze
+ * saw delivered rows only, when a backlog forms (relay/README.md, performance: a store that
+ * fills). The other statements of this pool find their rows by primary key.
  */
 export const BOOKKEEPING_OPTIONS =
-	'-c synchronous_commit=off -c enable_bitmapscan=off -c enable_sort=off';
+	'-c synchronous_commit=off -c enable_bitmapscan=off';
 
 export class PostgresStore extends PostgresReads implements Store {
 	#durable: Pool;
