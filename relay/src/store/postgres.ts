@@ -105,8 +105,7 @@ function fillPairKeysOn(client: PoolClient): Promise<number> {
  * saw delivered rows only, when a backlog forms (relay/README.md, performance: a store that
  * fills). The other statements of this pool find their rows by primary key.
  */
-export const BOOKKEEPING_OPTIONS =
-	'-c synchronous_commit=off -c enable_bitmapscan=off';
+export const BOOKKEEPING_OPTIONS = '-c synchronous_commit=off -c enable_bitmapscan=off';
 
 export class PostgresStore extends PostgresReads implements Store {
 	#durable: Pool;
