@@ -20,6 +20,12 @@
 // rate-bare      the same fixed rate against the bare route: what this machine gives any server
 //                at that rate (on a VM a request at 1,000/s costs several times its CPU at
 //                saturation, and its latency tail is the machine's).
+// growth         the cost curve of a filling store (issue 28): for each size of BENCH_GROWTH_SIZES
+//                (default 0, 100,000 and 1,000,000 delivered events, pre-filled in one SQL statement
+//                per table, see growth.ts), SQLite then PostgreSQL: the one-instance load with
+//                delivery on (postbacks/s, the backlog's drain/s, CPU per postback over load +
+//                backlog), then a standalone drain of BENCH_BACKLOG deliveries (drain/s, CPU per
+//                delivery). Alone: BENCH_ONLY=growth (about 8 minutes).
 //
 // The load is autocannon (BENCH_CONNECTIONS connections, BENCH_DURATION s) posting a new signed
 // postback per request (a new TrsId: every request is a durable commit), to the bare route too,
@@ -77,6 +83,14 @@ import {
 	startTarget,
 } from './servers.ts';
 import type { Server } from './servers.ts';
+import {
+	GROWTH_SIZES,
+	growthTable,
+	growthTargets,
+	prefillPostgres,
+	prefillSqlite,
+} from './growth.ts';
+import type { GrowthFigures } from './growth.ts';
 import { runLabel, selectRuns, table, targets } from './table.ts';
 import type { AllFigures, Figures, LoadRunName } from './table.ts';
 
@@ -130,6 +144,7 @@ async function measure(
 	servers: Server[],
 	delivering: boolean,
 	rate?: number,
+	keep = true,
 ): Promise<Measured> {
 	const pids = servers.map((s) => s.proc.pid);
 	const base = await target.received();
@@ -164,14 +179,15 @@ async function measure(
 			cpu: cpuPerRequest(before, sampleCpu(pids), result.requests.total),
 		};
 	}
-	return (measured[run] = m);
+	if (keep) measured[run] = m;
+	return m;
 }
 
-function report(m: Measured, servers: string, extra: string[] = []): void {
+function report(m: Measured, servers: string, extra: string[] = [], label?: string): void {
 	const { result: r, delivery: d } = m;
 	const ms = (x: number) => `${fmt(x, x < 10 && !Number.isInteger(x) ? 1 : 0)} ms`;
 	console.log(
-		`${runLabel(m.run, RATE).padEnd(40)} ${fmt(r.requests.average).padStart(6)} req/s   p50 ${ms(r.latency.p50)}   ` +
+		`${(label ?? runLabel(m.run, RATE)).padEnd(40)} ${fmt(r.requests.average).padStart(6)} req/s   p50 ${ms(r.latency.p50)}   ` +
 			`p99 ${ms(r.latency.p99)}   max ${ms(r.latency.max)}   (${fmt(r.requests.total)} requests, ` +
 			`non-2xx ${r.non2xx}, errors ${r.errors})`,
 	);
@@ -259,11 +275,18 @@ async function postgresRun(run: 'pg1' | 'pg2' | 'pg2-paused' | 'rate-pg'): Promi
  * Backlog: BACKLOG deliveries committed while no relay runs, then `instances` relays on that store
  * drain them into the fast target. Prints and returns the figure.
  */
+interface Drained {
+	text: string;
+	perSec: number;
+	cpu: CpuUse;
+}
+
 async function drain(
-	name: 'sqlite' | 'pg1' | 'pg2',
+	name: 'sqlite' | 'pg1' | 'pg2' | `growth-${string}`,
 	instances: number,
 	open: () => Promise<{ store: Store; database: string; drop: () => Promise<void> }>,
-): Promise<string> {
+	label?: string,
+): Promise<Drained> {
 	const { store, database, drop } = await open();
 	try {
 		const fill = Date.now();
@@ -302,19 +325,96 @@ async function drain(
 		await Promise.all(drainers.map((d) => stopServer(d.proc)));
 		rmSync(runDir, { recursive: true, force: true });
 		const secs = (drained - listening) / 1000;
-		const label = {
+		const labels: Record<string, string> = {
 			sqlite: 'SQLite',
 			pg1: 'PostgreSQL, 1 instance',
 			pg2: 'PostgreSQL, 2 instances',
 		};
 		const text =
-			`${label[name]}: ${fmt(BACKLOG)} deliveries in ${fmt(secs, 2)} s after listening (${fmt(BACKLOG / secs)} deliveries/s; ` +
+			`${label ?? labels[name]}: ${fmt(BACKLOG)} deliveries in ${fmt(secs, 2)} s after listening (${fmt(BACKLOG / secs)} deliveries/s; ` +
 			`${fmt((drained - started) / 1000, 2)} s including start-up; RELAY_CONCURRENCY ${process.env.RELAY_CONCURRENCY ?? '16 (default)'} per instance); ` +
 			`relay${instances > 1 ? 's' : ''} ${fmt(cpu.serversUs)} µs, PostgreSQL ${fmt(cpu.postgresUs)} µs CPU per delivery`;
 		console.log(`drain ${text}`);
-		return text;
+		return { text, perSec: BACKLOG / secs, cpu };
 	} finally {
 		await drop();
+	}
+}
+
+const growth: GrowthFigures[] = [];
+
+/**
+ * One size of the growth run on one store: a store pre-filled with `size` delivered events, the
+ * one-instance load with delivery on, then on the same store (its load delivered) the drain of
+ * BACKLOG deliveries committed while no relay runs.
+ */
+async function growthRun(kind: 'sqlite' | 'pg', size: number): Promise<void> {
+	const store = kind === 'sqlite' ? 'SQLite' : 'PostgreSQL';
+	const label = `growth, ${store}, ${fmt(size)} events`;
+	const name = `growth-${kind}-${size}` as const;
+	const t = Date.now();
+	let database: string;
+	let drop = async () => {};
+	if (kind === 'sqlite') {
+		database = join(dir, name, 'relay.sqlite');
+		await (await SqliteStore.open(database)).close();
+		prefillSqlite(database, size, target.webhook);
+	} else {
+		const db = await createDatabase();
+		({ url: database, drop } = db);
+		await (await PostgresStore.open(database)).close();
+		await prefillPostgres(database, size, target.webhook);
+	}
+	const prefillSeconds = (Date.now() - t) / 1000;
+	try {
+		const runDir = join(dir, `${name}-run`);
+		mkdirSync(runDir);
+		const relay = await spawnRelay(
+			name,
+			relayEnv(runDir, target.webhook, { RELAY_DATABASE: database }),
+			{ logFile: join(runDir, 'relay.log') },
+		);
+		let m: Measured;
+		try {
+			m = await measure(kind === 'sqlite' ? 'sqlite' : 'pg1', [relay], true, undefined, false);
+		} finally {
+			await stopServer(relay.proc);
+		}
+		report(m, 'relay', [`pre-filled in ${fmt(prefillSeconds, 1)} s`], label);
+		const drained = await drain(
+			name,
+			1,
+			async () => ({
+				database,
+				drop: async () => {},
+				store:
+					kind === 'sqlite' ? await SqliteStore.open(database) : await PostgresStore.open(database),
+			}),
+			label,
+		);
+		const d = m.delivery;
+		growth.push({
+			store,
+			size,
+			prefillSeconds,
+			postbacksPerSec: m.result.requests.average,
+			backlogPerSec: d && d.seconds > 0 ? (d.received - d.duringLoad) / d.seconds : 0,
+			drainPerSec: drained.perSec,
+			postbackRelayUs: d?.cpu.serversUs ?? m.during.serversUs,
+			postbackDbUs: d?.cpu.postgresUs ?? m.during.postgresUs,
+			deliveryRelayUs: drained.cpu.serversUs,
+			deliveryDbUs: drained.cpu.postgresUs,
+			complete: d?.complete ?? false,
+		});
+	} finally {
+		await drop();
+	}
+}
+
+async function growthRuns(pgReachable: boolean): Promise<void> {
+	for (const size of GROWTH_SIZES) {
+		await growthRun('sqlite', size);
+		if (pgReachable) await growthRun('pg', size);
 	}
 }
 
@@ -350,12 +450,11 @@ async function main(): Promise<void> {
 		if (selected.has('sqlite')) await sqliteRun('sqlite');
 		if (selected.has('sqlite-paused')) await sqliteRun('sqlite-paused');
 		if (selected.has('drain')) {
-			drains.push(
-				await drain('sqlite', 1, async () => {
-					const file = join(dir, 'drain', 'relay.sqlite');
-					return { store: await SqliteStore.open(file), database: file, drop: async () => {} };
-				}),
-			);
+			const d = await drain('sqlite', 1, async () => {
+				const file = join(dir, 'drain', 'relay.sqlite');
+				return { store: await SqliteStore.open(file), database: file, drop: async () => {} };
+			});
+			drains.push(d.text);
 		}
 		if (pg.reachable) {
 			for (const run of ['pg1', 'pg2', 'pg2-paused'] as const)
@@ -365,15 +464,15 @@ async function main(): Promise<void> {
 					['pg1', 1],
 					['pg2', 2],
 				] as const) {
-					drains.push(
-						await drain(name, instances, async () => {
-							const d = await createDatabase();
-							return { store: await PostgresStore.open(d.url), database: d.url, drop: d.drop };
-						}),
-					);
+					const d = await drain(name, instances, async () => {
+						const db = await createDatabase();
+						return { store: await PostgresStore.open(db.url), database: db.url, drop: db.drop };
+					});
+					drains.push(d.text);
 				}
 			}
 		}
+		if (selected.has('growth')) await growthRuns(pg.reachable);
 		if (selected.has('rate-bare')) await bareRun('rate-bare');
 		if (selected.has('rate-sqlite')) await sqliteRun('rate-sqlite');
 		if (pg.reachable && selected.has('rate-pg')) await postgresRun('rate-pg');
@@ -387,6 +486,15 @@ async function main(): Promise<void> {
 	const all: AllFigures & { bare: Figures } = { bare: figures(bare, bare) };
 	for (const m of Object.values(measured)) all[m.run] = figures(m, bare);
 	if (drains.length) console.log(`\ndrains:\n${drains.map((d) => `  ${d}`).join('\n')}`);
+	if (growth.length) {
+		console.log(`\ngrowth (issue 28):\n${growthTable(growth).join('\n')}`);
+		console.log(
+			`\ntargets (issue 28, growth):\n${growthTargets(growth)
+				.map((t) => `  ${t}`)
+				.join('\n')}`,
+		);
+	}
+	if (Object.keys(measured).length === 1 && growth.length) return; // the growth run alone
 	console.log(`\n${table(all, RATE).join('\n')}`);
 	console.log(
 		`\ntargets (issue 20):\n${targets(all, RATE)
