@@ -9,10 +9,20 @@ import {
 	type PostbackFields,
 } from '../shared';
 import { recordOf } from '../PayPalych/helpers/normalize';
-import { apiRequest, errorKeyOf } from '../PayPalych/transport';
+import { apiRequest, errorKeyOf, httpCodeOf } from '../PayPalych/transport';
 
-/** How long one look-up may take: the trigger answers the service (or the relay) after it. */
-export const CONFIRM_TIMEOUT_MS = 8000;
+/**
+ * How long the whole confirmation may take, retry included. The trigger answers the service (or
+ * the relay, whose delivery timeout is 10 s by default) only after it: well under both, a slow
+ * service gets a clear "retry later" (503) rather than a sender that gives up waiting.
+ */
+export const CONFIRM_BUDGET_MS = 4000;
+
+/** How long one look-up may take; a look-up that fails in time may be tried once more. */
+export const CONFIRM_TIMEOUT_MS = 1500;
+
+/** A retry needs at least this much of the budget left to be worth sending. */
+const MIN_RETRY_MS = 250;
 
 export type ConfirmResult =
 	| { ok: true; record: IDataObject; orderConfirmed?: boolean }
@@ -42,12 +52,35 @@ function unreachable(what: string, error: unknown): ConfirmResult {
 	};
 }
 
+/**
+ * Failures worth one more try: nothing answered (a timeout, a dropped connection) or the service
+ * failed (5xx, 429). The service's own answers (a record it does not know, a refused token) are
+ * final for this call.
+ */
+function transient(error: unknown): boolean {
+	const code = httpCodeOf(error);
+	return code === undefined || code === 429 || code >= 500;
+}
+
+/**
+ * One look-up within the confirmation's budget: the per-call timeout, cut to what the budget has
+ * left, and at most one retry of a transient failure.
+ */
 async function get(
 	context: IWebhookFunctions,
 	endpoint: Endpoint,
 	qs: Record<string, string>,
+	deadline: number,
 ): Promise<IDataObject> {
-	return await apiRequest.call(context, endpoint, { qs, timeoutMs: CONFIRM_TIMEOUT_MS });
+	for (let attempt = 1; ; attempt++) {
+		const left = deadline - Date.now();
+		const timeoutMs = Math.max(1, Math.min(CONFIRM_TIMEOUT_MS, left));
+		try {
+			return await apiRequest.call(context, endpoint, { qs, timeoutMs });
+		} catch (error) {
+			if (attempt >= 2 || !transient(error) || deadline - Date.now() < MIN_RETRY_MS) throw error;
+		}
+	}
 }
 
 /** The order ID of the bill a payment belongs to: null when it has none, undefined when not told. */
@@ -61,7 +94,9 @@ function orderIdOf(record: IDataObject): string | null | undefined {
 /**
  * Looks the postback's TrsId up with the service and compares (see `confirmPayment` and
  * `confirmPayout` in the contract). A payment's order ID comes from the payment when the service
- * gives it there, otherwise from its bill (`bill/status`).
+ * gives it there, otherwise from its bill (`bill/status`), which is asked only when the order ID
+ * is required: under Bill ID Only the payment's answer suffices. Every look-up shares one budget
+ * (CONFIRM_BUDGET_MS).
  */
 export async function confirmWithService(
 	context: IWebhookFunctions,
@@ -71,12 +106,14 @@ export async function confirmWithService(
 ): Promise<ConfirmResult> {
 	const trsId = (fields.TrsId ?? '').trim();
 	if (trsId === '') return { ok: false, retry: false, reason: 'TrsId is empty' };
+	const deadline = Date.now() + CONFIRM_BUDGET_MS;
 	let record: IDataObject;
 	try {
 		record = await get(
 			context,
 			event === 'payment' ? ENDPOINTS.paymentStatus : ENDPOINTS.payoutStatus,
 			{ id: trsId },
+			deadline,
 		);
 	} catch (error) {
 		return unreachable(`${event === 'payment' ? 'Payment' : 'Payout'} ${trsId}`, error);
@@ -90,9 +127,9 @@ export async function confirmWithService(
 		typeof record.bill_id === 'string' || typeof record.bill_id === 'number'
 			? String(record.bill_id)
 			: '';
-	if (orderId === undefined && billId !== '') {
+	if (orderId === undefined && billId !== '' && requireOrderId) {
 		try {
-			orderId = orderIdOf(await get(context, ENDPOINTS.billStatus, { id: billId }));
+			orderId = orderIdOf(await get(context, ENDPOINTS.billStatus, { id: billId }, deadline));
 		} catch (error) {
 			return unreachable(`Bill ${billId}`, error);
 		}
