@@ -71,16 +71,19 @@ async function get(
 	endpoint: Endpoint,
 	qs: Record<string, string>,
 	deadline: number,
-): Promise<IDataObject> {
-	for (let attempt = 1; ; attempt++) {
+): Promise<{ record: IDataObject } | { error: unknown }> {
+	let failure: unknown;
+	for (let attempt = 1; attempt <= 2; attempt++) {
 		const left = deadline - Date.now();
+		if (attempt === 2 && (!transient(failure) || left < MIN_RETRY_MS)) break;
 		const timeoutMs = Math.max(1, Math.min(CONFIRM_TIMEOUT_MS, left));
 		try {
-			return await apiRequest.call(context, endpoint, { qs, timeoutMs });
+			return { record: await apiRequest.call(context, endpoint, { qs, timeoutMs }) };
 		} catch (error) {
-			if (attempt >= 2 || !transient(error) || deadline - Date.now() < MIN_RETRY_MS) throw error;
+			failure = error;
 		}
 	}
+	return { error: failure };
 }
 
 /** The order ID of the bill a payment belongs to: null when it has none, undefined when not told. */
@@ -107,17 +110,16 @@ export async function confirmWithService(
 	const trsId = (fields.TrsId ?? '').trim();
 	if (trsId === '') return { ok: false, retry: false, reason: 'TrsId is empty' };
 	const deadline = Date.now() + CONFIRM_BUDGET_MS;
-	let record: IDataObject;
-	try {
-		record = await get(
-			context,
-			event === 'payment' ? ENDPOINTS.paymentStatus : ENDPOINTS.payoutStatus,
-			{ id: trsId },
-			deadline,
-		);
-	} catch (error) {
-		return unreachable(`${event === 'payment' ? 'Payment' : 'Payout'} ${trsId}`, error);
+	const found = await get(
+		context,
+		event === 'payment' ? ENDPOINTS.paymentStatus : ENDPOINTS.payoutStatus,
+		{ id: trsId },
+		deadline,
+	);
+	if ('error' in found) {
+		return unreachable(`${event === 'payment' ? 'Payment' : 'Payout'} ${trsId}`, found.error);
 	}
+	const record = found.record;
 	if (event === 'payout') {
 		const verdict = confirmPayout(fields, record);
 		return verdict.ok ? { ok: true, record: recordOf(record) } : verdict;
@@ -128,11 +130,9 @@ export async function confirmWithService(
 			? String(record.bill_id)
 			: '';
 	if (orderId === undefined && billId !== '' && requireOrderId) {
-		try {
-			orderId = orderIdOf(await get(context, ENDPOINTS.billStatus, { id: billId }, deadline));
-		} catch (error) {
-			return unreachable(`Bill ${billId}`, error);
-		}
+		const bill = await get(context, ENDPOINTS.billStatus, { id: billId }, deadline);
+		if ('error' in bill) return unreachable(`Bill ${billId}`, bill.error);
+		orderId = orderIdOf(bill.record);
 	}
 	const verdict = confirmPayment(fields, record, orderId, requireOrderId);
 	return verdict.ok
