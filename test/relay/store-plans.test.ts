@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BOOKKEEPING_OPTIONS, PostgresStore } from '../../relay/src/store/postgres.ts';
 import { PG_MIGRATIONS, migrate } from '../../relay/src/store/pg-schema.ts';
 import { CLAIM, RECORD_RESULTS, resultParams } from '../../relay/src/store/pg-statements.ts';
-import { deliveredResult } from '../../relay/src/store/results.ts';
+import type { DeliveryResult } from '../../relay/src/store/types.ts';
 import { MARK_DEAD, MARK_DELIVERED, MARK_RETRY } from '../../relay/src/store/sql.ts';
 import { SQLITE_CLAIM } from '../../relay/src/store/sqlite-queries.ts';
 import { openSqlite } from '../../relay/src/store/sqlite-schema.ts';
@@ -164,8 +164,14 @@ describe.skipIf(PG_MISSING)('PostgreSQL: the claim and the results read O(batch)
 			`SELECT id FROM deliveries WHERE status = 'pending' ORDER BY id LIMIT ${BATCH}`,
 		);
 		expect(rows).toHaveLength(BATCH);
-		const results = rows.map((r) =>
-			deliveredResult(Number(r.id), NOW, 200, { attempt: 1, startedAt: NOW, durationMs: 5 }),
+		const results = rows.map(
+			(r): DeliveryResult => ({
+				outcome: 'delivered',
+				id: Number(r.id),
+				now: NOW,
+				httpStatus: 200,
+				timing: { attempt: 1, startedAt: NOW, durationMs: 5 },
+			}),
 		);
 		const plan = await explain(RECORD_RESULTS, resultParams(results));
 		expectBatchSized(plan, 'deliveries_pkey');
