@@ -60,20 +60,16 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { NewEvent, Store } from '../src/store/types.ts';
-import { cpuPerRequest, describeCpu, sampleCpu, watchPostgresServer } from './cpu.ts';
-import type { CpuUse } from './cpu.ts';
+import { cpuPerRequest, sampleCpu, watchPostgresServer } from './cpu.ts';
 import {
 	PG_URL,
 	ROOT,
 	createDatabase,
 	fixedLoad,
 	relayEnv,
-	signedBody,
 	spawnServer,
 	stopServer,
 } from './common.ts';
-import type { LoadResult } from './common.ts';
 import {
 	CPU_PROF,
 	DATABASE_PREFIX,
@@ -91,6 +87,10 @@ import {
 	prefillSqlite,
 } from './growth.ts';
 import type { GrowthFigures } from './growth.ts';
+import { drainBacklog } from './drain.ts';
+import type { DrainName } from './drain.ts';
+import { figures, printRun } from './measured.ts';
+import type { Measured } from './measured.ts';
 import { runLabel, selectRuns, table, targets } from './table.ts';
 import type { AllFigures, Figures, LoadRunName } from './table.ts';
 
@@ -119,24 +119,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let dir = '';
 let target: Awaited<ReturnType<typeof startTarget>>;
 
-/** A load run: autocannon's result, the CPU per request during the load, and its deliveries. */
-interface Measured {
-	run: LoadRunName;
-	result: LoadResult;
-	during: CpuUse;
-	delivery?: {
-		/** Deliveries the target received during the load. */
-		duringLoad: number;
-		/** Deliveries the run made (its accepted postbacks), and how many the target received in all. */
-		expected: number;
-		received: number;
-		/** Seconds from the end of the load until the backlog was delivered (or the wait gave up). */
-		seconds: number;
-		complete: boolean;
-		/** CPU per request over the load and the delivery of its backlog. */
-		cpu: CpuUse;
-	};
-}
 const measured: Partial<Record<LoadRunName, Measured>> = {};
 
 async function measure(
@@ -183,44 +165,8 @@ async function measure(
 	return m;
 }
 
-function report(m: Measured, servers: string, extra: string[] = [], label?: string): void {
-	const { result: r, delivery: d } = m;
-	const ms = (x: number) => `${fmt(x, x < 10 && !Number.isInteger(x) ? 1 : 0)} ms`;
-	console.log(
-		`${(label ?? runLabel(m.run, RATE)).padEnd(40)} ${fmt(r.requests.average).padStart(6)} req/s   p50 ${ms(r.latency.p50)}   ` +
-			`p99 ${ms(r.latency.p99)}   max ${ms(r.latency.max)}   (${fmt(r.requests.total)} requests, ` +
-			`non-2xx ${r.non2xx}, errors ${r.errors})`,
-	);
-	console.log(`  CPU during the load: ${describeCpu(m.during, servers)}`);
-	if (d) {
-		console.log(
-			`  deliveries received by the target during the load: ${fmt(d.duringLoad)} of the ${fmt(d.expected)} ` +
-				'postbacks answered 2xx (those still in flight when the load stopped can add a few)',
-		);
-		const backlog = d.complete
-			? `${fmt(d.received - d.duringLoad)} more deliveries in ${fmt(d.seconds, 1)} s after the load`
-			: `gave up after ${DELIVERY_WAIT_S} s: ${fmt(d.expected - d.received)} deliveries still not received, the figures are too low`;
-		console.log(
-			`  CPU over the load + delivery of its backlog (${backlog}): ${describeCpu(d.cpu, servers)}`,
-		);
-	}
-	for (const line of extra) console.log(`  ${line}`);
-}
-
-function figures(m: Measured, bare: Measured): Figures {
-	const cpu = m.delivery?.cpu ?? m.during;
-	const fixedRate = m.run.startsWith('rate-');
-	return {
-		reqPerSec: m.result.requests.average,
-		ratio: fixedRate ? undefined : m.result.requests.average / bare.result.requests.average,
-		p99: m.result.latency.p99,
-		relayUs: cpu.serversUs,
-		postgresUs: cpu.postgresUs,
-		duringRelayUs: m.during.serversUs,
-		duringPostgresUs: m.during.postgresUs,
-		backlogDelivered: m.delivery?.complete ?? true,
-	};
-}
+const report = (m: Measured, servers: string, extra: string[] = [], label?: string) =>
+	printRun(m, servers, { extra, label, rate: RATE, waitS: DELIVERY_WAIT_S });
 
 async function bareRun(run: 'bare' | 'rate-bare' = 'bare'): Promise<void> {
 	const bare = await spawnServer(join(ROOT, 'relay/bench/bare-server.ts'), {});
@@ -275,71 +221,13 @@ async function postgresRun(run: 'pg1' | 'pg2' | 'pg2-paused' | 'rate-pg'): Promi
  * Backlog: BACKLOG deliveries committed while no relay runs, then `instances` relays on that store
  * drain them into the fast target. Prints and returns the figure.
  */
-interface Drained {
-	text: string;
-	perSec: number;
-	cpu: CpuUse;
-}
-
-async function drain(
-	name: 'sqlite' | 'pg1' | 'pg2' | `growth-${string}`,
+/** A drain of BACKLOG deliveries into this run's target (drain.ts). */
+const drain = (
+	name: DrainName,
 	instances: number,
-	open: () => Promise<{ store: Store; database: string; drop: () => Promise<void> }>,
+	open: Parameters<typeof drainBacklog>[0]['open'],
 	label?: string,
-): Promise<Drained> {
-	const { store, database, drop } = await open();
-	try {
-		const fill = Date.now();
-		for (let i = 0; i < BACKLOG; i += 500) {
-			await Promise.all(
-				Array.from({ length: Math.min(500, BACKLOG - i) }, (_, j) => {
-					const body = signedBody(`D-${fill}-${i + j}`);
-					const event: NewEvent = {
-						kind: 'payment',
-						dedupeKey: `payment:D-${fill}-${i + j}:SUCCESS`,
-						contentType: 'application/x-www-form-urlencoded',
-						body,
-						fields: Object.fromEntries(new URLSearchParams(body)),
-						receivedAt: fill,
-						targets: [target.webhook],
-					};
-					return store.insertEvent(event);
-				}),
-			);
-		}
-		await store.close();
-		const runDir = mkdtempSync(join(tmpdir(), 'relay-bench-drain-'));
-		const base = await target.received();
-		const started = Date.now();
-		const drainers = await Promise.all(
-			Array.from({ length: instances }, () =>
-				spawnRelay(`drain-${name}`, relayEnv(runDir, target.webhook, { RELAY_DATABASE: database })),
-			),
-		);
-		const pids = drainers.map((d) => d.proc.pid);
-		const listening = Date.now();
-		const cpu0 = sampleCpu(pids);
-		while ((await target.received()) - base < BACKLOG) await sleep(20);
-		const drained = Date.now();
-		const cpu = cpuPerRequest(cpu0, sampleCpu(pids), BACKLOG);
-		await Promise.all(drainers.map((d) => stopServer(d.proc)));
-		rmSync(runDir, { recursive: true, force: true });
-		const secs = (drained - listening) / 1000;
-		const labels: Record<string, string> = {
-			sqlite: 'SQLite',
-			pg1: 'PostgreSQL, 1 instance',
-			pg2: 'PostgreSQL, 2 instances',
-		};
-		const text =
-			`${label ?? labels[name]}: ${fmt(BACKLOG)} deliveries in ${fmt(secs, 2)} s after listening (${fmt(BACKLOG / secs)} deliveries/s; ` +
-			`${fmt((drained - started) / 1000, 2)} s including start-up; RELAY_CONCURRENCY ${process.env.RELAY_CONCURRENCY ?? '16 (default)'} per instance); ` +
-			`relay${instances > 1 ? 's' : ''} ${fmt(cpu.serversUs)} µs, PostgreSQL ${fmt(cpu.postgresUs)} µs CPU per delivery`;
-		console.log(`drain ${text}`);
-		return { text, perSec: BACKLOG / secs, cpu };
-	} finally {
-		await drop();
-	}
-}
+) => drainBacklog({ name, instances, open, label, backlog: BACKLOG, target });
 
 const growth: GrowthFigures[] = [];
 
