@@ -7,11 +7,10 @@ import {
 	UNKNOWN_POSTBACK_RETRY_MS,
 	canonicalStatus,
 	describeRejection,
-	enrichPostback,
 	eventKeyOf,
 	isPaidStatus,
 	postbackKey,
-	separateUnverified,
+	verifiedItem,
 	verifyPostback,
 	type PostbackEvent,
 	type PostbackFields,
@@ -276,12 +275,11 @@ export async function receive(call: Call, req: N8nRequest): Promise<Answer> {
 	if (!signed.ok) return signed.answer;
 
 	const item = {
-		...enrichPostback(call.event, fields),
+		...verifiedItem(call.event, fields),
 		receivedAt: new Date().toISOString(),
 	} as IDataObject;
 	const { event } = call;
 	if (event === 'success' || event === 'fail') return redirectAnswer(call, event, fields, item);
-	separateUnverified(event, fields, item);
 
 	const selected = statusFilter(call, event, fields);
 	if (!selected.ok) return selected.answer;

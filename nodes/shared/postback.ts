@@ -339,26 +339,33 @@ export const CONFIRMABLE_FIELDS: Readonly<Record<'payment' | 'payout', readonly 
 };
 
 /**
- * Moves every field of a payment or payout postback that neither the signature nor the service's
- * record covers (`custom`, `Commission`, `BalanceAmount`, the payer's details, ...) from the top
- * of the item into `item.unverified`, as received, and drops their numeric twins. Anyone holding a
- * signature from a redirect can send a postback with a genuine TrsId and Status and their own
- * `custom`; such values must never look like the service's. The service's own figures are in the
- * confirmed record (`payment` / `payout`).
+ * The fields each event's item keeps at its top level: what the signature or the service's record
+ * covers. A redirect's signature covers OutSum and InvId only, and nothing is confirmed for it.
  */
-export function separateUnverified(
-	event: 'payment' | 'payout',
+export const TOP_LEVEL_FIELDS: Readonly<Record<PostbackEvent, readonly string[]>> = {
+	...CONFIRMABLE_FIELDS,
+	success: ['OutSum', 'InvId', 'SignatureValue'],
+	fail: ['OutSum', 'InvId', 'SignatureValue'],
+};
+
+/**
+ * The item of a verified call, one rule for all four events: at the top only the fields of
+ * TOP_LEVEL_FIELDS (and their numeric twins) beside the trigger's own names (`event`, `verified`,
+ * `status`, `eventKey`, `paid`, and what the trigger adds later: `confirmed`, `payment`...);
+ * every other field, as received, under `unverified`. A sender who adds `paid`, `confirmed`,
+ * `status` or `payment` to a body (a redirect's signature is public; a postback's other fields
+ * are not signed) finds them under `unverified`, never where the trigger's verdicts are.
+ */
+export function verifiedItem(
+	event: PostbackEvent,
 	fields: PostbackFields,
-	item: Record<string, unknown>,
 ): Record<string, unknown> {
-	const keep = CONFIRMABLE_FIELDS[event];
+	const keep = TOP_LEVEL_FIELDS[event];
+	const top: PostbackFields = {};
 	const unverified: Record<string, string> = {};
 	for (const [name, value] of Object.entries(fields)) {
-		if (keep.includes(name)) continue;
-		unverified[name] = value;
-		delete item[name];
-		delete item[`${name}Number`];
+		if (keep.includes(name)) top[name] = value;
+		else Object.defineProperty(unverified, name, { value, enumerable: true, writable: true });
 	}
-	item.unverified = unverified;
-	return item;
+	return { ...enrichPostback(event, top), unverified };
 }

@@ -55,6 +55,9 @@ const ADDRESS = /^(\d{1,3}(\.\d{1,3}){3}|[0-9a-f:]*:[0-9a-f:.]*)(\/\d{1,3})?$/i;
  * names loopback, linklocal, uniquelocal). `true` would believe the left-most X-Forwarded-For
  * entry, which the client writes, so it is refused.
  */
+/** More proxies than this in front of one relay is a mistake (RELAY_TRUST_PROXY=99999 acts like true). */
+export const MAX_PROXY_HOPS = 10;
+
 const trustProxy = z
 	.string()
 	.trim()
@@ -65,6 +68,13 @@ const trustProxy = z
 				code: 'custom',
 				message:
 					'true is refused: it lets every client choose its address with X-Forwarded-For. Set the number of proxy hops in front of the relay (for example 1) or a comma-separated list of proxy addresses or CIDR ranges (for example 10.0.0.5,192.168.0.0/16)',
+			});
+			return;
+		}
+		if (v !== undefined && /^\d+$/.test(v) && Number(v) > MAX_PROXY_HOPS) {
+			ctx.addIssue({
+				code: 'custom',
+				message: `a hop count above ${MAX_PROXY_HOPS} is refused: more hops than there are proxies lets every client choose its address with X-Forwarded-For, as true would. Set the real number of proxies in front of the relay (for example 1) or their addresses`,
 			});
 			return;
 		}
@@ -266,14 +276,24 @@ export const fields = z.object({
 		),
 	PAYPALYCH_API_BASE_URL: optionalUrl
 		.transform((v) => (v ?? 'https://pal24.pro').replace(/\/+$/, ''))
-		.describe("the service's API address"),
+		.describe(
+			"the service's API address (https://; http:// only with RELAY_ALLOW_PLAIN_HTTP_API=1)",
+		),
+	RELAY_ALLOW_PLAIN_HTTP_API: flag(false).describe(
+		'1: accept an http:// PAYPALYCH_API_BASE_URL (the API token then travels in clear: a local sandbox or tests only)',
+	),
 	RELAY_TRUST_PROXY: trustProxy.describe(
 		'proxies in front of the relay: a hop count (1) or proxy addresses/CIDRs; true is refused',
 	),
 	RELAY_AUTH_LIMIT: int(1, 10).describe(
 		'wrong admin tokens (admin API and console login together) per client per window before 429',
 	),
-	RELAY_AUTH_LIMIT_WINDOW_MS: int(1_000, 15 * 60_000).describe('window of RELAY_AUTH_LIMIT, in ms'),
+	RELAY_AUTH_GLOBAL_LIMIT: int(1, 1000).describe(
+		'wrong admin tokens from all clients together per RELAY_AUTH_LIMIT_WINDOW_MS before every token check gets 429 (a client that gave the right token in the last 24 h excepted)',
+	),
+	RELAY_AUTH_LIMIT_WINDOW_MS: int(1_000, 15 * 60_000).describe(
+		'window of RELAY_AUTH_LIMIT and RELAY_AUTH_GLOBAL_LIMIT, in ms',
+	),
 	RELAY_REQUEST_TIMEOUT_MS: int(100, 30_000).describe(
 		'longest time a client may take to send a whole request (headers and body), in ms',
 	),

@@ -61,8 +61,12 @@ export interface RelayConfig {
 	 * count, or a list of proxy addresses and CIDR ranges.
 	 */
 	trustProxy: false | number | string[];
-	/** Wrong admin tokens (admin API bearer or console login) per client per window, then 429. */
-	authLimit: { max: number; windowMs: number };
+	/**
+	 * Wrong admin tokens (admin API bearer or console login) per client (an IPv6 /64 is one) per
+	 * window, then 429; and from all clients together (globalMax), then 429 for every client that
+	 * has not given the right token in the last 24 hours.
+	 */
+	authLimit: { max: number; windowMs: number; globalMax: number };
 	/** HTTP server timeouts, in milliseconds. */
 	timeouts: { request: number; headers: number; keepAlive: number; connection: number };
 	logLevel: string;
@@ -120,6 +124,16 @@ function crossFieldIssues(c: Partial<Fields>): Array<[string, string]> {
 	const delays = both(c.RELAY_MAX_DELAY_MS, c.RELAY_BASE_DELAY_MS);
 	if (delays && delays[0] < delays[1])
 		issues.push(['RELAY_MAX_DELAY_MS', 'must not be below RELAY_BASE_DELAY_MS']);
+	if (
+		c.PAYPALYCH_API_BASE_URL !== undefined &&
+		!/^https:\/\//i.test(c.PAYPALYCH_API_BASE_URL) &&
+		c.RELAY_ALLOW_PLAIN_HTTP_API === false
+	) {
+		issues.push([
+			'PAYPALYCH_API_BASE_URL',
+			'must be an https:// URL: the API token is sent with every call (set RELAY_ALLOW_PLAIN_HTTP_API=1 for a local sandbox or tests)',
+		]);
+	}
 	return issues;
 }
 
@@ -277,7 +291,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 		payoutCheck: c.RELAY_PAYOUT_CHECK,
 		apiBaseUrl: c.PAYPALYCH_API_BASE_URL,
 		trustProxy: c.RELAY_TRUST_PROXY,
-		authLimit: { max: c.RELAY_AUTH_LIMIT, windowMs: c.RELAY_AUTH_LIMIT_WINDOW_MS },
+		authLimit: {
+			max: c.RELAY_AUTH_LIMIT,
+			windowMs: c.RELAY_AUTH_LIMIT_WINDOW_MS,
+			globalMax: c.RELAY_AUTH_GLOBAL_LIMIT,
+		},
 		timeouts: {
 			request: c.RELAY_REQUEST_TIMEOUT_MS,
 			headers: c.RELAY_HEADERS_TIMEOUT_MS,

@@ -78,7 +78,7 @@ export class ResultBatcher {
 			await this.#record(batch.map((q) => q.result));
 		} catch (error) {
 			if (batch.length === 1) {
-				batch[0].reject(asError(error));
+				await this.#plain(batch[0], error);
 				return;
 			}
 			// One bad result (or a lost connection) failed the batch: each result on its own, in order.
@@ -87,13 +87,40 @@ export class ResultBatcher {
 					await this.#record([q.result]);
 					q.resolve();
 				} catch (alone) {
-					q.reject(asError(alone));
+					await this.#plain(q, alone);
 				}
 			}
 			return;
 		}
 		for (const q of batch) q.resolve();
 	}
+
+	/**
+	 * A result the store refused, written once more without what came from outside (the target's
+	 * answer, an error naming it): the attempt and its outcome are kept, so the retry budget and
+	 * the dead letter still apply. Were it never written, the lease would run out and the delivery
+	 * be sent again without end. A store that is down refuses this one too (the lease decides).
+	 */
+	async #plain(q: Queued, cause: unknown): Promise<void> {
+		try {
+			await this.#record([plainResult(q.result, cause)]);
+			q.resolve();
+		} catch {
+			q.reject(asError(cause));
+		}
+	}
+}
+
+/** The result without the target's answer, its error replaced by why it could not be stored. */
+export function plainResult(r: DeliveryResult, cause: unknown): DeliveryResult {
+	const timing = { ...r.timing, response: null };
+	const why = cause instanceof Error ? cause.name : 'error';
+	if (r.outcome === 'delivered') return { ...r, timing };
+	return {
+		...r,
+		timing,
+		error: `${r.error.replace(/[^\x20-\x7e]/g, '?').slice(0, 200)} (the answer could not be stored: ${why})`,
+	};
 }
 
 const asError = (error: unknown): Error =>

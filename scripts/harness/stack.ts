@@ -216,6 +216,8 @@ export async function startRelay(options: {
 		PORT: String(options.port),
 		PAYPALYCH_API_TOKEN: options.token,
 		PAYPALYCH_API_BASE_URL: options.apiBaseUrl,
+		// The sandbox listens on plain http; the relay refuses it unless told.
+		...(options.apiBaseUrl.startsWith('http:') ? { RELAY_ALLOW_PLAIN_HTTP_API: '1' } : {}),
 		RELAY_PAYMENT_TARGETS: options.targets.payment.join(','),
 		RELAY_PAYOUT_TARGETS: options.targets.payout.join(','),
 		RELAY_SUCCESS_TARGETS: options.targets.success.join(','),

@@ -3,7 +3,8 @@
  * an outside attacker would, on both stores (a real SQLite file and a real PostgreSQL database of
  * the test's own). Real HTTP against the sandbox (the service's stand-in) and the real trigger.
  */
-import { connect } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../sandbox/src/index.ts';
@@ -485,6 +486,210 @@ for (const storeKind of ['sqlite', 'postgresql'] as const) {
 			expect(item).not.toHaveProperty('CommissionNumber');
 			expect(item.unverified).toMatchObject({ custom: 'crm=attacker', Commission: '999.00' });
 			expect(item.payment).toMatchObject({ id: genuine.TrsId });
+		});
+
+		// Issue 26, third round. Each case says what it showed before the fix.
+
+		it('9. whatever a target answers (NUL bytes, invalid UTF-8), the attempt is recorded the same on both stores and nothing is sent again', async () => {
+			// Before: on PostgreSQL the result with a NUL was never recorded (text cannot hold one):
+			// the delivery stayed `delivering` and was sent again every lease; a 422 never went dead.
+			const hits = new Map<string, number>();
+			const answer = Buffer.concat([
+				Buffer.from('ok\u0000 '),
+				Buffer.from([0xff, 0xfe, 0xc3]),
+				Buffer.from(' ünd\u0000'),
+			]);
+			const server: Server = createServer((req, res) => {
+				req.resume();
+				req.on('end', () => {
+					const path = req.url ?? '';
+					hits.set(path, (hits.get(path) ?? 0) + 1);
+					const status = path === '/refuse' ? 422 : 200;
+					res.writeHead(status, {
+						'content-type': 'text/plain',
+						...(status === 200 ? { 'x-paypalych-receipt': 'accepted' } : {}),
+					});
+					res.end(answer);
+				});
+			});
+			await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+			cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
+			const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+			const r = await relay(
+				{ RELAY_LEASE_MS: '1500', RELAY_DELIVERY_TIMEOUT_MS: '1000' },
+				{ targets: [`${base}/ok`, `${base}/refuse`] },
+			);
+			expect((await post(r, '/postback/payment', paymentFields('nul-answer'))).statusCode).toBe(
+				200,
+			);
+			const list = async (status: string) =>
+				(
+					JSON.parse((await admin(r, `/admin/deliveries?status=${status}&limit=10`)).body) as {
+						data: Array<{ id: number; target: string; lastResponse: string | null }>;
+					}
+				).data;
+			await until('one delivered and one dead', async () =>
+				(await list('delivered')).length === 1 && (await list('dead')).length === 1
+					? true
+					: undefined,
+			);
+			// Two leases later, still one request each: no redelivery.
+			await new Promise((res) => setTimeout(res, 3_200));
+			expect(Object.fromEntries(hits)).toEqual({ '/ok': 1, '/refuse': 1 });
+			const expected = 'ok\\u0000 \uFFFD\uFFFD\uFFFD ünd\\u0000';
+			const [dead] = await list('dead');
+			expect(dead.lastResponse).toBe(expected);
+			for (const d of [...(await list('delivered')), dead]) {
+				const attempts = JSON.parse(
+					(await admin(r, `/admin/deliveries/${d.id}/attempts`)).body,
+				) as { data: Array<{ response: string | null; outcome: string }> };
+				expect(attempts.data).toHaveLength(1);
+				expect(attempts.data[0].response).toBe(expected);
+			}
+		});
+
+		it('10. the admin-token limiter never fails open: an IPv6 /64 is one client, a global ceiling, a full table evicts the oldest', async () => {
+			const r = await relay({ RELAY_AUTH_LIMIT: '10', RELAY_AUTH_GLOBAL_LIMIT: '200' });
+			const wrong = (remoteAddress: string, token = 'wrong-token') =>
+				r.app.inject({
+					url: '/admin/events',
+					headers: { authorization: `Bearer ${token}` },
+					remoteAddress,
+				});
+			// Before: every address of a /64 had 10 fresh tries (100 of 100 got 401 here).
+			const v6: number[] = [];
+			for (let i = 0; i < 100; i++)
+				v6.push((await wrong(`2001:db8:7:7::${(i + 1).toString(16)}`)).statusCode);
+			expect(v6.filter((c) => c === 401)).toHaveLength(10);
+			expect(v6.slice(10).every((c) => c === 429)).toBe(true);
+			// The operator signs in from elsewhere before the attack goes on.
+			expect((await admin(r, '/admin/events')).statusCode).toBe(200);
+			// Before: 190 addresses with one guess each were all answered 401 (no global ceiling).
+			const spread: number[] = [];
+			for (let i = 0; i < 190; i++)
+				spread.push((await wrong(`198.18.${i >> 8}.${i & 255}`)).statusCode);
+			expect(spread.filter((c) => c === 401)).toHaveLength(190);
+			for (let i = 0; i < 20; i++) await wrong(`198.19.0.${i}`);
+			// 200 wrong tokens in the window: every token check from a new client is 429, the right one too.
+			const late = await wrong('203.0.113.50', ADMIN_TOKEN);
+			expect(late.statusCode).toBe(429);
+			expect(Number(late.headers['retry-after'])).toBeGreaterThan(0);
+			expect((await wrong('203.0.113.51')).statusCode).toBe(429);
+			// The client that gave the right token keeps its access.
+			expect((await admin(r, '/admin/events')).statusCode).toBe(200);
+
+			// Before: once 10,000 clients were tracked, a new one was never counted (always 401).
+			const full = await relay({ RELAY_AUTH_LIMIT: '10', RELAY_AUTH_GLOBAL_LIMIT: '1000000' });
+			for (let i = 0; i < 10_050; i++)
+				await full.app.inject({
+					url: '/admin/events',
+					headers: { authorization: 'Bearer wrong' },
+					remoteAddress: `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`,
+				});
+			const fresh: number[] = [];
+			for (let i = 0; i < 12; i++)
+				fresh.push(
+					(
+						await full.app.inject({
+							url: '/admin/events',
+							headers: { authorization: 'Bearer wrong' },
+							remoteAddress: '192.0.2.200',
+						})
+					).statusCode,
+				);
+			expect(fresh.slice(0, 10).every((c) => c === 401)).toBe(true);
+			expect(fresh.slice(10)).toEqual([429, 429]);
+		});
+
+		it("11. a redirect's forged paid, confirmed, status and eventKey never reach the top of the trigger's item through the relay", async () => {
+			// Before: the item had paid "true", confirmed "true", status "SUCCESS", eventKey... at its top.
+			const trigger: WebhookHarness = await startWebhookHarness({
+				nodeType: new PayPalychTrigger(),
+				typeName: 'n8n-nodes-paypalych.payPalychTrigger',
+				parameters: { event: 'success' },
+				credentialType: 'payPalychApi',
+				credentials: { apiToken: TOKEN, baseUrl: sb.url },
+			});
+			cleanups.push(() => trigger.close());
+			const db = await database();
+			const r = await start(
+				baseEnv(
+					'/unused',
+					{ success: [trigger.url] },
+					{ RELAY_DATABASE: db, PAYPALYCH_API_BASE_URL: sb.url, LOG_LEVEL: 'silent' },
+				),
+			);
+			cleanups.push(() => r.close());
+			const forged = {
+				paid: 'true',
+				confirmed: 'true',
+				payment: '{"status":"SUCCESS"}',
+				status: 'SUCCESS',
+				orderConfirmed: 'true',
+				eventKey: 'payment-genuine-SUCCESS',
+			};
+			const res = await post(r, '/redirect/success', {
+				...redirectFields('order-forged'),
+				...forged,
+			});
+			expect(res.statusCode).toBeLessThan(400);
+			const item = await until('the execution', async () => trigger.executions[0]?.[0][0].json);
+			for (const name of Object.keys(forged)) expect(item, name).not.toHaveProperty(name);
+			expect(item.unverified).toMatchObject(forged);
+			expect(item).toMatchObject({ event: 'success', paymentProof: false, InvId: 'order-forged' });
+		});
+
+		it("12. the service's API: a huge answer ends the catch-up at the size limit; plain http and a hop count above 10 are refused at start", async () => {
+			// Before: a 300 MB answer took the relay from 120 MB to 1.35 GB; http:// and 99999 were accepted.
+			const hostile: Server = createServer((_req, res) => {
+				res.writeHead(200, { 'content-type': 'application/json' });
+				const chunk = Buffer.alloc(64 * 1024, 0x20);
+				let sent = 0;
+				const pump = () => {
+					while (sent < 300e6 && res.write(chunk)) sent += chunk.length;
+					if (sent < 300e6) res.once('drain', pump);
+					else res.end();
+				};
+				res.write('{"data":[');
+				pump();
+			});
+			await new Promise<void>((r) => hostile.listen(0, '127.0.0.1', r));
+			cleanups.push(
+				() =>
+					new Promise<void>((r) => {
+						hostile.closeAllConnections();
+						hostile.close(() => r());
+					}),
+			);
+			const r = await relay({
+				PAYPALYCH_API_BASE_URL: `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`,
+				RELAY_CATCHUP_INTERVAL_S: '3600',
+			});
+			const before = process.memoryUsage().rss;
+			const started = Date.now();
+			const run = await admin(r, '/admin/catchup', 'POST');
+			expect(Date.now() - started).toBeLessThan(15_000);
+			expect(JSON.parse(run.body)).toMatchObject({ outcome: 'failed' });
+			expect(JSON.parse(run.body).error).toMatch(/more than \d+ bytes/);
+			expect(process.memoryUsage().rss - before).toBeLessThan(200e6);
+			const env = (extra: Record<string, string>) =>
+				baseEnv('/unused', { payment: ['https://n8n.example/w'] }, extra);
+			for (const [extra, variable] of [
+				[
+					{ PAYPALYCH_API_BASE_URL: 'http://pal24.pro', RELAY_ALLOW_PLAIN_HTTP_API: '' },
+					'PAYPALYCH_API_BASE_URL',
+				],
+				[{ RELAY_TRUST_PROXY: '99999' }, 'RELAY_TRUST_PROXY'],
+			] as const) {
+				let error: unknown;
+				try {
+					loadConfig(env(extra));
+				} catch (e) {
+					error = e;
+				}
+				expect(error).toBeInstanceOf(ConfigError);
+				expect((error as ConfigError).variables).toEqual([variable]);
+			}
 		});
 	});
 }

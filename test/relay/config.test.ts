@@ -50,7 +50,7 @@ describe('relay configuration', () => {
 		expect(c.pairLimit).toEqual({ max: 10, windowMs: 24 * 3_600_000 });
 		expect(c.payoutCheck).toBe('service');
 		expect(c.apiBaseUrl).toBe('https://pal24.pro');
-		expect(c.authLimit).toEqual({ max: 10, windowMs: 15 * 60_000 });
+		expect(c.authLimit).toEqual({ max: 10, windowMs: 15 * 60_000, globalMax: 1000 });
 		expect(c.timeouts).toEqual({
 			request: 30_000,
 			headers: 10_000,
@@ -78,6 +78,39 @@ describe('relay configuration', () => {
 		]);
 	});
 
+	it('refuses a hop count above 10 naming RELAY_TRUST_PROXY (99999 would act like true)', () => {
+		expect(loadConfig({ ...minimal, RELAY_TRUST_PROXY: '10' }).trustProxy).toBe(10);
+		for (const value of ['11', '99999']) {
+			const error = errorOf({ ...minimal, RELAY_TRUST_PROXY: value });
+			expect(error.variables).toEqual(['RELAY_TRUST_PROXY']);
+			expect(error.message).toMatch(/RELAY_TRUST_PROXY: a hop count above 10 is refused/);
+		}
+	});
+
+	it('refuses a plain-http PAYPALYCH_API_BASE_URL unless RELAY_ALLOW_PLAIN_HTTP_API=1', () => {
+		const error = errorOf({ ...minimal, PAYPALYCH_API_BASE_URL: 'http://pal24.pro' });
+		expect(error.variables).toEqual(['PAYPALYCH_API_BASE_URL']);
+		expect(error.message).toMatch(/https:\/\/.*RELAY_ALLOW_PLAIN_HTTP_API=1/);
+		expect(error.message).not.toContain('pal24.pro');
+		expect(
+			errorOf({
+				...minimal,
+				PAYPALYCH_API_BASE_URL: 'http://pal24.pro',
+				RELAY_ALLOW_PLAIN_HTTP_API: '0',
+			}).variables,
+		).toEqual(['PAYPALYCH_API_BASE_URL']);
+		expect(
+			loadConfig({
+				...minimal,
+				PAYPALYCH_API_BASE_URL: 'http://pal24.pro',
+				RELAY_ALLOW_PLAIN_HTTP_API: '1',
+			}).apiBaseUrl,
+		).toBe('http://pal24.pro');
+		expect(
+			loadConfig({ ...minimal, PAYPALYCH_API_BASE_URL: 'HTTPS://pal24.pro/' }).apiBaseUrl,
+		).toBe('HTTPS://pal24.pro');
+	});
+
 	it('refuses a headers timeout above the request timeout and a payout check it does not know', () => {
 		expect(
 			errorOf({ ...minimal, RELAY_REQUEST_TIMEOUT_MS: '1000', RELAY_HEADERS_TIMEOUT_MS: '2000' })
@@ -88,7 +121,11 @@ describe('relay configuration', () => {
 		]);
 		expect(loadConfig({ ...minimal, RELAY_PAYOUT_CHECK: 'off' }).payoutCheck).toBe('off');
 		expect(
-			loadConfig({ ...minimal, PAYPALYCH_API_BASE_URL: 'http://127.0.0.1:9/' }).apiBaseUrl,
+			loadConfig({
+				...minimal,
+				PAYPALYCH_API_BASE_URL: 'http://127.0.0.1:9/',
+				RELAY_ALLOW_PLAIN_HTTP_API: '1',
+			}).apiBaseUrl,
 		).toBe('http://127.0.0.1:9');
 	});
 
@@ -272,6 +309,7 @@ describe('relay configuration', () => {
 			RELAY_CATCHUP_DAYS: '30',
 			RELAY_CATCHUP_MAX_CALLS: '50',
 			PAYPALYCH_API_BASE_URL: 'http://127.0.0.1:9/',
+			RELAY_ALLOW_PLAIN_HTTP_API: '1',
 			RELAY_ALERT_TARGETS: 'http://n8n.local/webhook/alerts, https://chat.example/bot',
 			RELAY_ALERT_BACKLOG_S: '600',
 		});

@@ -30,6 +30,37 @@ function controlled() {
 }
 
 describe('ResultBatcher', () => {
+	it('writes a result the store refuses once more without the answer, so its outcome is kept', async () => {
+		const written: DeliveryResult[] = [];
+		// A store that refuses any result carrying an answer (as PostgreSQL refused a NUL).
+		const batcher = new ResultBatcher(async (results) => {
+			if (results.some((r) => r.timing.response)) throw new Error('invalid byte sequence');
+			written.push(...results);
+		});
+		const dead: DeliveryResult = {
+			outcome: 'dead',
+			id: 7,
+			owner: 'o',
+			now: 2,
+			httpStatus: 422,
+			error: 'HTTP 422',
+			timing: { attempt: 1, startedAt: 0, durationMs: 1, response: 'refused\u0000' },
+		};
+		await batcher.record(dead);
+		expect(written).toEqual([
+			{
+				...dead,
+				error: 'HTTP 422 (the answer could not be stored: Error)',
+				timing: { ...dead.timing, response: null },
+			},
+		]);
+		// A store that refuses everything (down): the result fails, as before.
+		const down = new ResultBatcher(async () => {
+			throw new Error('connection refused');
+		});
+		await expect(down.record(dead)).rejects.toThrow('connection refused');
+	});
+
 	it('writes a lone result after RESULT_WAIT_MS, with the results that came meanwhile', async () => {
 		const { calls, record } = controlled();
 		const batcher = new ResultBatcher(record);
@@ -89,10 +120,11 @@ describe('ResultBatcher', () => {
 		});
 		const outcomes = await Promise.allSettled([1, 2, 3].map((id) => batcher.record(result(id))));
 		expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-		expect(calls).toEqual([[1, 2, 3], [1], [2], [3]]);
-		// A result alone in its batch has failed alone already: not written again.
+		// The refused one is tried once more without the target's answer (refused again here).
+		expect(calls).toEqual([[1, 2, 3], [1], [2], [2], [3]]);
+		// A result alone in its batch has failed alone already: only its plain form is tried.
 		await expect(batcher.record(result(2))).rejects.toThrow('bad row');
-		expect(calls).toHaveLength(5);
+		expect(calls).toHaveLength(7);
 	});
 });
 

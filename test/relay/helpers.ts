@@ -101,6 +101,8 @@ export function baseEnv(
 		RELAY_FAIL_TARGETS: (targets.fail ?? []).join(','),
 		RELAY_DATABASE: join(dir, 'relay.sqlite'),
 		RELAY_ADMIN_TOKEN: ADMIN_TOKEN,
+		// The sandbox (the service's stand-in) listens on plain http.
+		RELAY_ALLOW_PLAIN_HTTP_API: '1',
 		// These tests sign payout postbacks themselves, with no service to look the TrsId up;
 		// attacks.test.ts runs the payout check (the default) against the sandbox.
 		RELAY_PAYOUT_CHECK: 'off',

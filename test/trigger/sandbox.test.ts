@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../sandbox/src/index.ts';
 import { PROFILES } from '../helpers/sandbox.ts';
 import { PayPalychTrigger } from '../../dist/nodes/PayPalychTrigger/PayPalychTrigger.node.js';
-import { CONFIRMABLE_FIELDS } from '../../dist/nodes/shared/index.js';
+import { CONFIRMABLE_FIELDS, TOP_LEVEL_FIELDS } from '../../dist/nodes/shared/index.js';
 import { startWebhookHarness, type WebhookHarness } from '../helpers/webhook-harness.ts';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
@@ -161,11 +161,20 @@ describe.each(PROFILES)('sandbox profile %s', (profile) => {
 			const browser = await postForm(paid.redirect.url, paid.redirect.fields);
 			expect(browser).toMatchObject({ status: 303, location: 'https://shop.example.com/thanks' });
 			expect(triggers.success.executions).toHaveLength(1);
-			expect(triggers.success.executions[0][0][0].json).toMatchObject({
-				...paid.redirect.fields,
+			const redirected = triggers.success.executions[0][0][0].json;
+			// The redirect's signed fields at the top, the rest (custom, CurrencyIn) under unverified.
+			for (const [name, value] of Object.entries(paid.redirect.fields as Record<string, string>))
+				expect(
+					TOP_LEVEL_FIELDS.success.includes(name)
+						? redirected[name]
+						: (redirected.unverified as Record<string, string>)[name],
+				).toBe(value);
+			expect(redirected).toMatchObject({
 				event: 'success',
 				verified: true,
+				unverified: { custom: 'crm=42&x=y' },
 			});
+			expect(redirected).not.toHaveProperty('custom');
 		});
 
 		it('a replayed sandbox postback (a retry) answers OK and starts nothing', async () => {

@@ -568,6 +568,62 @@ describe('payout postback', () => {
 	});
 });
 
+describe("the item of every event: unsigned fields never sit under the trigger's names", () => {
+	// What a sender adds to a body: the trigger's own names and the names a workflow reads as verdicts.
+	const forged = {
+		paid: 'true',
+		confirmed: 'true',
+		payment: 'forged',
+		payout: 'forged',
+		status: 'SUCCESS',
+		orderConfirmed: 'true',
+		eventKey: 'payment-forged-SUCCESS',
+		event: 'payment',
+		verified: 'yes',
+		unverified: 'none',
+		paymentProof: 'true',
+		customerSentTo: 'https://evil.example',
+		receivedAt: '2000-01-01',
+		OutSumNumber: '999999',
+	};
+	for (const event of ['payment', 'payout', 'success', 'fail'] as const) {
+		it(`${event}: forged verdict fields go under unverified, the trigger's values stay`, async () => {
+			const h = await harness({ event, paymentStatuses: [], payoutStatuses: [] });
+			const body =
+				event === 'payment'
+					? payment({ ...forged, Status: 'UNDERPAID' })
+					: event === 'payout'
+						? payout({ ...forged, Status: 'FAIL' })
+						: redirect(forged);
+			const r = await post(h.url, form(body));
+			expect(r.status).toBeLessThan(400);
+			expect(h.executions).toHaveLength(1);
+			const item = h.executions[0][0][0].json as Record<string, unknown>;
+			expect(item.unverified).toMatchObject(forged);
+			expect(item.event).toBe(event);
+			expect(item.verified).toBe(true);
+			expect(typeof item.receivedAt).toBe('string');
+			expect(item.receivedAt).not.toBe(forged.receivedAt);
+			for (const name of ['confirmed', 'payment', 'payout', 'orderConfirmed'])
+				expect(item[name], name).not.toBe((forged as Record<string, string>)[name]);
+			if (event === 'payment') {
+				expect(item).toMatchObject({ paid: false, status: 'UNDERPAID', confirmed: false });
+				expect(item.eventKey).toBe('payment-PAY-7f3a-UNDERPAID');
+			} else if (event === 'payout') {
+				expect(item).toMatchObject({ status: 'FAIL', confirmed: false });
+				expect(item).not.toHaveProperty('paid');
+				expect(item.eventKey).toBe('payout-PO-1-FAIL');
+			} else {
+				// A redirect proves nothing: no paid, status or eventKey at all, whatever was sent.
+				for (const name of ['paid', 'status', 'eventKey', 'confirmed', 'payment'])
+					expect(item, name).not.toHaveProperty(name);
+				expect(item).toMatchObject({ paymentProof: false, customerSentTo: 'plain page' });
+				expect(item.OutSumNumber).toBe(18.5);
+			}
+		});
+	}
+});
+
 describe('success and fail redirects', () => {
 	it('sends the customer on with 303 to the page set, and starts the workflow', async () => {
 		const h = await harness({
@@ -580,8 +636,10 @@ describe('success and fail redirects', () => {
 		expect(r.headers.get('location')).toBe('https://shop.example.com/thanks?from=pal');
 		expect(h.executions).toHaveLength(1);
 		const item = h.executions[0][0][0].json;
+		const { custom, CurrencyIn, ...signed } = fields;
 		expect(item).toMatchObject({
-			...fields,
+			...signed,
+			unverified: { custom, CurrencyIn },
 			event: 'success',
 			verified: true,
 			paymentProof: false,

@@ -1,5 +1,13 @@
-import { request } from 'undici';
 import type { Dispatcher } from 'undici';
+import {
+	API_CALL_DEADLINE_MS,
+	API_MAX_ANSWER_BYTES,
+	AnswerTooLarge,
+	boundedRequest,
+} from '../bounded-request.ts';
+
+/** Longest one catch-up run may read the service, in ms: its calls, their retries and waits. */
+export const RUN_DEADLINE_MS = 5 * 60_000;
 
 /** The call budget of one run is spent: the run stops and the next one goes on. */
 export class BudgetSpent extends Error {
@@ -8,6 +16,15 @@ export class BudgetSpent extends Error {
 		super(`the run's budget of ${calls} API calls is spent`);
 		this.name = 'BudgetSpent';
 		this.calls = calls;
+	}
+}
+
+/** The run's overall deadline has passed: the run stops and the next one goes on. */
+export class RunDeadlinePassed extends BudgetSpent {
+	constructor(calls: number, ms: number) {
+		super(calls);
+		this.message = `the run's deadline of ${ms} ms has passed after ${calls} API calls`;
+		this.name = 'RunDeadlinePassed';
 	}
 }
 
@@ -31,7 +48,15 @@ export interface ServiceApiOptions {
 	token: string;
 	/** Most HTTP requests this client makes (retries count). */
 	maxCalls: number;
+	/** Idle limit of one call (nothing received this long); callDeadlineMs bounds the whole call. */
 	timeoutMs?: number;
+	/** Overall deadline of one call, headers and whole answer (API_CALL_DEADLINE_MS). */
+	callDeadlineMs?: number;
+	/** Largest answer read (API_MAX_ANSWER_BYTES); a larger one is an error, never retried. */
+	maxAnswerBytes?: number;
+	/** Overall deadline of everything this client does (a run), from its creation (RUN_DEADLINE_MS). */
+	runDeadlineMs?: number;
+	now?: () => number;
 	/** Retries of one call after 429, 5xx or a network error. */
 	retries?: number;
 	/** First back-off; doubled each retry; Retry-After is honoured up to maxBackoffMs. */
@@ -68,12 +93,24 @@ export class ServiceApi {
 	constructor(options: ServiceApiOptions) {
 		this.#o = {
 			timeoutMs: 15_000,
+			callDeadlineMs: API_CALL_DEADLINE_MS,
+			maxAnswerBytes: API_MAX_ANSWER_BYTES,
+			runDeadlineMs: RUN_DEADLINE_MS,
+			now: Date.now,
 			retries: 3,
 			backoffMs: 1_000,
 			maxBackoffMs: 30_000,
 			sleep: delay,
 			...options,
 		};
+		this.#endsAt = this.#o.now() + this.#o.runDeadlineMs;
+	}
+
+	readonly #endsAt: number;
+
+	/** What is left of the run's deadline, in ms (0 or less: passed). */
+	#left(): number {
+		return this.#endsAt - this.#o.now();
 	}
 
 	async get(
@@ -84,23 +121,26 @@ export class ServiceApi {
 		for (const [k, v] of Object.entries(qs)) if (v !== undefined) url.searchParams.set(k, v);
 		for (let attempt = 0; ; attempt++) {
 			if (this.calls >= this.#o.maxCalls) throw new BudgetSpent(this.#o.maxCalls);
+			if (this.#left() <= 0) throw new RunDeadlinePassed(this.calls, this.#o.runDeadlineMs);
 			this.calls += 1;
 			this.#o.onCall?.(path);
 			let status: number | null = null;
 			let wait: number | undefined;
 			let text = '';
 			try {
-				const answer = await request(url, {
-					method: 'GET',
+				const answer = await boundedRequest(url, {
 					headers: { authorization: `Bearer ${this.#o.token}`, accept: 'application/json' },
-					headersTimeout: this.#o.timeoutMs,
-					bodyTimeout: this.#o.timeoutMs,
+					idleMs: this.#o.timeoutMs,
+					deadlineMs: Math.max(1, Math.min(this.#o.callDeadlineMs, this.#left())),
+					maxBytes: this.#o.maxAnswerBytes,
 					dispatcher: this.#o.dispatcher,
 				});
-				status = answer.statusCode;
-				text = await answer.body.text();
+				status = answer.status;
+				text = answer.text;
 				wait = retryAfterMs(answer.headers['retry-after']);
 			} catch (error) {
+				if (error instanceof AnswerTooLarge)
+					throw new ApiError(path, null, `${path} answered more than ${error.limit} bytes`);
 				text = error instanceof Error ? error.message : String(error);
 			}
 			if (status !== null && status >= 200 && status < 300) {
@@ -126,6 +166,7 @@ export class ServiceApi {
 				);
 			}
 			const backoff = Math.min(this.#o.maxBackoffMs, wait ?? this.#o.backoffMs * 2 ** attempt);
+			if (backoff >= this.#left()) throw new RunDeadlinePassed(this.calls, this.#o.runDeadlineMs);
 			await this.#o.sleep(backoff);
 		}
 	}

@@ -19,7 +19,7 @@ import {
 } from './pg-statements.ts';
 import { deadResult, deliveredResult, retryResult, runsWithoutRepeats } from './results.ts';
 
-import { toClaimed } from './rows.ts';
+import { storableResult, toClaimed } from './rows.ts';
 import {
 	PRUNABLE,
 	numbered,
@@ -209,9 +209,10 @@ export class PostgresStore extends PostgresReads implements Store {
 	 * One statement on the bookkeeping pool for the whole batch; a batch in which a delivery comes
 	 * twice runs as consecutive statements (one per run without repeats) in one transaction.
 	 */
-	async recordResults(results: readonly DeliveryResult[]): Promise<void> {
-		checkCall('recordResults', [results]);
-		if (results.length === 0) return;
+	async recordResults(given: readonly DeliveryResult[]): Promise<void> {
+		checkCall('recordResults', [given]);
+		if (given.length === 0) return;
+		const results = given.map(storableResult);
 		const runs = runsWithoutRepeats(results);
 		if (runs.length === 1) {
 			await this.#rows(this.#book, RECORD_RESULTS, resultParams(results));

@@ -2,6 +2,7 @@
 import type { PostbackEvent } from '../contract.ts';
 import type {
 	DeliveryLease,
+	DeliveryResult,
 	NewEvent,
 	AttemptOutcome,
 	ClaimedDelivery,
@@ -107,9 +108,33 @@ export function toAttempt(row: Row): DeliveryAttempt {
 	};
 }
 
+/**
+ * Text from outside (a target's answer, an error naming it) as both stores keep it: a NUL, which
+ * PostgreSQL refuses in text and SQLite keeps, is written as the six characters `\u0000`; a lone
+ * surrogate (no UTF-8 for it) as U+FFFD. Invalid UTF-8 was already decoded to U+FFFD. One
+ * function for both stores: the same answer is recorded the same way on each.
+ */
+export function storableText(text: string): string {
+	// A lone surrogate (a high one not followed by a low one, or a low one alone) becomes U+FFFD.
+	const whole = text.replace(
+		/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g,
+		'\uFFFD',
+	);
+	return whole.includes('\0') ? whole.replaceAll('\0', '\\u0000') : whole;
+}
+
+/** A result as both stores write it: its error and its answer through storableText, the answer clipped. */
+export function storableResult(r: DeliveryResult): DeliveryResult {
+	const response = clipResponse(r.timing.response);
+	const timing = response === (r.timing.response ?? null) ? r.timing : { ...r.timing, response };
+	if (r.outcome === 'delivered') return timing === r.timing ? r : { ...r, timing };
+	return { ...r, error: storableText(r.error), timing };
+}
+
 /** The start of a target's answer as stored: at most MAX_RESPONSE_BYTES of UTF-8, never a split character. */
-export function clipResponse(text: string | null | undefined): string | null {
-	if (text === null || text === undefined || text === '') return null;
+export function clipResponse(raw: string | null | undefined): string | null {
+	if (raw === null || raw === undefined || raw === '') return null;
+	const text = storableText(raw);
 	const bytes = Buffer.from(text, 'utf8');
 	if (bytes.length <= MAX_RESPONSE_BYTES) return text;
 	let end = MAX_RESPONSE_BYTES;

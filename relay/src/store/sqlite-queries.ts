@@ -1,7 +1,15 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { PostbackEvent } from '../contract.ts';
 import { uuidV7 } from './ids.ts';
-import { clipResponse, leasedDelivery, toAttempt, toClaimed, toDelivery, toEvent } from './rows.ts';
+import {
+	clipResponse,
+	leasedDelivery,
+	storableResult,
+	toAttempt,
+	toClaimed,
+	toDelivery,
+	toEvent,
+} from './rows.ts';
 import {
 	ACTIVITY_QUERIES,
 	COUNTS,
@@ -168,7 +176,7 @@ export class SqliteQueries {
 
 	/** Each result as its own call would apply it, in order, inside the batch's transaction. */
 	recordResults(results: readonly DeliveryResult[]): void {
-		for (const r of results) {
+		for (const r of results.map(storableResult)) {
 			if (r.outcome === 'delivered') {
 				this.#stmt(MARK_DELIVERED).run(r.now, r.httpStatus, r.id);
 				this.#recordAttempt(r.id, r.timing, r.httpStatus, null, 'delivered');
