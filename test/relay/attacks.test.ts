@@ -835,9 +835,17 @@ for (const storeKind of ['sqlite', 'postgresql'] as const) {
 		for (const profile of ['live', 'spec'] as const) {
 			it(`15. a popular MULTI link (${profile} profile): 12 genuine payments in a row are all stored, 3 forged TrsIds on its pair refused (403), with bounded look-ups`, async () => {
 				// Before: from the 11th payment of one signed pair in the window, 429 for the genuine ones.
-				await control('PATCH', `merchants/${sb.merchantId}`, { profile });
+				// `spec`: the document's answers only (no `commission` field; `amount` leaves out the
+				// commission the payer paid, so OutSum = amount + the postback's Commission).
+				await control('PATCH', `merchants/${sb.merchantId}`, {
+					profile,
+					liveExtras: profile === 'live',
+				});
 				cleanups.push(async () => {
-					await control('PATCH', `merchants/${sb.merchantId}`, { profile: 'live' });
+					await control('PATCH', `merchants/${sb.merchantId}`, {
+						profile: 'live',
+						liveExtras: true,
+					});
 				});
 				const r = await relay({ RELAY_PAIR_LIMIT: '10' });
 				const bill = await api('bill/create', {

@@ -274,6 +274,7 @@ describe('look-ups of incoming postbacks', () => {
 			S5: record('S5', '10.50', 'PROCESS'),
 			S6: record('S6', '99.00'),
 			S7: record('S7', '10.50', 'FAIL'),
+			S8: record('S8', '10.50', 'PROCESS'),
 		});
 		const { intake, metrics, store } = await intakeOn({ config: config(api.url('')) });
 		/** A payment of its own pair (InvId link-<id>), after two others filled that pair's limit. */
@@ -294,6 +295,10 @@ describe('look-ups of incoming postbacks', () => {
 		expect(await overLimit('S4', { Commission: '0.50' })).toMatchObject({ outcome: 'stored' });
 		// Not final yet: the service retries (503). Another amount, another status, unknown: 403.
 		expect(await overLimit('S5')).toMatchObject({ outcome: 'unavailable' });
+		// A postback that claims the not-final status the service shows is not a final payment.
+		expect(await overLimit('S8', { Status: 'PROCESS' })).toMatchObject({
+			outcome: 'unavailable',
+		});
 		expect(await overLimit('S6')).toMatchObject({
 			outcome: 'refused',
 			status: 403,
@@ -309,13 +314,15 @@ describe('look-ups of incoming postbacks', () => {
 		});
 		// The fillers went in under the limit without a call; each payment over it made one.
 		expect(api.received.map((r) => r.path)).toEqual(
-			['S3', 'S4', 'S5', 'S6', 'S7', 'forged'].map((id) => `/api/v1/payment/status?id=${id}`),
+			['S3', 'S4', 'S5', 'S8', 'S6', 'S7', 'forged'].map(
+				(id) => `/api/v1/payment/status?id=${id}`,
+			),
 		);
 		expect(await count(metrics.lookUps, { kind: 'payment', outcome: 'known' })).toBe(2);
-		expect(await count(metrics.lookUps, { kind: 'payment', outcome: 'failed' })).toBe(1);
+		expect(await count(metrics.lookUps, { kind: 'payment', outcome: 'failed' })).toBe(2);
 		expect(await count(metrics.lookUps, { kind: 'payment', outcome: 'refused' })).toBe(3);
 		expect(await count(metrics.rejected, { kind: 'payment', reason: 'unknown_payment' })).toBe(3);
-		expect(await store.listEvents({ limit: 100 })).toHaveLength(12 + 2);
+		expect(await store.listEvents({ limit: 100 })).toHaveLength(14 + 2);
 	});
 
 	it('remembers a refusal (no second call), keeps at most 429 per pair and 503 + Retry-After over the global ceiling, counted', async () => {
