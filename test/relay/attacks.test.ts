@@ -743,9 +743,7 @@ for (const storeKind of ['sqlite', 'postgresql'] as const) {
 			expect(wait).toBeGreaterThan(0);
 			expect(wait).toBeLessThanOrEqual(60);
 			expect(await sandboxCalls('payout/status')).toBe(5);
-			expect(
-				await metric(r, 'paypalych_relay_lookups_throttled_total{kind="payout"}'),
-			).toBe(16);
+			expect(await metric(r, 'paypalych_relay_lookups_throttled_total{kind="payout"}')).toBe(16);
 			// A genuine payout in that minute is not refused: 503, the service sends it again later.
 			const created = await api('payout/personal/create', {
 				amount: '120.00',

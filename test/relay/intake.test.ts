@@ -314,9 +314,7 @@ describe('look-ups of incoming postbacks', () => {
 		});
 		// The fillers went in under the limit without a call; each payment over it made one.
 		expect(api.received.map((r) => r.path)).toEqual(
-			['S3', 'S4', 'S5', 'S8', 'S6', 'S7', 'forged'].map(
-				(id) => `/api/v1/payment/status?id=${id}`,
-			),
+			['S3', 'S4', 'S5', 'S8', 'S6', 'S7', 'forged'].map((id) => `/api/v1/payment/status?id=${id}`),
 		);
 		expect(await count(metrics.lookUps, { kind: 'payment', outcome: 'known' })).toBe(2);
 		expect(await count(metrics.lookUps, { kind: 'payment', outcome: 'failed' })).toBe(2);
