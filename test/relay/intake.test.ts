@@ -8,7 +8,7 @@ import type { Counter } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Intake } from '../../relay/src/intake.ts';
 import type { IntakeOptions, Source } from '../../relay/src/intake.ts';
-import { WindowCounter } from '../../relay/src/guards.ts';
+import { LookUpBudget, WindowCounter } from '../../relay/src/guards.ts';
 import { Metrics } from '../../relay/src/metrics.ts';
 import { StoreInputError } from '../../relay/src/store/input.ts';
 import type { ClaimedDelivery, DeliveryLease, Store } from '../../relay/src/store/types.ts';
@@ -352,6 +352,28 @@ describe('look-ups of incoming postbacks', () => {
 		expect(api.received).toHaveLength(3);
 		expect(await count(metrics.lookUpsThrottled, { kind: 'payout' })).toBe(1);
 		expect(await store.listEvents({ limit: 10 })).toHaveLength(2);
+	});
+});
+
+describe('LookUpBudget', () => {
+	it('forgets a refusal after the memory time, keeps at most `remembered` of them (the oldest go first), and counts per pair and for all', () => {
+		const budget = new LookUpBudget({ perPair: 2, global: 3, refusalMemoryMs: 1_000 }, 2);
+		const f = (trsId: string) => ({ TrsId: trsId });
+		budget.refused('pair', f('A'), 'unknown A', 0);
+		expect(budget.take('pair', f('A'), 999)).toEqual({ over: 'remembered', reason: 'unknown A' });
+		expect(budget.take('pair', f('A'), 1_000)).toBeUndefined();
+		budget.refused('pair', f('B'), 'unknown B', 1_000);
+		budget.refused('pair', f('C'), 'unknown C', 1_000);
+		budget.refused('pair', f('D'), 'unknown D', 1_000);
+		expect(budget.remembered).toBe(2);
+		expect(budget.take('other', f('B'), 1_001)).toBeUndefined();
+		expect(budget.take('pair', f('D'), 1_001)).toMatchObject({ over: 'remembered' });
+		// Per pair: 'pair' took one at 1000; one more, then 'pair' is over.
+		expect(budget.take('pair', f('E'), 1_002)).toBeUndefined();
+		expect(budget.take('pair', f('F'), 1_003)).toMatchObject({ over: 'pair' });
+		// All pairs: 3 calls this minute were made ('pair' twice, 'other' once): the next is over.
+		expect(budget.take('third', f('G'), 1_004)).toEqual({ over: 'global', retryAfter: 60 });
+		expect(budget.take('third', f('G'), 61_000)).toBeUndefined();
 	});
 });
 
