@@ -323,7 +323,7 @@ describe('look-ups of incoming postbacks', () => {
 		expect(await store.listEvents({ limit: 100 })).toHaveLength(14 + 2);
 	});
 
-	it('remembers a refusal (no second call), keeps at most 429 per pair and 503 + Retry-After over the global ceiling, counted', async () => {
+	it('remembers a refusal (no second call), answers 429 over the look-ups of one pair and 503 + Retry-After over the global ceiling, counted', async () => {
 		const api = await service({ K1: record('K1', '10.50') });
 		const { intake, metrics, store } = await intakeOn({ config: config(api.url(''), 3) });
 		for (const id of ['S1', 'S2']) await intake.admit('payment', sale(id), postback(sale(id)));
