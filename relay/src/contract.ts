@@ -17,6 +17,7 @@ export {
 	RECEIPT_HEADER,
 	RECEIVED_AT_HEADER,
 	ENDPOINTS,
+	confirmPayment,
 	describeRejection,
 	expectedSignature,
 	formatCents,

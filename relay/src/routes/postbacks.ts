@@ -186,11 +186,15 @@ async function postback(
 		);
 		return text(reply, 503, 'Service Unavailable');
 	}
-	if (admission.outcome === 'unavailable') return text(reply, 503, 'Service Unavailable');
+	if (admission.outcome === 'unavailable') {
+		if (admission.retryAfter !== undefined)
+			reply.header('retry-after', String(admission.retryAfter));
+		return text(reply, 503, 'Service Unavailable');
+	}
 	if (admission.outcome !== 'refused') return text(reply, 200, 'OK');
 	if (admission.retryAfter !== undefined) reply.header('retry-after', String(admission.retryAfter));
 	return admission.status === 403
-		? text(reply, 403, 'Forbidden: the service does not know this payout')
+		? text(reply, 403, `Forbidden: the service does not know this ${kind}`)
 		: text(reply, admission.status, 'Too Many Requests');
 }
 
@@ -243,7 +247,10 @@ async function redirect(
 		return html(reply, 503, PAGES.later);
 	}
 	if (admission.outcome === 'unavailable') return html(reply, 503, PAGES.later);
-	if (admission.outcome === 'refused') return html(reply, admission.status, PAGES.unverified);
+	// Over the daily ceiling of its signed pair nothing was stored, but the customer who paid
+	// still gets the page (the postback, not the redirect, carries the payment).
+	if (admission.outcome === 'refused' && admission.reason !== 'redirect_daily_limit')
+		return html(reply, admission.status, PAGES.unverified);
 	const location = kind === 'success' ? ctx.config.successUrl : ctx.config.failUrl;
 	if (location) return reply.code(303).header('location', location).send();
 	return html(reply, 200, PAGES[kind]);
