@@ -221,11 +221,11 @@ async function warmUp(stack: Stack, shop: ShopCalls): Promise<void> {
 }
 
 const ms = (v: number | undefined) =>
-	v === undefined ? '-' : Number.isFinite(v) ? v.toFixed(1) : `> ${DRAIN_SECONDS} s`;
+	v === undefined ? '-' : Number.isFinite(v) ? `${v.toFixed(1)} ms` : `> ${DRAIN_SECONDS} s`;
 
 function printTable(rows: Row[]): void {
 	console.log(
-		'\n| route | rate | postbacks | reached the shop | payment to shop call p50 / p99 (ms) | relay share p50 / p99 (ms) | n8n CPU per postback | relay CPU per postback |',
+		'\n| route | rate | postbacks | reached the shop | payment to shop call p50 / p99 | relay share p50 / p99 | n8n CPU per postback | relay CPU per postback |',
 	);
 	console.log('| --- | ---: | ---: | ---: | --- | --- | ---: | ---: |');
 	for (const r of rows) {
@@ -249,7 +249,7 @@ function printTargets(rows: Row[]): void {
 	const gap = relay.p50 - direct.p50;
 	const met = Number.isFinite(gap) && gap <= TARGET_MS && relay.reached === relay.sent;
 	console.log(
-		`through the relay, payment-to-workflow p50 within ${TARGET_MS} ms of straight-to-n8n at ${rate}/s: ${ms(relay.p50)} vs ${ms(direct.p50)} ms (${Number.isFinite(gap) ? `${gap >= 0 ? '+' : ''}${gap.toFixed(1)}` : 'n/a'} ms), ${relay.reached} of ${relay.sent} through: ${met ? 'met' : 'NOT met'}`,
+		`through the relay, payment-to-workflow p50 within ${TARGET_MS} ms of straight-to-n8n at ${rate}/s: ${ms(relay.p50)} vs ${ms(direct.p50)} (${Number.isFinite(gap) ? `${gap >= 0 ? '+' : ''}${gap.toFixed(1)} ms` : 'n/a'}), ${relay.reached} of ${relay.sent} through: ${met ? 'met' : 'NOT met'}`,
 	);
 }
 
@@ -288,7 +288,7 @@ async function main(): Promise<void> {
 				const row = await measure(stack, stateDir, shop, route, rate);
 				rows.push(row);
 				console.log(
-					`${ROUTE_LABEL[route]} ${rate}/s: ${row.reached} of ${row.sent} reached the shop, p50 ${ms(row.p50)} ms; postback attempts answered ${row.answers}`,
+					`${ROUTE_LABEL[route]} ${rate}/s: ${row.reached} of ${row.sent} reached the shop, p50 ${ms(row.p50)}; postback attempts answered ${row.answers}`,
 				);
 			}
 		}
