@@ -186,7 +186,7 @@ async function measure(
 	}
 	const reached = bills.filter((b) => shop.first.has(b.orderId)).length;
 	const answers = await postbackAnswers(stack, tag);
-	const per = Math.max(1, reached);
+	const per = Math.max(1, paidAt.size); // CPU per postback sent (retries and all)
 	return {
 		route,
 		rate,
@@ -225,7 +225,7 @@ const ms = (v: number | undefined) =>
 
 function printTable(rows: Row[]): void {
 	console.log(
-		'\n| route | rate | postbacks | reached the shop | payment to shop call p50 / p99 | relay share p50 / p99 | n8n CPU per postback | relay CPU per postback |',
+		'\n| route | rate | postbacks | reached the shop | payment to shop call p50 / p99 | relay share p50 / p99 | n8n CPU per postback sent | relay CPU per postback sent |',
 	);
 	console.log('| --- | ---: | ---: | ---: | --- | --- | ---: | ---: |');
 	for (const r of rows) {
