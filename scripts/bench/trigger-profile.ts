@@ -2,7 +2,8 @@
 // a postback (issue 28; a question left by the trigger's cut: is reading the credential up to
 // three times per confirmed postback worth caching?). The stand of bench:trigger, n8n restarted
 // under V8's sampling profiler (--cpu-prof), genuine postbacks at PROFILE_RATE/s (10) for
-// PROFILE_SECONDS (20) to the workflow with confirmation on (Bill ID Only: one API call), then
+// PROFILE_SECONDS (20) to the workflow with confirmation on (Bill ID Only: one API call; PROFILE_FLOW
+// `on` or `off` for another), then
 // n8n's main process profile read back: the CPU per execution with a credential read on the
 // stack (n8n-core's getCredentials, the CLI's CredentialsHelper, the Cipher), with the
 // authenticated request helper on the stack, and the trigger's own code, next to the total.
@@ -16,11 +17,13 @@ import { fileURLToPath } from 'node:url';
 import getPort from 'get-port';
 import { openLoop } from '../../relay/bench/common.ts';
 import { ensureN8nInstalled } from '../harness/n8n.ts';
-import { genuinePostbacks, startStand } from './trigger-stand.ts';
+import { FLOW_LABEL, genuinePostbacks, startStand, type Flow } from './trigger-stand.ts';
 
 const HERE = resolve(fileURLToPath(import.meta.url), '../../..');
 const RATE = Number(process.env.PROFILE_RATE ?? 10);
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 20);
+/** The workflow under load: `on-bill` (confirmation on, Bill ID Only), or `on`, `off`. */
+const FLOW = (process.env.PROFILE_FLOW ?? 'on-bill') as Exclude<Flow, 'webhook'>;
 
 interface ProfileNode {
 	id: number;
@@ -96,13 +99,13 @@ async function main(): Promise<void> {
 		let n = 0;
 		const next = () => bodies[n++] ?? '';
 		for (let i = 0; i < 5; i++) {
-			await fetch(`${stand.n8n.url}${stand.paths['on-bill']}`, {
+			await fetch(`${stand.n8n.url}${stand.paths[FLOW]}`, {
 				method: 'POST',
 				headers: { 'content-type': 'application/x-www-form-urlencoded' },
 				body: next(),
 			}).then((r) => r.arrayBuffer());
 		}
-		const load = await openLoop([stand.n8n.url], RATE, SECONDS, 16, next, stand.paths['on-bill']);
+		const load = await openLoop([stand.n8n.url], RATE, SECONDS, 16, next, stand.paths[FLOW]);
 		const ok = load.requests.total - load.non2xx - load.errors;
 		await stand.n8n.stop(); // the profile is written as n8n exits
 		const file = readdirSync(profDir).find((f) => f.includes(`.${mainPid}.`));
@@ -112,7 +115,7 @@ async function main(): Promise<void> {
 		);
 		const executions = ok + 5;
 		console.log(
-			`Confirmation on (Bill ID Only), ${RATE}/s for ${SECONDS} s: ${ok} answered 2xx, ${load.non2xx + load.errors} not; p50 ${load.latency.p50} ms`,
+			`${FLOW_LABEL[FLOW]}, ${RATE}/s for ${SECONDS} s: ${ok} answered 2xx, ${load.non2xx + load.errors} not; p50 ${load.latency.p50} ms`,
 		);
 		console.log(
 			`n8n main process, sampled CPU: ${totalMs.toFixed(0)} ms, ${(totalMs / executions).toFixed(1)} ms per execution`,
