@@ -97,7 +97,8 @@ export function fixedLoad(
  * Open loop: request i is due at start + i/rate, whatever the answers before it; its latency is
  * measured from that due time (a server that stalls is charged for the requests that waited behind
  * the stall, not only for the one it held). Up to `connections` keep-alive connections per URL.
- * Also used by the trigger's benchmark (scripts/bench), which posts to n8n's webhook `path`.
+ * Also used by the trigger's benchmark (scripts/bench), which posts to n8n's webhook `path`, and
+ * the end-to-end one, whose `path` is a function called as each request is sent (one bill each).
  */
 export async function openLoop(
 	urls: readonly string[],
@@ -105,7 +106,7 @@ export async function openLoop(
 	duration: number,
 	connections: number,
 	body: () => string,
-	path = '/postback/payment',
+	path: string | (() => string) = '/postback/payment',
 ): Promise<LoadResult> {
 	const pools = urls.map(
 		(u) => new Pool(u, { connections: Math.max(1, Math.ceil(connections / urls.length)) }),
@@ -121,7 +122,7 @@ export async function openLoop(
 		return pools[i % pools.length]
 			.request({
 				method: 'POST',
-				path,
+				path: typeof path === 'string' ? path : path(),
 				headers: { 'content-type': 'application/x-www-form-urlencoded' },
 				body: body(),
 			})

@@ -1,0 +1,140 @@
+// node scripts/bench/trigger-profile.ts: where n8n's CPU goes when the PayPalych Trigger confirms
+// a postback (issue 28; a question left by the trigger's cut: is reading the credential up to
+// three times per confirmed postback worth caching?). The stand of bench:trigger, n8n restarted
+// under V8's sampling profiler (--cpu-prof), genuine postbacks at PROFILE_RATE/s (10) for
+// PROFILE_SECONDS (20) to the workflow with confirmation on (Bill ID Only: one API call; PROFILE_FLOW
+// `on` or `off` for another), then
+// n8n's main process profile read back: the CPU per execution with a credential read on the
+// stack (n8n-core's getCredentials, the CLI's CredentialsHelper, the Cipher), with the
+// authenticated request helper on the stack, and the trigger's own code, next to the total.
+// Shares of one process's samples: the machine's load changes the total, much less the shares.
+// Synchronous stacks only: the database work a read awaits resumes under TypeORM's frames, not
+// the caller's, so the credential figure is a lower bound (TypeORM's own share is printed too).
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import getPort from 'get-port';
+import { openLoop } from '../../relay/bench/common.ts';
+import { ensureN8nInstalled } from '../harness/n8n.ts';
+import { FLOW_LABEL, genuinePostbacks, startStand, type Flow } from './trigger-stand.ts';
+
+const HERE = resolve(fileURLToPath(import.meta.url), '../../..');
+const RATE = Number(process.env.PROFILE_RATE ?? 10);
+const SECONDS = Number(process.env.PROFILE_SECONDS ?? 20);
+/** The workflow under load: `on-bill` (confirmation on, Bill ID Only), or `on`, `off`. */
+const FLOW = (process.env.PROFILE_FLOW ?? 'on-bill') as Exclude<Flow, 'webhook'>;
+
+interface ProfileNode {
+	id: number;
+	callFrame: { functionName: string; url: string };
+	children?: number[];
+}
+interface CpuProfile {
+	nodes: ProfileNode[];
+	samples: number[];
+	timeDeltas: number[];
+}
+
+/** What a frame is, for the shares printed; the first match on a sample's stack counts. */
+const CATEGORIES: Array<[string, (f: ProfileNode['callFrame']) => boolean]> = [
+	[
+		'a credential read (getCredentials, CredentialsHelper, Cipher)',
+		(f) =>
+			/^_?getCredentials$|^getDecrypted$|^getCredentialsProperties$/.test(f.functionName) ||
+			/credentials-helper|encryption|cipher/i.test(f.url),
+	],
+	['the authenticated request helper', (f) => /httpRequestWithAuthentication/.test(f.functionName)],
+	['the trigger (this package)', (f) => f.url.includes('/node_modules/n8n-nodes-paypalych/')],
+	['TypeORM (any caller)', (f) => f.url.includes('/typeorm/')],
+];
+
+/** Milliseconds of samples by category (a sample counts in each category on its stack). */
+function shares(profile: CpuProfile): {
+	totalMs: number;
+	byCategory: Map<string, number>;
+	/** Under a credential read: milliseconds by the sampled (leaf) function. */
+	credentialLeaves: Map<string, number>;
+} {
+	const parent = new Map<number, number>();
+	const byId = new Map<number, ProfileNode>();
+	for (const node of profile.nodes) {
+		byId.set(node.id, node);
+		for (const child of node.children ?? []) parent.set(child, node.id);
+	}
+	const byCategory = new Map<string, number>(CATEGORIES.map(([name]) => [name, 0]));
+	const credentialLeaves = new Map<string, number>();
+	let totalMs = 0;
+	profile.samples.forEach((id, i) => {
+		const ms = (profile.timeDeltas[i] ?? 0) / 1000;
+		const frame = byId.get(id)?.callFrame;
+		if (!frame || frame.functionName === '(idle)' || frame.functionName === '(program)') return;
+		totalMs += ms;
+		const seen = new Set<string>();
+		for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+			const f = byId.get(at)?.callFrame;
+			if (!f) break;
+			for (const [name, test] of CATEGORIES) if (!seen.has(name) && test(f)) seen.add(name);
+		}
+		for (const name of seen) byCategory.set(name, (byCategory.get(name) ?? 0) + ms);
+		if (seen.has(CATEGORIES[0][0])) {
+			const leaf = `${frame.functionName || '(anonymous)'} ${frame.url.split('/node_modules/').pop() ?? ''}`;
+			credentialLeaves.set(leaf, (credentialLeaves.get(leaf) ?? 0) + ms);
+		}
+	});
+	return { totalMs, byCategory, credentialLeaves };
+}
+
+async function main(): Promise<void> {
+	await ensureN8nInstalled();
+	const stand = await startStand(HERE, await getPort({ host: '127.0.0.1' }));
+	const profDir = mkdtempSync(join(tmpdir(), 'trigger-profile-'));
+	try {
+		const bodies = await genuinePostbacks(stand, Math.round(RATE * SECONDS) + 5, 'prof');
+		await stand.n8n.stop();
+		const env = (stand.n8n as unknown as { extraEnv: Record<string, string> }).extraEnv;
+		env.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${profDir}`;
+		await stand.n8n.start();
+		const mainPid = stand.n8n.pid;
+		let n = 0;
+		const next = () => bodies[n++] ?? '';
+		for (let i = 0; i < 5; i++) {
+			await fetch(`${stand.n8n.url}${stand.paths[FLOW]}`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/x-www-form-urlencoded' },
+				body: next(),
+			}).then((r) => r.arrayBuffer());
+		}
+		const load = await openLoop([stand.n8n.url], RATE, SECONDS, 16, next, stand.paths[FLOW]);
+		const ok = load.requests.total - load.non2xx - load.errors;
+		await stand.n8n.stop(); // the profile is written as n8n exits
+		const file = readdirSync(profDir).find((f) => f.includes(`.${mainPid}.`));
+		if (!file) throw new Error(`no profile of n8n's main process (${mainPid}) in ${profDir}`);
+		const { totalMs, byCategory, credentialLeaves } = shares(
+			JSON.parse(readFileSync(join(profDir, file), 'utf8')) as CpuProfile,
+		);
+		const executions = ok + 5;
+		console.log(
+			`${FLOW_LABEL[FLOW]}, ${RATE}/s for ${SECONDS} s: ${ok} answered 2xx, ${load.non2xx + load.errors} not; p50 ${load.latency.p50} ms`,
+		);
+		console.log(
+			`n8n main process, sampled CPU: ${totalMs.toFixed(0)} ms, ${(totalMs / executions).toFixed(1)} ms per execution`,
+		);
+		for (const [name, ms] of byCategory) {
+			console.log(
+				`  ${name}: ${(ms / executions).toFixed(2)} ms per execution (${((100 * ms) / totalMs).toFixed(1)} %)`,
+			);
+		}
+		console.log('  under a credential read, by sampled function (top 8):');
+		for (const [leaf, ms] of [...credentialLeaves].sort((a, b) => b[1] - a[1]).slice(0, 8))
+			console.log(`    ${(ms / executions).toFixed(2)} ms  ${leaf}`);
+	} finally {
+		await stand.close();
+		rmSync(profDir, { recursive: true, force: true });
+	}
+}
+
+await main().catch((error: unknown) => {
+	console.error(error);
+	process.exit(1);
+});
