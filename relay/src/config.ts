@@ -78,6 +78,10 @@ export interface RelayConfig {
 		days: number;
 		/** Most API calls one run makes (the rest waits for the next run). */
 		maxCalls: number;
+		/** How many days back a deep run searches bills by their creation date. */
+		billDays: number;
+		/** Seconds between deep runs (the first run after start is deep). */
+		deepIntervalS: number;
 		/** The service's address (PAYPALYCH_API_BASE_URL), without a trailing slash. */
 		apiBaseUrl: string;
 	};
@@ -307,6 +311,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 			intervalS: c.RELAY_CATCHUP_INTERVAL_S,
 			days: c.RELAY_CATCHUP_DAYS,
 			maxCalls: c.RELAY_CATCHUP_MAX_CALLS,
+			billDays: c.RELAY_CATCHUP_BILL_DAYS,
+			deepIntervalS: c.RELAY_CATCHUP_DEEP_INTERVAL_S,
 			apiBaseUrl: c.PAYPALYCH_API_BASE_URL,
 		},
 		alerts: { targets: c.RELAY_ALERT_TARGETS, backlogS: c.RELAY_ALERT_BACKLOG_S },

@@ -1,6 +1,7 @@
 import type { RelayConfig } from './config.ts';
-import { canonicalStatus, postbackKey, toCents } from './contract.ts';
+import { postbackKey } from './contract.ts';
 import type { PostbackEvent, PostbackFields } from './contract.ts';
+import { onePaymentOneEvent } from './fidelity.ts';
 import type { Forwarder } from './forwarder.ts';
 import { PairLimiter, WindowCounter, checkPayout } from './guards.ts';
 import type { Metrics } from './metrics.ts';
@@ -49,7 +50,10 @@ export type Admission =
  */
 export type LookUp = (
 	candidate: Candidate,
-) => Promise<Exclude<Admission, { outcome: 'stored' }> | undefined>;
+) => Promise<Exclude<Admission, { outcome: 'stored' }> | DuplicateOf | undefined>;
+
+/** A look-up's answer that the event is one the store holds (see fidelity.ts). */
+export type DuplicateOf = { outcome: 'stored'; eventId: string; duplicate: true; deliveries: 0 };
 
 export interface IntakeOptions {
 	config: Pick<
@@ -83,7 +87,7 @@ export class Intake {
 	constructor(options: IntakeOptions) {
 		this.#o = options;
 		this.#pairs = new PairLimiter(options.config.pairLimit);
-		this.#lookUps = [payoutKnown(options.config), knownUnderAnotherOrder(options.store)];
+		this.#lookUps = [payoutKnown(options.config), onePaymentOneEvent(options.store)];
 	}
 
 	/** Admits one verified event; resolves after the commit. Store errors are thrown. */
@@ -91,6 +95,7 @@ export class Intake {
 		const candidate: Candidate = { kind, fields, source };
 		for (const lookUp of this.#lookUps) {
 			const answer = await lookUp(candidate);
+			if (answer?.outcome === 'stored') return this.#stored(candidate, answer);
 			if (answer) return this.#counted(kind, answer);
 		}
 		const limited = source.via === 'postback' && (kind === 'payment' || kind === 'payout');
@@ -196,23 +201,5 @@ function payoutKnown(config: IntakeOptions['config']): LookUp {
 		if (known.ok) return undefined;
 		if (known.code === 503) return { outcome: 'unavailable', reason: known.reason };
 		return { outcome: 'refused', status: 403, reason: 'unknown_payout', detail: known.reason };
-	};
-}
-
-/**
- * A catch-up payment whose bill's order ID the service did not tell has InvId '' and so may differ
- * from the genuine postback's: an event of the same kind, TrsId, canonical Status and amount
- * counts as it.
- */
-function knownUnderAnotherOrder(store: Store): LookUp {
-	return async ({ kind, fields, source }) => {
-		if (source.via !== 'catch-up' || !source.orderUnknown) return undefined;
-		const same = await store.listEvents({ kind, trsId: fields.TrsId, limit: 50 });
-		const cents = toCents(fields.OutSum);
-		const known = same.some(
-			(e) =>
-				canonicalStatus(e.fields.Status) === fields.Status && toCents(e.fields.OutSum) === cents,
-		);
-		return known ? { outcome: 'known' } : undefined;
 	};
 }
