@@ -261,23 +261,27 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 
 	it('the budget is shared: payouts first, NORMAL and MULTI bills in turns; a run stopped at its budget resumes where it stopped, and one that stays partial raises catchup-failed once', async () => {
 		const m = await merchant();
+		// 4 calls: 1 for the payouts, 1 for the bill search, 2 bills.
+		const r = await relay(m.token, {
+			RELAY_CATCHUP_MAX_CALLS: '4',
+			RELAY_CATCHUP_DEEP_INTERVAL_S: '60',
+		});
+		// The first run after start is deep and, with nothing to read, done: the next deep run is
+		// due in 60 s, or now when asked.
+		expect(await admin(r, 'POST', '/catchup')).toMatchObject({ outcome: 'done', deep: true });
+		expect(await admin(r, 'POST', '/catchup')).toMatchObject({ outcome: 'done', deep: false });
 		const normal = [];
 		for (let i = 0; i < 3; i++) normal.push(await m.pay((await m.bill(`${20 + i}.00`)).billId));
 		const multi = [];
 		for (let i = 0; i < 3; i++)
 			multi.push(await m.pay((await m.bill(`${40 + i}.00`, 'MULTI')).billId));
 		const payoutId = await m.lostPayout('300.00');
-		// 4 calls: 1 for the payouts, 1 for the bill search, 2 bills.
-		const r = await relay(m.token, {
-			RELAY_CATCHUP_MAX_CALLS: '4',
-			RELAY_CATCHUP_DEEP_INTERVAL_S: '60',
-		});
 		const found = (run: Json) => (run.found as Json[]).map((f) => f.trsId as string);
 		const isNormal = (id: string) => normal.some((p) => p.paymentId === id);
 		const isMulti = (id: string) => multi.some((p) => p.paymentId === id);
 
-		const first = await admin(r, 'POST', '/catchup');
-		expect(first).toMatchObject({ outcome: 'partial', calls: 4 });
+		const first = await admin(r, 'POST', '/catchup', { deep: true });
+		expect(first).toMatchObject({ outcome: 'partial', calls: 4, deep: true });
 		expect(found(first)).toContain(payoutId);
 		expect(found(first).filter(isNormal)).toHaveLength(1);
 		expect(found(first).filter(isMulti)).toHaveLength(1);
@@ -297,6 +301,32 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		// 3 links and 1 call left for them, so the runs stay partial.
 		expect(third.toRead).toMatchObject({ bills: 0, multiBills: 2 });
 		expect(alerts.received.filter((a) => a.body.includes('catchup-failed'))).toEqual([]);
+	});
+
+	it('payouts never take the whole budget, and a search cut at its share resumes at its next page (`spec`: one row a page)', async () => {
+		if (profile === 'live') return; // `live` pages only on the cursor it is asked for, 100 rows.
+		const m = await merchant({ searchPageSize: 1 });
+		const bills = [];
+		for (let i = 0; i < 3; i++) bills.push(await m.pay((await m.bill(`${60 + i}.00`)).billId));
+		const payouts = [];
+		for (let i = 0; i < 3; i++) payouts.push(await m.lostPayout(`${100 + i}.00`));
+		// 4 calls: 1 payout page (a quarter), 1 bill page (half of the 3 left), 1 bill/payments.
+		const r = await relay(m.token, { RELAY_CATCHUP_MAX_CALLS: '4' });
+		const runs = [];
+		for (let i = 0; i < 3; i++) runs.push(await admin(r, 'POST', '/catchup'));
+		// Each run reads one payout and one bill; the third reads the last pages and is done.
+		expect(runs.map((run) => `${run.outcome} ${run.deep}`)).toEqual([
+			'partial true',
+			'partial true',
+			'done true',
+		]);
+		for (const run of runs) {
+			const found = (run.found as Json[]).map((f) => f.kind as string).sort();
+			expect(found).toEqual(['payment', 'payout']);
+		}
+		expect(runs.flatMap((run) => (run.found as Json[]).map((f) => f.trsId as string)).sort()).toEqual(
+			[...bills.map((p) => p.paymentId), ...payouts].sort(),
+		);
 	});
 
 	it('one payment, one event: a forged postback never shadows the genuine one, and the catch-up and the genuine postback are one event whatever the amount says', async () => {

@@ -103,8 +103,8 @@ export class CatchupRunner {
 	/** A deep run is due: the first after start, one every RELAY_CATCHUP_DEEP_INTERVAL_S, or one cut short. */
 	#deepDue = true;
 	#lastDeepAt = 0;
-	/** Where the payout list resumes after a run stopped at its share. */
-	readonly #resume: { payouts?: string } = {};
+	/** Where the payout list, and the bill search, resume after a run stopped at its share. */
+	readonly #resume: { payouts?: string; bills?: { key: string; url: string } } = {};
 	/** When each MULTI bill was last read: the least recently read go first. */
 	readonly #multiReadAt = new Map<string, number>();
 	/** Runs in a row that ended partial or failed, and since when. */
@@ -302,6 +302,7 @@ export class CatchupRunner {
 		const firstUrl = (path: string, from: string) =>
 			listUrl(config.catchup.apiBaseUrl, path, { ...widenedDates(from, today), per_page: 100 });
 		let stopped: BudgetSpent | undefined;
+		let payoutsCut: BudgetSpent | undefined;
 
 		// 1. Payouts first, at most a quarter of the budget: bills never starve them. A list cut at
 		// its share resumes from its next page in the next run.
@@ -315,7 +316,7 @@ export class CatchupRunner {
 				(row) => createdWithin(row, since, today),
 			);
 			this.#resume.payouts = listed.next;
-			if (listed.stopped) stopped = listed.stopped;
+			payoutsCut = listed.stopped;
 			result.toRead.payouts = listed.next !== undefined;
 			for (const payout of listed.rows) {
 				const fields = payoutPostback(payout, token);
@@ -331,9 +332,14 @@ export class CatchupRunner {
 		// and a run stopped at its budget resumes with what it did not read.
 		if (this.#o.targets.payment.length > 0 && !stopped) {
 			// The list takes at most half of what is left: the bills it names must be read too.
+			// A deep search cut at its share resumes at its next page once the bills of the pages
+			// read are read (the next page's bills are then those to go on with).
+			const resumeKey = `${result.deep ? 'deep' : 'ordinary'}:${billSince}`;
+			const resumeAt =
+				this.#resume.bills?.key === resumeKey ? this.#resume.bills.url : undefined;
 			const listed = await this.#list(
 				fetchPage,
-				firstUrl('/api/v1/bill/search', billSince),
+				resumeAt ?? firstUrl('/api/v1/bill/search', billSince),
 				apiRoot,
 				Math.max(1, Math.floor((budget - api.calls) / 2)),
 				(row) => createdWithin(row, billSince, today),
@@ -391,8 +397,14 @@ export class CatchupRunner {
 			}
 			result.toRead.bills = normalQueue.length;
 			result.toRead.multiBills = multiQueue.length;
+			if (
+				normalQueue.length === 0 &&
+				multiQueue.every((b) => this.#multiReadAt.has(String(b.id)))
+			)
+				this.#resume.bills = listed.next ? { key: resumeKey, url: listed.next } : undefined;
 			stopped ??= listCut;
 		}
+		stopped ??= payoutsCut;
 		if (stopped) throw stopped;
 	}
 
