@@ -12,6 +12,7 @@ import { start } from '../../relay/src/server.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
 import { ADMIN_TOKEN, Target, baseEnv, form, tempDir, waitFor } from './helpers.ts';
 import type { SuiteStore } from './catchup-suite.ts';
+import { cookieOf, submitLogin } from './console-suite.ts';
 
 type Json = Record<string, any>;
 const DAY_MS = 86_400_000;
@@ -31,6 +32,7 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 	afterEach(async () => {
 		await Promise.all(relays.splice(0).map((r) => r.close()));
 		await control('POST', '/clock', { now: null });
+		clock.offsetMs = 0;
 		target.received = [];
 		alerts.received = [];
 	});
@@ -127,6 +129,8 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		};
 	};
 
+	/** The relays' catch-up clock: real time plus `clock.offsetMs`. */
+	const clock = { offsetMs: 0 };
 	const relay = async (token: string, extra: Record<string, string> = {}) => {
 		const r = await start(
 			baseEnv(
@@ -142,7 +146,13 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 					...extra,
 				},
 			),
-			{ deps: { catchupBackoffMs: 5, alertCheckMs: 50 } },
+			{
+				deps: {
+					catchupBackoffMs: 5,
+					alertCheckMs: 50,
+					catchupNow: () => Date.now() + clock.offsetMs,
+				},
+			},
 		);
 		relays.push(r);
 		return r;
@@ -219,6 +229,16 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		expect(coverage.lastDeep.oldestBillDate <= addDays(today(), -9)).toBe(true);
 		expect(coverage.lastDeep.calls).toBeGreaterThanOrEqual(3);
 
+		// The console's overview shows the same coverage.
+		const login = await submitLogin(r.app, { token: ADMIN_TOKEN });
+		const cookie = cookieOf(login, 'relay_console') ?? '';
+		const overview = await r.app.inject({ url: '/admin/console', headers: { cookie } });
+		expect(overview.body).toMatch(
+			new RegExp(
+				`Last deep catch-up: .* done; bills from ${addDays(today(), -90)} \\(oldest read \\d{4}-\\d{2}-\\d{2}\\), 3 bill\\(s\\) listed, \\d+ read, 1 payment\\(s\\), \\d+ API call\\(s\\); nothing left to read`,
+			),
+		);
+
 		// A body that is not {"deep": boolean} is refused.
 		expect((await admin(r, 'POST', '/catchup', { deep: 'yes' })).status).toBe(400);
 	});
@@ -259,7 +279,7 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		expect(trsIds(run)).toEqual(paid.map((p) => p.paymentId).sort());
 	});
 
-	it('the budget is shared: payouts first, NORMAL and MULTI bills in turns; a run stopped at its budget resumes where it stopped, and one that stays partial raises catchup-failed once', async () => {
+	it('the budget is shared: payouts first, NORMAL and MULTI bills in turns; a run stopped at its budget resumes where it stopped; partial for longer than a deep interval raises catchup-failed once', async () => {
 		const m = await merchant();
 		// 4 calls: 1 for the payouts, 1 for the bill search, 2 bills.
 		const r = await relay(m.token, {
@@ -300,7 +320,18 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		// Every NORMAL bill read; the MULTI links are read every run, least recently read first:
 		// 3 links and 1 call left for them, so the runs stay partial.
 		expect(third.toRead).toMatchObject({ bills: 0, multiBills: 2 });
-		expect(alerts.received.filter((a) => a.body.includes('catchup-failed'))).toEqual([]);
+		const partialAlerts = () =>
+			alerts.received.filter((a) => a.body.includes('catchup-failed') && a.body.includes('has not finished'));
+		expect(partialAlerts()).toEqual([]);
+
+		// Partial for longer than RELAY_CATCHUP_DEEP_INTERVAL_S (60 s): catchup-failed, once.
+		clock.offsetMs = 61_000;
+		expect((await admin(r, 'POST', '/catchup')).outcome).toBe('partial');
+		await waitFor(() => partialAlerts().length === 1, 'the partial-for-long alert');
+		clock.offsetMs = 90_000;
+		expect((await admin(r, 'POST', '/catchup')).outcome).toBe('partial');
+		await new Promise((resolve) => setTimeout(resolve, 300));
+		expect(partialAlerts()).toHaveLength(1);
 	});
 
 	it('payouts never take the whole budget, and a search cut at its share resumes at its next page (`spec`: one row a page)', async () => {
