@@ -26,9 +26,9 @@ export function onePaymentOneEvent(store: Store): LookUp {
 		const trsId = (fields.TrsId ?? '').trim();
 		if (trsId === '') return undefined;
 		const status = canonicalStatus(fields.Status);
-		const same = (
-			await store.listEvents({ kind, trsId: fields.TrsId, limit: 50 })
-		).filter((e) => canonicalStatus(e.fields.Status) === status);
+		const same = (await store.listEvents({ kind, trsId: fields.TrsId, limit: 50 })).filter(
+			(e) => canonicalStatus(e.fields.Status) === status,
+		);
 		if (source.via === 'postback') {
 			const found = same.find((e) => e.source === 'catch-up');
 			return found
@@ -49,7 +49,9 @@ export function agrees(stored: StoredEvent, { kind, fields, source }: Candidate)
 		const told = cents(s.Amount);
 		const amount = cents(fields.Amount);
 		const commission = cents(fields.Commission) ?? 0;
-		return told !== undefined && amount !== undefined && [amount, amount - commission].includes(told);
+		return (
+			told !== undefined && amount !== undefined && [amount, amount - commission].includes(told)
+		);
 	}
 	if (source.via === 'catch-up' && !source.orderUnknown && (s.InvId ?? '') !== fields.InvId)
 		return false;

@@ -89,7 +89,11 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 			return (await r.json()) as Json;
 		};
 		/** A bill (the payer pays the commission: in `spec` OutSum is more than the API's amount). */
-		const bill = async (amount: string, type = 'NORMAL', orderId = `o-${randomBytes(4).toString('hex')}`) => {
+		const bill = async (
+			amount: string,
+			type = 'NORMAL',
+			orderId = `o-${randomBytes(4).toString('hex')}`,
+		) => {
 			const created = await api('POST', '/bill/create', {
 				amount,
 				shop_id: m.shopId,
@@ -205,7 +209,11 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		const later = await daysAgo(10, () => m.bill('75.00'));
 		const laterPaid = await m.pay(later.billId);
 		const ordinary = await admin(r, 'POST', '/catchup');
-		expect(ordinary).toMatchObject({ outcome: 'done', deep: false, billsSince: addDays(today(), -3) });
+		expect(ordinary).toMatchObject({
+			outcome: 'done',
+			deep: false,
+			billsSince: addDays(today(), -3),
+		});
 		expect(ordinary.found).toEqual([]);
 		const deep = await admin(r, 'POST', '/catchup', { deep: true });
 		expect(deep).toMatchObject({ outcome: 'done', deep: true });
@@ -290,9 +298,9 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		// due in 60 s, or now when asked.
 		expect(await admin(r, 'POST', '/catchup')).toMatchObject({ outcome: 'done', deep: true });
 		expect(await admin(r, 'POST', '/catchup')).toMatchObject({ outcome: 'done', deep: false });
-		const normal = [];
+		const normal: { paymentId: string }[] = [];
 		for (let i = 0; i < 3; i++) normal.push(await m.pay((await m.bill(`${20 + i}.00`)).billId));
-		const multi = [];
+		const multi: { paymentId: string }[] = [];
 		for (let i = 0; i < 3; i++)
 			multi.push(await m.pay((await m.bill(`${40 + i}.00`, 'MULTI')).billId));
 		const payoutId = await m.lostPayout('300.00');
@@ -316,12 +324,16 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		expect(found(third).filter(isNormal)).toHaveLength(1);
 		expect(found(third).filter(isMulti)).toHaveLength(1);
 		const all = [first, second, third].flatMap(found).sort();
-		expect(all).toEqual([payoutId, ...normal.map((p) => p.paymentId), ...multi.map((p) => p.paymentId)].sort());
+		expect(all).toEqual(
+			[payoutId, ...normal.map((p) => p.paymentId), ...multi.map((p) => p.paymentId)].sort(),
+		);
 		// Every NORMAL bill read; the MULTI links are read every run, least recently read first:
 		// 3 links and 1 call left for them, so the runs stay partial.
 		expect(third.toRead).toMatchObject({ bills: 0, multiBills: 2 });
 		const partialAlerts = () =>
-			alerts.received.filter((a) => a.body.includes('catchup-failed') && a.body.includes('has not finished'));
+			alerts.received.filter(
+				(a) => a.body.includes('catchup-failed') && a.body.includes('has not finished'),
+			);
 		expect(partialAlerts()).toEqual([]);
 
 		// Partial for longer than RELAY_CATCHUP_DEEP_INTERVAL_S (60 s): catchup-failed, once.
@@ -355,9 +367,9 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 			const found = (run.found as Json[]).map((f) => f.kind as string).sort();
 			expect(found).toEqual(['payment', 'payout']);
 		}
-		expect(runs.flatMap((run) => (run.found as Json[]).map((f) => f.trsId as string)).sort()).toEqual(
-			[...bills.map((p) => p.paymentId), ...payouts].sort(),
-		);
+		expect(
+			runs.flatMap((run) => (run.found as Json[]).map((f) => f.trsId as string)).sort(),
+		).toEqual([...bills.map((p) => p.paymentId), ...payouts].sort());
 	});
 
 	it('one payment, one event: a forged postback never shadows the genuine one, and the catch-up and the genuine postback are one event whatever the amount says', async () => {
@@ -388,7 +400,13 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		expect(ofC.map((e) => e.source).sort()).toEqual(['catch-up', 'postback']);
 		const genuineC = ofC.find((e) => e.source === 'catch-up')!;
 		await waitFor(
-			() => target.received.some((x) => x.body.includes(cPaid.paymentId) && x.body.includes(c.billId.slice(0, 0))),
+			() =>
+				target.received.some((x) => {
+					const body = new URLSearchParams(x.body);
+					return (
+						body.get('TrsId') === cPaid.paymentId && body.get('OutSum') === genuineC.fields.OutSum
+					);
+				}),
 			'the genuine C forwarded',
 		);
 

@@ -82,7 +82,6 @@ export interface CatchupOptions {
 	now?: () => number;
 }
 
-
 /**
  * The catch-up: every RELAY_CATCHUP_INTERVAL_S seconds it reads the service for the last
  * RELAY_CATCHUP_DAYS days (`bill/search`, then `bill/payments` of each bill in a final status it
@@ -335,8 +334,7 @@ export class CatchupRunner {
 			// A deep search cut at its share resumes at its next page once the bills of the pages
 			// read are read (the next page's bills are then those to go on with).
 			const resumeKey = `${result.deep ? 'deep' : 'ordinary'}:${billSince}`;
-			const resumeAt =
-				this.#resume.bills?.key === resumeKey ? this.#resume.bills.url : undefined;
+			const resumeAt = this.#resume.bills?.key === resumeKey ? this.#resume.bills.url : undefined;
 			const listed = await this.#list(
 				fetchPage,
 				resumeAt ?? firstUrl('/api/v1/bill/search', billSince),
@@ -397,10 +395,7 @@ export class CatchupRunner {
 			}
 			result.toRead.bills = normalQueue.length;
 			result.toRead.multiBills = multiQueue.length;
-			if (
-				normalQueue.length === 0 &&
-				multiQueue.every((b) => this.#multiReadAt.has(String(b.id)))
-			)
+			if (normalQueue.length === 0 && multiQueue.every((b) => this.#multiReadAt.has(String(b.id))))
 				this.#resume.bills = listed.next ? { key: resumeKey, url: listed.next } : undefined;
 			stopped ??= listCut;
 		}
@@ -479,8 +474,15 @@ export class CatchupRunner {
 			// A record the store cannot hold (a NUL, an over-long order ID) must not stop the run at
 			// the same place every time: it is skipped, reported and alerted; the run goes on.
 			if (!(error instanceof StoreInputError)) throw error;
-			result.skippedRecords.push({ kind, trsId: fields.TrsId.slice(0, 100), reason: error.message });
-			this.#o.logger.warn({ kind, trsId: fields.TrsId.slice(0, 100), error: error.message }, 'catch-up skipped a record the store cannot hold');
+			result.skippedRecords.push({
+				kind,
+				trsId: fields.TrsId.slice(0, 100),
+				reason: error.message,
+			});
+			this.#o.logger.warn(
+				{ kind, trsId: fields.TrsId.slice(0, 100), error: error.message },
+				'catch-up skipped a record the store cannot hold',
+			);
 			return;
 		}
 		if (admitted.outcome !== 'stored' || admitted.duplicate) return;
