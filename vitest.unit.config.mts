@@ -16,6 +16,7 @@ export const SERVICE_SUITES = [
 	'test/relay/network-faults.test.ts',
 	'test/relay/operations.test.ts',
 	'test/relay/postgres.test.ts',
+	'test/relay/store-plans.test.ts',
 	'test/relay/store.test.ts',
 	'test/relay/stores-parity.test.ts',
 ];

@@ -10,10 +10,20 @@ import {
 	type PostbackFields,
 } from '../shared';
 import { recordOf } from '../PayPalych/helpers/normalize';
-import { apiRequest, errorKeyOf } from '../PayPalych/transport';
+import { apiRequest, errorKeyOf, httpCodeOf } from '../PayPalych/transport';
 
-/** How long one look-up may take: the trigger answers the service (or the relay) after it. */
-export const CONFIRM_TIMEOUT_MS = 8000;
+/**
+ * How long the whole confirmation may take, retry included. The trigger answers the service (or
+ * the relay, whose delivery timeout is 10 s by default) only after it: well under both, a slow
+ * service gets a clear "retry later" (503) rather than a sender that gives up waiting.
+ */
+export const CONFIRM_BUDGET_MS = 4000;
+
+/** How long one look-up may take; a look-up that fails in time may be tried once more. */
+export const CONFIRM_TIMEOUT_MS = 1500;
+
+/** A retry needs at least this much of the budget left to be worth sending. */
+const MIN_RETRY_MS = 250;
 
 export type ConfirmResult =
 	| { ok: true; record: IDataObject; orderConfirmed?: boolean }
@@ -43,18 +53,46 @@ function unreachable(what: string, error: unknown): ConfirmResult {
 	};
 }
 
+/**
+ * Failures worth one more try: nothing answered (a timeout, a dropped connection) or the service
+ * failed (5xx, 429). The service's own answers (a record it does not know, a refused token) are
+ * final for this call.
+ */
+function transient(error: unknown): boolean {
+	const code = httpCodeOf(error);
+	return code === undefined || code === 429 || code >= 500;
+}
+
+/**
+ * One look-up within the confirmation's budget: the per-call timeout, cut to what the budget has
+ * left, and at most one retry of a transient failure.
+ */
 async function get(
 	context: IWebhookFunctions,
 	endpoint: Endpoint,
 	qs: Record<string, string>,
-): Promise<IDataObject> {
-	return await apiRequest.call(context, endpoint, { qs, timeoutMs: CONFIRM_TIMEOUT_MS });
+	deadline: number,
+): Promise<{ record: IDataObject } | { error: unknown }> {
+	let failure: unknown;
+	for (let attempt = 1; attempt <= 2; attempt++) {
+		const left = deadline - Date.now();
+		if (attempt === 2 && (!transient(failure) || left < MIN_RETRY_MS)) break;
+		const timeoutMs = Math.max(1, Math.min(CONFIRM_TIMEOUT_MS, left));
+		try {
+			return { record: await apiRequest.call(context, endpoint, { qs, timeoutMs }) };
+		} catch (error) {
+			failure = error;
+		}
+	}
+	return { error: failure };
 }
 
 /**
  * Looks the postback's TrsId up with the service and compares (see `confirmPayment` and
  * `confirmPayout` in the contract). A payment's order ID comes from the payment when the service
- * gives it there, otherwise from its bill (`bill/status`).
+ * gives it there, otherwise from its bill (`bill/status`), which is asked only when the order ID
+ * is required: under Bill ID Only the payment's answer suffices. Every look-up shares one budget
+ * (CONFIRM_BUDGET_MS).
  */
 export async function confirmWithService(
 	context: IWebhookFunctions,
@@ -64,16 +102,17 @@ export async function confirmWithService(
 ): Promise<ConfirmResult> {
 	const trsId = (fields.TrsId ?? '').trim();
 	if (trsId === '') return { ok: false, retry: false, reason: 'TrsId is empty' };
-	let record: IDataObject;
-	try {
-		record = await get(
-			context,
-			event === 'payment' ? ENDPOINTS.paymentStatus : ENDPOINTS.payoutStatus,
-			{ id: trsId },
-		);
-	} catch (error) {
-		return unreachable(`${event === 'payment' ? 'Payment' : 'Payout'} ${trsId}`, error);
+	const deadline = Date.now() + CONFIRM_BUDGET_MS;
+	const found = await get(
+		context,
+		event === 'payment' ? ENDPOINTS.paymentStatus : ENDPOINTS.payoutStatus,
+		{ id: trsId },
+		deadline,
+	);
+	if ('error' in found) {
+		return unreachable(`${event === 'payment' ? 'Payment' : 'Payout'} ${trsId}`, found.error);
 	}
+	const record = found.record;
 	if (event === 'payout') {
 		const verdict = confirmPayout(fields, record);
 		return verdict.ok ? { ok: true, record: recordOf(record) } : verdict;
@@ -83,12 +122,10 @@ export async function confirmWithService(
 		typeof record.bill_id === 'string' || typeof record.bill_id === 'number'
 			? String(record.bill_id)
 			: '';
-	if (orderId === undefined && billId !== '') {
-		try {
-			orderId = orderIdOf(await get(context, ENDPOINTS.billStatus, { id: billId }));
-		} catch (error) {
-			return unreachable(`Bill ${billId}`, error);
-		}
+	if (orderId === undefined && billId !== '' && requireOrderId) {
+		const bill = await get(context, ENDPOINTS.billStatus, { id: billId }, deadline);
+		if ('error' in bill) return unreachable(`Bill ${billId}`, bill.error);
+		orderId = orderIdOf(bill.record);
 	}
 	const verdict = confirmPayment(fields, record, orderId, requireOrderId);
 	return verdict.ok

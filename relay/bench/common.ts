@@ -97,13 +97,15 @@ export function fixedLoad(
  * Open loop: request i is due at start + i/rate, whatever the answers before it; its latency is
  * measured from that due time (a server that stalls is charged for the requests that waited behind
  * the stall, not only for the one it held). Up to `connections` keep-alive connections per URL.
+ * Also used by the trigger's benchmark (scripts/bench), which posts to n8n's webhook `path`.
  */
-async function openLoop(
+export async function openLoop(
 	urls: readonly string[],
 	rate: number,
 	duration: number,
 	connections: number,
 	body: () => string,
+	path = '/postback/payment',
 ): Promise<LoadResult> {
 	const pools = urls.map(
 		(u) => new Pool(u, { connections: Math.max(1, Math.ceil(connections / urls.length)) }),
@@ -119,7 +121,7 @@ async function openLoop(
 		return pools[i % pools.length]
 			.request({
 				method: 'POST',
-				path: '/postback/payment',
+				path,
 				headers: { 'content-type': 'application/x-www-form-urlencoded' },
 				body: body(),
 			})

@@ -41,7 +41,10 @@ const PARTS: Array<[part: string, test: RegExp]> = [
 	],
 	['store (PostgreSQL: batching, statements)', /\/store\/(postgres|pg-[a-z-]+)\.[jt]s/],
 	['pg driver', /\/node_modules\/(pg|pg-protocol|pg-pool|pg-types|pgpass|pg-connection-string)\//],
-	['delivery (forwarder, undici client)', /\/forwarder\.[jt]s|\/retry-policy\.[jt]s|\/undici\//],
+	[
+		'delivery (forwarder, undici client)',
+		/\/forwarder\.[jt]s|\/delivery-attempt\.[jt]s|\/retry-policy\.[jt]s|\/undici\//,
+	],
 	[
 		'Fastify (routing, hooks, reply)',
 		/\/(fastify|find-my-way|avvio|light-my-request|@fastify\/[a-z-]+|fast-json-stringify|secure-json-parse|toad-cache|fastify-plugin)\//,

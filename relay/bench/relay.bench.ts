@@ -20,6 +20,12 @@
 // rate-bare      the same fixed rate against the bare route: what this machine gives any server
 //                at that rate (on a VM a request at 1,000/s costs several times its CPU at
 //                saturation, and its latency tail is the machine's).
+// growth         the cost curve of a filling store (issue 28): for each size of BENCH_GROWTH_SIZES
+//                (default 0, 100,000 and 1,000,000 delivered events, pre-filled in one SQL statement
+//                per table, see growth.ts), SQLite then PostgreSQL: the one-instance load with
+//                delivery on (postbacks/s, the backlog's drain/s, CPU per postback over load +
+//                backlog), then a standalone drain of BENCH_BACKLOG deliveries (drain/s, CPU per
+//                delivery). Alone: BENCH_ONLY=growth (about 8 minutes).
 //
 // The load is autocannon (BENCH_CONNECTIONS connections, BENCH_DURATION s) posting a new signed
 // postback per request (a new TrsId: every request is a durable commit), to the bare route too,
@@ -54,20 +60,16 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { NewEvent, Store } from '../src/store/types.ts';
-import { cpuPerRequest, describeCpu, sampleCpu, watchPostgresServer } from './cpu.ts';
-import type { CpuUse } from './cpu.ts';
+import { cpuPerRequest, sampleCpu, watchPostgresServer } from './cpu.ts';
 import {
 	PG_URL,
 	ROOT,
 	createDatabase,
 	fixedLoad,
 	relayEnv,
-	signedBody,
 	spawnServer,
 	stopServer,
 } from './common.ts';
-import type { LoadResult } from './common.ts';
 import {
 	CPU_PROF,
 	DATABASE_PREFIX,
@@ -77,6 +79,18 @@ import {
 	startTarget,
 } from './servers.ts';
 import type { Server } from './servers.ts';
+import {
+	GROWTH_SIZES,
+	growthTable,
+	growthTargets,
+	prefillPostgres,
+	prefillSqlite,
+} from './growth.ts';
+import type { GrowthFigures } from './growth.ts';
+import { drainBacklog } from './drain.ts';
+import type { DrainName } from './drain.ts';
+import { figures, printRun } from './measured.ts';
+import type { Measured } from './measured.ts';
 import { runLabel, selectRuns, table, targets } from './table.ts';
 import type { AllFigures, Figures, LoadRunName } from './table.ts';
 
@@ -105,24 +119,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 let dir = '';
 let target: Awaited<ReturnType<typeof startTarget>>;
 
-/** A load run: autocannon's result, the CPU per request during the load, and its deliveries. */
-interface Measured {
-	run: LoadRunName;
-	result: LoadResult;
-	during: CpuUse;
-	delivery?: {
-		/** Deliveries the target received during the load. */
-		duringLoad: number;
-		/** Deliveries the run made (its accepted postbacks), and how many the target received in all. */
-		expected: number;
-		received: number;
-		/** Seconds from the end of the load until the backlog was delivered (or the wait gave up). */
-		seconds: number;
-		complete: boolean;
-		/** CPU per request over the load and the delivery of its backlog. */
-		cpu: CpuUse;
-	};
-}
 const measured: Partial<Record<LoadRunName, Measured>> = {};
 
 async function measure(
@@ -130,6 +126,7 @@ async function measure(
 	servers: Server[],
 	delivering: boolean,
 	rate?: number,
+	keep = true,
 ): Promise<Measured> {
 	const pids = servers.map((s) => s.proc.pid);
 	const base = await target.received();
@@ -164,47 +161,12 @@ async function measure(
 			cpu: cpuPerRequest(before, sampleCpu(pids), result.requests.total),
 		};
 	}
-	return (measured[run] = m);
+	if (keep) measured[run] = m;
+	return m;
 }
 
-function report(m: Measured, servers: string, extra: string[] = []): void {
-	const { result: r, delivery: d } = m;
-	const ms = (x: number) => `${fmt(x, x < 10 && !Number.isInteger(x) ? 1 : 0)} ms`;
-	console.log(
-		`${runLabel(m.run, RATE).padEnd(40)} ${fmt(r.requests.average).padStart(6)} req/s   p50 ${ms(r.latency.p50)}   ` +
-			`p99 ${ms(r.latency.p99)}   max ${ms(r.latency.max)}   (${fmt(r.requests.total)} requests, ` +
-			`non-2xx ${r.non2xx}, errors ${r.errors})`,
-	);
-	console.log(`  CPU during the load: ${describeCpu(m.during, servers)}`);
-	if (d) {
-		console.log(
-			`  deliveries received by the target during the load: ${fmt(d.duringLoad)} of the ${fmt(d.expected)} ` +
-				'postbacks answered 2xx (those still in flight when the load stopped can add a few)',
-		);
-		const backlog = d.complete
-			? `${fmt(d.received - d.duringLoad)} more deliveries in ${fmt(d.seconds, 1)} s after the load`
-			: `gave up after ${DELIVERY_WAIT_S} s: ${fmt(d.expected - d.received)} deliveries still not received, the figures are too low`;
-		console.log(
-			`  CPU over the load + delivery of its backlog (${backlog}): ${describeCpu(d.cpu, servers)}`,
-		);
-	}
-	for (const line of extra) console.log(`  ${line}`);
-}
-
-function figures(m: Measured, bare: Measured): Figures {
-	const cpu = m.delivery?.cpu ?? m.during;
-	const fixedRate = m.run.startsWith('rate-');
-	return {
-		reqPerSec: m.result.requests.average,
-		ratio: fixedRate ? undefined : m.result.requests.average / bare.result.requests.average,
-		p99: m.result.latency.p99,
-		relayUs: cpu.serversUs,
-		postgresUs: cpu.postgresUs,
-		duringRelayUs: m.during.serversUs,
-		duringPostgresUs: m.during.postgresUs,
-		backlogDelivered: m.delivery?.complete ?? true,
-	};
-}
+const report = (m: Measured, servers: string, extra: string[] = [], label?: string) =>
+	printRun(m, servers, { extra, label, rate: RATE, waitS: DELIVERY_WAIT_S });
 
 async function bareRun(run: 'bare' | 'rate-bare' = 'bare'): Promise<void> {
 	const bare = await spawnServer(join(ROOT, 'relay/bench/bare-server.ts'), {});
@@ -259,62 +221,88 @@ async function postgresRun(run: 'pg1' | 'pg2' | 'pg2-paused' | 'rate-pg'): Promi
  * Backlog: BACKLOG deliveries committed while no relay runs, then `instances` relays on that store
  * drain them into the fast target. Prints and returns the figure.
  */
-async function drain(
-	name: 'sqlite' | 'pg1' | 'pg2',
+/** A drain of BACKLOG deliveries into this run's target (drain.ts). */
+const drain = (
+	name: DrainName,
 	instances: number,
-	open: () => Promise<{ store: Store; database: string; drop: () => Promise<void> }>,
-): Promise<string> {
-	const { store, database, drop } = await open();
+	open: Parameters<typeof drainBacklog>[0]['open'],
+	label?: string,
+) => drainBacklog({ name, instances, open, label, backlog: BACKLOG, target });
+
+const growth: GrowthFigures[] = [];
+
+/**
+ * One size of the growth run on one store: a store pre-filled with `size` delivered events, the
+ * one-instance load with delivery on, then on the same store (its load delivered) the drain of
+ * BACKLOG deliveries committed while no relay runs.
+ */
+async function growthRun(kind: 'sqlite' | 'pg', size: number): Promise<void> {
+	const store = kind === 'sqlite' ? 'SQLite' : 'PostgreSQL';
+	const label = `growth, ${store}, ${fmt(size)} events`;
+	const name = `growth-${kind}-${size}` as const;
+	const t = Date.now();
+	let database: string;
+	let drop = async () => {};
+	if (kind === 'sqlite') {
+		database = join(dir, name, 'relay.sqlite');
+		await (await SqliteStore.open(database)).close();
+		prefillSqlite(database, size, target.webhook);
+	} else {
+		const db = await createDatabase();
+		({ url: database, drop } = db);
+		await (await PostgresStore.open(database)).close();
+		await prefillPostgres(database, size, target.webhook);
+	}
+	const prefillSeconds = (Date.now() - t) / 1000;
 	try {
-		const fill = Date.now();
-		for (let i = 0; i < BACKLOG; i += 500) {
-			await Promise.all(
-				Array.from({ length: Math.min(500, BACKLOG - i) }, (_, j) => {
-					const body = signedBody(`D-${fill}-${i + j}`);
-					const event: NewEvent = {
-						kind: 'payment',
-						dedupeKey: `payment:D-${fill}-${i + j}:SUCCESS`,
-						contentType: 'application/x-www-form-urlencoded',
-						body,
-						fields: Object.fromEntries(new URLSearchParams(body)),
-						receivedAt: fill,
-						targets: [target.webhook],
-					};
-					return store.insertEvent(event);
-				}),
-			);
-		}
-		await store.close();
-		const runDir = mkdtempSync(join(tmpdir(), 'relay-bench-drain-'));
-		const base = await target.received();
-		const started = Date.now();
-		const drainers = await Promise.all(
-			Array.from({ length: instances }, () =>
-				spawnRelay(`drain-${name}`, relayEnv(runDir, target.webhook, { RELAY_DATABASE: database })),
-			),
+		const runDir = join(dir, `${name}-run`);
+		mkdirSync(runDir);
+		const relay = await spawnRelay(
+			name,
+			relayEnv(runDir, target.webhook, { RELAY_DATABASE: database }),
+			{ logFile: join(runDir, 'relay.log') },
 		);
-		const pids = drainers.map((d) => d.proc.pid);
-		const listening = Date.now();
-		const cpu0 = sampleCpu(pids);
-		while ((await target.received()) - base < BACKLOG) await sleep(20);
-		const drained = Date.now();
-		const cpu = cpuPerRequest(cpu0, sampleCpu(pids), BACKLOG);
-		await Promise.all(drainers.map((d) => stopServer(d.proc)));
-		rmSync(runDir, { recursive: true, force: true });
-		const secs = (drained - listening) / 1000;
-		const label = {
-			sqlite: 'SQLite',
-			pg1: 'PostgreSQL, 1 instance',
-			pg2: 'PostgreSQL, 2 instances',
-		};
-		const text =
-			`${label[name]}: ${fmt(BACKLOG)} deliveries in ${fmt(secs, 2)} s after listening (${fmt(BACKLOG / secs)} deliveries/s; ` +
-			`${fmt((drained - started) / 1000, 2)} s including start-up; RELAY_CONCURRENCY ${process.env.RELAY_CONCURRENCY ?? '16 (default)'} per instance); ` +
-			`relay${instances > 1 ? 's' : ''} ${fmt(cpu.serversUs)} µs, PostgreSQL ${fmt(cpu.postgresUs)} µs CPU per delivery`;
-		console.log(`drain ${text}`);
-		return text;
+		let m: Measured;
+		try {
+			m = await measure(kind === 'sqlite' ? 'sqlite' : 'pg1', [relay], true, undefined, false);
+		} finally {
+			await stopServer(relay.proc);
+		}
+		report(m, 'relay', [`pre-filled in ${fmt(prefillSeconds, 1)} s`], label);
+		const drained = await drain(
+			name,
+			1,
+			async () => ({
+				database,
+				drop: async () => {},
+				store:
+					kind === 'sqlite' ? await SqliteStore.open(database) : await PostgresStore.open(database),
+			}),
+			label,
+		);
+		const d = m.delivery;
+		growth.push({
+			store,
+			size,
+			prefillSeconds,
+			postbacksPerSec: m.result.requests.average,
+			backlogPerSec: d && d.seconds > 0 ? (d.received - d.duringLoad) / d.seconds : 0,
+			drainPerSec: drained.perSec,
+			postbackRelayUs: d?.cpu.serversUs ?? m.during.serversUs,
+			postbackDbUs: d?.cpu.postgresUs ?? m.during.postgresUs,
+			deliveryRelayUs: drained.cpu.serversUs,
+			deliveryDbUs: drained.cpu.postgresUs,
+			complete: d?.complete ?? false,
+		});
 	} finally {
 		await drop();
+	}
+}
+
+async function growthRuns(pgReachable: boolean): Promise<void> {
+	for (const size of GROWTH_SIZES) {
+		await growthRun('sqlite', size);
+		if (pgReachable) await growthRun('pg', size);
 	}
 }
 
@@ -350,12 +338,11 @@ async function main(): Promise<void> {
 		if (selected.has('sqlite')) await sqliteRun('sqlite');
 		if (selected.has('sqlite-paused')) await sqliteRun('sqlite-paused');
 		if (selected.has('drain')) {
-			drains.push(
-				await drain('sqlite', 1, async () => {
-					const file = join(dir, 'drain', 'relay.sqlite');
-					return { store: await SqliteStore.open(file), database: file, drop: async () => {} };
-				}),
-			);
+			const d = await drain('sqlite', 1, async () => {
+				const file = join(dir, 'drain', 'relay.sqlite');
+				return { store: await SqliteStore.open(file), database: file, drop: async () => {} };
+			});
+			drains.push(d.text);
 		}
 		if (pg.reachable) {
 			for (const run of ['pg1', 'pg2', 'pg2-paused'] as const)
@@ -365,15 +352,15 @@ async function main(): Promise<void> {
 					['pg1', 1],
 					['pg2', 2],
 				] as const) {
-					drains.push(
-						await drain(name, instances, async () => {
-							const d = await createDatabase();
-							return { store: await PostgresStore.open(d.url), database: d.url, drop: d.drop };
-						}),
-					);
+					const d = await drain(name, instances, async () => {
+						const db = await createDatabase();
+						return { store: await PostgresStore.open(db.url), database: db.url, drop: db.drop };
+					});
+					drains.push(d.text);
 				}
 			}
 		}
+		if (selected.has('growth')) await growthRuns(pg.reachable);
 		if (selected.has('rate-bare')) await bareRun('rate-bare');
 		if (selected.has('rate-sqlite')) await sqliteRun('rate-sqlite');
 		if (pg.reachable && selected.has('rate-pg')) await postgresRun('rate-pg');
@@ -387,6 +374,15 @@ async function main(): Promise<void> {
 	const all: AllFigures & { bare: Figures } = { bare: figures(bare, bare) };
 	for (const m of Object.values(measured)) all[m.run] = figures(m, bare);
 	if (drains.length) console.log(`\ndrains:\n${drains.map((d) => `  ${d}`).join('\n')}`);
+	if (growth.length) {
+		console.log(`\ngrowth (issue 28):\n${growthTable(growth).join('\n')}`);
+		console.log(
+			`\ntargets (issue 28, growth):\n${growthTargets(growth)
+				.map((t) => `  ${t}`)
+				.join('\n')}`,
+		);
+	}
+	if (Object.keys(measured).length === 1 && growth.length) return; // the growth run alone
 	console.log(`\n${table(all, RATE).join('\n')}`);
 	console.log(
 		`\ntargets (issue 20):\n${targets(all, RATE)

@@ -13,9 +13,10 @@ export const RUNS = [
 	'rate-bare',
 	'rate-sqlite',
 	'rate-pg',
+	'growth',
 ] as const;
 export type RunName = (typeof RUNS)[number];
-export type LoadRunName = Exclude<RunName, 'drain'>;
+export type LoadRunName = Exclude<RunName, 'drain' | 'growth'>;
 
 /** BENCH_ONLY: a comma list of runs (all when empty); bare always runs. Exits 2 on a wrong name. */
 export function selectRuns(only = ''): Set<RunName> {
@@ -100,7 +101,7 @@ export function table(figures: AllFigures, rate: number): string[] {
 		'relay CPU/request',
 		'PostgreSQL CPU/request',
 	];
-	const runs = RUNS.filter((run): run is LoadRunName => run !== 'drain');
+	const runs = RUNS.filter((run): run is LoadRunName => run !== 'drain' && run !== 'growth');
 	const rows = runs.map((run) => {
 		const b = BEFORE[run] ?? {};
 		const f = figures[run];

@@ -4,22 +4,24 @@ import type { FastifyInstance } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import { AuthThrottle } from './auth-throttle.ts';
+import { AlertMonitor, Alerter } from './alerts.ts';
 import type { RelayConfig } from './config.ts';
-import { AlertMonitor, Alerter } from './catchup/alerts.ts';
+import { isPostgresUrl } from './config-fields.ts';
 import { CatchupRunner } from './catchup/runner.ts';
 import { consoleRoutes } from './console/index.ts';
 import type { RelayContext } from './context.ts';
+import { jsonErrorHandler } from './errors.ts';
 import { Forwarder } from './forwarder.ts';
 import { Intake } from './intake.ts';
 import { RelayLogController, bufferedStdoutLogger, createLogger } from './logging.ts';
 import { Metrics } from './metrics.ts';
-import { operations } from './operations.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { healthRoutes } from './routes/health.ts';
 import { metricsRoutes } from './routes/metrics.ts';
+import { Operations } from './operations.ts';
+import { Reads } from './reads.ts';
 import { postbackRoutes } from './routes/postbacks.ts';
 import { openStore } from './store/open.ts';
-import { StoreInputError } from './store/input.ts';
 import { Pruner } from './store/retention.ts';
 import { SqliteStore } from './store/sqlite.ts';
 import type { Store } from './store/types.ts';
@@ -140,34 +142,25 @@ function servicesOf({ config, deps, store, metrics, logger, forwarder }: Parts) 
 		maxBackoffMs: deps.catchupBackoffMs,
 		now: deps.catchupNow,
 	});
+	const shared = new Reads(store);
 	const ctx: RelayContext = {
 		config,
 		metrics,
 		intake,
 		targets,
-		operations: operations({ store, config, kick }),
 		store,
 		catchup,
 		alerter,
 		authThrottle: new AuthThrottle(config.authLimit),
+		reads: shared,
+		operations: new Operations({
+			targets: () => targetsByKind(config),
+			reads: shared,
+			store,
+			kick,
+		}),
 	};
 	return { ctx, monitor, catchup };
-}
-
-/**
- * A value the store refuses before any SQL (a NUL byte, a number beyond 2^53, a text too long) is
- * the client's mistake: 400 with the reason, never the database's own error text.
- */
-function setErrorHandler(app: FastifyInstance): void {
-	app.setErrorHandler((error, request, reply) => {
-		if (error instanceof StoreInputError) {
-			request.log.warn({ reason: error.message }, 'refused input');
-			return reply.code(400).send({ error: 'Bad Request', message: error.message });
-		}
-		if (((error as { statusCode?: number }).statusCode ?? 500) >= 500)
-			request.log.error({ err: error }, 'request failed');
-		return reply.send(error);
-	});
 }
 
 /**
@@ -194,7 +187,9 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 	const forwarder = forwarderOf(config, deps, store, metrics, logger);
 	const app = fastifyOf(config, logger);
 	const { ctx, monitor, catchup } = servicesOf({ config, deps, store, metrics, logger, forwarder });
-	setErrorHandler(app);
+	// Errors as JSON (errors.ts): a client's fault with its status and reason, anything else a bare
+	// 500 with the cause in the log. The console answers its own as pages.
+	app.setErrorHandler(jsonErrorHandler);
 
 	// Limits only where a route asks for one (the redirect routes); postbacks are never limited.
 	await app.register(rateLimit, { global: false });
@@ -239,5 +234,5 @@ function trustProxyOption(
 
 /** The store a database setting selects, as the build-info gauge names it. */
 export function storeKind(database: string): string {
-	return /^postgres(ql)?:\/\//i.test(database) ? 'postgresql' : 'sqlite';
+	return isPostgresUrl(database) ? 'postgresql' : 'sqlite';
 }

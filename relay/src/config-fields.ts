@@ -240,6 +240,9 @@ export const fields = z.object({
 	RELAY_REDIRECT_LIMIT_PER_PAYMENT: int(0, 10).describe(
 		'redirects one InvId+OutSum pair may send per window (0: no limit)',
 	),
+	RELAY_REDIRECT_LIMIT_PER_PAYMENT_DAY: int(0, 50).describe(
+		'redirect events one InvId+OutSum pair (success and fail together) may store per 24 h; over it the customer still sees the page, nothing is stored (0: no limit)',
+	),
 	RELAY_REDIRECT_LIMIT_WINDOW_MS: int(1_000, 60_000).describe(
 		'window of the redirect limits, in ms',
 	),
@@ -284,6 +287,12 @@ export const fields = z.object({
 		.describe(
 			'service: a payout postback is stored only when payout/status knows its TrsId (a payment signature is refused on /postback/payout); off: signature only',
 		),
+	RELAY_LOOKUP_GLOBAL_LIMIT: int(1, 60).describe(
+		'look-ups (payout/status, payment/status) incoming postbacks may cause per minute, all signed pairs together; over it the postback gets 503 with Retry-After',
+	),
+	RELAY_LOOKUP_REFUSAL_MEMORY_MS: int(0, 15 * 60_000).describe(
+		'how long a look-up the service answered "not known" (or contradicted) is remembered and refused again without a call, in ms (0: not remembered)',
+	),
 	PAYPALYCH_API_BASE_URL: optionalUrl
 		.transform((v) => (v ?? 'https://pal24.pro').replace(/\/+$/, ''))
 		.describe(

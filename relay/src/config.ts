@@ -45,7 +45,9 @@ export interface RelayConfig {
 	 * each client IP and each InvId+OutSum pair may send at most this many per window (0: no
 	 * limit). Postbacks are never limited.
 	 */
-	redirectLimit: { perClient: number; perPayment: number; windowMs: number };
+	redirectLimit: { perClient: number; perPayment: number; windowMs: number; perPaymentDay: number };
+	/** Look-ups incoming postbacks cause: all pairs together per minute; refusals remembered (ms). */
+	lookUpLimit: { globalPerMinute: number; refusalMemoryMs: number };
 	/**
 	 * Distinct payment or payout postback events one signed pair (kind, cents of the signed
 	 * amount, signed id) may store per window; 0: no limit. Duplicates (the service's retries of
@@ -290,6 +292,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 			perClient: c.RELAY_REDIRECT_LIMIT_PER_CLIENT,
 			perPayment: c.RELAY_REDIRECT_LIMIT_PER_PAYMENT,
 			windowMs: c.RELAY_REDIRECT_LIMIT_WINDOW_MS,
+			perPaymentDay: c.RELAY_REDIRECT_LIMIT_PER_PAYMENT_DAY,
+		},
+		lookUpLimit: {
+			globalPerMinute: c.RELAY_LOOKUP_GLOBAL_LIMIT,
+			refusalMemoryMs: c.RELAY_LOOKUP_REFUSAL_MEMORY_MS,
 		},
 		pairLimit: { max: c.RELAY_PAIR_LIMIT, windowMs: c.RELAY_PAIR_LIMIT_WINDOW_MS },
 		payoutCheck: c.RELAY_PAYOUT_CHECK,
@@ -307,14 +314,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 			connection: c.RELAY_CONNECTION_TIMEOUT_MS,
 		},
 		logLevel: c.LOG_LEVEL,
-		catchup: {
-			intervalS: c.RELAY_CATCHUP_INTERVAL_S,
-			days: c.RELAY_CATCHUP_DAYS,
-			maxCalls: c.RELAY_CATCHUP_MAX_CALLS,
-			billDays: c.RELAY_CATCHUP_BILL_DAYS,
-			deepIntervalS: c.RELAY_CATCHUP_DEEP_INTERVAL_S,
-			apiBaseUrl: c.PAYPALYCH_API_BASE_URL,
-		},
+		catchup: catchupOf(c),
 		alerts: { targets: c.RELAY_ALERT_TARGETS, backlogS: c.RELAY_ALERT_BACKLOG_S },
+	};
+}
+
+/** The catch-up's settings. */
+function catchupOf(c: Fields): RelayConfig['catchup'] {
+	return {
+		intervalS: c.RELAY_CATCHUP_INTERVAL_S,
+		days: c.RELAY_CATCHUP_DAYS,
+		maxCalls: c.RELAY_CATCHUP_MAX_CALLS,
+		billDays: c.RELAY_CATCHUP_BILL_DAYS,
+		deepIntervalS: c.RELAY_CATCHUP_DEEP_INTERVAL_S,
+		apiBaseUrl: c.PAYPALYCH_API_BASE_URL,
 	};
 }

@@ -3,9 +3,10 @@ import type { RelayConfig } from './config.ts';
 import type { Intake } from './intake.ts';
 import type { Metrics } from './metrics.ts';
 import type { Operations } from './operations.ts';
+import type { Reads } from './reads.ts';
 import type { Store } from './store/types.ts';
 import type { Targets } from './targets.ts';
-import type { Alerter } from './catchup/alerts.ts';
+import type { Alerter } from './alerts.ts';
 import type { CatchupRunner } from './catchup/runner.ts';
 
 /**
@@ -22,7 +23,9 @@ export interface RelayContext {
 	targets: Targets;
 	/** Replay and requeue, the one set of rules the admin API and the console share. */
 	operations: Operations;
-	/** The reads of the admin API, the console, health and metrics. */
+	/** The reads the admin API and the console share (reads.ts). */
+	reads: Reads;
+	/** Health, metrics and the console's session revocation still read the store itself. */
 	store: Store;
 	/** Wrong admin tokens per client (admin API and console login share it). */
 	authThrottle: AuthThrottle;

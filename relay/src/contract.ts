@@ -26,6 +26,7 @@ export {
 	listUrl,
 	readPages,
 	widenedDates,
+	confirmPayment,
 	describeRejection,
 	expectedSignature,
 	formatCents,

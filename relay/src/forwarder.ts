@@ -1,19 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { request } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
-import {
-	DELIVERY_ATTEMPT_HEADER,
-	EVENT_HEADER,
-	EVENT_ID_HEADER,
-	IDEMPOTENCY_KEY_HEADER,
-	RECEIPT_HEADER,
-	RECEIVED_AT_HEADER,
-} from './contract.ts';
+import { failureReason, outcomeOf, send, timingOf } from './delivery-attempt.ts';
+import type { AttemptAnswer } from './delivery-attempt.ts';
 import type { Metrics } from './metrics.ts';
-import { MAX_RESPONSE_BYTES } from './store/types.ts';
-import type { AttemptTiming, ClaimedDelivery, DeliveryLease, Store } from './store/types.ts';
-import { NO_RECEIPT_ERROR, backoffDelay, classify, retryAfterDelay } from './retry-policy.ts';
+import type { ClaimedDelivery, DeliveryLease, Store } from './store/types.ts';
+import { afterFailure } from './retry-policy.ts';
+import type { Outcome, RetrySchedule } from './retry-policy.ts';
 import { ResultBatcher } from './result-batcher.ts';
 
 export interface ForwarderOptions {
@@ -48,7 +41,7 @@ interface InFlight {
 export class Forwarder {
 	readonly owner = randomUUID();
 	#o: ForwarderOptions;
-	#random: () => number;
+	#schedule: RetrySchedule;
 	#running = false;
 	#stopping = false;
 	#loopDone: Promise<void> = Promise.resolve();
@@ -71,7 +64,13 @@ export class Forwarder {
 
 	constructor(options: ForwarderOptions) {
 		this.#o = options;
-		this.#random = options.random ?? Math.random;
+		const { baseDelayMs, maxDelayMs, retryBudgetMs } = options;
+		this.#schedule = {
+			baseDelayMs,
+			maxDelayMs,
+			retryBudgetMs,
+			random: options.random ?? Math.random,
+		};
 		this.#results = new ResultBatcher((results) => options.store.recordResults(results));
 	}
 
@@ -236,179 +235,89 @@ export class Forwarder {
 	}
 
 	/**
-	 * One attempt. `abort` is aborted by stop() (shutdown) or by the attempt's own timer (timeout).
-	 * One controller and one cleared timer per attempt: AbortSignal.timeout's timer cannot be
-	 * cleared and stays armed for the whole timeout after the answer, and AbortSignal.any links
-	 * the signals on every attempt.
+	 * One attempt, as svix's worker cuts it: prepare and send (delivery-attempt.ts), then handle
+	 * the success or the failure. Aborted by stop(): the lease is given back, no attempt counted.
 	 */
 	async #deliver(d: ClaimedDelivery, abort: AbortController): Promise<void> {
-		const { store, metrics, logger } = this.#o;
-		const stop = abort.signal;
-		const startedAt = Date.now();
-		const timer = setTimeout(
-			() => abort.abort(new DOMException('delivery attempt timed out', 'TimeoutError')),
-			this.#o.deliveryTimeoutMs,
-		);
-		let status: number | undefined;
-		let retryAfter: string | string[] | undefined;
-		let receipt: string | string[] | undefined;
-		let error = '';
-		let response: string | null = null;
-		try {
-			const res = await request(d.target, {
-				method: 'POST',
-				headers: {
-					'content-type': d.contentType || 'application/x-www-form-urlencoded',
-					'user-agent': 'paypalych-relay',
-					[EVENT_HEADER]: d.kind,
-					[EVENT_ID_HEADER]: d.eventId,
-					[IDEMPOTENCY_KEY_HEADER]: d.eventId,
-					[DELIVERY_ATTEMPT_HEADER]: String(d.attempts),
-					[RECEIVED_AT_HEADER]: String(d.receivedAt),
-				},
-				body: d.body,
-				signal: stop,
-				headersTimeout: this.#o.deliveryTimeoutMs,
-				bodyTimeout: this.#o.deliveryTimeoutMs,
-				dispatcher: this.#o.dispatcher,
-			});
-			status = res.statusCode;
-			retryAfter = res.headers['retry-after'];
-			receipt = res.headers[RECEIPT_HEADER];
-			response = await readStart(res.body, MAX_RESPONSE_BYTES);
-		} catch (err) {
-			const timedOut =
-				stop.aborted && (stop.reason as { name?: string } | undefined)?.name === 'TimeoutError';
-			if (stop.aborted && !timedOut && this.#stopping) {
-				await store.releaseLease(d.id, this.owner, Date.now());
-				logger.info({ deliveryId: d.id, eventId: d.eventId }, 'delivery released at shutdown');
-				return;
-			}
-			if (status === undefined) error = describeError(err);
-		} finally {
-			clearTimeout(timer);
-		}
-		const now = Date.now();
-		const timing: AttemptTiming = {
-			attempt: d.attempts,
-			startedAt,
-			durationMs: Math.max(0, now - startedAt),
-			origin: d.manual ? 'manual' : 'scheduled',
-			response,
-		};
-		const outcome = classify(status, d.kind, {
-			required: this.#o.requireReceipt,
-			present: receipt !== undefined,
-		});
-		const log = {
-			deliveryId: d.id,
-			eventId: d.eventId,
-			kind: d.kind,
-			target: d.target,
-			attempt: d.attempts,
-			status,
-		};
-		if (outcome === 'success') {
-			const httpStatus = status ?? 0;
-			await this.#results.record({ outcome: 'delivered', id: d.id, now, httpStatus, timing });
-			metrics.delivered.inc({ kind: d.kind });
-			metrics.latency.observe(Math.max(0, now - d.receivedAt) / 1000);
-			logger.debug({ ...log, receipt }, 'delivered');
+		const answer = await send(d, abort, this.#o);
+		if (answer.cancelled && this.#stopping) {
+			await this.#o.store.releaseLease(d.id, this.owner, Date.now());
+			this.#o.logger.info(
+				{ deliveryId: d.id, eventId: d.eventId },
+				'delivery released at shutdown',
+			);
 			return;
 		}
-		const noReceipt = outcome === 'retry' && status !== undefined && status < 400;
-		const reason = error || (noReceipt ? `HTTP ${status}: ${NO_RECEIPT_ERROR}` : `HTTP ${status}`);
+		const outcome = outcomeOf(d, answer, this.#o.requireReceipt);
+		if (outcome === 'success') await this.#succeeded(d, answer);
+		else await this.#failed(d, answer, outcome);
+	}
+
+	async #succeeded(d: ClaimedDelivery, answer: AttemptAnswer): Promise<void> {
+		const { metrics, logger } = this.#o;
+		const now = answer.endedAt;
+		const httpStatus = answer.status ?? 0;
+		await this.#results.record({
+			outcome: 'delivered',
+			id: d.id,
+			now,
+			httpStatus,
+			timing: timingOf(d, answer),
+		});
+		metrics.delivered.inc({ kind: d.kind });
+		metrics.latency.observe(Math.max(0, now - d.receivedAt) / 1000);
+		logger.debug({ ...logFields(d, answer), receipt: answer.receipt }, 'delivered');
+	}
+
+	async #failed(
+		d: ClaimedDelivery,
+		answer: AttemptAnswer,
+		outcome: Exclude<Outcome, 'success'>,
+	): Promise<void> {
+		const { metrics, logger } = this.#o;
+		const now = answer.endedAt;
+		const error = failureReason(answer, outcome);
 		const failed = {
 			id: d.id,
 			owner: this.owner,
 			now,
-			httpStatus: status ?? null,
-			error: reason,
-			timing,
+			httpStatus: answer.status ?? null,
+			error,
+			timing: timingOf(d, answer),
 		};
-		if (outcome === 'permanent') {
+		const attempt = {
+			status: answer.status,
+			retryAfter: answer.retryAfter,
+			attempt: d.attempts - d.attemptBase,
+			budgetStart: d.budgetStart,
+		};
+		const next = afterFailure(outcome, attempt, now, this.#schedule);
+		const log = { ...logFields(d, answer), error };
+		if (next.next === 'dead') {
 			await this.#results.record({ ...failed, outcome: 'dead' });
 			metrics.dead.inc({ kind: d.kind });
-			logger.error(
-				{ ...log, error: reason },
-				'delivery refused by the target; dead (requeue through the admin API)',
-			);
+			logger.error(log, DEAD_BECAUSE[next.why]);
 			return;
 		}
-		const remainingMs = d.budgetStart + this.#o.retryBudgetMs - now;
-		const fromHeader =
-			status === 429 || status === 503
-				? retryAfterDelay(retryAfter, now, {
-						baseMs: this.#o.baseDelayMs,
-						maxMs: this.#o.maxDelayMs,
-						remainingMs,
-					})
-				: undefined;
-		const delay =
-			fromHeader ??
-			backoffDelay(
-				d.attempts - d.attemptBase,
-				this.#o.baseDelayMs,
-				this.#o.maxDelayMs,
-				this.#random,
-			);
-		const next = now + delay;
-		if (next > d.budgetStart + this.#o.retryBudgetMs) {
-			await this.#results.record({ ...failed, outcome: 'dead' });
-			metrics.dead.inc({ kind: d.kind });
-			logger.error(
-				{ ...log, error: reason },
-				'retry budget spent; delivery dead (requeue through the admin API)',
-			);
-			return;
-		}
-		await this.#results.record({ ...failed, outcome: 'retry', nextAttemptAt: next });
+		await this.#results.record({ ...failed, outcome: 'retry', nextAttemptAt: next.at });
 		metrics.retries.inc({ kind: d.kind });
-		logger.warn({ ...log, error: reason, retryInMs: delay }, 'delivery failed; will retry');
+		logger.warn({ ...log, retryInMs: next.delayMs }, 'delivery failed; will retry');
 	}
 }
 
-/**
- * The first `max` bytes of an answer body as text (the target's reason for a refusal), then the
- * rest read and dropped up to 64 KiB so that the connection can be reused. Empty: null.
- */
-async function readStart(
-	body: Dispatcher.ResponseData['body'],
-	max: number,
-): Promise<string | null> {
-	const kept: Buffer[] = [];
-	let size = 0;
-	let total = 0;
-	for await (const chunk of body) {
-		const buf = chunk as Buffer;
-		total += buf.length;
-		if (size < max) {
-			const part = buf.subarray(0, max - size);
-			kept.push(part);
-			size += part.length;
-		}
-		if (total >= 64 * 1024) {
-			body.destroy();
-			break;
-		}
-	}
-	if (size === 0) return null;
-	// The store cuts at a character boundary; a character split here decodes to U+FFFD at the end.
-	return Buffer.concat(kept).toString('utf8');
-}
+/** The log line of a dead delivery, by why it died. */
+const DEAD_BECAUSE = {
+	refused: 'delivery refused by the target; dead (requeue through the admin API)',
+	budget: 'retry budget spent; delivery dead (requeue through the admin API)',
+} as const;
 
-function describeError(err: unknown): string {
-	if (err && typeof err === 'object') {
-		const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string } };
-		if (
-			e.name === 'TimeoutError' ||
-			e.code === 'UND_ERR_HEADERS_TIMEOUT' ||
-			e.code === 'UND_ERR_BODY_TIMEOUT'
-		)
-			return 'timeout';
-		const code = e.code ?? e.cause?.code;
-		if (code) return code;
-		if (e.message) return e.message.slice(0, 200);
-	}
-	return String(err).slice(0, 200);
+function logFields(d: ClaimedDelivery, answer: AttemptAnswer) {
+	return {
+		deliveryId: d.id,
+		eventId: d.eventId,
+		kind: d.kind,
+		target: d.target,
+		attempt: d.attempts,
+		status: answer.status,
+	};
 }

@@ -1,6 +1,12 @@
-import { request as undiciRequest } from 'undici';
-import { ENDPOINTS } from './contract.ts';
-import type { PostbackFields } from './contract.ts';
+import { boundedRequest } from './bounded-request.ts';
+import {
+	ENDPOINTS,
+	PAYMENT_POSTBACK_STATUSES,
+	canonicalStatus,
+	confirmPayment,
+	orderIdOf,
+} from './contract.ts';
+import type { PostbackEvent, PostbackFields } from './contract.ts';
 import type { RelayConfig } from './config.ts';
 import { pairKeyOf } from './store/pair-key.ts';
 import type { InsertResult, PairLimit } from './store/types.ts';
@@ -14,7 +20,14 @@ import type { InsertResult, PairLimit } from './store/types.ts';
  *   acknowledged);
  * - a payout postback is stored only when the service knows its TrsId as a payout
  *   (`payout/status`): a payment's pair verifies as a payout postback with `Amount=OutSum`,
- *   `TrsId=InvId` (one MD5 layout), and the service is the only one who can tell them apart.
+ *   `TrsId=InvId` (one MD5 layout), and the service is the only one who can tell them apart;
+ * - a payment postback over the pair limit is looked up (`payment/status`) instead of refused: a
+ *   popular MULTI link gives every sale one InvId and amount, so one signed pair;
+ * - every look-up an incoming postback causes is bounded (LookUpBudget): per signed pair and for
+ *   all pairs together per minute, and a refusal is remembered for a while, so forged calls cannot
+ *   spend the merchant's API quota;
+ * - redirects (success and fail share one signed pair) may store `RELAY_REDIRECT_LIMIT_PER_PAYMENT_DAY`
+ *   events per pair a day, beside the per-minute limit of the routes.
  */
 
 /**
@@ -37,7 +50,7 @@ export class PairLimiter {
 	 * refused the event (nothing stored).
 	 */
 	async run(
-		kind: 'payment' | 'payout',
+		kind: PostbackEvent,
 		fields: PostbackFields,
 		store: (pairLimit: PairLimit | undefined) => Promise<InsertResult>,
 	): Promise<{ limited: number } | { value: InsertResult }> {
@@ -62,65 +75,182 @@ export class PairLimiter {
 	}
 }
 
-export type PayoutVerdict = { ok: true } | { ok: false; code: 403 | 503; reason: string };
+export type LookUpVerdict = { ok: true } | { ok: false; code: 403 | 503; reason: string };
+
+/** Largest answer a look-up reads: one payment or payout record is well under 4 KiB. */
+export const LOOK_UP_MAX_ANSWER_BYTES = 64 * 1024;
+
+type LookUpConfig = Pick<RelayConfig, 'apiBaseUrl' | 'apiTokens' | 'deliveryTimeoutMs'>;
 
 /**
- * Asks the service whether it knows the payout postback's TrsId (`payout/status?id=`), with the
- * token that verified the signature. Not known (4xx other than 401/403/429): refused, nothing is
- * stored. The service or the network failing, or the relay's own token refused: 503, so the
- * service sends the postback again later.
+ * One `payment/status` or `payout/status` call for a postback's TrsId, with the token that
+ * verified the signature, bounded like every call to the service's API (boundedRequest: a largest
+ * answer and an overall deadline of RELAY_DELIVERY_TIMEOUT_MS, the postback's sender is waiting).
+ * The record (flat or under `data`) is handed to `judge`. Not known (4xx other than 401/403/408/
+ * 429): refused. The service or the network failing, or the relay's own token refused: 503, so
+ * the service sends the postback again later.
  */
-export async function checkPayout(
-	config: Pick<RelayConfig, 'apiBaseUrl' | 'apiTokens' | 'deliveryTimeoutMs'>,
+async function lookUp(
+	config: LookUpConfig,
+	kind: 'payment' | 'payout',
 	fields: PostbackFields,
 	tokenIndex: number,
-): Promise<PayoutVerdict> {
+	judge: (record: Record<string, unknown>, trsId: string) => LookUpVerdict,
+): Promise<LookUpVerdict> {
 	const trsId = (fields.TrsId ?? '').trim();
 	if (trsId === '') return { ok: false, code: 403, reason: 'TrsId is empty' };
-	const url = `${config.apiBaseUrl}${ENDPOINTS.payoutStatus.path}?${new URLSearchParams({ id: trsId })}`;
+	const endpoint = kind === 'payment' ? ENDPOINTS.paymentStatus : ENDPOINTS.payoutStatus;
+	const path = `${kind}/status`;
+	const url = `${config.apiBaseUrl}${endpoint.path}?${new URLSearchParams({ id: trsId })}`;
 	const token = config.apiTokens[tokenIndex] ?? config.apiTokens[0];
 	try {
-		const res = await undiciRequest(url, {
-			method: 'GET',
+		const res = await boundedRequest(url, {
 			headers: { authorization: `Bearer ${token}`, accept: 'application/json' },
-			headersTimeout: config.deliveryTimeoutMs,
-			bodyTimeout: config.deliveryTimeoutMs,
+			deadlineMs: config.deliveryTimeoutMs,
+			maxBytes: LOOK_UP_MAX_ANSWER_BYTES,
 		});
-		const text = await res.body.text();
-		if (res.statusCode === 200) {
+		if (res.status === 200) {
 			let body: unknown;
 			try {
-				body = JSON.parse(text);
+				body = JSON.parse(res.text);
 			} catch {
-				return { ok: false, code: 503, reason: 'payout/status answered no JSON' };
+				return { ok: false, code: 503, reason: `${path} answered no JSON` };
 			}
-			const record = body as { id?: unknown; data?: { id?: unknown } };
-			const id = record?.id ?? record?.data?.id;
-			if (id !== undefined && String(id) === trsId) return { ok: true };
-			return { ok: false, code: 403, reason: 'the service answered another payout' };
+			if (!body || typeof body !== 'object') {
+				return { ok: false, code: 503, reason: `${path} answered no JSON object` };
+			}
+			const data = (body as { data?: unknown }).data;
+			const record =
+				data && typeof data === 'object' && !Array.isArray(data)
+					? (data as Record<string, unknown>)
+					: (body as Record<string, unknown>);
+			return judge(record, trsId);
 		}
-		if (
-			res.statusCode >= 400 &&
-			res.statusCode < 500 &&
-			![401, 403, 408, 429].includes(res.statusCode)
-		) {
+		if (res.status >= 400 && res.status < 500 && ![401, 403, 408, 429].includes(res.status)) {
 			return {
 				ok: false,
 				code: 403,
-				reason: `the service does not know payout ${trsId.slice(0, 64)}`,
+				reason: `the service does not know ${kind} ${trsId.slice(0, 64)}`,
 			};
 		}
-		return {
-			ok: false,
-			code: 503,
-			reason: `payout/status answered HTTP ${res.statusCode}`,
-		};
+		return { ok: false, code: 503, reason: `${path} answered HTTP ${res.status}` };
 	} catch (error) {
 		return {
 			ok: false,
 			code: 503,
-			reason: `payout/status could not be read (${(error as Error).message.slice(0, 120)})`,
+			reason: `${path} could not be read (${(error as Error).message.slice(0, 120)})`,
 		};
+	}
+}
+
+/**
+ * Asks the service whether it knows the payout postback's TrsId (`payout/status?id=`): stored
+ * only when the record's id is the TrsId.
+ */
+export function checkPayout(
+	config: LookUpConfig,
+	fields: PostbackFields,
+	tokenIndex: number,
+): Promise<LookUpVerdict> {
+	return lookUp(config, 'payout', fields, tokenIndex, (record, trsId) => {
+		const id = record.id;
+		if (id !== undefined && id !== null && String(id) === trsId) return { ok: true };
+		return { ok: false, code: 403, reason: 'the service answered another payout' };
+	});
+}
+
+/**
+ * Asks the service whether it knows a final payment with the postback's TrsId, status and amount
+ * (`payment/status?id=`), compared the way the trigger does (confirmPayment in nodes/shared: OutSum
+ * is the payment's `amount`, `amount_received`, `amount_received + commission` or `amount` plus
+ * the postback's Commission; CurrencyIn; and InvId against the order ID when the payment record
+ * names one). A payment not yet final (NEW, PROCESS): 503, the service retries. Used for a payment
+ * postback over RELAY_PAIR_LIMIT (a popular MULTI link: one InvId and amount for every sale).
+ */
+export function checkPayment(
+	config: LookUpConfig,
+	fields: PostbackFields,
+	tokenIndex: number,
+): Promise<LookUpVerdict> {
+	return lookUp(config, 'payment', fields, tokenIndex, (record) => {
+		const status = canonicalStatus(record.status);
+		const confirmation = confirmPayment(fields, record, orderIdOf(record), false);
+		if (!confirmation.ok) {
+			return { ok: false, code: confirmation.retry ? 503 : 403, reason: confirmation.reason };
+		}
+		if (!(PAYMENT_POSTBACK_STATUSES as readonly string[]).includes(status)) {
+			return { ok: false, code: 503, reason: `the service shows the payment as ${status}` };
+		}
+		return { ok: true };
+	});
+}
+
+/**
+ * What bounds the look-ups an incoming postback makes the relay do with the service (issue 26
+ * point 5): a refusal is remembered for `refusalMemoryMs` (at most `remembered` of them, the
+ * oldest forgotten first), each signed pair may cause `perPair` look-ups a minute, and all pairs
+ * together `global` a minute. `take` answers what to do before a call; `refused` remembers one.
+ */
+export class LookUpBudget {
+	readonly #perPair: WindowCounter;
+	readonly #global: WindowCounter;
+	readonly #refusals = new Map<string, { until: number; reason: string }>();
+	readonly #memoryMs: number;
+	readonly #remembered: number;
+
+	constructor(
+		options: { perPair: number; global: number; refusalMemoryMs: number },
+		remembered = 10_000,
+	) {
+		this.#perPair = new WindowCounter(options.perPair, 60_000);
+		this.#global = new WindowCounter(options.global, 60_000, 1);
+		this.#memoryMs = options.refusalMemoryMs;
+		this.#remembered = remembered;
+	}
+
+	/** The key a refusal is remembered under: the signed pair and the TrsId it was asked for. */
+	static keyOf(pairKey: string, fields: PostbackFields): string {
+		return `${pairKey}\n${(fields.TrsId ?? '').trim()}`;
+	}
+
+	/**
+	 * Before a look-up: `remembered` (refused a short while ago: refuse again, no call), `pair`
+	 * (this signed pair's look-ups this minute are spent), `global` (all look-ups this minute are
+	 * spent), each with seconds to wait; undefined: make the call.
+	 */
+	take(
+		pairKey: string,
+		fields: PostbackFields,
+		now = Date.now(),
+	):
+		| { over: 'remembered'; reason: string }
+		| { over: 'pair' | 'global'; retryAfter: number }
+		| undefined {
+		const key = LookUpBudget.keyOf(pairKey, fields);
+		const known = this.#refusals.get(key);
+		if (known && known.until > now) return { over: 'remembered', reason: known.reason };
+		if (known) this.#refusals.delete(key);
+		const pair = this.#perPair.take(pairKey, now);
+		if (pair !== undefined) return { over: 'pair', retryAfter: pair };
+		const global = this.#global.take('all', now);
+		if (global !== undefined) return { over: 'global', retryAfter: global };
+		return undefined;
+	}
+
+	/** Remembers a refusal (the service does not know it, or contradicts it). */
+	refused(pairKey: string, fields: PostbackFields, reason: string, now = Date.now()): void {
+		if (this.#memoryMs === 0) return;
+		const key = LookUpBudget.keyOf(pairKey, fields);
+		this.#refusals.delete(key);
+		while (this.#refusals.size >= this.#remembered) {
+			this.#refusals.delete(this.#refusals.keys().next().value as string);
+		}
+		this.#refusals.set(key, { until: now + this.#memoryMs, reason });
+	}
+
+	/** How many refusals are remembered (for the tests of the bound). */
+	get remembered(): number {
+		return this.#refusals.size;
 	}
 }
 

@@ -3,7 +3,8 @@ import { postbackKey } from './contract.ts';
 import type { PostbackEvent, PostbackFields } from './contract.ts';
 import { onePaymentOneEvent } from './fidelity.ts';
 import type { Forwarder } from './forwarder.ts';
-import { PairLimiter, WindowCounter, checkPayout } from './guards.ts';
+import { LookUpBudget, PairLimiter, checkPayment, checkPayout } from './guards.ts';
+import type { LookUpVerdict } from './guards.ts';
 import type { Metrics } from './metrics.ts';
 import { pairKeyOf } from './store/pair-key.ts';
 import type { InsertResult, NewEvent, PairLimit, Store } from './store/types.ts';
@@ -39,8 +40,11 @@ export type Admission =
 	| { outcome: 'stored'; eventId: string; duplicate: boolean; deliveries: number }
 	/** The store holds this event already under another InvId (catch-up only): nothing stored. */
 	| { outcome: 'known' }
-	/** A look-up could not be made (the service or the network failed): the sender retries later. */
-	| { outcome: 'unavailable'; reason: string }
+	/**
+	 * A look-up could not be made (the service or the network failed, or the look-ups of this
+	 * minute are spent: `retryAfter` seconds): the sender retries later (503).
+	 */
+	| { outcome: 'unavailable'; reason: string; retryAfter?: number }
 	| Refusal;
 
 /**
@@ -59,7 +63,10 @@ export interface IntakeOptions {
 	config: Pick<
 		RelayConfig,
 		'pairLimit' | 'payoutCheck' | 'apiBaseUrl' | 'apiTokens' | 'deliveryTimeoutMs'
-	>;
+	> &
+		Partial<Pick<RelayConfig, 'lookUpLimit'>> & {
+			redirectLimit?: Pick<RelayConfig['redirectLimit'], 'perPaymentDay'>;
+		};
 	store: Store;
 	metrics: Metrics;
 	targets: Targets;
@@ -82,12 +89,27 @@ const formBody = (fields: PostbackFields) => new URLSearchParams(fields).toStrin
 export class Intake {
 	readonly #o: IntakeOptions;
 	readonly #pairs: PairLimiter;
+	/** The daily ceiling of redirect events per signed pair (success and fail together). */
+	readonly #redirectPairs: PairLimiter;
 	readonly #lookUps: readonly LookUp[];
+	readonly #paymentKnown: LookUp;
 
 	constructor(options: IntakeOptions) {
 		this.#o = options;
-		this.#pairs = new PairLimiter(options.config.pairLimit);
-		this.#lookUps = [payoutKnown(options.config), onePaymentOneEvent(options.store)];
+		const { config } = options;
+		this.#pairs = new PairLimiter(config.pairLimit);
+		this.#redirectPairs = new PairLimiter({
+			max: config.redirectLimit?.perPaymentDay ?? 0,
+			windowMs: 24 * 3_600_000,
+		});
+		const budget = new LookUpBudget({
+			perPair: Math.max(1, config.pairLimit.max || 10),
+			global: config.lookUpLimit?.globalPerMinute ?? 60,
+			refusalMemoryMs: config.lookUpLimit?.refusalMemoryMs ?? 15 * 60_000,
+		});
+		const bounded = boundedLookUp(budget, options.metrics, config);
+		this.#lookUps = [bounded('payout', checkPayout), onePaymentOneEvent(options.store)];
+		this.#paymentKnown = bounded('payment', checkPayment);
 	}
 
 	/** Admits one verified event; resolves after the commit. Store errors are thrown. */
@@ -98,21 +120,45 @@ export class Intake {
 			if (answer?.outcome === 'stored') return this.#stored(candidate, answer);
 			if (answer) return this.#counted(kind, answer);
 		}
-		const limited = source.via === 'postback' && (kind === 'payment' || kind === 'payout');
-		if (!limited) return this.#stored(candidate, await this.#insert(candidate));
+		if (source.via !== 'postback') return this.#stored(candidate, await this.#insert(candidate));
+		if (kind === 'success' || kind === 'fail') return this.#redirect(candidate);
 		const result = await this.#pairs.run(kind, fields, (pairLimit) =>
 			this.#insert(candidate, pairLimit),
 		);
-		if ('limited' in result) {
-			return this.#counted(kind, {
-				outcome: 'refused',
-				status: 429,
-				reason: 'pair_limit',
-				detail: 'more distinct events than the limit per signed pair',
-				retryAfter: result.limited,
-			});
+		if (!('limited' in result)) return this.#stored(candidate, result.value);
+		if (kind === 'payment') {
+			// A popular link (a MULTI bill: one InvId and amount for every sale) is not refused for
+			// it: the service is asked whether it knows this payment, within the look-up budget.
+			const answer = await this.#paymentKnown(candidate);
+			if (answer?.outcome === 'stored') return this.#stored(candidate, answer);
+			if (answer) return this.#counted(kind, answer);
+			return this.#stored(candidate, await this.#insert(candidate));
 		}
-		return this.#stored(candidate, result.value);
+		return this.#counted(kind, {
+			outcome: 'refused',
+			status: 429,
+			reason: 'pair_limit',
+			detail: 'more distinct events than the limit per signed pair',
+			retryAfter: result.limited,
+		});
+	}
+
+	/**
+	 * A redirect within the daily ceiling of its signed pair is stored; over it nothing is stored
+	 * and the refusal says so (`redirect_daily_limit`: the route still shows the customer the page).
+	 */
+	async #redirect(candidate: Candidate): Promise<Admission> {
+		const result = await this.#redirectPairs.run(candidate.kind, candidate.fields, (pairLimit) =>
+			this.#insert(candidate, pairLimit),
+		);
+		if (!('limited' in result)) return this.#stored(candidate, result.value);
+		return this.#counted(candidate.kind, {
+			outcome: 'refused',
+			status: 429,
+			reason: 'redirect_daily_limit',
+			detail: 'more redirect events than the daily limit per signed pair',
+			retryAfter: result.limited,
+		});
 	}
 
 	/**
@@ -176,30 +222,70 @@ export class Intake {
 	}
 }
 
+type Check = (
+	config: IntakeOptions['config'],
+	fields: PostbackFields,
+	tokenIndex: number,
+) => Promise<LookUpVerdict>;
+
 /**
- * A payout postback is stored only when the service knows its TrsId as a payout (RELAY_PAYOUT_CHECK
- * =service; see guards.ts), with at most `pairLimit.max` (10 when off) look-ups per signed pair a
- * minute: a refused pair cannot make the relay call the API without end.
+ * A look-up of an incoming postback with the service (`check`: payout/status for every payout
+ * postback when RELAY_PAYOUT_CHECK=service, payment/status for a payment over the pair limit),
+ * within one budget for both (LookUpBudget): a refusal remembered for a while is refused again
+ * without a call (403); over the signed pair's look-ups this minute: 429; over the look-ups of all
+ * pairs this minute (RELAY_LOOKUP_GLOBAL_LIMIT): 503 with Retry-After, the service retries.
  */
-function payoutKnown(config: IntakeOptions['config']): LookUp {
-	const perPair = new WindowCounter(Math.max(1, config.pairLimit.max || 10), 60_000);
-	return async ({ kind, fields, source }) => {
-		if (kind !== 'payout' || source.via !== 'postback' || config.payoutCheck !== 'service') {
-			return undefined;
-		}
-		const retryAfter = perPair.take(pairKeyOf(kind, fields) ?? '');
-		if (retryAfter !== undefined) {
-			return {
-				outcome: 'refused',
-				status: 429,
-				reason: 'pair_limit',
-				detail: 'too many payout look-ups for one signed pair',
-				retryAfter,
-			};
-		}
-		const known = await checkPayout(config, fields, source.tokenIndex);
-		if (known.ok) return undefined;
-		if (known.code === 503) return { outcome: 'unavailable', reason: known.reason };
-		return { outcome: 'refused', status: 403, reason: 'unknown_payout', detail: known.reason };
-	};
+function boundedLookUp(budget: LookUpBudget, metrics: Metrics, config: IntakeOptions['config']) {
+	return (kind: 'payment' | 'payout', check: Check): LookUp =>
+		async ({ kind: asked, fields, source }) => {
+			if (asked !== kind || source.via !== 'postback') return undefined;
+			if (kind === 'payout' && config.payoutCheck !== 'service') return undefined;
+			const call = () => check(config, fields, source.tokenIndex);
+			return lookUpWithin(budget, metrics, kind, fields, call);
+		};
+}
+
+async function lookUpWithin(
+	budget: LookUpBudget,
+	metrics: Metrics,
+	kind: 'payment' | 'payout',
+	fields: PostbackFields,
+	call: () => Promise<LookUpVerdict>,
+): Promise<Exclude<Admission, { outcome: 'stored' }> | undefined> {
+	const unknown = kind === 'payment' ? 'unknown_payment' : 'unknown_payout';
+	const pairKey = pairKeyOf(kind, fields) ?? '';
+	const over = budget.take(pairKey, fields);
+	if (over?.over === 'remembered') {
+		metrics.lookUps.inc({ kind, outcome: 'remembered' });
+		return { outcome: 'refused', status: 403, reason: unknown, detail: over.reason };
+	}
+	if (over?.over === 'pair') {
+		return {
+			outcome: 'refused',
+			status: 429,
+			reason: 'pair_limit',
+			detail: `too many ${kind} look-ups for one signed pair`,
+			retryAfter: over.retryAfter,
+		};
+	}
+	if (over?.over === 'global') {
+		metrics.lookUpsThrottled.inc({ kind });
+		return {
+			outcome: 'unavailable',
+			reason: `the look-ups of all signed pairs this minute are spent (RELAY_LOOKUP_GLOBAL_LIMIT)`,
+			retryAfter: over.retryAfter,
+		};
+	}
+	const verdict = await call();
+	if (verdict.ok) {
+		metrics.lookUps.inc({ kind, outcome: 'known' });
+		return undefined;
+	}
+	if (verdict.code === 503) {
+		metrics.lookUps.inc({ kind, outcome: 'failed' });
+		return { outcome: 'unavailable', reason: verdict.reason };
+	}
+	metrics.lookUps.inc({ kind, outcome: 'refused' });
+	budget.refused(pairKey, fields, verdict.reason);
+	return { outcome: 'refused', status: 403, reason: unknown, detail: verdict.reason };
 }

@@ -61,6 +61,16 @@ export class Metrics {
 		'Deliveries given up (retry budget spent or permanent refusal).',
 		['kind'],
 	);
+	readonly lookUps = this.#counter(
+		'paypalych_relay_lookups_total',
+		'Look-ups of an incoming postback with the service (payout/status, payment/status), by kind and outcome (known, refused, failed; remembered: a refusal repeated without a call).',
+		['kind', 'outcome'],
+	);
+	readonly lookUpsThrottled = this.#counter(
+		'paypalych_relay_lookups_throttled_total',
+		'Postbacks answered 503 with Retry-After because the look-ups of all signed pairs this minute were spent (RELAY_LOOKUP_GLOBAL_LIMIT).',
+		['kind'],
+	);
 	readonly catchupRuns = this.#counter(
 		'paypalych_relay_catchup_runs_total',
 		'Catch-up runs, by outcome (done, partial: the call budget ran out, skipped: another instance was running one, failed).',

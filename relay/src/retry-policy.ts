@@ -74,3 +74,50 @@ export function retryAfterDelay(
 	if (asked === undefined) return undefined;
 	return Math.max(bounds.baseMs, Math.min(asked, bounds.maxMs, bounds.remainingMs));
 }
+
+/** How a failed delivery is retried: the backoff bounds and the budget from its first attempt. */
+export interface RetrySchedule {
+	baseDelayMs: number;
+	maxDelayMs: number;
+	/** How long after its budget start a delivery may still be attempted (RELAY_RETRY_BUDGET). */
+	retryBudgetMs: number;
+	/** Source of jitter, [0, 1). */
+	random: () => number;
+}
+
+/** A failed attempt, as far as the schedule is concerned. */
+export interface FailedAttempt {
+	status: number | undefined;
+	retryAfter: string | string[] | undefined;
+	/** Attempts made since the budget started (1 for the first). */
+	attempt: number;
+	budgetStart: number;
+}
+
+/** What follows a failed attempt: another one at `at`, or death (refused, or budget spent). */
+export type AfterFailure =
+	| { next: 'retry'; at: number; delayMs: number }
+	| { next: 'dead'; why: 'refused' | 'budget' };
+
+/**
+ * The retry-budget rule: a permanent refusal is dead at once; a retryable failure waits for a
+ * 429/503's Retry-After (bounded by retryAfterDelay) or the backoff, and is dead instead when that
+ * wait would end after the budget.
+ */
+export function afterFailure(
+	outcome: Exclude<Outcome, 'success'>,
+	failed: FailedAttempt,
+	now: number,
+	schedule: RetrySchedule,
+): AfterFailure {
+	if (outcome === 'permanent') return { next: 'dead', why: 'refused' };
+	const { baseDelayMs: baseMs, maxDelayMs: maxMs } = schedule;
+	const end = failed.budgetStart + schedule.retryBudgetMs;
+	const fromHeader =
+		failed.status === 429 || failed.status === 503
+			? retryAfterDelay(failed.retryAfter, now, { baseMs, maxMs, remainingMs: end - now })
+			: undefined;
+	const delayMs = fromHeader ?? backoffDelay(failed.attempt, baseMs, maxMs, schedule.random);
+	const at = now + delayMs;
+	return at > end ? { next: 'dead', why: 'budget' } : { next: 'retry', at, delayMs };
+}

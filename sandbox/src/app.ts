@@ -102,6 +102,8 @@ export function createSandbox(options: SandboxOptions = {}): {
 
 	app.addHook('onRequest', async (request, reply) => {
 		if (!request.url.startsWith('/api/')) return undefined;
+		const endpoint = (request.url.split('?')[0] ?? '').replace(/^\/api\/v1\//, '');
+		ctx.calls.set(endpoint, (ctx.calls.get(endpoint) ?? 0) + 1);
 		return applyFault(ctx, request, reply);
 	});
 	app.addHook('onSend', async (request, _reply, payload) => {

@@ -76,6 +76,8 @@ export class SandboxContext {
 	demo: Demo;
 	faults: Fault[] = [];
 	faultSeq = 0;
+	/** API requests received, by endpoint (`payment/status`), whatever their answer (GET /_sandbox/calls). */
+	calls = new Map<string, number>();
 	/** Set once the server listens (when no publicUrl option was given). */
 	listenUrl: string | null = null;
 
@@ -128,6 +130,7 @@ export class SandboxContext {
 		this.state.dispose();
 		this.deliverer.cancelAll(true);
 		this.faults = [];
+		this.calls.clear();
 		this.state = this.newState();
 		const merchant = this.state.createMerchant({
 			id: this.demo.merchantId,

@@ -190,6 +190,12 @@ export async function controlRoutes(app: FastifyInstance, { ctx }: ContextOption
 		return payoutControlView(ctx, advancePayout(ctx.state, payout, status));
 	});
 
+	app.get('/calls', async () => ({ calls: Object.fromEntries(ctx.calls) }));
+	app.delete('/calls', async () => {
+		ctx.calls.clear();
+		return { calls: {} };
+	});
+
 	app.get('/faults', async () => ({ faults: ctx.faults }));
 	app.post('/faults', async (request) => {
 		const data = faultSchema.parse(body(request));

@@ -109,6 +109,11 @@ export class N8n {
 		return join(this.userFolder, '.n8n');
 	}
 
+	/** The pid of `n8n start` (its process group: task runners included), while it runs. */
+	get pid(): number | undefined {
+		return this.server?.child.pid;
+	}
+
 	get running(): boolean {
 		return this.server !== undefined;
 	}

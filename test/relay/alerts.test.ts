@@ -2,7 +2,7 @@
 // fails is retried and then given up without stopping anything.
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Alerter } from '../../relay/src/catchup/alerts.ts';
+import { Alerter } from '../../relay/src/alerts.ts';
 import { Target } from './helpers.ts';
 
 describe('relay alerts', () => {

@@ -8,6 +8,7 @@ import { loadConfig } from '../../relay/src/config.ts';
 import type { NewEvent, Store } from '../../relay/src/store/types.ts';
 import { ADMIN_TOKEN, LogSink, TOKEN, baseEnv, form, paymentFields, tempDir } from './helpers.ts';
 import type { OpenedStore } from './store-suite.ts';
+import { markDead, markDelivered } from './marks.ts';
 
 export const FORM = 'application/x-www-form-urlencoded';
 export const PAY_A = 'http://127.0.0.1:9/a/pay';
@@ -116,18 +117,18 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 			const claimed = await store.claimDue(now, 10, 60_000, 'test');
 			const a = claimed.find((d) => d.target === PAY_A)!;
 			const b = claimed.find((d) => d.target === PAY_B)!;
-			await store.markDead(a.id, 'test', 410, 'HTTP 410 from the target', {
+			await markDead(store, a.id, 'test', 410, 'HTTP 410 from the target', {
 				attempt: 1,
 				startedAt: now - 10,
 				durationMs: 7,
 			});
-			await store.markDelivered(b.id, now, 200, { attempt: 1, startedAt: now - 5, durationMs: 3 });
+			await markDelivered(store, b.id, now, 200, { attempt: 1, startedAt: now - 5, durationMs: 3 });
 			ids.dead = a.id;
 			ids.delivered = b.id;
 			const other = await store.insertEvent(event('T-other', now - 1_800_000, [PAY_B]));
 			const [c] = await store.claimDue(now, 10, 60_000, 'test');
 			expect(c.eventId).toBe(other.eventId);
-			await store.markDead(c.id, 'test', null, 'connect ECONNREFUSED', {
+			await markDead(store, c.id, 'test', null, 'connect ECONNREFUSED', {
 				attempt: 1,
 				startedAt: now - 4,
 				durationMs: 2,

@@ -2,6 +2,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+	afterFailure,
 	backoffDelay,
 	classify,
 	parseRetryAfter,
@@ -92,6 +93,41 @@ describe('delivery rules (pure)', () => {
 		expect(retryAfterDelay('1', now, { ...bounds, remainingMs: 100 })).toBe(5_000);
 		expect(retryAfterDelay('-5', now, bounds)).toBeGreaterThanOrEqual(5_000);
 		expect(retryAfterDelay('soon', now, bounds)).toBeUndefined();
+	});
+
+	it('after a failure: dead at once when refused, dead when the next wait ends after the budget, else a retry', () => {
+		const now = 1_000_000;
+		const schedule = {
+			baseDelayMs: 100,
+			maxDelayMs: 10_000,
+			retryBudgetMs: 60_000,
+			random: () => 0,
+		};
+		const failed = { status: 500, retryAfter: undefined, attempt: 3, budgetStart: now - 1_000 };
+		expect(afterFailure('permanent', failed, now, schedule)).toEqual({
+			next: 'dead',
+			why: 'refused',
+		});
+		// Backoff of the third attempt with no jitter: 400 / 2.
+		expect(afterFailure('retry', failed, now, schedule)).toEqual({
+			next: 'retry',
+			at: now + 200,
+			delayMs: 200,
+		});
+		// 150 ms of budget left: a 200 ms wait is past it.
+		const late = { ...failed, budgetStart: now - 59_850 };
+		expect(afterFailure('retry', late, now, schedule)).toEqual({ next: 'dead', why: 'budget' });
+		// A 429's Retry-After, bounded by the remaining budget: the retry lands on the budget's end.
+		const limited = { ...failed, status: 429, retryAfter: '30', budgetStart: now - 50_000 };
+		expect(afterFailure('retry', limited, now, schedule)).toEqual({
+			next: 'retry',
+			at: now + 10_000,
+			delayMs: 10_000,
+		});
+		// A 500's Retry-After is not read: the backoff.
+		expect(afterFailure('retry', { ...limited, status: 500 }, now, schedule)).toMatchObject({
+			delayMs: 200,
+		});
 	});
 
 	it('classifies answers: 2xx success; errors, 404, 408, 429, 5xx retried; other refusals permanent', () => {

@@ -8,7 +8,7 @@ import type { Counter } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Intake } from '../../relay/src/intake.ts';
 import type { IntakeOptions, Source } from '../../relay/src/intake.ts';
-import { WindowCounter } from '../../relay/src/guards.ts';
+import { LookUpBudget, WindowCounter } from '../../relay/src/guards.ts';
 import { Metrics } from '../../relay/src/metrics.ts';
 import { StoreInputError } from '../../relay/src/store/input.ts';
 import type { ClaimedDelivery, DeliveryLease, Store } from '../../relay/src/store/types.ts';
@@ -142,21 +142,23 @@ describe('intake', () => {
 		expect(handOff.free).toBe(100);
 	});
 
-	it('refuses postbacks over the pair limit with 429 and a Retry-After, giving the slots back; catch-up events are not limited', async () => {
+	it('refuses payout postbacks over the pair limit with 429 and a Retry-After, giving the slots back; catch-up events are not limited', async () => {
 		const { intake, handOff, metrics, store } = await intakeOn({ pairMax: 2 });
-		const forged = (trsId: string) => paymentFields(trsId, { invId: 'order-1', outSum: '10.00' });
-		for (const trsId of ['F-1', 'F-2']) {
-			expect(await intake.admit('payment', forged(trsId), postback(forged(trsId)))).toMatchObject({
+		// RELAY_PAYOUT_CHECK=off here: one signed pair (Amount, TrsId), several statuses.
+		const payout = (status: string) => ({ TrsId: 'PO-1', Amount: '10.00', Status: status });
+		for (const status of ['SUCCESS', 'FAIL']) {
+			expect(await intake.admit('payout', payout(status), postback(payout(status)))).toMatchObject({
 				outcome: 'stored',
 			});
 		}
-		const refused = await intake.admit('payment', forged('F-3'), postback(forged('F-3')));
+		const refused = await intake.admit('payout', payout('DECLINED'), postback(payout('DECLINED')));
 		expect(refused).toMatchObject({ outcome: 'refused', status: 429, reason: 'pair_limit' });
 		expect((refused as { retryAfter: number }).retryAfter).toBeGreaterThan(0);
-		expect(await count(metrics.rejected, { kind: 'payment', reason: 'pair_limit' })).toBe(1);
-		expect(await count(metrics.received, { kind: 'payment' })).toBe(2);
+		expect(await count(metrics.rejected, { kind: 'payout', reason: 'pair_limit' })).toBe(1);
+		expect(await count(metrics.received, { kind: 'payout' })).toBe(2);
 		expect(handOff.free).toBe(100);
 
+		const forged = (trsId: string) => paymentFields(trsId, { invId: 'order-1', outSum: '10.00' });
 		const { SignatureValue: _, ...rebuilt } = forged('F-4');
 		const caught = await intake.admit('payment', forged('F-4'), {
 			via: 'catch-up',
@@ -166,7 +168,7 @@ describe('intake', () => {
 		const event = await store.getEvent((caught as { eventId: string }).eventId);
 		expect(event).toMatchObject({ source: 'catch-up', fields: rebuilt });
 		expect(await count(metrics.catchupEvents, { kind: 'payment' })).toBe(1);
-		expect(await count(metrics.received, { kind: 'payment' })).toBe(2);
+		expect(await count(metrics.received, { kind: 'payment' })).toBe(0);
 		expect(handOff.calls.filter((c) => c.startsWith('lease'))).toHaveLength(4);
 		expect(handOff.calls.filter((c) => c.startsWith('adopt'))).toHaveLength(4);
 	});
@@ -231,6 +233,151 @@ describe('intake', () => {
 	});
 });
 
+describe('look-ups of incoming postbacks', () => {
+	/** A service stand-in: `payment/status` answers the payments in `known`, 404 otherwise. */
+	async function service(known: Record<string, Record<string, unknown>>) {
+		const api = await new Target().listen();
+		cleanups.push(() => api.close());
+		api.responder = (req) => {
+			const id = new URL(req.path, 'http://x').searchParams.get('id') ?? '';
+			if (id === 'down') return { status: 502 };
+			const record = known[id];
+			return record
+				? { status: 200, body: JSON.stringify({ success: true, ...record }) }
+				: { status: 404, body: '{"success":false,"message":"api:error.payment_not_found"}' };
+		};
+		return api;
+	}
+	const config = (url: string, global = 60, memory = 60_000) => ({
+		pairLimit: { max: 2, windowMs: 3_600_000 },
+		payoutCheck: 'service' as const,
+		apiBaseUrl: url,
+		apiTokens: ['token'],
+		deliveryTimeoutMs: 1_000,
+		lookUpLimit: { globalPerMinute: global, refusalMemoryMs: memory },
+	});
+	const sale = (trsId: string, extra: Record<string, string> = {}) => ({
+		...paymentFields(trsId, { invId: 'link-1', outSum: '10.50' }),
+		...extra,
+	});
+	const record = (id: string, amount: string, status = 'SUCCESS') => ({
+		id,
+		status,
+		amount,
+		bill_id: 'B-1',
+		currency_in: 'RUB',
+	});
+
+	it('over the pair limit, stores a payment the service knows as final with that amount (also amount + Commission) and refuses (403) the rest', async () => {
+		const api = await service({
+			S3: record('S3', '10.50'),
+			S4: record('S4', '10.00'), // OutSum 10.50 = amount 10.00 + the postback's Commission 0.50
+			S5: record('S5', '10.50', 'PROCESS'),
+			S6: record('S6', '99.00'),
+			S7: record('S7', '10.50', 'FAIL'),
+			S8: record('S8', '10.50', 'PROCESS'),
+		});
+		const { intake, metrics, store } = await intakeOn({ config: config(api.url('')) });
+		/** A payment of its own pair (InvId link-<id>), after two others filled that pair's limit. */
+		const overLimit = async (id: string, extra: Record<string, string> = {}) => {
+			const of = (trsId: string) => ({ ...sale(trsId, extra), InvId: `link-${id}` });
+			const signed = (f: Record<string, string>) => ({
+				...f,
+				SignatureValue: md5(`${f.OutSum}:${f.InvId}:${TOKEN}`),
+			});
+			for (const filler of [`${id}-a`, `${id}-b`]) {
+				const f = signed(of(filler));
+				expect(await intake.admit('payment', f, postback(f))).toMatchObject({ outcome: 'stored' });
+			}
+			const f = signed(of(id));
+			return intake.admit('payment', f, postback(f));
+		};
+		expect(await overLimit('S3')).toMatchObject({ outcome: 'stored', duplicate: false });
+		expect(await overLimit('S4', { Commission: '0.50' })).toMatchObject({ outcome: 'stored' });
+		// Not final yet: the service retries (503). Another amount, another status, unknown: 403.
+		expect(await overLimit('S5')).toMatchObject({ outcome: 'unavailable' });
+		// A postback that claims the not-final status the service shows is not a final payment.
+		expect(await overLimit('S8', { Status: 'PROCESS' })).toMatchObject({
+			outcome: 'unavailable',
+		});
+		expect(await overLimit('S6')).toMatchObject({
+			outcome: 'refused',
+			status: 403,
+			detail: expect.stringMatching(/OutSum 10.50 is not the payment's amount/),
+		});
+		expect(await overLimit('S7')).toMatchObject({
+			status: 403,
+			detail: expect.stringMatching(/as FAIL, the postback says SUCCESS/),
+		});
+		expect(await overLimit('forged')).toMatchObject({
+			status: 403,
+			detail: expect.stringMatching(/does not know payment forged/),
+		});
+		// The fillers went in under the limit without a call; each payment over it made one.
+		expect(api.received.map((r) => r.path)).toEqual(
+			['S3', 'S4', 'S5', 'S8', 'S6', 'S7', 'forged'].map((id) => `/api/v1/payment/status?id=${id}`),
+		);
+		expect(await count(metrics.lookUps, { kind: 'payment', outcome: 'known' })).toBe(2);
+		expect(await count(metrics.lookUps, { kind: 'payment', outcome: 'failed' })).toBe(2);
+		expect(await count(metrics.lookUps, { kind: 'payment', outcome: 'refused' })).toBe(3);
+		expect(await count(metrics.rejected, { kind: 'payment', reason: 'unknown_payment' })).toBe(3);
+		expect(await store.listEvents({ limit: 100 })).toHaveLength(14 + 2);
+	});
+
+	it('remembers a refusal (no second call), answers 429 over the look-ups of one pair and 503 + Retry-After over the global ceiling, counted', async () => {
+		const api = await service({ K1: record('K1', '10.50') });
+		const { intake, metrics, store } = await intakeOn({ config: config(api.url(''), 3) });
+		for (const id of ['S1', 'S2']) await intake.admit('payment', sale(id), postback(sale(id)));
+		const forged = await intake.admit('payment', sale('F1'), postback(sale('F1')));
+		expect(forged).toMatchObject({ outcome: 'refused', status: 403, reason: 'unknown_payment' });
+		expect(api.received).toHaveLength(1);
+		// The same forged TrsId again: refused from memory, no call.
+		expect(await intake.admit('payment', sale('F1'), postback(sale('F1')))).toMatchObject({
+			status: 403,
+		});
+		expect(api.received).toHaveLength(1);
+		expect(await count(metrics.lookUps, { kind: 'payment', outcome: 'remembered' })).toBe(1);
+		// The pair's look-ups this minute (RELAY_PAIR_LIMIT: 2) are spent: 429.
+		await intake.admit('payment', sale('F2'), postback(sale('F2')));
+		const perPair = await intake.admit('payment', sale('F3'), postback(sale('F3')));
+		expect(perPair).toMatchObject({ outcome: 'refused', status: 429, reason: 'pair_limit' });
+		expect(api.received).toHaveLength(2);
+		// The global ceiling (3 a minute): a payout of another pair takes the third, then 503.
+		const payout = (id: string) => ({ TrsId: id, Amount: '5.00', Status: 'SUCCESS' });
+		await intake.admit('payout', payout('P1'), postback(payout('P1')));
+		expect(api.received).toHaveLength(3);
+		const over = await intake.admit('payout', payout('P2'), postback(payout('P2')));
+		expect(over).toMatchObject({ outcome: 'unavailable' });
+		expect((over as { retryAfter: number }).retryAfter).toBeGreaterThan(0);
+		expect((over as { retryAfter: number }).retryAfter).toBeLessThanOrEqual(60);
+		expect(api.received).toHaveLength(3);
+		expect(await count(metrics.lookUpsThrottled, { kind: 'payout' })).toBe(1);
+		expect(await store.listEvents({ limit: 10 })).toHaveLength(2);
+	});
+});
+
+describe('LookUpBudget', () => {
+	it('forgets a refusal after the memory time, keeps at most `remembered` of them (the oldest go first), and counts per pair and for all', () => {
+		const budget = new LookUpBudget({ perPair: 2, global: 3, refusalMemoryMs: 1_000 }, 2);
+		const f = (trsId: string) => ({ TrsId: trsId });
+		budget.refused('pair', f('A'), 'unknown A', 0);
+		expect(budget.take('pair', f('A'), 999)).toEqual({ over: 'remembered', reason: 'unknown A' });
+		expect(budget.take('pair', f('A'), 1_000)).toBeUndefined();
+		budget.refused('pair', f('B'), 'unknown B', 1_000);
+		budget.refused('pair', f('C'), 'unknown C', 1_000);
+		budget.refused('pair', f('D'), 'unknown D', 1_000);
+		expect(budget.remembered).toBe(2);
+		expect(budget.take('other', f('B'), 1_001)).toBeUndefined();
+		expect(budget.take('pair', f('D'), 1_001)).toMatchObject({ over: 'remembered' });
+		// Per pair: 'pair' took one at 1000; one more, then 'pair' is over.
+		expect(budget.take('pair', f('E'), 1_002)).toBeUndefined();
+		expect(budget.take('pair', f('F'), 1_003)).toMatchObject({ over: 'pair' });
+		// All pairs: 3 calls this minute were made ('pair' twice, 'other' once): the next is over.
+		expect(budget.take('third', f('G'), 1_004)).toEqual({ over: 'global', retryAfter: 60 });
+		expect(budget.take('third', f('G'), 61_000)).toBeUndefined();
+	});
+});
+
 describe('WindowCounter', () => {
 	it('lets `max` calls per key through per window, then answers the seconds left', () => {
 		const counter = new WindowCounter(2, 10_000, 2);
@@ -282,7 +429,10 @@ describe('the postback routes on the intake', () => {
 		expect(unknown.statusCode).toBe(403);
 		const pair = (trsId: string) => paymentFields(trsId, { invId: 'order-9', outSum: '9.00' });
 		expect((await post('/postback/payment', pair('X-1'))).statusCode).toBe(200);
-		const limited = await post('/postback/payment', pair('X-2'));
+		// Over RELAY_PAIR_LIMIT a payment is looked up: unknown to the service, 403; the pair's
+		// look-ups this minute (RELAY_PAIR_LIMIT of them) spent, 429.
+		expect((await post('/postback/payment', pair('X-2'))).statusCode).toBe(403);
+		const limited = await post('/postback/payment', pair('X-4'));
 		expect(limited.statusCode).toBe(429);
 		const forged = await post('/postback/payment', {
 			...pair('X-3'),
@@ -295,6 +445,7 @@ describe('the postback routes on the intake', () => {
 			.filter((line) => line.msg === 'rejected');
 		expect(rejected.map((line) => [line.status, line.reason])).toEqual([
 			[403, 'unknown_payout'],
+			[403, 'unknown_payment'],
 			[429, 'pair_limit'],
 			[401, 'bad_signature'],
 		]);

@@ -14,6 +14,7 @@ import { ADMIN_TOKEN, LogSink, baseEnv, form, tempDir } from './helpers.ts';
 import { PG_MISSING } from './pg.ts';
 import { freshPostgresStore, freshSqliteStore } from './fresh-store.ts';
 import type { OpenedStore } from './store-suite.ts';
+import { markDead, markDelivered } from './marks.ts';
 
 const PAY = 'http://127.0.0.1:9/pay';
 const OTHER = 'http://127.0.0.1:9/other';
@@ -43,14 +44,14 @@ interface Seed {
 async function seed(store: Store): Promise<Seed> {
 	const a = await store.insertEvent(event('T-dead', 'payment', T0, [PAY]));
 	const [da] = await store.claimDue(T0 + 10, 10, 60_000, 'test');
-	await store.markDead(da.id, 'test', 410, 'HTTP 410', {
+	await markDead(store, da.id, 'test', 410, 'HTTP 410', {
 		attempt: 1,
 		startedAt: T0,
 		durationMs: 1,
 	});
 	await store.insertEvent(event('T-ok', 'payment', T0 + 1_000, [PAY]));
 	const [db] = await store.claimDue(T0 + 1_010, 10, 60_000, 'test');
-	await store.markDelivered(db.id, T0 + 1_020, 200, { attempt: 1, startedAt: T0, durationMs: 1 });
+	await markDelivered(store, db.id, T0 + 1_020, 200, { attempt: 1, startedAt: T0, durationMs: 1 });
 	const p = await store.insertEvent(event('T-payout', 'payout', T0 + 2_000, []));
 	return { dead: da.id, delivered: db.id, paid: a.eventId, payout: p.eventId };
 }

@@ -176,10 +176,22 @@ describe('rate limits on redirect events', () => {
 			expect(error({ RELAY_REDIRECT_LIMIT_PER_PAYMENT: 'lots' }).variables).toEqual([
 				'RELAY_REDIRECT_LIMIT_PER_PAYMENT',
 			]);
+			for (const [variable, value] of [
+				['RELAY_REDIRECT_LIMIT_PER_PAYMENT_DAY', '-1'],
+				['RELAY_LOOKUP_GLOBAL_LIMIT', '0'],
+				['RELAY_LOOKUP_REFUSAL_MEMORY_MS', 'a while'],
+			] as const) {
+				expect(error({ [variable]: value }).variables).toEqual([variable]);
+			}
 			expect(loadConfig(env).redirectLimit).toEqual({
 				perClient: 30,
 				perPayment: 10,
 				windowMs: 60_000,
+				perPaymentDay: 50,
+			});
+			expect(loadConfig(env).lookUpLimit).toEqual({
+				globalPerMinute: 60,
+				refusalMemoryMs: 15 * 60_000,
 			});
 		} finally {
 			tmp.cleanup();

@@ -6,6 +6,7 @@ import { DAY_MS, Pruner, SERVICE_RETRY_WINDOW_MS } from '../../relay/src/store/r
 import { SqliteStore } from '../../relay/src/store/sqlite.ts';
 import { LogSink, baseEnv, tempDir } from './helpers.ts';
 import { storeEvent } from './store-suite.ts';
+import { markDelivered } from './marks.ts';
 
 describe('retention', () => {
 	const tmp = tempDir();
@@ -40,7 +41,7 @@ describe('retention', () => {
 		await store.insertEvent(storeEvent('R-young', ['http://a/'], now - DAY_MS));
 		for (const d of await store.claimDue(now, 100, 60_000, 'w')) {
 			if (!d.body.includes('R-old-pending'))
-				await store.markDelivered(d.id, now, 200, { attempt: 1, startedAt: now, durationMs: 1 });
+				await markDelivered(store, d.id, now, 200, { attempt: 1, startedAt: now, durationMs: 1 });
 		}
 		const pruner = new Pruner({ store, retentionDays: 2, logger, batch: 2 });
 		expect(await pruner.runOnce(now)).toBe(5);

@@ -174,7 +174,7 @@ export function resultsContract(get: () => Store): void {
 			await store.insertEvent(event(trsId, ['http://a/', 'http://b/', 'http://c/'], at));
 			return (await store.claimDue(at, 10, 60_000, 'w')).map((x) => x.id);
 		};
-		// For each delivery: its results, as one batch on one set of deliveries and as single marks on the other.
+		// For each delivery: its results, as one batch on one set of deliveries and one result per call on the other.
 		const scenario = (x: number, y: number, z: number): DeliveryResult[] => [
 			{
 				outcome: 'retry',
@@ -221,12 +221,7 @@ export function resultsContract(get: () => Store): void {
 		const batched = await ids('S-dup-batch', T0);
 		const single = await ids('S-dup-single', T0);
 		await store.recordResults(scenario(batched[0], batched[1], batched[2]));
-		for (const r of scenario(single[0], single[1], single[2])) {
-			if (r.outcome === 'delivered') await store.markDelivered(r.id, r.now, r.httpStatus, r.timing);
-			else if (r.outcome === 'retry')
-				await store.markRetry(r.id, r.owner, r.nextAttemptAt, r.httpStatus, r.error, r.timing);
-			else await store.markDead(r.id, r.owner, r.httpStatus, r.error, r.timing);
-		}
+		for (const r of scenario(single[0], single[1], single[2])) await store.recordResults([r]);
 		const deliveries = await store.listDeliveries({ limit: 10 });
 		const attempts = await store.listAttempts(deliveries.map((x) => x.id));
 		const of = (list: number[]) =>

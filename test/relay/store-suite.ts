@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { StoreInputError } from '../../relay/src/store/input.ts';
 import type { AttemptTiming, NewEvent, Store } from '../../relay/src/store/types.ts';
 import { resultsContract } from './store-results-suite.ts';
+import { markDead, markDelivered, markRetry } from './marks.ts';
 
 export interface OpenedStore {
 	store: Store;
@@ -158,9 +159,9 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			);
 			// The hand-off owner's late retry is ignored; its success is recorded (the target has the event).
 			const [first, second] = stored.claimed ?? [];
-			await store.markRetry(first.id, 'owner-h', T0 + 6_000, 500, 'x', timing(1, T0, 5));
+			await markRetry(store, first.id, 'owner-h', T0 + 6_000, 500, 'x', timing(1, T0, 5));
 			expect(await store.listAttempts([first.id])).toEqual([]);
-			await store.markDelivered(second.id, T0 + 5_100, 200, timing(1, T0, 5));
+			await markDelivered(store, second.id, T0 + 5_100, 200, timing(1, T0, 5));
 			expect((await store.getDelivery(second.id))?.status).toBe('delivered');
 		});
 
@@ -183,7 +184,7 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			expect(none).toEqual([]);
 			expect(reclaimed.attempts).toBe(2);
 			// The old owner's retry is ignored and records no attempt: owner-b holds the lease now.
-			await store.markRetry(reclaimed.id, 'owner-a', now, 500, 'x', timing(1, now, 5));
+			await markRetry(store, reclaimed.id, 'owner-a', now, 500, 'x', timing(1, now, 5));
 			const still = (await store.listDeliveries({ eventId: reclaimed.eventId, limit: 10 })).find(
 				(x) => x.id === reclaimed.id,
 			);
@@ -196,8 +197,8 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			expect(released).toMatchObject({ status: 'pending', attempts: 1, leaseUntil: null });
 
 			const [toKill, toDeliver] = all.filter((d) => d.id !== reclaimed.id);
-			await store.markDead(toKill.id, 'owner-a', 410, 'HTTP 410', timing(1, now, 3));
-			await store.markDelivered(toDeliver.id, now, 200, timing(1, now, 4));
+			await markDead(store, toKill.id, 'owner-a', 410, 'HTTP 410', timing(1, now, 3));
+			await markDelivered(store, toDeliver.id, now, 200, timing(1, now, 4));
 			// The released delivery had one attempt: it counts as retrying.
 			expect(await store.counts()).toEqual({
 				pending: 0,
@@ -218,14 +219,14 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			const e = await store.insertEvent(storeEvent('S-att', ['http://t1/x'], T0));
 			const [c1] = await store.claimDue(T0 + 10, 10, 60_000, 'w');
 			expect(c1).toMatchObject({ manual: false, attemptBase: 0 });
-			await store.markRetry(c1.id, 'w', T0 + 100, 503, 'HTTP 503', {
+			await markRetry(store, c1.id, 'w', T0 + 100, 503, 'HTTP 503', {
 				...timing(1, T0 + 10, 25),
 				response: 'busy',
 			});
 			const [c2] = await store.claimDue(T0 + 100, 10, 60_000, 'w');
 			expect(c2.attempts).toBe(2);
 			const long = `${'x'.repeat(1023)}é and more`;
-			await store.markDead(c2.id, 'w', 422, 'HTTP 422', {
+			await markDead(store, c2.id, 'w', 422, 'HTTP 422', {
 				...timing(2, T0 + 100, 1),
 				response: long,
 			});
@@ -250,7 +251,7 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			await store.releaseLease(c3.id, 'w', T0 + 200);
 			const [c3again] = await store.claimDue(T0 + 200, 10, 60_000, 'w');
 			expect(c3again).toMatchObject({ attempts: 3, manual: true });
-			await store.markDelivered(c3.id, T0 + 240, 200, {
+			await markDelivered(store, c3.id, T0 + 240, 200, {
 				...timing(3, T0 + 200, 40),
 				origin: 'manual',
 				response: 'ok',
@@ -335,7 +336,7 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 
 			const claimed = await store.claimDue(t + 1, 100, 60_000, 'w');
 			for (const c of claimed.filter((c) => c.target === 'http://rb/' && c.eventId !== ids[4]))
-				await store.markDead(c.id, 'w', 410, 'HTTP 410', timing(1, t, 1));
+				await markDead(store, c.id, 'w', 410, 'HTTP 410', timing(1, t, 1));
 			const deadB = await store.deadDeliveries('http://rb/');
 			expect(deadB).toHaveLength(4);
 			expect(deadB.every((d) => d.status === 'dead' && d.target === 'http://rb/')).toBe(true);
@@ -401,7 +402,7 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			).toEqual([]);
 			const claimed = await store.claimDue(T0 + 1, 10, 60_000, 'w');
 			const bToT2 = claimed.find((d) => d.eventId === b.eventId && d.target === 'http://t2/x')!;
-			await store.markDead(bToT2.id, 'w', 400, 'HTTP 400', timing(1, T0 + 1, 2));
+			await markDead(store, bToT2.id, 'w', 400, 'HTTP 400', timing(1, T0 + 1, 2));
 			expect((await store.listEvents({ status: 'dead', limit: 10 })).map((x) => x.id)).toEqual([
 				b.eventId,
 			]);
@@ -425,13 +426,15 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			expect(claim1).toHaveLength(3);
 			const find = (list: typeof claim1, eventId: string, target: string) =>
 				list.find((d) => d.eventId === eventId && d.target === target)!;
-			await store.markDelivered(
+			await markDelivered(
+				store,
 				find(claim1, e1.eventId, 'http://a/').id,
 				T0 + 1_700,
 				200,
 				timing(1, T0 + 1_650, 50),
 			);
-			await store.markRetry(
+			await markRetry(
+				store,
 				find(claim1, e2.eventId, 'http://a/').id,
 				'w',
 				T0 + 2_200,
@@ -439,7 +442,8 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 				'HTTP 503',
 				timing(1, T0 + 1_650, 20),
 			);
-			await store.markDead(
+			await markDead(
+				store,
 				find(claim1, e2.eventId, 'http://b/').id,
 				'w',
 				410,
@@ -452,14 +456,16 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			await store.insertEvent(storeEvent('S-act-out-late', ['http://a/'], T0 + 3_000));
 			const claim2 = await store.claimDue(T0 + 2_600, 10, 60_000, 'w');
 			expect(claim2).toHaveLength(2);
-			await store.markDead(
+			await markDead(
+				store,
 				find(claim2, e2.eventId, 'http://a/').id,
 				'w',
 				504,
 				'HTTP 504',
 				timing(2, T0 + 2_600, 10),
 			);
-			await store.markDelivered(
+			await markDelivered(
+				store,
 				find(claim2, e3.eventId, 'http://a/').id,
 				T0 + 2_650,
 				200,
@@ -560,8 +566,8 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			for (const d of claimed) {
 				if (d.eventId === pending.eventId) await store.releaseLease(d.id, 'w', T0 + 60_000);
 				else if (d.eventId === dead.eventId && d.target === 'http://b/')
-					await store.markDead(d.id, 'w', 410, 'HTTP 410', timing(1, T0, 1));
-				else await store.markDelivered(d.id, T0, 200, timing(1, T0, 1));
+					await markDead(store, d.id, 'w', 410, 'HTTP 410', timing(1, T0, 1));
+				else await markDelivered(store, d.id, T0, 200, timing(1, T0, 1));
 			}
 			expect(await store.listAttempts(deliveryIds)).toHaveLength(2);
 			// Until retention ends, a dead event is kept (the console shows it, an operator may requeue).

@@ -333,7 +333,7 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 			await control(sb, 'POST', '/faults', {
 				kind: '500',
 				path: '/api/v1/payment/status',
-				count: 2,
+				count: 4, // two calls, each tried twice
 			});
 			for (let i = 0; i < 2; i++) {
 				expect(await post(h.url, paid.postback as Record<string, string>)).toMatchObject({

@@ -4,7 +4,9 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { PayPalychTrigger } from '../../dist/nodes/PayPalychTrigger/PayPalychTrigger.node.js';
 import { CONFIRMABLE_FIELDS as CONFIRMABLE, postbackKey } from '../../dist/nodes/shared/index.js';
 import {
+	KEY_HASH_WIDTH,
 	MAX_BODY_BYTES,
+	SEEN_HASHES_FIELD,
 	SEEN_KEYS_FIELD,
 	SEEN_KEYS_LIMIT,
 	SeenPostbacks,
@@ -19,6 +21,9 @@ import {
 
 // The signature rule written out by hand (an oracle independent of the module under test).
 const md5 = (s: string) => createHash('md5').update(s, 'utf8').digest('hex').toUpperCase();
+// How the memory stores a key, written out by hand: 12 characters of its SHA-256 in base64url.
+const hashOf = (key: string) =>
+	createHash('sha256').update(key, 'utf8').digest('base64url').slice(0, KEY_HASH_WIDTH);
 const TOKEN = '72|oBCB7Z3SmUm1gvkpEdRcSR2q1ERHpG4vD3DNBmuT';
 const TYPE = 'n8n-nodes-paypalych.payPalychTrigger';
 const FORM = 'application/x-www-form-urlencoded';
@@ -376,12 +381,12 @@ describe('payment postback', () => {
 		storage.staticData = beforeA;
 		expect(await post(h.url, form(payment({ TrsId: 'B' })))).toMatchObject({ status: 200 });
 		const stored = JSON.parse(storage.staticData)['node:PayPalych Trigger'][
-			SEEN_KEYS_FIELD
-		] as string[];
-		expect(stored).toEqual([
-			postbackKey('payment', payment({ TrsId: 'A' })),
-			postbackKey('payment', payment({ TrsId: 'B' })),
-		]);
+			SEEN_HASHES_FIELD
+		] as string;
+		expect(stored).toBe(
+			hashOf(postbackKey('payment', payment({ TrsId: 'A' })) as string) +
+				hashOf(postbackKey('payment', payment({ TrsId: 'B' })) as string),
+		);
 		// A redelivered (the relay replays it, the service retries): nothing starts.
 		expect(await post(h.url, form(payment({ TrsId: 'A' })))).toMatchObject({
 			status: 200,
@@ -390,7 +395,7 @@ describe('payment postback', () => {
 		expect(h.calls.map((c) => c.started)).toEqual([true, true, false]);
 	});
 
-	it('keeps a bounded memory: at the limit the oldest key is forgotten and recent ones are kept', async () => {
+	it('keeps a bounded memory: at the limit the oldest key is forgotten and recent ones are kept (a full list of an older version upgraded)', async () => {
 		const key = (trsId: string) => postbackKey('payment', payment({ TrsId: trsId })) as string;
 		const keys = Array.from({ length: SEEN_KEYS_LIMIT }, (_, i) => key(`OLD-${i}`));
 		const storage = {
@@ -398,12 +403,13 @@ describe('payment postback', () => {
 		};
 		const h = await harness({ event: 'payment' }, { storage });
 		expect((await post(h.url, form(payment({ TrsId: 'NEWEST' })))).status).toBe(200);
-		const stored = JSON.parse(storage.staticData)['node:PayPalych Trigger'][
-			SEEN_KEYS_FIELD
-		] as string[];
+		const node = JSON.parse(storage.staticData)['node:PayPalych Trigger'] as IDataObject;
+		expect(node[SEEN_KEYS_FIELD]).toBeUndefined();
+		const stored = (node[SEEN_HASHES_FIELD] as string).match(/.{12}/g) as string[];
 		expect(stored).toHaveLength(SEEN_KEYS_LIMIT);
-		expect(stored.at(-1)).toBe(key('NEWEST'));
-		expect(stored).not.toContain(key('OLD-0'));
+		expect(stored.at(-1)).toBe(hashOf(key('NEWEST')));
+		expect(stored[0]).toBe(hashOf(key('OLD-1')));
+		expect(stored).not.toContain(hashOf(key('OLD-0')));
 		// OLD-0 was evicted, so it starts again; OLD-1 is still remembered.
 		expect((await post(h.url, form(payment({ TrsId: 'OLD-1' })))).status).toBe(200);
 		expect((await post(h.url, form(payment({ TrsId: 'OLD-0' })))).status).toBe(200);
@@ -741,7 +747,8 @@ describe('lifecycle and memory', () => {
 		expect(['b', 'c', 'd'].map((k) => seen.has(k))).toEqual([true, true, true]);
 		seen.remember('b');
 		seen.remember('e');
-		expect(data[SEEN_KEYS_FIELD]).toEqual(['d', 'b', 'e']);
+		expect(data[SEEN_HASHES_FIELD]).toBe(['c', 'd', 'e'].map(hashOf).join(''));
+		expect(seen.has('b')).toBe(false);
 	});
 
 	it('the node is a trigger that is not usable as a tool and offers the four events', () => {

@@ -4,6 +4,7 @@ import { NodeOperationError } from 'n8n-workflow';
 import {
 	ENDPOINTS,
 	SERVICE_TIME_ZONE,
+	canonicalStatus,
 	createdWithin,
 	dateIn,
 	formatCents,
@@ -203,8 +204,7 @@ export async function paidToday(
 	);
 	let cents = 0;
 	for (const payout of payouts) {
-		const status = typeof payout.status === 'string' ? payout.status.trim().toUpperCase() : '';
-		if (NOT_COUNTED_PAYOUT_STATUSES.includes(status)) continue;
+		if (NOT_COUNTED_PAYOUT_STATUSES.includes(canonicalStatus(payout.status))) continue;
 		const own = typeof payout.currency === 'string' ? payout.currency.trim().toUpperCase() : '';
 		if (own !== '' && own !== currency.toUpperCase()) continue;
 		const amount = toCents(payout.amount);

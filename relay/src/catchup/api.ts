@@ -5,6 +5,7 @@ import {
 	AnswerTooLarge,
 	boundedRequest,
 } from '../bounded-request.ts';
+import { retryAfterDelay } from '../retry-policy.ts';
 
 /** Longest one catch-up run may read the service, in ms: its calls, their retries and waits. */
 export const RUN_DEADLINE_MS = 5 * 60_000;
@@ -59,7 +60,10 @@ export interface ServiceApiOptions {
 	now?: () => number;
 	/** Retries of one call after 429, 5xx or a network error. */
 	retries?: number;
-	/** First back-off; doubled each retry; Retry-After is honoured up to maxBackoffMs. */
+	/**
+	 * First back-off; doubled each retry. A 429/5xx's Retry-After (read as the forwarder reads it)
+	 * is honoured between backoffMs and maxBackoffMs; absent, empty or unreadable: the back-off.
+	 */
 	backoffMs?: number;
 	maxBackoffMs?: number;
 	dispatcher?: Dispatcher;
@@ -69,15 +73,6 @@ export interface ServiceApiOptions {
 }
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-function retryAfterMs(header: string | string[] | undefined): number | undefined {
-	const value = Array.isArray(header) ? header[0] : header;
-	if (value === undefined) return undefined;
-	const seconds = Number(value);
-	if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-	const at = Date.parse(value);
-	return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
-}
 
 /**
  * A gentle, read-only client of the service's REST API for one catch-up run: GET with the Bearer
@@ -135,7 +130,7 @@ export class ServiceApi {
 			this.calls += 1;
 			this.#o.onCall?.(path);
 			let status: number | null = null;
-			let wait: number | undefined;
+			let retryAfter: string | string[] | undefined;
 			let text = '';
 			try {
 				const answer = await boundedRequest(url, {
@@ -147,7 +142,7 @@ export class ServiceApi {
 				});
 				status = answer.status;
 				text = answer.text;
-				wait = retryAfterMs(answer.headers['retry-after']);
+				retryAfter = answer.headers['retry-after'];
 			} catch (error) {
 				if (error instanceof AnswerTooLarge)
 					throw new ApiError(path, null, `${path} answered more than ${error.limit} bytes`);
@@ -175,10 +170,17 @@ export class ServiceApi {
 					key,
 				);
 			}
-			const backoff = Math.min(this.#o.maxBackoffMs, wait ?? this.#o.backoffMs * 2 ** attempt);
+			const backoff = this.#backoff(attempt, retryAfter);
 			if (backoff >= this.#left()) throw new RunDeadlinePassed(this.calls, this.#o.runDeadlineMs);
 			await this.#o.sleep(backoff);
 		}
+	}
+
+	/** The wait before retry `attempt` + 1: the answer's Retry-After, else the doubling back-off. */
+	#backoff(attempt: number, retryAfter: string | string[] | undefined): number {
+		const { backoffMs: baseMs, maxBackoffMs: maxMs } = this.#o;
+		const asked = retryAfterDelay(retryAfter, Date.now(), { baseMs, maxMs, remainingMs: maxMs });
+		return asked ?? Math.min(maxMs, baseMs * 2 ** attempt);
 	}
 }
 

@@ -7,8 +7,11 @@ import type { Intake } from '../intake.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/types.ts';
 import type { Targets } from '../targets.ts';
-import type { Alerter } from './alerts.ts';
-import { ApiError, BudgetSpent, ServiceApi } from './api.ts';
+import type { Alerter } from '../alerts.ts';
+import { BudgetSpent, ServiceApi } from './api.ts';
+import { billPayments, oldestDay, readList } from './lists.ts';
+import { alertTrouble, logRun } from './result.ts';
+import type { CatchupResult, Window } from './result.ts';
 import { isFinalBill, paymentPostback, payoutPostback } from './events.ts';
 import {
 	SERVICE_TIME_ZONE,
@@ -18,53 +21,13 @@ import {
 	createdWithin,
 	dateIn,
 	listUrl,
-	readPages,
 	widenedDates,
 } from '../contract.ts';
 import { StoreInputError } from '../store/input.ts';
 
 const DAY_MS = 86_400_000;
 
-/** One event the catch-up stored: a final payment or payout no postback brought. */
-export interface FoundEvent {
-	eventId: string;
-	kind: 'payment' | 'payout';
-	trsId: string;
-	status: string;
-}
-
-/** A record the store refused (a NUL, an over-long order ID): skipped, reported, the run goes on. */
-export interface SkippedRecord {
-	kind: 'payment' | 'payout';
-	trsId: string;
-	reason: string;
-}
-
-export interface CatchupResult {
-	/** done; partial: the call budget ran out; skipped: another catch-up was running; failed. */
-	outcome: 'done' | 'partial' | 'skipped' | 'failed';
-	/** A deep run: bills created in the last RELAY_CATCHUP_BILL_DAYS days were searched. */
-	deep: boolean;
-	/** The first day (service's, Y-m-d) whose bills were searched. */
-	billsSince: string | null;
-	/** The oldest creation day of a bill the search returned. */
-	oldestBillDate: string | null;
-	calls: number;
-	/** Bills the search returned. */
-	bills: number;
-	/** Bills whose payments were read (`bill/payments`). */
-	billsRead: number;
-	/** Final payments of the window those bills held. */
-	payments: number;
-	payouts: number;
-	/** What this run could not read within its budget (the next run goes on with it). */
-	toRead: { bills: number; multiBills: number; billPages: boolean; payouts: boolean };
-	found: FoundEvent[];
-	skippedRecords: SkippedRecord[];
-	error?: string;
-	startedAt: number;
-	durationMs: number;
-}
+export type { CatchupResult, FoundEvent, SkippedRecord } from './result.ts';
 
 export interface CatchupOptions {
 	config: RelayConfig;
@@ -107,7 +70,7 @@ export class CatchupRunner {
 	/** When each MULTI bill was last read: the least recently read go first. */
 	readonly #multiReadAt = new Map<string, number>();
 	/** Runs in a row that ended partial or failed, and since when. */
-	#troubleSince: number | undefined;
+	readonly #trouble: { since?: number } = {};
 
 	constructor(options: CatchupOptions) {
 		this.#o = options;
@@ -192,29 +155,7 @@ export class CatchupRunner {
 			this.lastDeep = result;
 		}
 		metrics.catchupRuns.inc({ outcome: result.outcome });
-		const summary = {
-			outcome: result.outcome,
-			calls: result.calls,
-			deep: result.deep,
-			bills: result.bills,
-			billsRead: result.billsRead,
-			payments: result.payments,
-			payouts: result.payouts,
-			found: result.found.length,
-			skippedRecords: result.skippedRecords.length,
-			durationMs: result.durationMs,
-		};
-		if (result.outcome === 'failed')
-			logger.error(
-				{ ...summary, error: result.error },
-				'catch-up failed; the next run tries again',
-			);
-		else if (result.outcome === 'partial')
-			logger.warn(
-				summary,
-				'catch-up stopped at its call budget (RELAY_CATCHUP_MAX_CALLS); the next run goes on',
-			);
-		else logger.info(summary, 'catch-up run');
+		logRun(logger, result);
 		if (result.found.length > 0) {
 			await this.#o.alerter?.raise(
 				'catch-up',
@@ -223,46 +164,15 @@ export class CatchupRunner {
 				{ events: result.found.slice(0, 50) },
 			);
 		}
-		await this.#alertTrouble(result, now);
+		await alertTrouble(
+			this.#o.alerter,
+			this.#trouble,
+			this.#o.config.catchup.deepIntervalS,
+			result,
+			now,
+		);
 		this.last = result;
 		return result;
-	}
-
-	/**
-	 * `catchup-failed`, once per cause: a failed run (its error), a record the store refused (its
-	 * kind and TrsId), and runs that ended partial or failed for longer than a deep interval.
-	 */
-	async #alertTrouble(result: CatchupResult, now: number): Promise<void> {
-		const alerter = this.#o.alerter;
-		if (result.skippedRecords.length > 0) {
-			await alerter?.raise(
-				'catchup-failed',
-				result.skippedRecords.map((r) => `catchup-skipped:${r.kind}:${r.trsId}`),
-				`catch-up skipped ${result.skippedRecords.length} record(s) the store cannot hold; read them in the service's account`,
-				{ records: result.skippedRecords.slice(0, 50) },
-			);
-		}
-		if (result.outcome === 'failed') {
-			await alerter?.raise(
-				'catchup-failed',
-				[`catchup-failed:${(result.error ?? '').replace(/\d+/g, 'N').slice(0, 200)}`],
-				`catch-up failed: ${result.error ?? 'unknown error'}`,
-				{ error: result.error },
-			);
-		}
-		if (result.outcome === 'done') this.#troubleSince = undefined;
-		else if (result.outcome !== 'skipped') {
-			this.#troubleSince ??= now;
-			const limitMs = this.#o.config.catchup.deepIntervalS * 1000;
-			if (now - this.#troubleSince >= limitMs) {
-				await alerter?.raise(
-					'catchup-failed',
-					[`catchup-partial:${this.#troubleSince}`],
-					`catch-up has not finished a run for ${Math.round((now - this.#troubleSince) / 1000)} s (raise RELAY_CATCHUP_MAX_CALLS or look at the service's API)`,
-					{ since: new Date(this.#troubleSince).toISOString(), toRead: result.toRead },
-				);
-			}
-		}
 	}
 
 	#api(): ServiceApi {
@@ -281,7 +191,7 @@ export class CatchupRunner {
 	}
 
 	async #read(api: ServiceApi, result: CatchupResult, now: number): Promise<void> {
-		const { config, store } = this.#o;
+		const { config } = this.#o;
 		const token = config.apiTokens[config.apiTokens.length - 1];
 		// Payments and payouts by their own date, never further back than the store keeps delivered
 		// events (RELAY_RETENTION_DAYS): a payment whose event was pruned would come back otherwise.
@@ -300,14 +210,34 @@ export class CatchupRunner {
 		const fetchPage = (url: string) => api.page(url);
 		const firstUrl = (path: string, from: string) =>
 			listUrl(config.catchup.apiBaseUrl, path, { ...widenedDates(from, today), per_page: 100 });
-		let stopped: BudgetSpent | undefined;
-		let payoutsCut: BudgetSpent | undefined;
+		const w: Window = {
+			api,
+			result,
+			now,
+			token,
+			days,
+			today,
+			since,
+			billSince,
+			pruneBefore,
+			budget,
+			apiRoot,
+			fetchPage,
+			firstUrl,
+		};
 
-		// 1. Payouts first, at most a quarter of the budget: bills never starve them. A list cut at
-		// its share resumes from its next page in the next run.
-		if (this.#o.targets.payout.length > 0) {
+		const payoutsCut = this.#o.targets.payout.length > 0 ? await this.#readPayouts(w) : undefined;
+		const stopped = this.#o.targets.payment.length > 0 ? await this.#readBills(w) : undefined;
+		const cut = stopped ?? payoutsCut;
+		if (cut) throw cut;
+	}
+
+	/** Payouts, first and with at most a quarter of the budget; a cut list resumes next run. */
+	async #readPayouts(w: Window): Promise<BudgetSpent | undefined> {
+		const { result, token, since, today, budget, apiRoot, fetchPage, firstUrl } = w;
+		{
 			const share = Math.max(1, Math.floor(budget / 4));
-			const listed = await this.#list(
+			const listed = await readList(
 				fetchPage,
 				this.#resume.payouts ?? firstUrl('/api/v1/payout/search', since),
 				apiRoot,
@@ -315,7 +245,6 @@ export class CatchupRunner {
 				(row) => createdWithin(row, since, today),
 			);
 			this.#resume.payouts = listed.next;
-			payoutsCut = listed.stopped;
 			result.toRead.payouts = listed.next !== undefined;
 			for (const payout of listed.rows) {
 				const fields = payoutPostback(payout, token);
@@ -323,138 +252,85 @@ export class CatchupRunner {
 				result.payouts += 1;
 				await this.#admit('payout', fields, result, false);
 			}
+			return listed.stopped;
 		}
+	}
 
-		// 2. Bills: the list, then each bill's payments. A NORMAL bill read in its final status is
-		// not read again; a MULTI bill can take more payments in any status, so it is read every run.
-		// The two kinds take turns, MULTI bills least recently read first: neither starves the other,
-		// and a run stopped at its budget resumes with what it did not read.
-		if (this.#o.targets.payment.length > 0 && !stopped) {
-			// The list takes at most half of what is left: the bills it names must be read too.
-			// A deep search cut at its share resumes at its next page once the bills of the pages
-			// read are read (the next page's bills are then those to go on with).
-			const resumeKey = `${result.deep ? 'deep' : 'ordinary'}:${billSince}`;
-			const resumeAt = this.#resume.bills?.key === resumeKey ? this.#resume.bills.url : undefined;
-			const listed = await this.#list(
-				fetchPage,
-				resumeAt ?? firstUrl('/api/v1/bill/search', billSince),
-				apiRoot,
-				Math.max(1, Math.floor((budget - api.calls) / 2)),
-				(row) => createdWithin(row, billSince, today),
+	/**
+	 * Bills: the search, then each bill's payments. A NORMAL bill read in its final status is not
+	 * read again; a MULTI bill can take more payments in any status, so it is read every run. The
+	 * two kinds take turns, MULTI bills least recently read first: neither starves the other, and a
+	 * run stopped at its budget resumes with what it did not read.
+	 */
+	async #readBills(w: Window): Promise<BudgetSpent | undefined> {
+		const { api, result, now, token, since, today, billSince } = w;
+		const { store } = this.#o;
+		let stopped: BudgetSpent | undefined;
+		// The list takes at most half of what is left: the bills it names must be read too.
+		// A deep search cut at its share resumes at its next page once the bills of the pages
+		// read are read (the next page's bills are then those to go on with).
+		const resumeKey = `${result.deep ? 'deep' : 'ordinary'}:${billSince}`;
+		const resumeAt = this.#resume.bills?.key === resumeKey ? this.#resume.bills.url : undefined;
+		const listed = await readList(
+			w.fetchPage,
+			resumeAt ?? w.firstUrl('/api/v1/bill/search', billSince),
+			w.apiRoot,
+			Math.max(1, Math.floor((w.budget - api.calls) / 2)),
+			(row) => createdWithin(row, billSince, today),
+		);
+		const listCut = listed.stopped;
+		const bills = listed.rows;
+		result.bills = bills.length;
+		result.toRead.billPages = listed.next !== undefined;
+		result.oldestBillDate = oldestDay(bills);
+		const isMulti = (bill: Record<string, unknown>) => canonicalStatus(bill.type) === 'MULTI';
+		const markOf = (bill: Record<string, unknown>) =>
+			`bill:${String(bill.id)}:${canonicalStatus(bill.status)}`;
+		const normal = bills.filter((b) => !isMulti(b) && isFinalBill(b));
+		const known = new Set(await store.catchupMarks(normal.map(markOf)));
+		const normalQueue = normal
+			.filter((b) => !known.has(markOf(b)))
+			.sort((a, b) => String(a.created_at ?? '').localeCompare(String(b.created_at ?? '')));
+		const multiQueue = bills
+			.filter(isMulti)
+			.sort(
+				(a, b) =>
+					(this.#multiReadAt.get(String(a.id)) ?? 0) - (this.#multiReadAt.get(String(b.id)) ?? 0),
 			);
-			const listCut = listed.stopped;
-			const bills = listed.rows;
-			result.bills = bills.length;
-			result.toRead.billPages = listed.next !== undefined;
-			for (const bill of bills) {
-				const day = createdDate(bill.created_at);
-				if (day !== undefined && (result.oldestBillDate === null || day < result.oldestBillDate))
-					result.oldestBillDate = day;
+		const queues = [normalQueue, multiQueue];
+		let turn = 0;
+		while (!stopped && (normalQueue.length > 0 || multiQueue.length > 0)) {
+			const queue = queues[turn % 2].length > 0 ? queues[turn % 2] : queues[(turn + 1) % 2];
+			turn += 1;
+			const bill = queue[0];
+			const payments = await billPayments(api, bill, this.#o.logger);
+			if (payments instanceof BudgetSpent) {
+				stopped = payments;
+				break;
 			}
-			const isMulti = (bill: Record<string, unknown>) => canonicalStatus(bill.type) === 'MULTI';
-			const markOf = (bill: Record<string, unknown>) =>
-				`bill:${String(bill.id)}:${canonicalStatus(bill.status)}`;
-			const normal = bills.filter((b) => !isMulti(b) && isFinalBill(b));
-			const known = new Set(await store.catchupMarks(normal.map(markOf)));
-			const normalQueue = normal
-				.filter((b) => !known.has(markOf(b)))
-				.sort((a, b) => String(a.created_at ?? '').localeCompare(String(b.created_at ?? '')));
-			const multiQueue = bills
-				.filter(isMulti)
-				.sort(
-					(a, b) =>
-						(this.#multiReadAt.get(String(a.id)) ?? 0) - (this.#multiReadAt.get(String(b.id)) ?? 0),
-				);
-			const queues = [normalQueue, multiQueue];
-			let turn = 0;
-			while (!stopped && (normalQueue.length > 0 || multiQueue.length > 0)) {
-				const queue = queues[turn % 2].length > 0 ? queues[turn % 2] : queues[(turn + 1) % 2];
-				turn += 1;
-				const bill = queue[0];
-				const payments = await this.#payments(api, bill);
-				if (payments instanceof BudgetSpent) {
-					stopped = payments;
-					break;
-				}
-				queue.shift();
-				if (payments === undefined) continue;
-				result.billsRead += 1;
-				if (isMulti(bill)) this.#multiReadAt.set(String(bill.id), now);
-				const invId = orderIdOf(bill);
-				// A bill created in the ordinary window: a payment whose date cannot be read is its.
-				const recentBill = createdWithin(bill, since, today);
-				for (const payment of payments) {
-					const day = createdDate(payment.created_at);
-					if (day === undefined ? !recentBill : day < since || day > today) continue;
-					const fields = paymentPostback(payment, invId ?? '', token);
-					if (!fields) continue;
-					result.payments += 1;
-					await this.#admit('payment', fields, result, invId === undefined);
-				}
-				if (!isMulti(bill)) await store.addCatchupMarks([markOf(bill)], now, pruneBefore);
+			queue.shift();
+			if (payments === undefined) continue;
+			result.billsRead += 1;
+			if (isMulti(bill)) this.#multiReadAt.set(String(bill.id), now);
+			const invId = orderIdOf(bill);
+			// A bill created in the ordinary window: a payment whose date cannot be read is its.
+			const recentBill = createdWithin(bill, since, today);
+			for (const payment of payments) {
+				const day = createdDate(payment.created_at);
+				if (day === undefined ? !recentBill : day < since || day > today) continue;
+				const fields = paymentPostback(payment, invId ?? '', token);
+				if (!fields) continue;
+				result.payments += 1;
+				await this.#admit('payment', fields, result, invId === undefined);
 			}
-			result.toRead.bills = normalQueue.length;
-			result.toRead.multiBills = multiQueue.length;
-			if (normalQueue.length === 0 && multiQueue.every((b) => this.#multiReadAt.has(String(b.id))))
-				this.#resume.bills = listed.next ? { key: resumeKey, url: listed.next } : undefined;
-			stopped ??= listCut;
+			if (!isMulti(bill)) await store.addCatchupMarks([markOf(bill)], now, w.pruneBefore);
 		}
-		stopped ??= payoutsCut;
-		if (stopped) throw stopped;
-	}
-
-	/** A list read with the shared readPages, at most `maxPages` pages (its share of the budget). */
-	async #list(
-		fetchPage: (url: string) => Promise<Record<string, unknown>>,
-		firstUrl: string,
-		apiRoot: string,
-		maxPages: number,
-		keep: (row: Record<string, unknown>) => boolean,
-	): Promise<{ rows: Record<string, unknown>[]; next?: string; stopped?: BudgetSpent }> {
-		const rows: Record<string, unknown>[] = [];
-		let next: string | undefined;
-		try {
-			const read = await readPages<Record<string, unknown>>(fetchPage, {
-				firstUrl,
-				apiRoot,
-				maxPages,
-				keep: (row) => row !== null && typeof row === 'object' && keep(row),
-			});
-			rows.push(...read.rows);
-			if (read.end === 'page_cap') next = read.next;
-			return { rows, next, stopped: next ? new BudgetSpent(maxPages) : undefined };
-		} catch (error) {
-			if (error instanceof BudgetSpent) return { rows, next: firstUrl, stopped: error };
-			throw error;
-		}
-	}
-
-	/** A bill's payments; undefined: the service refused this bill (skipped); BudgetSpent: stop. */
-	async #payments(
-		api: ServiceApi,
-		bill: Record<string, unknown>,
-	): Promise<Record<string, unknown>[] | undefined | BudgetSpent> {
-		try {
-			const answer = await api.get('/api/v1/bill/payments', { id: String(bill.id) });
-			return Array.isArray(answer.data)
-				? (answer.data as unknown[]).filter(
-						(p): p is Record<string, unknown> => p !== null && typeof p === 'object',
-					)
-				: [];
-		} catch (error) {
-			if (error instanceof BudgetSpent) return error;
-			// One bill the service refuses (too_many_payments, bill_not_found) does not stop the run.
-			if (
-				error instanceof ApiError &&
-				error.status !== null &&
-				error.status < 500 &&
-				error.status !== 429
-			) {
-				this.#o.logger.warn({ bill: bill.id, error: error.message }, 'catch-up skipped a bill');
-				return undefined;
-			}
-			throw error;
-		}
+		result.toRead.bills = normalQueue.length;
+		result.toRead.multiBills = multiQueue.length;
+		if (normalQueue.length === 0 && multiQueue.every((b) => this.#multiReadAt.has(String(b.id))))
+			this.#resume.bills = listed.next ? { key: resumeKey, url: listed.next } : undefined;
+		stopped ??= listCut;
+		return stopped;
 	}
 
 	/**

@@ -1,36 +1,14 @@
 import { z } from 'zod';
 import { POSTBACK_EVENTS } from '../contract.ts';
 import type { PostbackEvent } from '../contract.ts';
+import { timeText } from '../reads.ts';
 import { DELIVERY_STATUSES } from '../store/types.ts';
 import type { DeliveryStatus } from '../store/types.ts';
 
 /** Empty form fields count as absent. */
 const blank = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 
-/**
- * A time typed into the console: `YYYY-MM-DDTHH:MM[:SS]` as a datetime-local input sends it (read
- * as UTC, which is what the console shows), an ISO 8601 date-time with its zone, or epoch ms.
- */
-const timeText = z
-	.string({ error: 'is required' })
-	.trim()
-	.max(40, 'is not a date and time')
-	.transform((v, ctx) => {
-		const local = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,3})?)?$/.test(v);
-		const n = /^\d{1,15}$/.test(v)
-			? Number(v)
-			: /^\d{4}-\d\d-\d\d/.test(v)
-				? Date.parse(local ? `${v}Z` : v)
-				: Number.NaN;
-		if (!Number.isFinite(n)) {
-			ctx.addIssue({
-				code: 'custom',
-				message: 'is not a date and time (use YYYY-MM-DD HH:MM in UTC)',
-			});
-			return z.NEVER;
-		}
-		return n;
-	});
+/** A time typed into the console: the admin API's one time format (reads.ts), UTC unless zoned. */
 const optionalTime = z.preprocess(blank, timeText.optional());
 const requiredTime = z.preprocess(blank, timeText);
 

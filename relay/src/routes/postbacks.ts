@@ -4,7 +4,8 @@ import type { PostbackEvent, PostbackFields } from '../contract.ts';
 import type { ContextOptions, RelayContext } from '../context.ts';
 import type { Admission, Source } from '../intake.ts';
 import { noteRequest } from '../log-context.ts';
-import { StoreInputError } from '../store/input.ts';
+import { clientFault } from '../errors.ts';
+import type { ClientFault } from '../errors.ts';
 
 type Verdict =
 	| { ok: true; fields: PostbackFields; tokenIndex: number }
@@ -134,8 +135,13 @@ function noteAdmission(request: FastifyRequest, kind: PostbackEvent, admission: 
 }
 
 /** A store value refused before any SQL (a NUL byte, a text too long): 400, nothing stored. */
-const badInput = (ctx: RelayContext, request: FastifyRequest, kind: PostbackEvent, error: Error) =>
-	reject(ctx, request, kind, { status: 400, reason: 'bad_input', detail: error.message });
+const badInput = (
+	ctx: RelayContext,
+	request: FastifyRequest,
+	kind: PostbackEvent,
+	fault: ClientFault,
+) =>
+	reject(ctx, request, kind, { status: fault.status, reason: 'bad_input', detail: fault.message });
 
 /**
  * Hands a verified call to the intake and notes what it did; a store error comes back as `failed`
@@ -146,15 +152,16 @@ async function admitCall(
 	kind: PostbackEvent,
 	request: FastifyRequest,
 	verdict: Extract<Verdict, { ok: true }>,
-): Promise<Admission | { outcome: 'failed'; error: unknown }> {
+): Promise<Admission | { outcome: 'failed'; error: unknown; fault?: ClientFault }> {
 	try {
 		const source = sourceOf(request, verdict.tokenIndex);
 		const admission = await ctx.intake.admit(kind, verdict.fields, source);
 		noteAdmission(request, kind, admission);
 		return admission;
 	} catch (error) {
-		if (error instanceof StoreInputError) badInput(ctx, request, kind, error);
-		return { outcome: 'failed', error };
+		const fault = clientFault(error);
+		if (fault) badInput(ctx, request, kind, fault);
+		return { outcome: 'failed', error, fault };
 	}
 }
 
@@ -172,18 +179,22 @@ async function postback(
 	}
 	const admission = await admitCall(ctx, kind, request, verdict);
 	if (admission.outcome === 'failed') {
-		if (admission.error instanceof StoreInputError) return text(reply, 400, 'Bad Request');
+		if (admission.fault) return text(reply, admission.fault.status, 'Bad Request');
 		request.log.error(
 			{ err: admission.error, kind },
 			'storing the postback failed; the service will retry',
 		);
 		return text(reply, 503, 'Service Unavailable');
 	}
-	if (admission.outcome === 'unavailable') return text(reply, 503, 'Service Unavailable');
+	if (admission.outcome === 'unavailable') {
+		if (admission.retryAfter !== undefined)
+			reply.header('retry-after', String(admission.retryAfter));
+		return text(reply, 503, 'Service Unavailable');
+	}
 	if (admission.outcome !== 'refused') return text(reply, 200, 'OK');
 	if (admission.retryAfter !== undefined) reply.header('retry-after', String(admission.retryAfter));
 	return admission.status === 403
-		? text(reply, 403, 'Forbidden: the service does not know this payout')
+		? text(reply, 403, `Forbidden: the service does not know this ${kind}`)
 		: text(reply, admission.status, 'Too Many Requests');
 }
 
@@ -231,12 +242,15 @@ async function redirect(
 	if (perPayment !== undefined) return tooMany(perPayment, 'payment');
 	const admission = await admitCall(ctx, kind, request, verdict);
 	if (admission.outcome === 'failed') {
-		if (admission.error instanceof StoreInputError) return html(reply, 400, PAGES.incomplete);
+		if (admission.fault) return html(reply, admission.fault.status, PAGES.incomplete);
 		request.log.error({ err: admission.error, kind }, 'storing the redirect failed');
 		return html(reply, 503, PAGES.later);
 	}
 	if (admission.outcome === 'unavailable') return html(reply, 503, PAGES.later);
-	if (admission.outcome === 'refused') return html(reply, admission.status, PAGES.unverified);
+	// Over the daily ceiling of its signed pair nothing was stored, but the customer who paid
+	// still gets the page (the postback, not the redirect, carries the payment).
+	if (admission.outcome === 'refused' && admission.reason !== 'redirect_daily_limit')
+		return html(reply, admission.status, PAGES.unverified);
 	const location = kind === 'success' ? ctx.config.successUrl : ctx.config.failUrl;
 	if (location) return reply.code(303).header('location', location).send();
 	return html(reply, 200, PAGES[kind]);

@@ -1,3 +1,4 @@
+import { StoreInputError } from '../errors.ts';
 import type { DeliveryFilter, DeliveryResult, EventFilter, NewEvent } from './types.ts';
 
 /**
@@ -7,14 +8,7 @@ import type { DeliveryFilter, DeliveryResult, EventFilter, NewEvent } from './ty
  * an error text from the database must never be what a client sees. A bad value throws a
  * StoreInputError (the routes answer 400) and nothing is changed.
  */
-export class StoreInputError extends Error {
-	readonly statusCode = 400;
-	constructor(message: string) {
-		super(message);
-		this.name = 'StoreInputError';
-	}
-}
-
+export { StoreInputError };
 /** Longest field name or value of a postback, filter or id (the body has its own limit). */
 export const MAX_TEXT = 16_384;
 /** Longest stored body (RELAY_BODY_LIMIT cannot usefully exceed it). */
@@ -123,7 +117,7 @@ function checkTakenText(name: string, value: unknown, max: number): void {
 	if (value.length > max) throw new StoreInputError(`${name} is longer than ${max} characters`);
 }
 
-/** The results recordResults gets from the forwarder (or from markDelivered/markRetry/markDead). */
+/** The results recordResults gets from the forwarder. */
 export function checkResults(results: readonly DeliveryResult[]): void {
 	checkIds('results', results, (value) => {
 		if (typeof value !== 'object' || value === null)

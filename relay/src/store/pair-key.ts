@@ -5,18 +5,21 @@ import type { PostbackEvent } from '../contract.ts';
  * The signed pair of a payment or payout postback, as the per-pair limit counts it (see
  * relay/src/guards.ts): its kind, its signed amount in cents (as sent when it is not an
  * amount) and its signed id. `100.5` and `100.50` are one pair. Stored with each event
- * (`pair_key`, indexed), so the limit is one indexed count inside the insert. Redirects have none.
- * The one place the relay normalises a signed amount for this.
+ * (`pair_key`, indexed), so the limit is one indexed count inside the insert. The success and fail
+ * redirects carry one signature (OutSum, InvId) and share one pair, `redirect`, which their daily
+ * ceiling counts (RELAY_REDIRECT_LIMIT_PER_PAYMENT_DAY); it is never a payment's pair. The one
+ * place the relay normalises a signed amount for this.
  */
 export function pairKeyOf(
 	kind: PostbackEvent,
 	fields: Readonly<Record<string, string>>,
 ): string | null {
-	if (kind !== 'payment' && kind !== 'payout') return null;
 	const rule = POSTBACK_RULES[kind];
+	if (!rule) return null;
 	const amount = fields[rule.amountField] ?? '';
 	const cents = toCents(amount);
-	return JSON.stringify([kind, cents === undefined ? amount : cents, fields[rule.idField] ?? '']);
+	const pair = kind === 'success' || kind === 'fail' ? 'redirect' : kind;
+	return JSON.stringify([pair, cents === undefined ? amount : cents, fields[rule.idField] ?? '']);
 }
 
 /** Rows a store fills in a go when it adds `pair_key` to events stored before it had one. */

@@ -17,7 +17,7 @@ import {
 	PREPARED,
 	resultParams,
 } from './pg-statements.ts';
-import { deadResult, deliveredResult, retryResult, runsWithoutRepeats } from './results.ts';
+import { runsWithoutRepeats } from './results.ts';
 
 import { storableResult, toClaimed } from './rows.ts';
 import {
@@ -31,7 +31,6 @@ import {
 import { checkCall } from './input.ts';
 import type { Param, Row } from './sql.ts';
 import type {
-	AttemptTiming,
 	ClaimedDelivery,
 	DeliveryResult,
 	InsertResult,
@@ -96,6 +95,17 @@ function fillPairKeysOn(client: PoolClient): Promise<number> {
  *   503, readiness fails); the pools open new connections on the next call, so the relay
  *   recovers by itself when the server is back.
  */
+/**
+ * The bookkeeping connections' settings. synchronous_commit=off: see the class. No bitmap scans:
+ * the claim must walk the due index in order and stop after its batch, whatever the statistics
+ * say. Left to them, the planner reads every due delivery on every claim (a bitmap scan of
+ * deliveries_due, which also visits every dead entry since the last vacuum, then a sort) whenever
+ * its statistics were taken while few deliveries were due: a new store, or one whose last analyze
+ * saw delivered rows only, when a backlog forms (relay/README.md, performance: a store that
+ * fills). The other statements of this pool find their rows by primary key.
+ */
+export const BOOKKEEPING_OPTIONS = '-c synchronous_commit=off -c enable_bitmapscan=off';
+
 export class PostgresStore extends PostgresReads implements Store {
 	#durable: Pool;
 	#book: Pool;
@@ -116,7 +126,7 @@ export class PostgresStore extends PostgresReads implements Store {
 			types,
 		};
 		this.#durable = new pg.Pool(base);
-		this.#book = new pg.Pool({ ...base, options: '-c synchronous_commit=off' });
+		this.#book = new pg.Pool({ ...base, options: BOOKKEEPING_OPTIONS });
 		// An idle client whose server went away emits 'error' on its pool; unhandled, it would end the process.
 		this.#durable.on('error', (error) => onError(error, 'idle connection'));
 		this.#book.on('error', (error) => onError(error, 'idle connection'));
@@ -226,31 +236,6 @@ export class PostgresStore extends PostgresReads implements Store {
 					values: resultParams(run),
 				});
 		});
-	}
-
-	markDelivered(id: number, now: number, httpStatus: number, t: AttemptTiming): Promise<void> {
-		return this.recordResults([deliveredResult(id, now, httpStatus, t)]);
-	}
-
-	markRetry(
-		id: number,
-		owner: string,
-		nextAttemptAt: number,
-		httpStatus: number | null,
-		error: string,
-		t: AttemptTiming,
-	): Promise<void> {
-		return this.recordResults([retryResult(id, owner, nextAttemptAt, httpStatus, error, t)]);
-	}
-
-	markDead(
-		id: number,
-		owner: string,
-		httpStatus: number | null,
-		error: string,
-		t: AttemptTiming,
-	): Promise<void> {
-		return this.recordResults([deadResult(id, owner, httpStatus, error, t)]);
 	}
 
 	async releaseLease(id: number, owner: string, now: number): Promise<void> {

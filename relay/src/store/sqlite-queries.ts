@@ -77,6 +77,14 @@ const field: FieldExpr = (name) => `json_extract(fields_json, '$.${name}')`;
  * The store's operations on one open SQLite connection, synchronous, each inside the transaction
  * the engine opened around its batch (see SqliteEngine). Statements are prepared once and cached.
  */
+/** The claim (see claimDue): (lease until, owner, lease until, now, limit). */
+export const SQLITE_CLAIM = `UPDATE deliveries SET status = 'delivering', attempts = attempts + 1, lease_until = ?, lease_owner = ?,
+	next_attempt_at = ?
+	WHERE id IN (SELECT id FROM deliveries INDEXED BY deliveries_due
+		WHERE status IN ('pending', 'delivering') AND next_attempt_at <= ?
+		ORDER BY next_attempt_at LIMIT ?)
+	RETURNING *`;
+
 export class SqliteQueries {
 	#db: DatabaseSync;
 	#stmts: Record<string, StatementSync> = {};
@@ -150,14 +158,7 @@ export class SqliteQueries {
 	 */
 	claimDue(now: number, limit: number, leaseMs: number, owner: string): ClaimedDelivery[] {
 		const until = now + leaseMs;
-		const rows = this.#stmt(
-			`UPDATE deliveries SET status = 'delivering', attempts = attempts + 1, lease_until = ?, lease_owner = ?,
-			   next_attempt_at = ?
-			 WHERE id IN (SELECT id FROM deliveries INDEXED BY deliveries_due
-			              WHERE status IN ('pending', 'delivering') AND next_attempt_at <= ?
-			              ORDER BY next_attempt_at LIMIT ?)
-			 RETURNING *`,
-		).all(until, owner, until, now, limit) as Row[];
+		const rows = this.#stmt(SQLITE_CLAIM).all(until, owner, until, now, limit) as Row[];
 		const eventStmt = this.#stmt(
 			'SELECT kind, content_type, body, received_at FROM events WHERE id = ?',
 		);

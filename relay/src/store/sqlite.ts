@@ -6,12 +6,10 @@ import type { PostbackEvent } from '../contract.ts';
 import { checkCall } from './input.ts';
 import { fillPairKeys, pairKeyOf } from './pair-key.ts';
 import type { KeylessEvent } from './pair-key.ts';
-import { deadResult, deliveredResult, retryResult } from './results.ts';
 import { SqliteEngine } from './sqlite-engine.ts';
 import type { EngineCall, EngineOp, EngineResult } from './sqlite-engine.ts';
 import type {
 	ActivityBucket,
-	AttemptTiming,
 	ClaimedDelivery,
 	Delivery,
 	DeliveryAttempt,
@@ -178,28 +176,6 @@ export class SqliteStore implements Store {
 	/** One call (one entry of the thread's message) however many results it carries. */
 	recordResults(results: readonly DeliveryResult[]): Promise<void> {
 		return this.#call('recordResults', [...results]);
-	}
-	markDelivered(id: number, now: number, httpStatus: number, timing: AttemptTiming): Promise<void> {
-		return this.recordResults([deliveredResult(id, now, httpStatus, timing)]);
-	}
-	markRetry(
-		id: number,
-		owner: string,
-		nextAttemptAt: number,
-		httpStatus: number | null,
-		error: string,
-		timing: AttemptTiming,
-	): Promise<void> {
-		return this.recordResults([retryResult(id, owner, nextAttemptAt, httpStatus, error, timing)]);
-	}
-	markDead(
-		id: number,
-		owner: string,
-		httpStatus: number | null,
-		error: string,
-		timing: AttemptTiming,
-	): Promise<void> {
-		return this.recordResults([deadResult(id, owner, httpStatus, error, timing)]);
 	}
 	releaseLease(id: number, owner: string, now: number): Promise<void> {
 		return this.#call('releaseLease', id, owner, now);

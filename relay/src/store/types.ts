@@ -265,33 +265,13 @@ export interface DeliveryQueue {
 	/** Claims up to `limit` due deliveries (pending and due, or delivering with an expired lease). */
 	claimDue(now: number, limit: number, leaseMs: number, owner: string): Promise<ClaimedDelivery[]>;
 	/**
-	 * The results of many attempts in one commit, each applied as its own markDelivered, markRetry
-	 * or markDead call would be, in order (two results of one delivery: as two calls in sequence):
-	 * each attempt is recorded with its timing in the same commit as the delivery's new state.
+	 * The results of many attempts in one commit, applied in order (two results of one delivery: as
+	 * two calls in sequence), each attempt recorded with its timing in the same commit as the
+	 * delivery's new state. A retry or dead result changes nothing (and records no attempt) when its
+	 * owner no longer holds the lease; a delivered attempt is always recorded (the target has the
+	 * event).
 	 */
 	recordResults(results: readonly DeliveryResult[]): Promise<void>;
-	/**
-	 * The result of one attempt (recordResults with one result). markRetry and markDead change
-	 * nothing (and record no attempt) when this owner no longer holds the lease; a delivered
-	 * attempt is always recorded (the target has the event).
-	 */
-	markDelivered(id: number, now: number, httpStatus: number, timing: AttemptTiming): Promise<void>;
-	/** Schedules another attempt; ignored if this owner no longer holds the lease. */
-	markRetry(
-		id: number,
-		owner: string,
-		nextAttemptAt: number,
-		httpStatus: number | null,
-		error: string,
-		timing: AttemptTiming,
-	): Promise<void>;
-	markDead(
-		id: number,
-		owner: string,
-		httpStatus: number | null,
-		error: string,
-		timing: AttemptTiming,
-	): Promise<void>;
 	/** Gives a claimed delivery back without counting an attempt (graceful shutdown). */
 	releaseLease(id: number, owner: string, now: number): Promise<void>;
 	/** New delivery rows for the given events, one per target of each event's kind. */

@@ -1,28 +1,19 @@
+import type { FastifyInstance } from 'fastify';
+import { RelayError } from '../../errors.ts';
+import { deliveryIdText } from '../../operations.ts';
 import type { Delivery } from '../../store/types.ts';
 import { html } from '../html.ts';
-import type { Html } from '../html.ts';
-import { CONSOLE, formGuard, inputTime, page, utc } from '../layout.ts';
-import type { ReplayPlan } from '../queries.ts';
+import { deadQuery, describeIssues, plainForm, targetForm } from '../input.ts';
+import { sendRefusal } from '../refusal.ts';
+import { CONSOLE, formGuard, inputTime, page, safeReturn, sendPage, utc } from '../layout.ts';
+import { PAGE_SIZE, noticeText, withNotice } from './common.ts';
+import type { PageDeps } from './common.ts';
+import { replayForm } from './replay.ts';
 
 export interface TargetDead {
 	target: string;
 	dead: number;
 	configured: boolean;
-}
-
-export function replayForm(
-	targets: readonly string[],
-	values: { from?: string; to?: string; target?: string },
-): Html {
-	return html`<form class="filters card" method="get" action="${CONSOLE}/replay">
-		<label>From (UTC) <input type="datetime-local" step="1" name="from" value="${values.from ?? ''}" required></label>
-		<label>To (UTC) <input type="datetime-local" step="1" name="to" value="${values.to ?? ''}" required></label>
-		<label>Target <select name="target">
-			<option value="*">every current target</option>
-			${targets.map((t) => html`<option value="${t}"${t === values.target ? html` selected` : ''}>${t}</option>`)}
-		</select></label>
-		<div class="actions"><button type="submit" class="secondary">Count deliveries…</button></div>
-	</form>`;
 }
 
 export function deadPage(opts: {
@@ -86,57 +77,74 @@ export function deadPage(opts: {
 	);
 }
 
-export function replayConfirmPage(opts: {
-	csrf: string;
-	from: number;
-	to: number;
-	target: string | undefined;
-	plan: ReplayPlan;
-	/** Set when the range changed between the confirmation and the replay. */
-	errors?: readonly string[];
-}): string {
-	const { plan } = opts;
-	const where = opts.target === undefined ? 'every current target' : opts.target;
-	const kinds = Object.entries(plan.targets).map(
-		([kind, list]) =>
-			html`<li>${kind}: ${list?.length ?? 0} target${list?.length === 1 ? '' : 's'}</li>`,
-	);
-	return page(
-		{ title: 'Confirm replay', section: 'dead', csrf: opts.csrf, errors: opts.errors },
-		html`<h1>Confirm replay</h1>
-		<div class="card">
-			<p>Replay the <b>${plan.events}</b> event${plan.events === 1 ? '' : 's'} received from <b>${utc(opts.from)}</b> to <b>${utc(opts.to)}</b> UTC to <b class="wrap">${where}</b>.</p>
-			<p id="replay-count">This makes <b>${plan.deliveries}</b> new deliver${plan.deliveries === 1 ? 'y' : 'ies'}.</p>
-			${kinds.length ? html`<ul class="muted">${kinds}</ul>` : html`<p class="muted">No configured target takes these events.</p>`}
-			<div class="actions">
-				${
-					plan.deliveries > 0
-						? html`<form method="post" action="${CONSOLE}/replay" class="inline">${formGuard(opts.csrf)}
-						<input type="hidden" name="from" value="${opts.from}"><input type="hidden" name="to" value="${opts.to}">
-						<input type="hidden" name="target" value="${opts.target ?? '*'}"><input type="hidden" name="deliveries" value="${plan.deliveries}">
-						<button type="submit" class="danger">Make ${plan.deliveries} deliver${plan.deliveries === 1 ? 'y' : 'ies'}</button></form>`
-						: ''
-				}
-				<a href="${CONSOLE}/dead">Cancel</a>
-			</div>
-		</div>`,
-	);
+/** The dead deliveries per target: every configured target (even at 0), and any other with some. */
+async function deadByTarget({ ctx }: PageDeps, now: number): Promise<TargetDead[]> {
+	const configured = ctx.operations.configuredTargets();
+	const byTarget = new Map<string, number>(configured.map((t) => [t, 0]));
+	for (const h of await ctx.reads.targetHealth(now))
+		if (h.dead > 0 || byTarget.has(h.target)) byTarget.set(h.target, h.dead);
+	const known = new Set(configured);
+	const targets = [...byTarget].map(([target, n]) => ({
+		target,
+		dead: n,
+		configured: known.has(target),
+	}));
+	return targets.sort((a, b) => b.dead - a.dead || a.target.localeCompare(b.target));
 }
 
-/** A replay range that cannot be used: the form again with what was typed, and why. */
-export function replayErrorPage(opts: {
-	csrf: string;
-	configuredTargets: readonly string[];
-	values: { from?: string; to?: string; target?: string };
-	errors: readonly string[];
-}): string {
-	return page(
-		{
-			title: 'Replay a time range',
-			section: 'dead',
-			csrf: opts.csrf,
-			errors: [...opts.errors, 'Nothing was replayed.'],
-		},
-		html`<h1>Replay a time range</h1>${replayForm(opts.configuredTargets, opts.values)}`,
-	);
+/** The dead-letter page, and requeueing one dead delivery or those of a target. */
+export function deadRoutes(app: FastifyInstance, deps: PageDeps): void {
+	const { ctx, csrfOf } = deps;
+
+	app.get('/dead', async (request, reply) => {
+		const q = deadQuery.safeParse(request.query ?? {});
+		const now = Date.now();
+		const shown = {
+			csrf: csrfOf(request),
+			targets: await deadByTarget(deps, now),
+			configuredTargets: ctx.operations.configuredTargets(),
+			now,
+		};
+		if (!q.success) {
+			const errors = describeIssues(q.error, { target: 'Target', beforeId: 'Page' });
+			const none = { dead: [], filterTarget: undefined, nextBeforeId: undefined };
+			return sendPage(reply, 400, deadPage({ ...shown, ...none, errors }));
+		}
+		const { target, beforeId } = q.data;
+		const list = await ctx.reads.deliveriesPage({ status: 'dead', target, beforeId }, PAGE_SIZE);
+		return sendPage(
+			reply,
+			200,
+			deadPage({
+				...shown,
+				dead: list.deliveries,
+				filterTarget: target,
+				nextBeforeId: list.next,
+				notice: noticeText(request.query),
+			}),
+		);
+	});
+
+	app.post<{ Params: { id: string } }>('/deliveries/:id/requeue', async (request, reply) => {
+		const form = plainForm.safeParse(request.body);
+		const id = deliveryIdText.safeParse(request.params.id);
+		if (!id.success)
+			throw new RelayError(400, 'Bad delivery id', `“${request.params.id}” is not a delivery id.`);
+		const r = await ctx.operations.requeueDelivery(id.data);
+		request.log.info({ deliveryId: id.data }, 'console: dead delivery requeued');
+		const back = safeReturn(form.success ? form.data.back : undefined, `${CONSOLE}/dead`);
+		return reply.redirect(withNotice(back, 'requeued', r.requeued), 303);
+	});
+
+	app.post('/dead/requeue-target', async (request, reply) => {
+		const form = targetForm.safeParse(request.body);
+		if (!form.success) {
+			const errors = describeIssues(form.error, { target: 'Target' });
+			return sendRefusal(reply, 400, 'Bad request', errors, csrfOf(request));
+		}
+		const r = await ctx.operations.requeueDead({ target: form.data.target });
+		request.log.info({ requeued: r.requeued }, 'console: dead deliveries of a target requeued');
+		const back = safeReturn(form.data.back, `${CONSOLE}/dead`);
+		return reply.redirect(withNotice(back, 'requeued', r.requeued), 303);
+	});
 }

@@ -1,11 +1,24 @@
+import type { FastifyInstance } from 'fastify';
 import { POSTBACK_EVENTS } from '../../contract.ts';
+import { RelayError } from '../../errors.ts';
 import { DELIVERY_STATUSES } from '../../store/types.ts';
-import type { Delivery, DeliveryAttempt, StoredEvent } from '../../store/types.ts';
+import type { Delivery, DeliveryAttempt, EventCursor, StoredEvent } from '../../store/types.ts';
 import { html } from '../html.ts';
 import type { Html } from '../html.ts';
+import { describeIssues, eventsQuery, plainForm } from '../input.ts';
 import type { EventsQuery } from '../input.ts';
-import { CONSOLE, badge, formGuard, inputTime, page, utc } from '../layout.ts';
-import type { EventCursor } from '../queries.ts';
+import {
+	CONSOLE,
+	badge,
+	formGuard,
+	inputTime,
+	page,
+	safeReturn,
+	sendPage,
+	utc,
+} from '../layout.ts';
+import { PAGE_SIZE, noticeText, withNotice } from './common.ts';
+import type { PageDeps } from './common.ts';
 
 export const EVENT_REFRESH_SECONDS = 5;
 
@@ -175,4 +188,54 @@ export function eventPage(opts: {
 		${inFlight ? html`<p class="muted">A delivery is pending: this page reloads every ${EVENT_REFRESH_SECONDS} s.</p>` : ''}
 		${deliveries.length ? deliveries : html`<p class="muted">No delivery.</p>`}`,
 	);
+}
+
+const FILTER_LABELS = {
+	from: 'From',
+	to: 'To',
+	trsId: 'TrsId',
+	invId: 'InvId',
+	kind: 'Kind',
+	status: 'Delivery status',
+	before: 'Page',
+};
+
+/** The events list (filtered, paged), one event with its deliveries, and replaying one event. */
+export function eventRoutes(app: FastifyInstance, { ctx, csrfOf }: PageDeps): void {
+	app.get('/events', async (request, reply) => {
+		const raw = (request.query ?? {}) as Record<string, unknown>;
+		const csrf = csrfOf(request);
+		const q = eventsQuery.safeParse(raw);
+		if (!q.success) {
+			const errors = describeIssues(q.error, FILTER_LABELS);
+			const none = { events: [], deliveries: new Map(), next: undefined };
+			return sendPage(reply, 400, eventsPage({ csrf, query: {}, raw, ...none, errors }));
+		}
+		const { before, ...filter } = q.data;
+		const { events, next } = await ctx.reads.eventsPage(filter, before, PAGE_SIZE);
+		const deliveries = await ctx.reads.deliveriesOf(events);
+		const shown = { csrf, query: q.data, raw: {}, events, deliveries, next };
+		return sendPage(reply, 200, eventsPage(shown));
+	});
+
+	app.get<{ Params: { id: string } }>('/events/:id', async (request, reply) => {
+		const detail = await ctx.reads.eventDetail(request.params.id);
+		if (!detail) throw new RelayError(404, 'No such event', 'There is no event with this id.');
+		const replayTargets = ctx.operations.targetsOf(detail.event.kind);
+		const notice = noticeText(request.query);
+		return sendPage(
+			reply,
+			200,
+			eventPage({ csrf: csrfOf(request), ...detail, replayTargets, notice }),
+		);
+	});
+
+	app.post<{ Params: { id: string } }>('/events/:id/replay', async (request, reply) => {
+		const form = plainForm.safeParse(request.body);
+		const r = await ctx.operations.replayEvent(request.params.id);
+		request.log.info({ eventId: r.eventId, deliveries: r.deliveries }, 'console: event replayed');
+		const here = `${CONSOLE}/events/${encodeURIComponent(r.eventId)}`;
+		const back = safeReturn(form.success ? form.data.back : undefined, here);
+		return reply.redirect(withNotice(back, 'replayed', 1, r.deliveries), 303);
+	});
 }

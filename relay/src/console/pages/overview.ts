@@ -1,3 +1,4 @@
+import type { FastifyInstance } from 'fastify';
 import { POSTBACK_EVENTS } from '../../contract.ts';
 import type { PostbackEvent } from '../../contract.ts';
 import { targetsByKind } from '../../targets.ts';
@@ -6,7 +7,8 @@ import type { ActivityBucket, TargetHealth } from '../../store/types.ts';
 import { barChart } from '../charts.ts';
 import { html } from '../html.ts';
 import type { Html } from '../html.ts';
-import { CONSOLE, badge, duration, page, utc } from '../layout.ts';
+import { CONSOLE, badge, duration, page, sendPage, utc } from '../layout.ts';
+import type { PageDeps } from './common.ts';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -125,10 +127,10 @@ export async function overviewPage(
 		};
 	});
 	const [counts, oldest, health, ...activity] = await Promise.all([
-		ctx.store.counts(),
-		ctx.store.oldestUndelivered(),
-		ctx.store.targetHealth(now - 24 * HOUR),
-		...windows.map((w) => ctx.store.activity(w.from, w.end, w.bucketMs)),
+		ctx.reads.counts(),
+		ctx.reads.oldestUndelivered(),
+		ctx.reads.targetHealth(now - 24 * HOUR),
+		...windows.map((w) => ctx.reads.activity(w.from, w.end, w.bucketMs)),
 	]);
 	const configured = targetsByKind(ctx.config);
 	const kindsOf = new Map<string, PostbackEvent[]>();
@@ -158,5 +160,11 @@ export async function overviewPage(
 		${targetsTable(health, kindsOf)}
 		${windows.map((w, i) => windowCharts(w.title, w.starts, activity[i] as ActivityBucket[], kinds))}
 		<p class="muted">Times in UTC. Failed, retrying: attempts that failed and will be tried again; dead: deliveries that gave up.</p>`,
+	);
+}
+
+export function overviewRoutes(app: FastifyInstance, { ctx, csrfOf }: PageDeps): void {
+	app.get('/', async (request, reply) =>
+		sendPage(reply, 200, await overviewPage(ctx, { csrf: csrfOf(request), now: Date.now() })),
 	);
 }

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import { request } from 'undici';
 import type { Dispatcher } from 'undici';
-import type { Metrics } from '../metrics.ts';
-import type { Store } from '../store/types.ts';
+import type { Metrics } from './metrics.ts';
+import type { Store } from './store/types.ts';
 
 /** What an alert is about. */
 export type AlertKind = 'catch-up' | 'catchup-failed' | 'dead' | 'backlog';

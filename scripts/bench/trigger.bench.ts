@@ -1,0 +1,236 @@
+// npm run bench:trigger: what the PayPalych Trigger costs inside a real n8n (issue 28). One n8n
+// 2.41 (the end-to-end suite's install) on SQLite, regular mode, execution data not saved, with
+// four published workflows side by side, each a trigger followed by a No-Op: n8n's own Webhook
+// node (the anchor), the PayPalych Trigger with confirmation off, and with confirmation on (the
+// default InvId check, and Bill ID Only) against the sandbox. Each at saturation (8 clients in a
+// closed loop) and at fixed rates (the open loop of relay/bench), with the trigger's memory empty
+// and full (6,000 keys). Prints a table, the ratios against the Webhook node in the same run, and
+// one line per target.
+//
+// BENCH_ROOT: the checkout whose built package n8n loads (default: this one; another for a
+// before/after). BENCH_SECONDS (8), BENCH_RATES ("50,200"), BENCH_PORT (a free one).
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import getPort from 'get-port';
+import { Pool } from 'undici';
+import { openLoop } from '../../relay/bench/common.ts';
+import { ensureN8nInstalled } from '../harness/n8n.ts';
+import {
+	FLOWS,
+	apiCallCounter,
+	fillMemory,
+	genuinePostbacks,
+	n8nCounters,
+	signedPostback,
+	staticDataBytes,
+	startStand,
+	type Flow,
+	type Stand,
+} from './trigger-stand.ts';
+import { printTable, printTargets, type Row } from './trigger-table.ts';
+
+const HERE = resolve(fileURLToPath(import.meta.url), '../../..');
+const ROOT = resolve(process.env.BENCH_ROOT ?? HERE);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const RATES = (process.env.BENCH_RATES ?? '50,200').split(',').map(Number).filter(Boolean);
+const CLIENTS = 8;
+const TICK_MS = 10;
+
+/** Request bodies for a workflow: signed postbacks, or genuine ones of paid bills where it confirms. */
+class Bodies {
+	private n = 0;
+	private pool: string[] = [];
+	private readonly stand: Stand;
+	private readonly flow: Flow;
+	constructor(stand: Stand, flow: Flow) {
+		this.stand = stand;
+		this.flow = flow;
+	}
+	async prepare(count: number, tag: string): Promise<void> {
+		if (this.flow === 'on' || this.flow === 'on-bill') {
+			this.pool = await genuinePostbacks(this.stand, count, `${tag}-${this.flow}`);
+		}
+	}
+	next = (): string => {
+		if (this.flow === 'webhook' || this.flow === 'off') {
+			return signedPostback(this.stand.token, `B-${process.pid}-${this.flow}-${this.n++}`);
+		}
+		// Past the paid bills: a postback the service does not know (answered 503, counted failed).
+		return this.pool[this.n++] ?? signedPostback(this.stand.token, `U-${process.pid}-${this.n}`);
+	};
+}
+
+async function measure(
+	stand: Stand,
+	flow: Flow,
+	calls: () => Promise<number>,
+	load: () => Promise<{ ok: number; seconds: number; p50: number; p99: number; failed: number }>,
+): Promise<Omit<Row, 'flow' | 'memory' | 'load'>> {
+	const before = n8nCounters(stand.n8n.pid);
+	const callsBefore = await calls();
+	const result = await load();
+	await new Promise((r) => setTimeout(r, 300)); // n8n saves static data after it answers
+	const after = n8nCounters(stand.n8n.pid);
+	const apiCalls = (await calls()) - callsBefore;
+	const ok = Math.max(1, result.ok);
+	return {
+		perSecond: result.ok / result.seconds,
+		p50: result.p50,
+		p99: result.p99,
+		failed: result.failed,
+		cpuMs: ((after.ticks - before.ticks) * TICK_MS) / ok,
+		writtenBytes: (after.writeBytes - before.writeBytes) / ok,
+		staticBytes: staticDataBytes(stand, flow),
+		apiCalls: apiCalls / ok,
+	};
+}
+
+/**
+ * Saturation: CLIENTS closed loops, each sending its next postback when the last is answered, for
+ * SECONDS; requests under way at the end are waited for and counted (a slow workflow is not
+ * charged CPU for requests it never finished).
+ */
+function saturate(stand: Stand, flow: Flow, bodies: Bodies) {
+	return async () => {
+		const pool = new Pool(stand.n8n.url, { connections: CLIENTS });
+		const latencies: number[] = [];
+		let failed = 0;
+		const start = performance.now();
+		const stopAt = start + SECONDS * 1000;
+		const client = async () => {
+			while (performance.now() < stopAt) {
+				const sent = performance.now();
+				try {
+					const res = await pool.request({
+						method: 'POST',
+						path: stand.paths[flow],
+						headers: { 'content-type': 'application/x-www-form-urlencoded' },
+						body: bodies.next(),
+					});
+					await res.body.dump();
+					if (res.statusCode >= 200 && res.statusCode < 300)
+						latencies.push(performance.now() - sent);
+					else failed++;
+				} catch {
+					failed++;
+				}
+			}
+		};
+		await Promise.all(Array.from({ length: CLIENTS }, client));
+		const seconds = (performance.now() - start) / 1000;
+		await pool.close();
+		latencies.sort((a, b) => a - b);
+		const at = (q: number) => latencies[Math.floor(q * (latencies.length - 1))] ?? 0;
+		return { ok: latencies.length, seconds, p50: at(0.5), p99: at(0.99), failed };
+	};
+}
+
+function fixedRate(stand: Stand, flow: Flow, bodies: Bodies, rate: number) {
+	return async () => {
+		const r = await openLoop([stand.n8n.url], rate, SECONDS, 32, bodies.next, stand.paths[flow]);
+		const failed = r.non2xx + r.errors;
+		return {
+			ok: r.requests.total - failed,
+			seconds: SECONDS,
+			p50: r.latency.p50,
+			p99: r.latency.p99,
+			failed,
+		};
+	};
+}
+
+/** A few calls to each workflow first: n8n answers errors in its first seconds under load. */
+async function warmUp(stand: Stand, bodies: Record<Flow, Bodies>): Promise<void> {
+	for (const flow of FLOWS) {
+		const answers: string[] = [];
+		for (let i = 0; i < 5; i++) {
+			const res = await fetch(`${stand.n8n.url}${stand.paths[flow]}`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/x-www-form-urlencoded' },
+				body: bodies[flow].next(),
+			});
+			answers.push(`${res.status} ${(await res.text()).slice(0, 80)}`);
+		}
+		console.log(`warm-up ${flow} (${stand.paths[flow]}): ${[...new Set(answers)].join(' | ')}`);
+	}
+}
+
+/**
+ * Duplicates: a few new genuine postbacks sent one by one (each answered 200, so confirmed and
+ * remembered), then each sent again; the API calls the second round makes (should be none).
+ */
+async function duplicateCalls(stand: Stand, calls: () => Promise<number>) {
+	const bodies = await genuinePostbacks(stand, 10, 'dup');
+	const send = async (body: string) => {
+		const res = await fetch(`${stand.n8n.url}${stand.paths['on-bill']}`, {
+			method: 'POST',
+			headers: { 'content-type': 'application/x-www-form-urlencoded' },
+			body,
+		});
+		await res.arrayBuffer();
+		return res.ok;
+	};
+	const first: string[] = [];
+	for (const body of bodies) if (await send(body)) first.push(body);
+	const before = await calls();
+	let ok = 0;
+	for (const body of first) if (await send(body)) ok++;
+	return { duplicates: first.length, ok, calls: (await calls()) - before };
+}
+
+async function main(): Promise<void> {
+	await ensureN8nInstalled();
+	const port = Number(process.env.BENCH_PORT ?? (await getPort({ host: '127.0.0.1' })));
+	console.log(`PayPalych Trigger benchmark: package from ${ROOT}, ${SECONDS} s per run`);
+	const stand = await startStand(ROOT, port);
+	const rows: Row[] = [];
+	let dup = { duplicates: 0, ok: 0, calls: 0 };
+	try {
+		const calls = await apiCallCounter(stand);
+		for (const memory of ['empty', 'full'] as const) {
+			if (memory === 'full') {
+				await stand.n8n.stop();
+				for (const flow of FLOWS) if (flow !== 'webhook') fillMemory(stand, flow);
+				await stand.n8n.start();
+			}
+			const bodies = Object.fromEntries(
+				FLOWS.map((flow) => [flow, new Bodies(stand, flow)]),
+			) as Record<Flow, Bodies>;
+			const pool = Math.ceil(
+				SECONDS * (60 + RATES.filter((r) => r <= 60).reduce((a, b) => a + b, 0)),
+			);
+			for (const flow of FLOWS) await bodies[flow].prepare(pool, memory);
+			await warmUp(stand, bodies);
+			for (const flow of FLOWS) {
+				const sat = await measure(stand, flow, calls, saturate(stand, flow, bodies[flow]));
+				rows.push({ flow, memory, load: 'saturation', ...sat });
+				console.log(`${memory} ${flow} saturation: ${sat.perSecond.toFixed(1)}/s`);
+				for (const rate of RATES) {
+					if (sat.perSecond < rate * 1.2) {
+						console.log(
+							`${memory} ${flow} ${rate}/s: skipped (saturates at ${sat.perSecond.toFixed(1)}/s)`,
+						);
+						continue;
+					}
+					const fixed = await measure(
+						stand,
+						flow,
+						calls,
+						fixedRate(stand, flow, bodies[flow], rate),
+					);
+					rows.push({ flow, memory, load: `${rate}/s`, ...fixed });
+				}
+			}
+			if (memory === 'full') dup = await duplicateCalls(stand, calls);
+		}
+	} finally {
+		await stand.close();
+	}
+	printTable(rows);
+	printTargets(rows, dup);
+}
+
+await main().catch((error: unknown) => {
+	console.error(error);
+	process.exit(1);
+});
