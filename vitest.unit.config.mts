@@ -8,6 +8,7 @@ import base from './vitest.config.mts';
  */
 export const SERVICE_SUITES = [
 	'test/relay/attacks.test.ts',
+	'test/relay/catchup-deep.test.ts',
 	'test/relay/catchup.test.ts',
 	'test/relay/console.browser.test.ts',
 	'test/relay/console.test.ts',

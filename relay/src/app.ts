@@ -45,6 +45,8 @@ export interface AppDeps {
 	alertCheckMs?: number;
 	/** Back-off of the catch-up's API client (tests shorten it). */
 	catchupBackoffMs?: number;
+	/** The catch-up's clock (tests move it on). */
+	catchupNow?: () => number;
 }
 
 /** The forwarder of one app (none with `deps.forwarder === false`: events are only stored). */
@@ -138,6 +140,7 @@ function servicesOf({ config, deps, store, metrics, logger, forwarder }: Parts) 
 		dispatcher: deps.dispatcher,
 		backoffMs: deps.catchupBackoffMs,
 		maxBackoffMs: deps.catchupBackoffMs,
+		now: deps.catchupNow,
 	});
 	const shared = new Reads(store);
 	const ctx: RelayContext = {

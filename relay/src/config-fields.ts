@@ -256,6 +256,16 @@ export const fields = z.object({
 	RELAY_CATCHUP_DAYS: int(1, 3)
 		.refine((d) => d <= 30, 'must be at most 30 days')
 		.describe('how many days back each catch-up run reads (at most 30)'),
+	// A deep run looks for bills paid long after they were created (a NORMAL bill sent last week, a
+	// MULTI link made last month): it searches bills created this many days back.
+	RELAY_CATCHUP_BILL_DAYS: int(1, 90)
+		.refine((d) => d <= 365, 'must be at most 365 days')
+		.describe(
+			'how many days back a deep catch-up run searches bills by their creation date (at most 365)',
+		),
+	RELAY_CATCHUP_DEEP_INTERVAL_S: int(60, 21_600).describe(
+		'seconds between deep catch-up runs (the first run after start is deep; at least 60)',
+	),
 	RELAY_CATCHUP_MAX_CALLS: int(1, 200).describe(
 		'API calls one catch-up run may make at the most (the next run goes on)',
 	),

@@ -80,6 +80,10 @@ export interface RelayConfig {
 		days: number;
 		/** Most API calls one run makes (the rest waits for the next run). */
 		maxCalls: number;
+		/** How many days back a deep run searches bills by their creation date. */
+		billDays: number;
+		/** Seconds between deep runs (the first run after start is deep). */
+		deepIntervalS: number;
 		/** The service's address (PAYPALYCH_API_BASE_URL), without a trailing slash. */
 		apiBaseUrl: string;
 	};
@@ -310,12 +314,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 			connection: c.RELAY_CONNECTION_TIMEOUT_MS,
 		},
 		logLevel: c.LOG_LEVEL,
-		catchup: {
-			intervalS: c.RELAY_CATCHUP_INTERVAL_S,
-			days: c.RELAY_CATCHUP_DAYS,
-			maxCalls: c.RELAY_CATCHUP_MAX_CALLS,
-			apiBaseUrl: c.PAYPALYCH_API_BASE_URL,
-		},
+		catchup: catchupOf(c),
 		alerts: { targets: c.RELAY_ALERT_TARGETS, backlogS: c.RELAY_ALERT_BACKLOG_S },
+	};
+}
+
+/** The catch-up's settings. */
+function catchupOf(c: Fields): RelayConfig['catchup'] {
+	return {
+		intervalS: c.RELAY_CATCHUP_INTERVAL_S,
+		days: c.RELAY_CATCHUP_DAYS,
+		maxCalls: c.RELAY_CATCHUP_MAX_CALLS,
+		billDays: c.RELAY_CATCHUP_BILL_DAYS,
+		deepIntervalS: c.RELAY_CATCHUP_DEEP_INTERVAL_S,
+		apiBaseUrl: c.PAYPALYCH_API_BASE_URL,
 	};
 }

@@ -1,6 +1,7 @@
 import type { RelayConfig } from './config.ts';
-import { canonicalStatus, postbackKey, toCents } from './contract.ts';
+import { postbackKey } from './contract.ts';
 import type { PostbackEvent, PostbackFields } from './contract.ts';
+import { onePaymentOneEvent } from './fidelity.ts';
 import type { Forwarder } from './forwarder.ts';
 import { LookUpBudget, PairLimiter, checkPayment, checkPayout } from './guards.ts';
 import type { LookUpVerdict } from './guards.ts';
@@ -53,7 +54,10 @@ export type Admission =
  */
 export type LookUp = (
 	candidate: Candidate,
-) => Promise<Exclude<Admission, { outcome: 'stored' }> | undefined>;
+) => Promise<Exclude<Admission, { outcome: 'stored' }> | DuplicateOf | undefined>;
+
+/** A look-up's answer that the event is one the store holds (see fidelity.ts). */
+export type DuplicateOf = { outcome: 'stored'; eventId: string; duplicate: true; deliveries: 0 };
 
 export interface IntakeOptions {
 	config: Pick<
@@ -104,7 +108,7 @@ export class Intake {
 			refusalMemoryMs: config.lookUpLimit?.refusalMemoryMs ?? 15 * 60_000,
 		});
 		const bounded = boundedLookUp(budget, options.metrics, config);
-		this.#lookUps = [bounded('payout', checkPayout), knownUnderAnotherOrder(options.store)];
+		this.#lookUps = [bounded('payout', checkPayout), onePaymentOneEvent(options.store)];
 		this.#paymentKnown = bounded('payment', checkPayment);
 	}
 
@@ -113,6 +117,7 @@ export class Intake {
 		const candidate: Candidate = { kind, fields, source };
 		for (const lookUp of this.#lookUps) {
 			const answer = await lookUp(candidate);
+			if (answer?.outcome === 'stored') return this.#stored(candidate, answer);
 			if (answer) return this.#counted(kind, answer);
 		}
 		if (source.via !== 'postback') return this.#stored(candidate, await this.#insert(candidate));
@@ -125,6 +130,7 @@ export class Intake {
 			// A popular link (a MULTI bill: one InvId and amount for every sale) is not refused for
 			// it: the service is asked whether it knows this payment, within the look-up budget.
 			const answer = await this.#paymentKnown(candidate);
+			if (answer?.outcome === 'stored') return this.#stored(candidate, answer);
 			if (answer) return this.#counted(kind, answer);
 			return this.#stored(candidate, await this.#insert(candidate));
 		}
@@ -282,22 +288,4 @@ async function lookUpWithin(
 	metrics.lookUps.inc({ kind, outcome: 'refused' });
 	budget.refused(pairKey, fields, verdict.reason);
 	return { outcome: 'refused', status: 403, reason: unknown, detail: verdict.reason };
-}
-
-/**
- * A catch-up payment whose bill's order ID the service did not tell has InvId '' and so may differ
- * from the genuine postback's: an event of the same kind, TrsId, canonical Status and amount
- * counts as it.
- */
-function knownUnderAnotherOrder(store: Store): LookUp {
-	return async ({ kind, fields, source }) => {
-		if (source.via !== 'catch-up' || !source.orderUnknown) return undefined;
-		const same = await store.listEvents({ kind, trsId: fields.TrsId, limit: 50 });
-		const cents = toCents(fields.OutSum);
-		const known = same.some(
-			(e) =>
-				canonicalStatus(e.fields.Status) === fields.Status && toCents(e.fields.OutSum) === cents,
-		);
-		return known ? { outcome: 'known' } : undefined;
-	};
 }

@@ -232,26 +232,27 @@ export function catchupSuite(store: SuiteStore): void {
 
 	it('backs off on 429 and 5xx, stays within its call budget, and a failed run is retried next time', async () => {
 		const m = await merchant();
-		const r = await relay(m.token, { RELAY_CATCHUP_MAX_CALLS: '4' });
+		const r = await relay(m.token, { RELAY_CATCHUP_MAX_CALLS: '6' });
 		for (let i = 0; i < 4; i++) await m.payBill(`${10 + i}.00`, true);
 
 		// 429 twice, then a 500 on bill/payments: the run waits and goes on.
 		await control('POST', '/faults', { kind: '429', count: 2, path: '/api/v1/bill/search' });
 		await control('POST', '/faults', { kind: '500', count: 1, path: '/api/v1/bill/payments' });
 		const first = await admin(r, 'POST', '/catchup');
-		// 3 calls for the search (two 429), then 1 for a bill/payments that answered 500: budget spent.
+		// 1 call for the payouts (first, their share), 3 for the bill search (two 429), then 2 for
+		// one bill/payments (a 500, then its payments): budget spent, 3 bills still to read.
 		expect(first.outcome).toBe('partial');
-		expect(first.calls).toBe(4);
-		expect(first.found).toEqual([]);
+		expect(first.calls).toBe(6);
+		expect(first.found).toHaveLength(1);
+		expect(first.toRead).toMatchObject({ bills: 3, multiBills: 0 });
 		expect((await control('GET', '/faults')).faults).toEqual([]);
 
-		// Each next run reads the search again and up to 3 bills: the 4 bills need two more runs.
+		// The next run resumes with the 3 bills it did not read (the first one is marked read).
 		const second = await admin(r, 'POST', '/catchup');
-		expect(second.outcome).toBe('partial');
-		expect(second.calls).toBe(4);
+		expect(second.outcome).toBe('done');
+		expect(second.calls).toBe(5);
 		expect(second.found).toHaveLength(3);
-		const third = await admin(r, 'POST', '/catchup');
-		expect(third.found).toHaveLength(1);
+		expect(second.toRead).toMatchObject({ bills: 0, multiBills: 0 });
 
 		// A service failing past the retries: the run fails, the relay carries on, the next run works.
 		const n = await m.payBill('99.00', true);

@@ -300,6 +300,8 @@ describe('relay configuration', () => {
 			intervalS: 300,
 			days: 3,
 			maxCalls: 200,
+			billDays: 90,
+			deepIntervalS: 21_600,
 			apiBaseUrl: 'https://pal24.pro',
 		});
 		expect(c.alerts).toEqual({ targets: [], backlogS: 3600 });
@@ -308,6 +310,8 @@ describe('relay configuration', () => {
 			RELAY_CATCHUP_INTERVAL_S: '30',
 			RELAY_CATCHUP_DAYS: '30',
 			RELAY_CATCHUP_MAX_CALLS: '50',
+			RELAY_CATCHUP_BILL_DAYS: '365',
+			RELAY_CATCHUP_DEEP_INTERVAL_S: '3600',
 			PAYPALYCH_API_BASE_URL: 'http://127.0.0.1:9/',
 			RELAY_ALLOW_PLAIN_HTTP_API: '1',
 			RELAY_ALERT_TARGETS: 'http://n8n.local/webhook/alerts, https://chat.example/bot',
@@ -317,6 +321,8 @@ describe('relay configuration', () => {
 			intervalS: 30,
 			days: 30,
 			maxCalls: 50,
+			billDays: 365,
+			deepIntervalS: 3600,
 			apiBaseUrl: 'http://127.0.0.1:9',
 		});
 		expect(set.alerts).toEqual({
@@ -327,6 +333,9 @@ describe('relay configuration', () => {
 		for (const [name, value] of [
 			['RELAY_CATCHUP_INTERVAL_S', '1'],
 			['RELAY_CATCHUP_INTERVAL_S', '29'],
+			['RELAY_CATCHUP_BILL_DAYS', '366'],
+			['RELAY_CATCHUP_BILL_DAYS', '0'],
+			['RELAY_CATCHUP_DEEP_INTERVAL_S', '59'],
 			['RELAY_CATCHUP_INTERVAL_S', 'soon'],
 			['RELAY_CATCHUP_DAYS', '31'],
 			['RELAY_CATCHUP_DAYS', '0'],

@@ -131,6 +131,7 @@ describe('intake', () => {
 		);
 		const failing = Object.create(store) as Store;
 		failing.insertEvent = () => Promise.reject(new Error('database gone'));
+		failing.listEvents = (filter) => store.listEvents(filter);
 		const broken = await intakeOn({ store: failing }, handOff);
 		const fields = paymentFields('T-4');
 		await expect(broken.intake.admit('payment', fields, postback(fields))).rejects.toThrow(

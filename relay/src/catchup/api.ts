@@ -114,6 +114,16 @@ export class ServiceApi {
 	): Promise<Record<string, unknown>> {
 		const url = new URL(`${this.#o.baseUrl}${path}`);
 		for (const [k, v] of Object.entries(qs)) if (v !== undefined) url.searchParams.set(k, v);
+		return this.#call(url, path);
+	}
+
+	/** One page of a list by its absolute URL (the shared readPages' fetcher). */
+	page(url: string): Promise<Record<string, unknown>> {
+		const parsed = new URL(url);
+		return this.#call(parsed, parsed.pathname.replace(/^.*(\/api\/v1\/)/, '$1'));
+	}
+
+	async #call(url: URL, path: string): Promise<Record<string, unknown>> {
 		for (let attempt = 0; ; attempt++) {
 			if (this.calls >= this.#o.maxCalls) throw new BudgetSpent(this.#o.maxCalls);
 			if (this.#left() <= 0) throw new RunDeadlinePassed(this.calls, this.#o.runDeadlineMs);
@@ -172,26 +182,6 @@ export class ServiceApi {
 		const asked = retryAfterDelay(retryAfter, Date.now(), { baseMs, maxMs, remainingMs: maxMs });
 		return asked ?? Math.min(maxMs, baseMs * 2 ** attempt);
 	}
-
-	/** Every entry of a list endpoint (`data`), page by page; stops on a cursor already followed. */
-	async list(
-		path: string,
-		qs: Record<string, string>,
-		perPage = 100,
-	): Promise<Record<string, unknown>[]> {
-		const entries: Record<string, unknown>[] = [];
-		const seen = new Set<string>();
-		let cursor: string | undefined;
-		for (;;) {
-			const answer = await this.get(path, { ...qs, per_page: String(perPage), cursor });
-			const data = Array.isArray(answer.data) ? (answer.data as Record<string, unknown>[]) : [];
-			entries.push(...data.filter((d) => d && typeof d === 'object'));
-			const next = nextCursor(answer);
-			if (next === undefined || seen.has(next) || data.length === 0) return entries;
-			seen.add(next);
-			cursor = next;
-		}
-	}
 }
 
 function errorKey(text: string): string | undefined {
@@ -201,23 +191,4 @@ function errorKey(text: string): string | undefined {
 	} catch {
 		return undefined;
 	}
-}
-
-/** `meta.next_cursor`, or the `cursor` of `links.next` (service-facts: newer deployments page). */
-export function nextCursor(answer: Record<string, unknown>): string | undefined {
-	const meta = answer.meta as Record<string, unknown> | undefined;
-	if (meta && typeof meta === 'object') {
-		const cursor = meta.next_cursor;
-		if (typeof cursor === 'string' && cursor !== '') return cursor;
-		if (typeof cursor === 'number') return String(cursor);
-	}
-	const links = answer.links as Record<string, unknown> | undefined;
-	if (links && typeof links === 'object' && typeof links.next === 'string' && links.next !== '') {
-		try {
-			return new URL(links.next, 'http://x.invalid').searchParams.get('cursor') ?? undefined;
-		} catch {
-			return undefined;
-		}
-	}
-	return undefined;
 }

@@ -8,31 +8,26 @@ import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/types.ts';
 import type { Targets } from '../targets.ts';
 import type { Alerter } from '../alerts.ts';
-import { ApiError, BudgetSpent, ServiceApi } from './api.ts';
+import { BudgetSpent, ServiceApi } from './api.ts';
+import { billPayments, oldestDay, readList } from './lists.ts';
+import { alertTrouble, logRun } from './result.ts';
+import type { CatchupResult, Window } from './result.ts';
 import { isFinalBill, paymentPostback, payoutPostback } from './events.ts';
+import {
+	SERVICE_TIME_ZONE,
+	addDays,
+	apiRootOf,
+	createdDate,
+	createdWithin,
+	dateIn,
+	listUrl,
+	widenedDates,
+} from '../contract.ts';
+import { StoreInputError } from '../store/input.ts';
 
 const DAY_MS = 86_400_000;
 
-/** One event the catch-up stored: a final payment or payout no postback brought. */
-export interface FoundEvent {
-	eventId: string;
-	kind: 'payment' | 'payout';
-	trsId: string;
-	status: string;
-}
-
-export interface CatchupResult {
-	/** done; partial: the call budget ran out; skipped: another catch-up was running; failed. */
-	outcome: 'done' | 'partial' | 'skipped' | 'failed';
-	calls: number;
-	bills: number;
-	billsRead: number;
-	payouts: number;
-	found: FoundEvent[];
-	error?: string;
-	startedAt: number;
-	durationMs: number;
-}
+export type { CatchupResult, FoundEvent, SkippedRecord } from './result.ts';
 
 export interface CatchupOptions {
 	config: RelayConfig;
@@ -50,8 +45,6 @@ export interface CatchupOptions {
 	now?: () => number;
 }
 
-const ymd = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-
 /**
  * The catch-up: every RELAY_CATCHUP_INTERVAL_S seconds it reads the service for the last
  * RELAY_CATCHUP_DAYS days (`bill/search`, then `bill/payments` of each bill in a final status it
@@ -67,6 +60,17 @@ export class CatchupRunner {
 	#running: Promise<CatchupResult> | undefined;
 	#stopped = false;
 	last: CatchupResult | undefined;
+	/** The last deep run (its coverage). */
+	lastDeep: CatchupResult | undefined;
+	/** A deep run is due: the first after start, one every RELAY_CATCHUP_DEEP_INTERVAL_S, or one cut short. */
+	#deepDue = true;
+	#lastDeepAt = 0;
+	/** Where the payout list, and the bill search, resume after a run stopped at its share. */
+	readonly #resume: { payouts?: string; bills?: { key: string; url: string } } = {};
+	/** When each MULTI bill was last read: the least recently read go first. */
+	readonly #multiReadAt = new Map<string, number>();
+	/** Runs in a row that ended partial or failed, and since when. */
+	readonly #trouble: { since?: number } = {};
 
 	constructor(options: CatchupOptions) {
 		this.#o = options;
@@ -97,8 +101,12 @@ export class CatchupRunner {
 		await this.#running?.catch(() => undefined);
 	}
 
-	/** Runs one catch-up now (a run of this process already under way is joined). Never throws. */
-	run(): Promise<CatchupResult> {
+	/**
+	 * Runs one catch-up now (a run of this process already under way is joined). `deep`: search
+	 * bills of the last RELAY_CATCHUP_BILL_DAYS days whatever the schedule. Never throws.
+	 */
+	run(options: { deep?: boolean } = {}): Promise<CatchupResult> {
+		if (options.deep) this.#deepDue = true;
 		this.#running ??= this.#run().finally(() => {
 			this.#running = undefined;
 		});
@@ -108,13 +116,21 @@ export class CatchupRunner {
 	async #run(): Promise<CatchupResult> {
 		const { store, metrics, logger } = this.#o;
 		const now = (this.#o.now ?? Date.now)();
+		const deep =
+			this.#deepDue || now - this.#lastDeepAt >= this.#o.config.catchup.deepIntervalS * 1000;
 		const result: CatchupResult = {
 			outcome: 'done',
+			deep,
+			billsSince: null,
+			oldestBillDate: null,
 			calls: 0,
 			bills: 0,
 			billsRead: 0,
+			payments: 0,
 			payouts: 0,
+			toRead: { bills: 0, multiBills: 0, billPages: false, payouts: false },
 			found: [],
+			skippedRecords: [],
 			startedAt: now,
 			durationMs: 0,
 		};
@@ -132,27 +148,14 @@ export class CatchupRunner {
 		}
 		result.calls = api.calls;
 		result.durationMs = (this.#o.now ?? Date.now)() - now;
+		if (deep && result.outcome !== 'skipped') {
+			// A deep run cut short stays due: the next run goes on with it.
+			this.#deepDue = result.outcome !== 'done';
+			if (result.outcome === 'done') this.#lastDeepAt = now;
+			this.lastDeep = result;
+		}
 		metrics.catchupRuns.inc({ outcome: result.outcome });
-		const summary = {
-			outcome: result.outcome,
-			calls: result.calls,
-			bills: result.bills,
-			billsRead: result.billsRead,
-			payouts: result.payouts,
-			found: result.found.length,
-			durationMs: result.durationMs,
-		};
-		if (result.outcome === 'failed')
-			logger.error(
-				{ ...summary, error: result.error },
-				'catch-up failed; the next run tries again',
-			);
-		else if (result.outcome === 'partial')
-			logger.warn(
-				summary,
-				'catch-up stopped at its call budget (RELAY_CATCHUP_MAX_CALLS); the next run goes on',
-			);
-		else logger.info(summary, 'catch-up run');
+		logRun(logger, result);
 		if (result.found.length > 0) {
 			await this.#o.alerter?.raise(
 				'catch-up',
@@ -161,6 +164,13 @@ export class CatchupRunner {
 				{ events: result.found.slice(0, 50) },
 			);
 		}
+		await alertTrouble(
+			this.#o.alerter,
+			this.#trouble,
+			this.#o.config.catchup.deepIntervalS,
+			result,
+			now,
+		);
 		this.last = result;
 		return result;
 	}
@@ -181,80 +191,146 @@ export class CatchupRunner {
 	}
 
 	async #read(api: ServiceApi, result: CatchupResult, now: number): Promise<void> {
-		const { config, store } = this.#o;
+		const { config } = this.#o;
 		const token = config.apiTokens[config.apiTokens.length - 1];
-		// Never further back than the store keeps delivered events (RELAY_RETENTION_DAYS): a payment
-		// whose event was pruned would otherwise come back as a catch-up event.
+		// Payments and payouts by their own date, never further back than the store keeps delivered
+		// events (RELAY_RETENTION_DAYS): a payment whose event was pruned would come back otherwise.
 		const days =
 			config.retentionDays > 0
 				? Math.max(1, Math.min(config.catchup.days, config.retentionDays - 1))
 				: config.catchup.days;
-		// UTC days; one day more at the end for a service whose day starts before UTC's.
-		const window = {
-			start_date: ymd(now - days * DAY_MS),
-			finish_date: ymd(now + DAY_MS),
+		// Service days (Moscow), asked one day wider on each side and filtered by created_at.
+		const today = dateIn(SERVICE_TIME_ZONE, new Date(now));
+		const since = addDays(today, -days);
+		const billSince = result.deep ? addDays(today, -config.catchup.billDays) : since;
+		result.billsSince = billSince;
+		const pruneBefore = now - (Math.max(days, config.catchup.billDays) + 2) * DAY_MS;
+		const budget = config.catchup.maxCalls;
+		const apiRoot = apiRootOf(config.catchup.apiBaseUrl);
+		const fetchPage = (url: string) => api.page(url);
+		const firstUrl = (path: string, from: string) =>
+			listUrl(config.catchup.apiBaseUrl, path, { ...widenedDates(from, today), per_page: 100 });
+		const w: Window = {
+			api,
+			result,
+			now,
+			token,
+			days,
+			today,
+			since,
+			billSince,
+			pruneBefore,
+			budget,
+			apiRoot,
+			fetchPage,
+			firstUrl,
 		};
-		const pruneBefore = now - (days + 2) * DAY_MS;
-		let budgetSpent: BudgetSpent | undefined;
 
-		// Payments: bills in a final status, oldest first (the first to leave the window).
-		if (this.#o.targets.payment.length > 0) {
-			const bills = (await api.list('/api/v1/bill/search', window)).filter(isFinalBill);
-			bills.sort((a, b) => String(a.created_at ?? '').localeCompare(String(b.created_at ?? '')));
-			result.bills = bills.length;
-			const markOf = (bill: Record<string, unknown>) =>
-				`bill:${String(bill.id)}:${canonicalStatus(bill.status)}`;
-			// A NORMAL bill read in its final status is not read again; a MULTI bill can take more
-			// payments in the same status, so it is read every run.
-			const known = new Set(
-				await store.catchupMarks(
-					bills.filter((b) => canonicalStatus(b.type) !== 'MULTI').map(markOf),
-				),
+		const payoutsCut = this.#o.targets.payout.length > 0 ? await this.#readPayouts(w) : undefined;
+		const stopped = this.#o.targets.payment.length > 0 ? await this.#readBills(w) : undefined;
+		const cut = stopped ?? payoutsCut;
+		if (cut) throw cut;
+	}
+
+	/** Payouts, first and with at most a quarter of the budget; a cut list resumes next run. */
+	async #readPayouts(w: Window): Promise<BudgetSpent | undefined> {
+		const { result, token, since, today, budget, apiRoot, fetchPage, firstUrl } = w;
+		{
+			const share = Math.max(1, Math.floor(budget / 4));
+			const listed = await readList(
+				fetchPage,
+				this.#resume.payouts ?? firstUrl('/api/v1/payout/search', since),
+				apiRoot,
+				share,
+				(row) => createdWithin(row, since, today),
 			);
-			for (const bill of bills) {
-				if (known.has(markOf(bill))) continue;
-				let payments: Record<string, unknown>[];
-				try {
-					const answer = await api.get('/api/v1/bill/payments', { id: String(bill.id) });
-					payments = Array.isArray(answer.data) ? (answer.data as Record<string, unknown>[]) : [];
-				} catch (error) {
-					if (error instanceof BudgetSpent) {
-						budgetSpent = error;
-						break;
-					}
-					// One bill the service refuses (too_many_payments, bill_not_found) does not stop the run.
-					if (
-						error instanceof ApiError &&
-						error.status !== null &&
-						error.status < 500 &&
-						error.status !== 429
-					) {
-						this.#o.logger.warn({ bill: bill.id, error: error.message }, 'catch-up skipped a bill');
-						continue;
-					}
-					throw error;
-				}
-				result.billsRead += 1;
-				const invId = orderIdOf(bill);
-				for (const payment of payments) {
-					const fields = paymentPostback(payment, invId ?? '', token);
-					if (fields) await this.#admit('payment', fields, result, invId === undefined);
-				}
-				await store.addCatchupMarks([markOf(bill)], now, pruneBefore);
-			}
-		}
-
-		// Payouts: every payout of the window in a postback status.
-		if (!budgetSpent && this.#o.targets.payout.length > 0) {
-			const payouts = await api.list('/api/v1/payout/search', window);
-			for (const payout of payouts) {
+			this.#resume.payouts = listed.next;
+			result.toRead.payouts = listed.next !== undefined;
+			for (const payout of listed.rows) {
 				const fields = payoutPostback(payout, token);
 				if (!fields) continue;
 				result.payouts += 1;
 				await this.#admit('payout', fields, result, false);
 			}
+			return listed.stopped;
 		}
-		if (budgetSpent) throw budgetSpent;
+	}
+
+	/**
+	 * Bills: the search, then each bill's payments. A NORMAL bill read in its final status is not
+	 * read again; a MULTI bill can take more payments in any status, so it is read every run. The
+	 * two kinds take turns, MULTI bills least recently read first: neither starves the other, and a
+	 * run stopped at its budget resumes with what it did not read.
+	 */
+	async #readBills(w: Window): Promise<BudgetSpent | undefined> {
+		const { api, result, now, token, since, today, billSince } = w;
+		const { store } = this.#o;
+		let stopped: BudgetSpent | undefined;
+		// The list takes at most half of what is left: the bills it names must be read too.
+		// A deep search cut at its share resumes at its next page once the bills of the pages
+		// read are read (the next page's bills are then those to go on with).
+		const resumeKey = `${result.deep ? 'deep' : 'ordinary'}:${billSince}`;
+		const resumeAt = this.#resume.bills?.key === resumeKey ? this.#resume.bills.url : undefined;
+		const listed = await readList(
+			w.fetchPage,
+			resumeAt ?? w.firstUrl('/api/v1/bill/search', billSince),
+			w.apiRoot,
+			Math.max(1, Math.floor((w.budget - api.calls) / 2)),
+			(row) => createdWithin(row, billSince, today),
+		);
+		const listCut = listed.stopped;
+		const bills = listed.rows;
+		result.bills = bills.length;
+		result.toRead.billPages = listed.next !== undefined;
+		result.oldestBillDate = oldestDay(bills);
+		const isMulti = (bill: Record<string, unknown>) => canonicalStatus(bill.type) === 'MULTI';
+		const markOf = (bill: Record<string, unknown>) =>
+			`bill:${String(bill.id)}:${canonicalStatus(bill.status)}`;
+		const normal = bills.filter((b) => !isMulti(b) && isFinalBill(b));
+		const known = new Set(await store.catchupMarks(normal.map(markOf)));
+		const normalQueue = normal
+			.filter((b) => !known.has(markOf(b)))
+			.sort((a, b) => String(a.created_at ?? '').localeCompare(String(b.created_at ?? '')));
+		const multiQueue = bills
+			.filter(isMulti)
+			.sort(
+				(a, b) =>
+					(this.#multiReadAt.get(String(a.id)) ?? 0) - (this.#multiReadAt.get(String(b.id)) ?? 0),
+			);
+		const queues = [normalQueue, multiQueue];
+		let turn = 0;
+		while (!stopped && (normalQueue.length > 0 || multiQueue.length > 0)) {
+			const queue = queues[turn % 2].length > 0 ? queues[turn % 2] : queues[(turn + 1) % 2];
+			turn += 1;
+			const bill = queue[0];
+			const payments = await billPayments(api, bill, this.#o.logger);
+			if (payments instanceof BudgetSpent) {
+				stopped = payments;
+				break;
+			}
+			queue.shift();
+			if (payments === undefined) continue;
+			result.billsRead += 1;
+			if (isMulti(bill)) this.#multiReadAt.set(String(bill.id), now);
+			const invId = orderIdOf(bill);
+			// A bill created in the ordinary window: a payment whose date cannot be read is its.
+			const recentBill = createdWithin(bill, since, today);
+			for (const payment of payments) {
+				const day = createdDate(payment.created_at);
+				if (day === undefined ? !recentBill : day < since || day > today) continue;
+				const fields = paymentPostback(payment, invId ?? '', token);
+				if (!fields) continue;
+				result.payments += 1;
+				await this.#admit('payment', fields, result, invId === undefined);
+			}
+			if (!isMulti(bill)) await store.addCatchupMarks([markOf(bill)], now, w.pruneBefore);
+		}
+		result.toRead.bills = normalQueue.length;
+		result.toRead.multiBills = multiQueue.length;
+		if (normalQueue.length === 0 && multiQueue.every((b) => this.#multiReadAt.has(String(b.id))))
+			this.#resume.bills = listed.next ? { key: resumeKey, url: listed.next } : undefined;
+		stopped ??= listCut;
+		return stopped;
 	}
 
 	/**
@@ -267,7 +343,24 @@ export class CatchupRunner {
 		result: CatchupResult,
 		orderUnknown: boolean,
 	): Promise<void> {
-		const admitted = await this.#o.intake.admit(kind, fields, { via: 'catch-up', orderUnknown });
+		let admitted;
+		try {
+			admitted = await this.#o.intake.admit(kind, fields, { via: 'catch-up', orderUnknown });
+		} catch (error) {
+			// A record the store cannot hold (a NUL, an over-long order ID) must not stop the run at
+			// the same place every time: it is skipped, reported and alerted; the run goes on.
+			if (!(error instanceof StoreInputError)) throw error;
+			result.skippedRecords.push({
+				kind,
+				trsId: fields.TrsId.slice(0, 100),
+				reason: error.message,
+			});
+			this.#o.logger.warn(
+				{ kind, trsId: fields.TrsId.slice(0, 100), error: error.message },
+				'catch-up skipped a record the store cannot hold',
+			);
+			return;
+		}
 		if (admitted.outcome !== 'stored' || admitted.duplicate) return;
 		result.found.push({
 			eventId: admitted.eventId,

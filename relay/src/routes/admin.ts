@@ -26,6 +26,8 @@ const eventQuery = z.object({
 	before: time.optional(),
 	limit,
 });
+/** POST /admin/catchup: `{"deep": true}` runs a deep run now; no body: the scheduled kind. */
+const catchupBody = z.object({ deep: z.boolean().optional() }).strict().nullish();
 const deliveryQuery = z.object({
 	status: status.optional(),
 	target: z.string().optional(),
@@ -92,20 +94,24 @@ function bearerGuard(ctx: RelayContext) {
 /**
  * The catch-up: its last run, and one run now (an operator's "look again", and the e2e suite's
  * way not to wait RELAY_CATCHUP_INTERVAL_S). With the catch-up off (interval 0): 409. And the
- * alerts raised.
+ * alerts raised. GET shows the coverage: the last run and the last deep run (oldest bill date
+ * read, bills and payments read, calls, what is still to read); POST `{"deep": true}` runs a deep one.
  */
 function catchupRoutes(app: AdminApp, ctx: RelayContext): void {
 	app.get('/catchup', async () => ({
 		enabled: ctx.catchup?.enabled ?? false,
 		intervalS: ctx.config.catchup.intervalS,
+		deepIntervalS: ctx.config.catchup.deepIntervalS,
+		billDays: ctx.config.catchup.billDays,
 		last: ctx.catchup?.last ?? null,
+		lastDeep: ctx.catchup?.lastDeep ?? null,
 	}));
-	app.post('/catchup', async (_request, reply) => {
+	app.post('/catchup', { schema: { body: catchupBody } }, async (request, reply) => {
 		if (!ctx.catchup?.enabled)
 			return reply
 				.code(409)
 				.send({ error: 'Conflict', message: 'the catch-up is off (RELAY_CATCHUP_INTERVAL_S=0)' });
-		const result = await ctx.catchup.run();
+		const result = await ctx.catchup.run({ deep: request.body?.deep === true });
 		return reply.code(result.outcome === 'skipped' ? 409 : 200).send(result);
 	});
 	app.get('/alerts', async () => ({ data: ctx.alerter?.recent ?? [] }));

@@ -83,8 +83,17 @@ function targetsTable(
 function alertsSection(ctx: RelayContext): Html | string {
 	const alerts = ctx.alerter?.recent ?? [];
 	const last = ctx.catchup?.last;
+	const deep = ctx.catchup?.lastDeep;
+	const toRead = (r: NonNullable<typeof deep>) =>
+		r.toRead.bills + r.toRead.multiBills > 0 || r.toRead.billPages || r.toRead.payouts
+			? `still to read: ${r.toRead.bills} bill(s), ${r.toRead.multiBills} MULTI link(s)${r.toRead.billPages ? ', more bill pages' : ''}${r.toRead.payouts ? ', more payout pages' : ''}`
+			: 'nothing left to read';
 	const catchup = last
-		? html`<p class="muted">Last catch-up: ${utc(last.startedAt)} UTC, ${last.outcome}, ${last.calls} API call(s), ${last.found.length} event(s) found.</p>`
+		? html`<p class="muted">Last catch-up: ${utc(last.startedAt)} UTC, ${last.deep ? 'deep, ' : ''}${last.outcome}, ${last.calls} API call(s), ${last.found.length} event(s) found.</p>${
+				deep
+					? html`<p class="muted">Last deep catch-up: ${utc(deep.startedAt)} UTC, ${deep.outcome}; bills from ${deep.billsSince ?? '—'} (oldest read ${deep.oldestBillDate ?? '—'}), ${deep.bills} bill(s) listed, ${deep.billsRead} read, ${deep.payments} payment(s), ${deep.calls} API call(s); ${toRead(deep)}.</p>`
+					: ''
+			}`
 		: '';
 	if (alerts.length === 0) return catchup;
 	const rows = alerts.map(

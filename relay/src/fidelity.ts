@@ -1,0 +1,73 @@
+import { canonicalStatus, toCents } from './contract.ts';
+import type { PostbackFields } from './contract.ts';
+import type { Candidate, LookUp } from './intake.ts';
+import type { StoredEvent, Store } from './store/types.ts';
+
+/**
+ * One payment, one event (issue 25): an event the catch-up built from the service's own answer and
+ * a postback with the same kind, TrsId and canonical status are one event, whatever the amount's
+ * spelling, the payer's commission or an order ID the service did not show. Only when one side is
+ * trustworthy, so a forged call never shadows a genuine one:
+ *
+ * - a postback after a catch-up event of the same payment is a duplicate of it (the catch-up event
+ *   is the service's own record; the postback, genuine or forged, adds nothing);
+ * - a catch-up event after a postback of the same kind, TrsId and status counts as it only when that
+ *   postback agrees with the service's record: the amount (as the API tells it, with the payer's
+ *   commission on either side, or as received) and the order ID when the service tells it. A forged
+ *   postback that came first with the genuine TrsId does not agree: the catch-up event is stored
+ *   and forwarded, the forged one fails the trigger's confirmation;
+ * - two postbacks keep the dedupe key with the signed pair (postbackKey): a forged one with the
+ *   genuine TrsId and another pair is its own event, which the trigger refuses.
+ */
+export function onePaymentOneEvent(store: Store): LookUp {
+	return async (candidate) => {
+		const { kind, fields, source } = candidate;
+		if (kind !== 'payment' && kind !== 'payout') return undefined;
+		const trsId = (fields.TrsId ?? '').trim();
+		if (trsId === '') return undefined;
+		const status = canonicalStatus(fields.Status);
+		const same = (await store.listEvents({ kind, trsId: fields.TrsId, limit: 50 })).filter(
+			(e) => canonicalStatus(e.fields.Status) === status,
+		);
+		if (source.via === 'postback') {
+			const found = same.find((e) => e.source === 'catch-up');
+			return found
+				? { outcome: 'stored', eventId: found.id, duplicate: true, deliveries: 0 }
+				: undefined;
+		}
+		return same.some((e) => agrees(e, candidate)) ? { outcome: 'known' } : undefined;
+	};
+}
+
+const cents = (value: string | undefined) => (value === undefined ? undefined : toCents(value));
+
+/** Whether a stored event says what the service's record (a catch-up candidate) says. */
+export function agrees(stored: StoredEvent, { kind, fields, source }: Candidate): boolean {
+	if (stored.source === 'catch-up') return true;
+	const s = stored.fields;
+	if (kind === 'payout') {
+		const told = cents(s.Amount);
+		const amount = cents(fields.Amount);
+		const commission = cents(fields.Commission) ?? 0;
+		return (
+			told !== undefined && amount !== undefined && [amount, amount - commission].includes(told)
+		);
+	}
+	if (source.via === 'catch-up' && !source.orderUnknown && (s.InvId ?? '') !== fields.InvId)
+		return false;
+	const told = cents(s.OutSum);
+	if (told === undefined) return false;
+	return spellings(fields, cents(s.Commission)).includes(told);
+}
+
+/** The sums a genuine postback's OutSum may carry for a payment the API describes by `fields`. */
+function spellings(fields: PostbackFields, postbackCommission: number | undefined): number[] {
+	const amount = cents(fields.OutSum);
+	if (amount === undefined) return [];
+	const sums = [amount];
+	for (const commission of [cents(fields.Commission), postbackCommission])
+		if (commission !== undefined && commission > 0) sums.push(amount + commission);
+	const received = cents(fields.BalanceAmount);
+	if (received !== undefined) sums.push(received);
+	return sums;
+}
