@@ -228,9 +228,13 @@ describe(`smoke on n8n ${N8N_VERSION}`, () => {
 			return calls.length > 0 ? calls : undefined;
 		});
 		expect(told).toHaveLength(1);
-		const [execution] = (await stack.n8n.executions(EXAMPLE_IDS.paymentPaid)).filter(
-			(e) => !earlier.has(e.id),
-		);
+		// The shop is told from inside the execution, so the execution may still be running here.
+		const execution = await waitFor('the execution that told the shop to end', async () => {
+			const [e] = (await stack.n8n.executions(EXAMPLE_IDS.paymentPaid)).filter(
+				(x) => !earlier.has(x.id),
+			);
+			return e && e.status !== 'running' && e.status !== 'new' ? e : undefined;
+		});
 		expect(execution.status).toBe('success');
 		const trigger = nodeOutput(await stack.n8n.execution(execution.id), 'Payment postback')[0];
 		expect(trigger).toMatchObject({ confirmed: true, paid: true, TrsId: payment.id });
