@@ -27,6 +27,7 @@ import {
 	redirectFields,
 	tempDir,
 } from './helpers.ts';
+import { sandboxMerchant } from './catchup-deep-suite.ts';
 import { createTestDatabase } from './pg.ts';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
@@ -887,5 +888,90 @@ for (const storeKind of ['sqlite', 'postgresql'] as const) {
 				expect(await events(r)).toBe(12);
 			});
 		}
+
+		it('16. (issue 26 point 2) one bad bill does not stop catch-up: a bill whose order ID the store refuses is skipped and reported, the genuine lost payments around it are stored, and catchup-failed is raised once', async () => {
+			// Before: the store's refusal of one bill ended every run at the same place, for ever.
+			const alerts = await new Target().listen();
+			cleanups.push(() => alerts.close());
+			const m = await sandboxMerchant(sb.url, 'live');
+			const early = await m.pay((await m.bill('10.00')).billId);
+			const nul = await m.pay((await m.bill('11.00', 'NORMAL', 'bad\u0000order')).billId);
+			const late = await m.pay((await m.bill('12.00')).billId);
+			const r = await start(
+				baseEnv(
+					'/unused',
+					{ payment: [sink.url('/pay')], payout: [sink.url('/payout')] },
+					{
+						RELAY_DATABASE: await database(),
+						PAYPALYCH_API_TOKEN: m.token,
+						PAYPALYCH_API_BASE_URL: sb.url,
+						RELAY_CATCHUP_INTERVAL_S: '3600',
+						RELAY_ALERT_TARGETS: alerts.url('/alerts'),
+						LOG_LEVEL: 'silent',
+					},
+				),
+				{ deps: { catchupBackoffMs: 5, alertCheckMs: 50 } },
+			);
+			cleanups.push(() => r.close());
+			const run = JSON.parse((await admin(r, '/admin/catchup', 'POST')).body);
+			expect(run.outcome).toBe('done');
+			expect(run.found.map((f: { trsId: string }) => f.trsId).sort()).toEqual(
+				[early.paymentId, late.paymentId].sort(),
+			);
+			// The service takes order IDs up to 255 characters (the store holds 16 384): a NUL is the one
+			// the store refuses.
+			expect(run.skippedRecords).toEqual([
+				{ kind: 'payment', trsId: nul.paymentId, reason: expect.stringMatching(/NUL/) },
+			]);
+			const alerted = () => alerts.received.filter((a) => a.body.includes('catchup-failed'));
+			await until('the catchup-failed alert', async () =>
+				alerted().length > 0 ? true : undefined,
+			);
+			// A later lost payment is caught up by the next run; the bad bills are not read again and
+			// nothing is alerted twice.
+			const later = await m.pay((await m.bill('13.00')).billId);
+			const again = JSON.parse((await admin(r, '/admin/catchup', 'POST', { deep: true })).body);
+			expect(again).toMatchObject({ outcome: 'done', skippedRecords: [] });
+			expect(again.found.map((f: { trsId: string }) => f.trsId)).toEqual([later.paymentId]);
+			await new Promise((resolve) => setTimeout(resolve, 300));
+			expect(alerted()).toHaveLength(1);
+			expect(alerted()[0].body).toContain(nul.paymentId);
+		});
+
+		it('17. (issue 26 point 8) a hop count above the real number of proxies: RELAY_TRUST_PROXY above 10 is refused at start, naming the setting; 10 is accepted', async () => {
+			// Before: 99999 was accepted, and X-Forwarded-For chose the client address.
+			const db = await database();
+			const env = (trust: string) =>
+				baseEnv(
+					'/unused',
+					{ payment: [sink.url('/pay')] },
+					{
+						RELAY_DATABASE: db,
+						PAYPALYCH_API_BASE_URL: sb.url,
+						RELAY_TRUST_PROXY: trust,
+						LOG_LEVEL: 'silent',
+					},
+				);
+			for (const trust of ['99999', '11']) {
+				const refused = await start(env(trust)).then(
+					async (r) => {
+						await r.close();
+						return undefined;
+					},
+					(e: unknown) => e,
+				);
+				expect(refused, trust).toBeInstanceOf(ConfigError);
+				expect((refused as ConfigError).variables).toEqual(['RELAY_TRUST_PROXY']);
+				expect((refused as Error).message).toContain('RELAY_TRUST_PROXY');
+			}
+			const r = await start(env('10'));
+			cleanups.push(() => r.close());
+			const seen = await r.app.inject({
+				method: 'GET',
+				url: '/healthz',
+				headers: { 'x-forwarded-for': '203.0.113.7' },
+			});
+			expect(seen.statusCode).toBe(200);
+		});
 	});
 }
