@@ -54,13 +54,15 @@ export class Alerter {
 
 	/**
 	 * Raises one alert for the causes not raised before (none new: nothing happens, false);
-	 * resolves after it was posted to every target (or given up).
+	 * resolves after it was posted to every target (or given up). `logged`: fields for the alert's
+	 * log line besides its kind and cause (short ones: the details go to the targets).
 	 */
 	async raise(
 		kind: AlertKind,
 		causes: string | readonly string[],
 		message: string,
 		details: Record<string, unknown> = {},
+		logged: Record<string, unknown> = {},
 	): Promise<boolean> {
 		const fresh = (typeof causes === 'string' ? [causes] : causes).filter(
 			(c) => !this.#causes.has(c),
@@ -77,7 +79,7 @@ export class Alerter {
 		this.recent.unshift(alert);
 		this.recent.length = Math.min(this.recent.length, RECENT);
 		this.#o.metrics?.alerts.inc({ cause: kind });
-		this.#o.logger.warn({ alert: kind, cause: alert.cause.slice(0, 500) }, message);
+		this.#o.logger.warn({ ...logged, alert: kind, cause: alert.cause.slice(0, 500) }, message);
 		await Promise.all(this.#o.targets.map((target) => this.#post(target, alert)));
 		return true;
 	}
@@ -113,6 +115,18 @@ export class Alerter {
 		}
 		this.#o.logger.error({ target: safeUrl(target), error: last }, 'alert could not be posted');
 	}
+}
+
+/** How much of a target's answer a dead alert carries (the store keeps up to 1 KiB). */
+export const ALERT_RESPONSE_CHARS = 300;
+
+/** The start of a target's answer for an alert: at most ALERT_RESPONSE_CHARS characters, or null. */
+export function responseStart(response: string | null): string | null {
+	if (response === null || response === '') return null;
+	const chars = Array.from(response);
+	return chars.length <= ALERT_RESPONSE_CHARS
+		? response
+		: `${chars.slice(0, ALERT_RESPONSE_CHARS).join('')}…`;
 }
 
 /** The URL without credentials or query (a chat bot URL may carry a secret). */
@@ -177,19 +191,23 @@ export class AlertMonitor {
 			const dead = await store.listDeliveries({ status: 'dead', limit: 100 });
 			const fresh = dead.filter((d) => !alerter.has(`dead:${d.id}`));
 			if (fresh.length > 0) {
-				// One message for the deliveries that went dead since the last check.
+				// One message for the deliveries that went dead since the last check. Each carries the
+				// start of the target's last answer: a trigger's refusal names its cause and its fix
+				// (the default Order Check on a service without order IDs), an HTTP status does not.
+				const deliveries = fresh.map((d) => ({
+					id: d.id,
+					eventId: d.eventId,
+					target: safeUrl(d.target),
+					status: d.lastStatus,
+					error: d.lastError,
+					response: responseStart(d.lastResponse),
+				}));
 				await alerter.raise(
 					'dead',
 					fresh.map((d) => `dead:${d.id}`),
 					`${fresh.length} deliver${fresh.length === 1 ? 'y' : 'ies'} went dead: the relay gave up forwarding; see /admin/dead and replay after fixing the target`,
-					{
-						deliveries: fresh.map((d) => ({
-							id: d.id,
-							eventId: d.eventId,
-							target: safeUrl(d.target),
-							error: d.lastError,
-						})),
-					},
+					{ deliveries },
+					{ deliveries: deliveries.slice(0, 10) },
 				);
 			}
 			if (this.#o.backlogS > 0) {

@@ -27,6 +27,7 @@ export {
 	readPages,
 	widenedDates,
 	confirmPayment,
+	confirmPayout,
 	describeRejection,
 	expectedSignature,
 	formatCents,

@@ -1,4 +1,4 @@
-import { canonicalStatus, toCents } from './contract.ts';
+import { canonicalStatus, postbackKey, toCents } from './contract.ts';
 import type { PostbackFields } from './contract.ts';
 import type { Candidate, LookUp } from './intake.ts';
 import type { StoredEvent, Store } from './store/types.ts';
@@ -16,10 +16,23 @@ import type { StoredEvent, Store } from './store/types.ts';
  *   commission on either side, or as received) and the order ID when the service tells it. A forged
  *   postback that came first with the genuine TrsId does not agree: the catch-up event is stored
  *   and forwarded, the forged one fails the trigger's confirmation;
- * - two postbacks keep the dedupe key with the signed pair (postbackKey): a forged one with the
- *   genuine TrsId and another pair is its own event, which the trigger refuses.
+ * - two postbacks keep the dedupe key with the signed pair (postbackKey). A postback with the key of
+ *   a stored one is its duplicate (answered so by the insert, no look-up). A postback whose kind,
+ *   TrsId and status a stored postback holds under another signed pair (a forger borrowing a valid
+ *   signature from another order of the shop, before or after the genuine call) is looked up with
+ *   the service (`confirm`: payment/status or payout/status, within the look-up budget): stored
+ *   and forwarded when the service's record agrees, refused (403) when it does not, 503 when the
+ *   look-up cannot be made. So a forged call after the genuine one is never forwarded; a forged
+ *   call sent first is stored and forwarded (nothing tells it apart yet; the trigger refuses it),
+ *   and the genuine one after it is looked up, agrees, and is stored and forwarded too.
+ *
+ * The one `listEvents` read serves every case; a race of two calls in the same instant can still
+ * store both (the trigger confirms each with the service).
  */
-export function onePaymentOneEvent(store: Store): LookUp {
+export function onePaymentOneEvent(
+	store: Store,
+	confirm: Partial<Record<'payment' | 'payout', LookUp>> = {},
+): LookUp {
 	return async (candidate) => {
 		const { kind, fields, source } = candidate;
 		if (kind !== 'payment' && kind !== 'payout') return undefined;
@@ -31,9 +44,10 @@ export function onePaymentOneEvent(store: Store): LookUp {
 		);
 		if (source.via === 'postback') {
 			const found = same.find((e) => e.source === 'catch-up');
-			return found
-				? { outcome: 'stored', eventId: found.id, duplicate: true, deliveries: 0 }
-				: undefined;
+			if (found) return { outcome: 'stored', eventId: found.id, duplicate: true, deliveries: 0 };
+			const key = postbackKey(kind, fields) ?? null;
+			if (same.some((e) => e.dedupeKey === key)) return undefined;
+			return same.length > 0 ? confirm[kind]?.(candidate) : undefined;
 		}
 		return same.some((e) => agrees(e, candidate)) ? { outcome: 'known' } : undefined;
 	};

@@ -4,6 +4,7 @@ import {
 	PAYMENT_POSTBACK_STATUSES,
 	canonicalStatus,
 	confirmPayment,
+	confirmPayout,
 	orderIdOf,
 } from './contract.ts';
 import type { PostbackEvent, PostbackFields } from './contract.ts';
@@ -156,6 +157,26 @@ export function checkPayout(
 		const id = record.id;
 		if (id !== undefined && id !== null && String(id) === trsId) return { ok: true };
 		return { ok: false, code: 403, reason: 'the service answered another payout' };
+	});
+}
+
+/**
+ * Asks the service whether its payout record confirms the payout postback, compared the way the
+ * trigger does (confirmPayout in nodes/shared: the id, the status, and Amount as the payout's
+ * amount or amount + commission); not final yet: 503, the service retries. Used when another
+ * payout postback with the same TrsId and status and another signed pair is stored (fidelity.ts):
+ * a payout's signed pair is (Amount, TrsId), so only the amount tells the two apart, which
+ * checkPayout (the id alone) does not look at.
+ */
+export function checkPayoutRecord(
+	config: LookUpConfig,
+	fields: PostbackFields,
+	tokenIndex: number,
+): Promise<LookUpVerdict> {
+	return lookUp(config, 'payout', fields, tokenIndex, (record) => {
+		const confirmation = confirmPayout(fields, record);
+		if (confirmation.ok) return { ok: true };
+		return { ok: false, code: confirmation.retry ? 503 : 403, reason: confirmation.reason };
 	});
 }
 

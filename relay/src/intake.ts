@@ -3,7 +3,13 @@ import { postbackKey } from './contract.ts';
 import type { PostbackEvent, PostbackFields } from './contract.ts';
 import { onePaymentOneEvent } from './fidelity.ts';
 import type { Forwarder } from './forwarder.ts';
-import { LookUpBudget, PairLimiter, checkPayment, checkPayout } from './guards.ts';
+import {
+	LookUpBudget,
+	PairLimiter,
+	checkPayment,
+	checkPayout,
+	checkPayoutRecord,
+} from './guards.ts';
 import type { LookUpVerdict } from './guards.ts';
 import type { Metrics } from './metrics.ts';
 import { pairKeyOf } from './store/pair-key.ts';
@@ -108,7 +114,16 @@ export class Intake {
 			refusalMemoryMs: config.lookUpLimit?.refusalMemoryMs ?? 15 * 60_000,
 		});
 		const bounded = boundedLookUp(budget, options.metrics, config);
-		this.#lookUps = [bounded('payout', checkPayout), onePaymentOneEvent(options.store)];
+		// A postback under a stored postback's TrsId and status with another signed pair: one of the
+		// two is forged, the service tells which (fidelity.ts), within the same budget.
+		const confirm = {
+			payment: bounded('payment', checkPayment),
+			payout: bounded('payout', checkPayoutRecord),
+		};
+		this.#lookUps = [
+			...(config.payoutCheck === 'service' ? [bounded('payout', checkPayout)] : []),
+			onePaymentOneEvent(options.store, confirm),
+		];
 		this.#paymentKnown = bounded('payment', checkPayment);
 	}
 
@@ -230,16 +245,17 @@ type Check = (
 
 /**
  * A look-up of an incoming postback with the service (`check`: payout/status for every payout
- * postback when RELAY_PAYOUT_CHECK=service, payment/status for a payment over the pair limit),
- * within one budget for both (LookUpBudget): a refusal remembered for a while is refused again
- * without a call (403); over the signed pair's look-ups this minute: 429; over the look-ups of all
- * pairs this minute (RELAY_LOOKUP_GLOBAL_LIMIT): 503 with Retry-After, the service retries.
+ * postback when RELAY_PAYOUT_CHECK=service, payment/status for a payment over the pair limit, and
+ * payment/status or payout/status for a postback whose TrsId and status a stored postback with
+ * another signed pair holds), within one budget for all (LookUpBudget): a refusal remembered for a
+ * while is refused again without a call (403); over the signed pair's look-ups this minute: 429;
+ * over the look-ups of all pairs this minute (RELAY_LOOKUP_GLOBAL_LIMIT): 503 with Retry-After,
+ * the service retries.
  */
 function boundedLookUp(budget: LookUpBudget, metrics: Metrics, config: IntakeOptions['config']) {
 	return (kind: 'payment' | 'payout', check: Check): LookUp =>
 		async ({ kind: asked, fields, source }) => {
 			if (asked !== kind || source.via !== 'postback') return undefined;
-			if (kind === 'payout' && config.payoutCheck !== 'service') return undefined;
 			const call = () => check(config, fields, source.tokenIndex);
 			return lookUpWithin(budget, metrics, kind, fields, call);
 		};

@@ -973,5 +973,166 @@ for (const storeKind of ['sqlite', 'postgresql'] as const) {
 			});
 			expect(seen.statusCode).toBe(200);
 		});
+
+		/**
+		 * Issue 25: a paid bill's postback, and a forger's copy of it with another order's signed pair
+		 * (OutSum, InvId, SignatureValue: what a customer sees in their own redirect).
+		 */
+		async function forgery(r: RunningRelay, target: Target, order: string) {
+			const pay = async (suffix: string, amount: string) => {
+				const bill = await api('bill/create', {
+					amount,
+					shop_id: sb.shopId,
+					order_id: `attack-18-${order}-${suffix}-${storeKind}`,
+				});
+				const paid = await control('POST', `bills/${bill.bill_id}/pay`, { outcome: 'full' });
+				return paid.postback as Record<string, string>;
+			};
+			const other = await pay('other', '300.00');
+			const genuine = await pay('genuine', '250.00');
+			const forged = {
+				...genuine,
+				OutSum: other.OutSum,
+				InvId: other.InvId,
+				SignatureValue: other.SignatureValue,
+			};
+			await control('DELETE', 'calls');
+			return {
+				genuine,
+				forged,
+				/** The events stored under the genuine TrsId: their InvIds. */
+				stored: async () =>
+					(
+						JSON.parse(
+							(await admin(r, `/admin/events?limit=100&trsId=${encodeURIComponent(genuine.TrsId)}`))
+								.body,
+						) as { data: Array<{ fields: Record<string, string> }> }
+					).data
+						.map((e) => e.fields.InvId)
+						.sort(),
+				/** What the target received under the genuine TrsId: the InvIds. */
+				forwarded: () =>
+					target.received
+						.map((x) => Object.fromEntries(new URLSearchParams(x.body)))
+						.filter((f) => f.TrsId === genuine.TrsId)
+						.map((f) => f.InvId)
+						.sort(),
+				lookUps: (outcome: string) =>
+					metric(r, `paypalych_relay_lookups_total{kind="payment",outcome="${outcome}"}`),
+			};
+		}
+		const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
+
+		it("18a. (issue 25) the genuine postback, then a forged one with its TrsId and another order's signed pair: the forged one is looked up and refused (403); only the genuine is stored and forwarded", async () => {
+			// Before: the forged one was its own event (another dedupe key), stored and forwarded; only
+			// the trigger refused it.
+			const target = await new Target().listen();
+			cleanups.push(() => target.close());
+			const r = await relay({}, { targets: [target.url('/pay')] });
+			const f = await forgery(r, target, 'a');
+			expect((await post(r, '/postback/payment', f.genuine)).statusCode).toBe(200);
+			expect(await sandboxCalls('payment/status')).toBe(0);
+			const forged = await post(r, '/postback/payment', f.forged);
+			expect(forged.statusCode).toBe(403);
+			expect(await sandboxCalls('payment/status')).toBe(1);
+			expect(await f.lookUps('refused')).toBe(1);
+			expect(
+				await metric(r, 'paypalych_relay_rejected_total{kind="payment",reason="unknown_payment"}'),
+			).toBe(1);
+			// Sent again, it is refused from memory, without a call.
+			expect((await post(r, '/postback/payment', f.forged)).statusCode).toBe(403);
+			expect(await sandboxCalls('payment/status')).toBe(1);
+			expect(await f.stored()).toEqual([f.genuine.InvId]);
+			await until('the genuine delivery', async () =>
+				f.forwarded().length > 0 ? true : undefined,
+			);
+			await settle();
+			expect(f.forwarded()).toEqual([f.genuine.InvId]);
+		});
+
+		it('18b. (issue 25) a forged postback first, then the genuine one: the forged one is stored and forwarded (the trigger refuses it), the genuine one is looked up, agrees, and is stored and forwarded', async () => {
+			const target = await new Target().listen();
+			cleanups.push(() => target.close());
+			const r = await relay({}, { targets: [target.url('/pay')] });
+			const f = await forgery(r, target, 'b');
+			expect((await post(r, '/postback/payment', f.forged)).statusCode).toBe(200);
+			expect(await sandboxCalls('payment/status')).toBe(0);
+			expect((await post(r, '/postback/payment', f.genuine)).statusCode).toBe(200);
+			// Looked up: the service's record agrees with the genuine one.
+			expect(await sandboxCalls('payment/status')).toBe(1);
+			expect(await f.lookUps('known')).toBe(1);
+			const both = [f.genuine.InvId, f.forged.InvId].sort();
+			expect(await f.stored()).toEqual(both);
+			await until('both deliveries', async () => (f.forwarded().length >= 2 ? true : undefined));
+			await settle();
+			expect(f.forwarded()).toEqual(both);
+		});
+
+		it("18c. (issue 25) an exact duplicate of a postback (the service's retry, the amount respelled) is answered 200 as a duplicate, with no look-up, even where a forged one shares its TrsId", async () => {
+			const target = await new Target().listen();
+			cleanups.push(() => target.close());
+			const r = await relay({}, { targets: [target.url('/pay')] });
+			const f = await forgery(r, target, 'c');
+			expect((await post(r, '/postback/payment', f.forged)).statusCode).toBe(200);
+			expect((await post(r, '/postback/payment', f.genuine)).statusCode).toBe(200);
+			expect(await sandboxCalls('payment/status')).toBe(1);
+			// The retries of both: duplicates, no call to the service, nothing more stored or sent.
+			const respelled: Record<string, string> = {
+				...f.genuine,
+				OutSum: String(Number(f.genuine.OutSum)),
+			};
+			expect(respelled.OutSum).not.toBe(f.genuine.OutSum);
+			respelled.SignatureValue = md5(`${respelled.OutSum}:${respelled.InvId}:${TOKEN}`);
+			for (const retry of [f.genuine, f.forged, respelled, f.genuine]) {
+				expect((await post(r, '/postback/payment', retry)).statusCode).toBe(200);
+			}
+			expect(await metric(r, 'paypalych_relay_duplicates_total{kind="payment"}')).toBe(4);
+			expect(await sandboxCalls('payment/status')).toBe(1);
+			expect((await f.lookUps('known')) + (await f.lookUps('refused'))).toBe(1);
+			expect(await f.stored()).toHaveLength(2);
+			await until('both deliveries', async () => (f.forwarded().length >= 2 ? true : undefined));
+			await settle();
+			expect(f.forwarded()).toHaveLength(2);
+		});
+
+		it("18d. (issue 25) a payout postback with a stored payout's TrsId and status and another amount is looked up and refused (403); the genuine one is forwarded once", async () => {
+			const r = await relay();
+			const created = await api('payout/personal/create', {
+				amount: '120.00',
+				payout_account_id: sb.payoutAccountId,
+				order_id: `attack-18d-${storeKind}`,
+			});
+			const id = String(created.data[0].id);
+			const amount = String(created.data[0].amount);
+			// The service sends a SUCCESS postback once it shows the payout as SUCCESS (before, the
+			// look-up answers 503: not final yet, the service retries).
+			await control('POST', `payouts/${id}/advance`, { status: 'SUCCESS' });
+			const genuine = {
+				TrsId: id,
+				Amount: amount,
+				Status: 'SUCCESS',
+				SignatureValue: md5(`${amount}:${id}:${TOKEN}`),
+			};
+			// A valid signature for another amount with this id (a payment redirect whose InvId is it).
+			const forged = { ...genuine, Amount: '999.00', SignatureValue: md5(`999.00:${id}:${TOKEN}`) };
+			await control('DELETE', 'calls');
+			expect((await post(r, '/postback/payout', genuine)).statusCode).toBe(200);
+			// RELAY_PAYOUT_CHECK=service: each payout is looked up once; the forged one twice (its id is
+			// the service's, its amount is not).
+			expect(await sandboxCalls('payout/status')).toBe(1);
+			expect((await post(r, '/postback/payout', forged)).statusCode).toBe(403);
+			expect(await sandboxCalls('payout/status')).toBe(3);
+			expect(
+				await metric(r, 'paypalych_relay_rejected_total{kind="payout",reason="unknown_payout"}'),
+			).toBe(1);
+			expect(await events(r)).toBe(1);
+			await until('the payout delivery', async () =>
+				sink.received.some((x) => x.path === '/payout' && x.body.includes(id)) ? true : undefined,
+			);
+			await settle();
+			expect(sink.received.filter((x) => x.path === '/payout' && x.body.includes(id))).toHaveLength(
+				1,
+			);
+		});
 	});
 }

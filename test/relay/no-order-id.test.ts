@@ -1,14 +1,15 @@
 /**
  * Where the service shows no order ID for bills (the sandbox's spec profile), the trigger's
  * default Order Check refuses every payment. The refusal is loud: the relay dead-letters the
- * delivery and keeps the start of the trigger's answer, which names the fix.
+ * delivery and keeps the start of the trigger's answer, which names the fix, and its `dead` alert
+ * (posted to RELAY_ALERT_TARGETS and logged) carries that answer too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../sandbox/src/index.ts';
 import { PayPalychTrigger } from '../../dist/nodes/PayPalychTrigger/PayPalychTrigger.node.js';
 import { start, type RunningRelay } from '../../relay/src/server.ts';
 import { startWebhookHarness, type WebhookHarness } from '../helpers/webhook-harness.ts';
-import { ADMIN_TOKEN, TOKEN, Target, baseEnv, form, tempDir, waitFor } from './helpers.ts';
+import { ADMIN_TOKEN, LogSink, TOKEN, Target, baseEnv, form, tempDir, waitFor } from './helpers.ts';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 
@@ -17,6 +18,8 @@ const FIX =
 
 let sb: Sandbox;
 let sink: Target;
+let alerts: Target;
+const log = new LogSink();
 let trigger: WebhookHarness;
 let relay: RunningRelay;
 let tmp: ReturnType<typeof tempDir>;
@@ -36,19 +39,28 @@ beforeAll(async () => {
 		credentialType: 'payPalychApi',
 		credentials: { apiToken: TOKEN, baseUrl: sb.url },
 	});
+	alerts = await new Target().listen();
 	tmp = tempDir();
-	relay = await start(baseEnv(tmp.dir, { payment: [trigger.url] }, { LOG_LEVEL: 'silent' }));
+	relay = await start(
+		baseEnv(
+			tmp.dir,
+			{ payment: [trigger.url] },
+			{ LOG_LEVEL: 'warn', RELAY_ALERT_TARGETS: alerts.url('/alerts') },
+		),
+		{ deps: { logStream: log, alertCheckMs: 50 } },
+	);
 });
 afterAll(async () => {
 	await relay?.close();
 	await trigger?.close();
+	await alerts?.close();
 	await sink?.close();
 	await sb?.close();
 	tmp?.cleanup();
 });
 
 describe('a payment on a service without order IDs, through the relay to a default trigger', () => {
-	it("is dead-lettered with the trigger's answer naming the fix", async () => {
+	it("is dead-lettered with the trigger's answer naming the fix, and the dead alert carries it", async () => {
 		const created = (await (
 			await fetch(`${sb.url}/api/v1/bill/create`, {
 				method: 'POST',
@@ -85,5 +97,31 @@ describe('a payment on a service without order IDs, through the relay to a defau
 		);
 		expect(trigger.executions).toHaveLength(0);
 		expect(trigger.logs.map((l) => l.message)).toContainEqual(expect.stringContaining(FIX));
+
+		// The relay's alert: posted to the alert target and logged, with the start of the answer.
+		const alert = await waitFor(async () => {
+			const posted = alerts.received.map((r) => JSON.parse(r.body) as Record<string, unknown>);
+			return posted.find((a) => a.alert === 'dead');
+		}, 'the dead alert');
+		expect(alert.deliveries).toEqual([
+			{
+				id: dead.id,
+				eventId: dead.eventId,
+				target: trigger.url,
+				status: 422,
+				error: 'HTTP 422',
+				response: dead.lastResponse,
+			},
+		]);
+		expect(JSON.stringify(alert)).toContain(FIX);
+		const logged = await waitFor(
+			async () =>
+				log.text
+					.split('\n')
+					.filter((line) => line.includes('"alert":"dead"'))
+					.map((line) => JSON.parse(line) as { deliveries?: Array<{ response: string }> })[0],
+			'the dead alert in the log',
+		);
+		expect(logged.deliveries?.[0].response).toContain(FIX);
 	});
 });

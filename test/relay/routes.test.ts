@@ -1,3 +1,5 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,6 +34,22 @@ describe('relay routes over real sockets with a real SQLite file', () => {
 	let relay: RunningRelay;
 	let db: DatabaseSync;
 	const signatures: string[] = [];
+	/** The service's stand-in for look-ups: it knows one payment, T-victim-1 (18.50, SUCCESS). */
+	const lookUps: string[] = [];
+	const service: Server = createServer((req, res) => {
+		const url = new URL(req.url ?? '/', 'http://service');
+		lookUps.push(`${url.pathname}?${url.searchParams}`);
+		const known =
+			url.pathname === '/api/v1/payment/status' && url.searchParams.get('id') === 'T-victim-1';
+		res.writeHead(known ? 200 : 404, { 'content-type': 'application/json' });
+		res.end(
+			JSON.stringify(
+				known
+					? { id: 'T-victim-1', status: 'SUCCESS', amount: '18.50', currency_in: 'RUB' }
+					: { success: false, message: 'not found' },
+			),
+		);
+	});
 
 	const post = (path: string, body: string, contentType = FORM) =>
 		fetch(`${relay.url}${path}`, {
@@ -54,6 +72,7 @@ describe('relay routes over real sockets with a real SQLite file', () => {
 	beforeAll(async () => {
 		await targetA.listen();
 		await targetB.listen();
+		await new Promise<void>((resolve) => service.listen(0, '127.0.0.1', resolve));
 		const env = baseEnv(
 			tmp.dir,
 			{
@@ -64,6 +83,7 @@ describe('relay routes over real sockets with a real SQLite file', () => {
 			{
 				RELAY_BODY_LIMIT: '2048',
 				RELAY_SUCCESS_URL: 'https://shop.example/thanks',
+				PAYPALYCH_API_BASE_URL: `http://127.0.0.1:${(service.address() as AddressInfo).port}`,
 				LOG_LEVEL: 'debug',
 			},
 		);
@@ -76,6 +96,7 @@ describe('relay routes over real sockets with a real SQLite file', () => {
 		await relay?.close();
 		await targetA.close();
 		await targetB.close();
+		await new Promise<void>((resolve) => service.close(() => resolve()));
 		tmp.cleanup();
 	});
 
@@ -153,13 +174,17 @@ describe('relay routes over real sockets with a real SQLite file', () => {
 		expect(eventsWith('T-spell-1')).toHaveLength(1);
 	});
 
-	it('stores a call with another signed pair under the same TrsId as its own event: a forged call sent first cannot shadow the genuine one', async () => {
+	it('stores a call with another signed pair under the same TrsId as its own event once the service agrees: a forged call sent first cannot shadow the genuine one', async () => {
 		// The attacker's own (failed) order's public redirect signature, with the victim's TrsId.
 		const forged = paymentFields('T-victim-1', { invId: 'attacker-order', outSum: '18.50' });
 		const genuine = paymentFields('T-victim-1');
 		signatures.push(forged.SignatureValue, genuine.SignatureValue);
 		expect((await post('/postback/payment', form(forged))).status).toBe(200);
+		expect(lookUps).toEqual([]);
+		// Another signed pair under a stored postback's TrsId and status: looked up, the service's
+		// record agrees (it shows no order ID), stored.
 		expect((await post('/postback/payment', form(genuine))).status).toBe(200);
+		expect(lookUps).toEqual(['/api/v1/payment/status?id=T-victim-1']);
 		const rows = eventsWith('T-victim-1');
 		expect(rows.map((r) => JSON.parse(String(r.fields_json)).InvId).sort()).toEqual([
 			'attacker-order',
