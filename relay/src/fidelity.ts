@@ -20,7 +20,8 @@ import type { StoredEvent, Store } from './store/types.ts';
  *   a stored one is its duplicate (answered so by the insert, no look-up). A postback whose kind,
  *   TrsId and status a stored postback holds under another signed pair (a forger borrowing a valid
  *   signature from another order of the shop, before or after the genuine call) is looked up with
- *   the service (`confirm`: payment/status or payout/status, within the look-up budget): stored
+ *   the service (`confirm`: payment/status, and bill/status for the order ID when the payment record
+ *   names none, or payout/status, within the look-up budget): stored
  *   and forwarded when the service's record agrees, refused (403) when it does not, 503 when the
  *   look-up cannot be made. So a forged call after the genuine one is never forwarded; a forged
  *   call sent first is stored and forwarded (nothing tells it apart yet; the trigger refuses it),

@@ -83,26 +83,31 @@ export const LOOK_UP_MAX_ANSWER_BYTES = 64 * 1024;
 
 type LookUpConfig = Pick<RelayConfig, 'apiBaseUrl' | 'apiTokens' | 'deliveryTimeoutMs'>;
 
+type ApiRecord = Record<string, unknown>;
+type Refused = Extract<LookUpVerdict, { ok: false }>;
+
 /**
- * One `payment/status` or `payout/status` call for a postback's TrsId, with the token that
+ * One `payment/status`, `payout/status` or `bill/status` call for `id`, with the token that
  * verified the signature, bounded like every call to the service's API (boundedRequest: a largest
  * answer and an overall deadline of RELAY_DELIVERY_TIMEOUT_MS, the postback's sender is waiting).
- * The record (flat or under `data`) is handed to `judge`. Not known (4xx other than 401/403/408/
- * 429): refused. The service or the network failing, or the relay's own token refused: 503, so
- * the service sends the postback again later.
+ * Answers the record (flat or under `data`). Not known (4xx other than 401/403/408/429): refused.
+ * The service or the network failing, or the relay's own token refused: 503, so the service sends
+ * the postback again later.
  */
-async function lookUp(
+async function readRecord(
 	config: LookUpConfig,
-	kind: 'payment' | 'payout',
-	fields: PostbackFields,
+	what: 'payment' | 'payout' | 'bill',
+	id: string,
 	tokenIndex: number,
-	judge: (record: Record<string, unknown>, trsId: string) => LookUpVerdict,
-): Promise<LookUpVerdict> {
-	const trsId = (fields.TrsId ?? '').trim();
-	if (trsId === '') return { ok: false, code: 403, reason: 'TrsId is empty' };
-	const endpoint = kind === 'payment' ? ENDPOINTS.paymentStatus : ENDPOINTS.payoutStatus;
-	const path = `${kind}/status`;
-	const url = `${config.apiBaseUrl}${endpoint.path}?${new URLSearchParams({ id: trsId })}`;
+): Promise<{ record: ApiRecord } | Refused> {
+	const endpoint =
+		what === 'payment'
+			? ENDPOINTS.paymentStatus
+			: what === 'payout'
+				? ENDPOINTS.payoutStatus
+				: ENDPOINTS.billStatus;
+	const path = `${what}/status`;
+	const url = `${config.apiBaseUrl}${endpoint.path}?${new URLSearchParams({ id })}`;
 	const token = config.apiTokens[tokenIndex] ?? config.apiTokens[0];
 	try {
 		const res = await boundedRequest(url, {
@@ -123,15 +128,15 @@ async function lookUp(
 			const data = (body as { data?: unknown }).data;
 			const record =
 				data && typeof data === 'object' && !Array.isArray(data)
-					? (data as Record<string, unknown>)
-					: (body as Record<string, unknown>);
-			return judge(record, trsId);
+					? (data as ApiRecord)
+					: (body as ApiRecord);
+			return { record };
 		}
 		if (res.status >= 400 && res.status < 500 && ![401, 403, 408, 429].includes(res.status)) {
 			return {
 				ok: false,
 				code: 403,
-				reason: `the service does not know ${kind} ${trsId.slice(0, 64)}`,
+				reason: `the service does not know ${what} ${id.slice(0, 64)}`,
 			};
 		}
 		return { ok: false, code: 503, reason: `${path} answered HTTP ${res.status}` };
@@ -142,6 +147,20 @@ async function lookUp(
 			reason: `${path} could not be read (${(error as Error).message.slice(0, 120)})`,
 		};
 	}
+}
+
+/** The postback's record (`payment/status` or `payout/status` for its TrsId), handed to `judge`. */
+async function lookUp(
+	config: LookUpConfig,
+	kind: 'payment' | 'payout',
+	fields: PostbackFields,
+	tokenIndex: number,
+	judge: (record: ApiRecord, trsId: string) => LookUpVerdict | Promise<LookUpVerdict>,
+): Promise<LookUpVerdict> {
+	const trsId = (fields.TrsId ?? '').trim();
+	if (trsId === '') return { ok: false, code: 403, reason: 'TrsId is empty' };
+	const read = await readRecord(config, kind, trsId, tokenIndex);
+	return 'record' in read ? await judge(read.record, trsId) : read;
 }
 
 /**
@@ -193,17 +212,50 @@ export function checkPayment(
 	fields: PostbackFields,
 	tokenIndex: number,
 ): Promise<LookUpVerdict> {
-	return lookUp(config, 'payment', fields, tokenIndex, (record) => {
-		const status = canonicalStatus(record.status);
-		const confirmation = confirmPayment(fields, record, orderIdOf(record), false);
-		if (!confirmation.ok) {
-			return { ok: false, code: confirmation.retry ? 503 : 403, reason: confirmation.reason };
+	return lookUp(config, 'payment', fields, tokenIndex, (record) =>
+		judgePayment(fields, record, orderIdOf(record)),
+	);
+}
+
+/**
+ * checkPayment, and the order too: when the payment record names no order ID, its bill's
+ * (`bill/status`, one call more) where the service shows one. Used when another payment postback
+ * with the same TrsId and status and another signed pair is stored (fidelity.ts): a signature
+ * borrowed from another order of the same amount agrees on everything but InvId. Where the
+ * service shows no order ID at all, the amount is all there is to compare.
+ */
+export function checkPaymentOrder(
+	config: LookUpConfig,
+	fields: PostbackFields,
+	tokenIndex: number,
+): Promise<LookUpVerdict> {
+	return lookUp(config, 'payment', fields, tokenIndex, async (record) => {
+		let orderId = orderIdOf(record);
+		const billId = record.bill_id;
+		if (orderId === undefined && (typeof billId === 'string' || typeof billId === 'number')) {
+			const bill = await readRecord(config, 'bill', String(billId), tokenIndex);
+			if (!('record' in bill)) return bill;
+			orderId = orderIdOf(bill.record);
 		}
-		if (!(PAYMENT_POSTBACK_STATUSES as readonly string[]).includes(status)) {
-			return { ok: false, code: 503, reason: `the service shows the payment as ${status}` };
-		}
-		return { ok: true };
+		return judgePayment(fields, record, orderId);
 	});
+}
+
+/** Whether a final payment record (and its order ID, when known) confirms the postback. */
+function judgePayment(
+	fields: PostbackFields,
+	record: ApiRecord,
+	orderId: string | null | undefined,
+): LookUpVerdict {
+	const status = canonicalStatus(record.status);
+	const confirmation = confirmPayment(fields, record, orderId, false);
+	if (!confirmation.ok) {
+		return { ok: false, code: confirmation.retry ? 503 : 403, reason: confirmation.reason };
+	}
+	if (!(PAYMENT_POSTBACK_STATUSES as readonly string[]).includes(status)) {
+		return { ok: false, code: 503, reason: `the service shows the payment as ${status}` };
+	}
+	return { ok: true };
 }
 
 /**

@@ -7,6 +7,7 @@ import {
 	LookUpBudget,
 	PairLimiter,
 	checkPayment,
+	checkPaymentOrder,
 	checkPayout,
 	checkPayoutRecord,
 } from './guards.ts';
@@ -117,7 +118,7 @@ export class Intake {
 		// A postback under a stored postback's TrsId and status with another signed pair: one of the
 		// two is forged, the service tells which (fidelity.ts), within the same budget.
 		const confirm = {
-			payment: bounded('payment', checkPayment),
+			payment: bounded('payment', checkPaymentOrder),
 			payout: bounded('payout', checkPayoutRecord),
 		};
 		this.#lookUps = [

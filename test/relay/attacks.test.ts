@@ -978,7 +978,7 @@ for (const storeKind of ['sqlite', 'postgresql'] as const) {
 		 * Issue 25: a paid bill's postback, and a forger's copy of it with another order's signed pair
 		 * (OutSum, InvId, SignatureValue: what a customer sees in their own redirect).
 		 */
-		async function forgery(r: RunningRelay, target: Target, order: string) {
+		async function forgery(r: RunningRelay, target: Target, order: string, otherAmount = '300.00') {
 			const pay = async (suffix: string, amount: string) => {
 				const bill = await api('bill/create', {
 					amount,
@@ -988,7 +988,7 @@ for (const storeKind of ['sqlite', 'postgresql'] as const) {
 				const paid = await control('POST', `bills/${bill.bill_id}/pay`, { outcome: 'full' });
 				return paid.postback as Record<string, string>;
 			};
-			const other = await pay('other', '300.00');
+			const other = await pay('other', otherAmount);
 			const genuine = await pay('genuine', '250.00');
 			const forged = {
 				...genuine,
@@ -1042,6 +1042,25 @@ for (const storeKind of ['sqlite', 'postgresql'] as const) {
 			// Sent again, it is refused from memory, without a call.
 			expect((await post(r, '/postback/payment', f.forged)).statusCode).toBe(403);
 			expect(await sandboxCalls('payment/status')).toBe(1);
+			expect(await f.stored()).toEqual([f.genuine.InvId]);
+			await until('the genuine delivery', async () =>
+				f.forwarded().length > 0 ? true : undefined,
+			);
+			await settle();
+			expect(f.forwarded()).toEqual([f.genuine.InvId]);
+		});
+
+		it("18e. (issue 25) the genuine postback, then a forged one with its TrsId and the signed pair of another order of the same amount: the payment record agrees on everything but the order, so its bill's order ID is read (bill/status) and the forged one refused (403)", async () => {
+			const target = await new Target().listen();
+			cleanups.push(() => target.close());
+			const r = await relay({}, { targets: [target.url('/pay')] });
+			const f = await forgery(r, target, 'e', '250.00');
+			expect(f.forged.OutSum).toBe(f.genuine.OutSum);
+			expect((await post(r, '/postback/payment', f.genuine)).statusCode).toBe(200);
+			const forged = await post(r, '/postback/payment', f.forged);
+			expect(forged.statusCode, forged.body).toBe(403);
+			expect(await sandboxCalls('payment/status')).toBe(1);
+			expect(await sandboxCalls('bill/status')).toBe(1);
 			expect(await f.stored()).toEqual([f.genuine.InvId]);
 			await until('the genuine delivery', async () =>
 				f.forwarded().length > 0 ? true : undefined,
