@@ -447,6 +447,40 @@ describe('Daily Limit on the wire', () => {
 		expect(server.requests.map((r) => r.path)).not.toContain('/api/v1/payout/regular/create');
 	});
 
+	it('counts every payout that may still move money: NEW, MODERATING, PROCESS, SUCCESS and ERROR; not FAIL or DECLINED', async () => {
+		const today = new Date().toISOString().slice(0, 10);
+		const statuses = ['NEW', 'MODERATING', 'PROCESS', 'SUCCESS', 'ERROR', 'FAIL', 'DECLINED'];
+		const search = {
+			status: 200,
+			body: {
+				success: true,
+				data: statuses.map((status, i) => ({
+					id: `S${i}`,
+					amount: '100.00',
+					currency: 'RUB',
+					status,
+					created_at: `${today} 12:00:00`,
+				})),
+			},
+		};
+		const notFound = {
+			status: 422,
+			body: { success: false, message: 'api:error.payout_not_found' },
+		};
+		server.requests.length = 0;
+		server.answers.push(notFound, search);
+		const refused = await failure(
+			runNode({
+				credential: credential(),
+				parameters: card('500.01', 'pending-1', { dailyLimit: '1000', timeZone: 'UTC' }),
+			}),
+		);
+		expect(refused?.message).toContain(
+			'Daily Limit 1000.00 RUB would be exceeded: 500.00 paid out today',
+		);
+		expect(server.requests.map((r) => r.path)).not.toContain('/api/v1/payout/regular/create');
+	});
+
 	it('refuses an unknown Time Zone, naming the setting, before any request', async () => {
 		server.requests.length = 0;
 		const error = await failure(
