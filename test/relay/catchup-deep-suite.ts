@@ -432,6 +432,28 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		expect(await events(r)).toHaveLength(before);
 	});
 
+	it("one payment, one event: a forged postback first with the genuine TrsId and amount but another bill's order ID never shadows the genuine one", async () => {
+		// `spec` shows no order ID: only the amount can be compared there.
+		if (profile === 'spec') return;
+		const m = await merchant();
+		const r = await relay(m.token);
+		const d = await m.bill('44.00');
+		const dPaid = await m.pay(d.billId);
+		const e = await m.bill('44.00');
+		const ePaid = await m.pay(e.billId);
+		// E's signed pair (the same amount, another order ID) with D's TrsId, before the catch-up.
+		const forgedD = { ...ePaid.postback, TrsId: dPaid.paymentId };
+		expect(ePaid.postback.OutSum).toBe(dPaid.postback.OutSum);
+		expect(ePaid.postback.InvId).not.toBe(d.orderId);
+		expect(await postback(r, 'payment', forgedD)).toMatch(/^200 /);
+
+		const run = await admin(r, 'POST', '/catchup');
+		expect(trsIds(run)).toEqual([dPaid.paymentId, ePaid.paymentId].sort());
+		const ofD = await events(r, `&trsId=${dPaid.paymentId}`);
+		expect(ofD.map((x) => x.source).sort()).toEqual(['catch-up', 'postback']);
+		expect(ofD.find((x) => x.source === 'catch-up')!.fields.InvId).toBe(d.orderId);
+	});
+
 	it('a record the store cannot hold (a NUL in its order ID) is skipped and reported, the run goes on, and catchup-failed is raised once', async () => {
 		if (profile === 'spec') {
 			// `spec` shows no order_id: the NUL never reaches the relay. The TrsId path is the same.
