@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { startSandbox } from '../../sandbox/src/index.ts';
 import type { RunningSandbox } from '../../sandbox/src/index.ts';
 import { addDays, dateIn } from '../../nodes/shared/dates.ts';
+import { signPayout } from '../../nodes/shared/signature.ts';
 import { start } from '../../relay/src/server.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
 import { ADMIN_TOKEN, Target, baseEnv, form, tempDir, waitFor } from './helpers.ts';
@@ -452,6 +453,30 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		const ofD = await events(r, `&trsId=${dPaid.paymentId}`);
 		expect(ofD.map((x) => x.source).sort()).toEqual(['catch-up', 'postback']);
 		expect(ofD.find((x) => x.source === 'catch-up')!.fields.InvId).toBe(d.orderId);
+	});
+
+	it("one payout, one event: a payout postback whose Amount leaves out the commission is the catch-up's event; one with another amount never shadows the catch-up's", async () => {
+		const m = await merchant();
+		const r = await relay(m.token);
+		const plain = await m.lostPayout('300.00');
+		const other = await m.lostPayout('200.00');
+		const signed = (trsId: string, amount: string) => ({
+			TrsId: trsId,
+			Amount: amount,
+			Status: 'SUCCESS',
+			Currency: 'RUB',
+			SignatureValue: signPayout(amount, trsId, m.token),
+		});
+		// The payout's own amount, without its commission: a spelling the service's record agrees with.
+		expect(await postback(r, 'payout', signed(plain, '300.00'))).toMatch(/^200 /);
+		// Another amount with the other payout's TrsId: not what the service's record says.
+		expect(await postback(r, 'payout', signed(other, '999.00'))).toMatch(/^200 /);
+
+		const run = await admin(r, 'POST', '/catchup');
+		expect(trsIds(run)).toEqual([other]);
+		expect((await events(r, `&trsId=${plain}`)).map((x) => x.source)).toEqual(['postback']);
+		const ofOther = await events(r, `&trsId=${other}`);
+		expect(ofOther.map((x) => x.source).sort()).toEqual(['catch-up', 'postback']);
 	});
 
 	it('a record the store cannot hold (a NUL in its order ID) is skipped and reported, the run goes on, and catchup-failed is raised once', async () => {
