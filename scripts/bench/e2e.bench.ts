@@ -20,7 +20,7 @@ import { openLoop, TICK_MS } from '../../relay/bench/common.ts';
 import { EXAMPLE_IDS, configureWorkflow, loadExamples } from '../harness/examples.ts';
 import { sleep } from '../harness/proc.ts';
 import { startSink } from '../harness/sink.ts';
-import { startStack, type Stack } from '../harness/stack.ts';
+import { startStack, type Stack, ownerFor } from '../harness/stack.ts';
 import { n8nCounters } from './trigger-stand.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
@@ -263,12 +263,7 @@ async function main(): Promise<void> {
 	const stack = await startStack({
 		stateDir,
 		shopBackend: sink.url,
-		owner: {
-			email: 'bench-owner@example.com',
-			password: 'Bench-Passw0rd',
-			firstName: 'Bench',
-			lastName: 'Owner',
-		},
+		owner: ownerFor('Bench'),
 		workflows: (settings) =>
 			loadExamples()
 				.filter((e) => e.workflow.id === EXAMPLE_IDS.paymentPaid)

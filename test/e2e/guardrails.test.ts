@@ -21,7 +21,7 @@ import {
 import { NODE_TYPE, nodeOutput, type WorkflowJson } from '../../scripts/harness/n8n.ts';
 import { Phases, waitFor } from '../../scripts/harness/proc.ts';
 import { startSink, type Sink } from '../../scripts/harness/sink.ts';
-import { startStack, type Stack } from '../../scripts/harness/stack.ts';
+import { startStack, type Stack, ownerFor } from '../../scripts/harness/stack.ts';
 import { utcDay } from '../helpers/sandbox.ts';
 import { agentWorkflow, startFakeLlm, type FakeLlm } from './fake-llm.ts';
 
@@ -252,12 +252,7 @@ beforeAll(async () => {
 	stack = await startStack({
 		stateDir,
 		shopBackend: sink.url,
-		owner: {
-			email: 'e2e-owner@example.com',
-			password: 'E2e-Passw0rd',
-			firstName: 'E2E',
-			lastName: 'Owner',
-		},
+		owner: ownerFor('E2E'),
 		timeFactor: 0.01,
 		merchantBalance: '25000.00',
 		workflows: workflowsForTheSuite,

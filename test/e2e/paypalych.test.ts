@@ -26,7 +26,7 @@ import {
 } from '../../scripts/harness/n8n.ts';
 import { Phases, waitFor } from '../../scripts/harness/proc.ts';
 import { startSink, type Sink } from '../../scripts/harness/sink.ts';
-import { startStack, type Stack } from '../../scripts/harness/stack.ts';
+import { startStack, type Stack, ownerFor } from '../../scripts/harness/stack.ts';
 import { utcDay } from '../helpers/sandbox.ts';
 import { PG_MISSING, createTestDatabase, type TestDatabase } from '../relay/pg.ts';
 
@@ -225,12 +225,7 @@ beforeAll(async () => {
 	stack = await startStack({
 		stateDir,
 		shopBackend: sink.url,
-		owner: {
-			email: 'e2e-owner@example.com',
-			password: 'E2e-Passw0rd',
-			firstName: 'E2E',
-			lastName: 'Owner',
-		},
+		owner: ownerFor('E2E'),
 		timeFactor: 0.01,
 		workflows: examplesForTheSuite,
 		// Fast retries: a queued postback is retried many times while n8n stops and starts again.

@@ -25,6 +25,7 @@ import { NODE_TYPE, TRIGGER_TYPE } from '../../scripts/harness/n8n.ts';
 import { psql } from '../../scripts/harness/pg-cli.ts';
 import { Phases, waitFor } from '../../scripts/harness/proc.ts';
 import { startQueueStack, type QueueStack } from '../../scripts/harness/queue.ts';
+import { ownerFor } from '../../scripts/harness/stack.ts';
 import { startSink, type Sink } from '../../scripts/harness/sink.ts';
 
 type Json = Record<string, any>;
@@ -46,12 +47,7 @@ beforeAll(async () => {
 	stack = await startQueueStack({
 		stateDir,
 		shopBackend: sink.url,
-		owner: {
-			email: 'queue-owner@example.com',
-			password: 'Queue-Passw0rd',
-			firstName: 'Queue',
-			lastName: 'Owner',
-		},
+		owner: ownerFor('Queue'),
 		timeFactor: 0.01,
 		workflows: (settings) =>
 			loadExamples().map(({ workflow }) =>

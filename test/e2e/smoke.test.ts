@@ -38,7 +38,7 @@ import {
 } from '../../scripts/harness/n8n.ts';
 import { Phases, waitFor } from '../../scripts/harness/proc.ts';
 import { startSink, type Sink } from '../../scripts/harness/sink.ts';
-import { startStack, type Stack } from '../../scripts/harness/stack.ts';
+import { startStack, type Stack, ownerFor } from '../../scripts/harness/stack.ts';
 import { agentWorkflow, startFakeLlm, type FakeLlm } from './fake-llm.ts';
 
 type Json = Record<string, any>;
@@ -130,12 +130,7 @@ beforeAll(async () => {
 	stack = await startStack({
 		stateDir,
 		shopBackend: sink.url,
-		owner: {
-			email: 'smoke-owner@example.com',
-			password: 'Smoke-Passw0rd',
-			firstName: 'Smoke',
-			lastName: 'Owner',
-		},
+		owner: ownerFor('Smoke'),
 		timeFactor: 0.01,
 		workflows: (settings) => [configureWorkflow(paymentExample.workflow, settings)],
 		installPackage: async (dataFolder) => await installTarball(dataFolder, tarball),

@@ -31,7 +31,7 @@ import {
 } from '../../scripts/harness/n8n.ts';
 import { Phases, waitFor } from '../../scripts/harness/proc.ts';
 import { startSink, type Sink } from '../../scripts/harness/sink.ts';
-import { startStack, type Stack } from '../../scripts/harness/stack.ts';
+import { startStack, type Stack, ownerFor } from '../../scripts/harness/stack.ts';
 
 type Json = Record<string, any>;
 
@@ -194,12 +194,7 @@ beforeAll(async () => {
 	stack = await startStack({
 		stateDir,
 		shopBackend: sink.url,
-		owner: {
-			email: 'e2e-owner@example.com',
-			password: 'E2e-Passw0rd',
-			firstName: 'E2E',
-			lastName: 'Owner',
-		},
+		owner: ownerFor('E2E'),
 		timeFactor: 0.01,
 		workflows: (settings) => [
 			paymentWorkflow(
