@@ -12,7 +12,7 @@ import { signPayout } from '../../nodes/shared/signature.ts';
 import { start } from '../../relay/src/server.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
 import { ADMIN_TOKEN, Target, baseEnv, form, tempDir, waitFor } from './helpers.ts';
-import type { SuiteStore } from './catchup-suite.ts';
+import type { SuiteStore } from './fresh-store.ts';
 import { cookieOf, submitLogin } from './console-suite.ts';
 
 type Json = Record<string, any>;

@@ -1,39 +1,7 @@
 // Issue 25's catch-up suite (catchup-deep-suite.ts) on both stores (a SQLite file, a PostgreSQL
 // database of its own, dropped afterwards) and both sandbox profiles (`live`, `spec`).
-import { describe } from 'vitest';
-import { join } from 'node:path';
 import { catchupDeepSuite } from './catchup-deep-suite.ts';
-import { tempDir } from './helpers.ts';
-import { createTestDatabase } from './pg.ts';
-import type { TestDatabase } from './pg.ts';
+import { onEveryStore } from './fresh-store.ts';
 
-for (const profile of ['live', 'spec'] as const) {
-	describe(`deep catch-up, ${profile} profile, SQLite store`, () => {
-		const tmp = tempDir();
-		let n = 0;
-		catchupDeepSuite(
-			{
-				database: async () => join(tmp.dir, `relay-${++n}.sqlite`),
-				cleanup: async () => tmp.cleanup(),
-			},
-			profile,
-		);
-	});
-
-	describe(`deep catch-up, ${profile} profile, PostgreSQL store`, () => {
-		const dbs: TestDatabase[] = [];
-		catchupDeepSuite(
-			{
-				database: async () => {
-					const db = await createTestDatabase();
-					dbs.push(db);
-					return db.url;
-				},
-				cleanup: async () => {
-					await Promise.all(dbs.map((db) => db.drop()));
-				},
-			},
-			profile,
-		);
-	});
-}
+for (const profile of ['live', 'spec'] as const)
+	onEveryStore(`deep catch-up, ${profile} profile`, (store) => catchupDeepSuite(store, profile));

@@ -10,12 +10,7 @@ import { start } from '../../relay/src/server.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
 import { cookieOf, submitLogin } from './console-suite.ts';
 import { ADMIN_TOKEN, Target, baseEnv, form, md5, tempDir, waitFor } from './helpers.ts';
-
-export interface SuiteStore {
-	/** RELAY_DATABASE of a fresh, empty store. */
-	database: () => Promise<string>;
-	cleanup: () => Promise<void>;
-}
+import type { SuiteStore } from './fresh-store.ts';
 
 type Json = Record<string, any>;
 

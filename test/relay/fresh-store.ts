@@ -1,8 +1,9 @@
 import { join } from 'node:path';
+import { describe } from 'vitest';
 import { PostgresStore } from '../../relay/src/store/postgres.ts';
 import { SqliteStore, type SqliteStoreOptions } from '../../relay/src/store/sqlite.ts';
 import { tempDir } from './helpers.ts';
-import { createTestDatabase } from './pg.ts';
+import { createTestDatabase, type TestDatabase } from './pg.ts';
 import type { OpenedStore } from './store-suite.ts';
 
 /** A new SQLite file in a temporary folder, removed by `cleanup`. */
@@ -29,4 +30,39 @@ export async function freshPostgresStore(): Promise<OpenedStore> {
 			await db.drop();
 		},
 	};
+}
+
+/** How a suite that starts relays gets a fresh, empty store of one kind. */
+export interface SuiteStore {
+	/** RELAY_DATABASE of a fresh, empty store. */
+	database: () => Promise<string>;
+	cleanup: () => Promise<void>;
+}
+
+/**
+ * `suite` under two describes, `<title>, SQLite store` (a new file per database) and
+ * `<title>, PostgreSQL store` (a new database per call, dropped afterwards).
+ */
+export function onEveryStore(title: string, suite: (store: SuiteStore) => void): void {
+	describe(`${title}, SQLite store`, () => {
+		const tmp = tempDir();
+		let n = 0;
+		suite({
+			database: async () => join(tmp.dir, `relay-${++n}.sqlite`),
+			cleanup: async () => tmp.cleanup(),
+		});
+	});
+	describe(`${title}, PostgreSQL store`, () => {
+		const dbs: TestDatabase[] = [];
+		suite({
+			database: async () => {
+				const db = await createTestDatabase();
+				dbs.push(db);
+				return db.url;
+			},
+			cleanup: async () => {
+				await Promise.all(dbs.map((db) => db.drop()));
+			},
+		});
+	});
 }
