@@ -21,6 +21,7 @@ import {
 	run,
 	sleep,
 	startService,
+	waitFor,
 	waitForHttp,
 	type RunResult,
 	type Service,
@@ -329,6 +330,27 @@ export class N8n {
 	/** Executions of a workflow, newest first. */
 	async executions(workflowId: string): Promise<ExecutionSummary[]> {
 		return await this.session.executions(workflowId);
+	}
+
+	/**
+	 * The executions of a workflow once none is running any more (the same list twice in a row,
+	 * `everyMs` apart), newest first.
+	 */
+	async settledExecutions(workflowId: string, everyMs = 500): Promise<ExecutionSummary[]> {
+		let previous = '';
+		return await waitFor(
+			`the executions of ${workflowId} to settle`,
+			async () => {
+				const list = await this.executions(workflowId);
+				const key = list.map((e) => `${e.id}:${e.status}`).join(',');
+				const settled =
+					key === previous && list.every((e) => !['running', 'new', 'waiting'].includes(e.status));
+				previous = key;
+				return settled ? list : undefined;
+			},
+			60_000,
+			everyMs,
+		);
 	}
 
 	/** One execution with its run data. */

@@ -120,24 +120,6 @@ async function waitForExecutions(workflowId: string, count: number): Promise<Exe
 	);
 }
 
-/** The executions of a workflow once none is running any more (the same list twice in a row). */
-async function settledExecutions(workflowId: string): Promise<ExecutionSummary[]> {
-	let previous = '';
-	return await waitFor(
-		`the executions of ${workflowId} to settle`,
-		async () => {
-			const list = await executionsOf(workflowId);
-			const key = list.map((e) => `${e.id}:${e.status}`).join(',');
-			const settled =
-				key === previous && list.every((e) => !['running', 'new', 'waiting'].includes(e.status));
-			previous = key;
-			return settled ? list : undefined;
-		},
-		60_000,
-		500,
-	);
-}
-
 const paidCalls = (orderId: string) =>
 	sink.on('/api/orders/paid').filter((r) => (r.body as Json).orderId === orderId);
 
@@ -408,7 +390,7 @@ describe.skipIf(SKIP)(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, (
 
 	/** Which payments the executions since `outage.before` handled, as "<status> <TrsId>", sorted. */
 	async function handledSinceOutage(): Promise<string[]> {
-		const executions = await settledExecutions(EXAMPLE_IDS.paymentPaid);
+		const executions = await stack.n8n.settledExecutions(EXAMPLE_IDS.paymentPaid);
 		const handled = await Promise.all(
 			executions.slice(0, executions.length - outage.before).map(async (e) => {
 				const run = await stack.n8n.execution(e.id);
@@ -734,7 +716,7 @@ describe.skipIf(SKIP)(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, (
 				() => (paidCalls(orderId).length === 1 ? true : undefined),
 				60_000,
 			);
-			const before = (await settledExecutions(EXAMPLE_IDS.paymentPaid)).length;
+			const before = (await stack.n8n.settledExecutions(EXAMPLE_IDS.paymentPaid)).length;
 			const genuine = paid.postback;
 			for (const variant of [
 				{ Status: 'success' },
@@ -750,7 +732,7 @@ describe.skipIf(SKIP)(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, (
 			}
 			const events = await settledRelayEvents(String(genuine.TrsId), 'SUCCESS');
 			expect(events).toHaveLength(1);
-			expect((await settledExecutions(EXAMPLE_IDS.paymentPaid)).length).toBe(before);
+			expect((await stack.n8n.settledExecutions(EXAMPLE_IDS.paymentPaid)).length).toBe(before);
 			expect(paidCalls(orderId)).toHaveLength(1);
 			phases.mark('re-spelled replays deduplicated');
 		});
@@ -831,7 +813,7 @@ describe.skipIf(SKIP)(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, (
 					? true
 					: undefined;
 			});
-			await settledExecutions(EXAMPLE_IDS.sellerPayout);
+			await stack.n8n.settledExecutions(EXAMPLE_IDS.sellerPayout);
 			expect(sellerCalls()).toHaveLength(2);
 			expect(await payouts()).toHaveLength(1);
 			phases.mark('seller paid once');
@@ -930,7 +912,7 @@ describe.skipIf(SKIP)(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, (
 			);
 		}
 		// Each payment once: 40 executions since, one per payment, each confirmed with the service.
-		const executions = await settledExecutions(EXAMPLE_IDS.paymentPaid);
+		const executions = await stack.n8n.settledExecutions(EXAMPLE_IDS.paymentPaid);
 		const ours = executions.slice(0, executions.length - before);
 		const outputs = await Promise.all(
 			ours.map(async (e) => ({

@@ -24,11 +24,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays, dateIn } from '../../nodes/shared/dates.ts';
 import { CREDENTIAL_ID, CREDENTIAL_NAME } from '../../scripts/harness/examples.ts';
-import {
-	TRIGGER_TYPE,
-	type ExecutionSummary,
-	type WorkflowJson,
-} from '../../scripts/harness/n8n.ts';
+import { TRIGGER_TYPE, type WorkflowJson } from '../../scripts/harness/n8n.ts';
 import { Phases, waitFor } from '../../scripts/harness/proc.ts';
 import { startSink, type Sink } from '../../scripts/harness/sink.ts';
 import { startStack, type Stack, ownerFor } from '../../scripts/harness/stack.ts';
@@ -158,24 +154,6 @@ function shopCalls(path: string): Json[] {
 	return sink.on(path).map((r) => r.body as Json);
 }
 
-/** The executions of a workflow once none is running any more (the same list twice in a row). */
-async function settledExecutions(workflowId: string): Promise<ExecutionSummary[]> {
-	let previous = '';
-	return await waitFor(
-		`the executions of ${workflowId} to settle`,
-		async () => {
-			const list = await stack.n8n.executions(workflowId);
-			const key = list.map((e) => `${e.id}:${e.status}`).join(',');
-			const settled =
-				key === previous && list.every((e) => !['running', 'new', 'waiting'].includes(e.status));
-			previous = key;
-			return settled ? list : undefined;
-		},
-		60_000,
-		1_000,
-	);
-}
-
 /** Each TrsId the Bill ID Only workflow told the shop about, with how many times. */
 function timesTold(): Map<string, number> {
 	const counts = new Map<string, number>();
@@ -302,7 +280,7 @@ describe('the spec profile through the relay and a real n8n', () => {
 			120_000,
 			500,
 		);
-		const executions = await settledExecutions(IDS.billIdOnly);
+		const executions = await stack.n8n.settledExecutions(IDS.billIdOnly);
 		expect(executions).toHaveLength(18);
 		expect(executions.every((e) => e.status === 'success')).toBe(true);
 		for (const trsId of all) expect(timesTold().get(trsId), trsId).toBe(1);
@@ -363,7 +341,7 @@ describe('the spec profile through the relay and a real n8n', () => {
 			});
 			expect(late.status, await late.text()).toBe(200);
 		}
-		expect(await settledExecutions(IDS.billIdOnly)).toHaveLength(18);
+		expect(await stack.n8n.settledExecutions(IDS.billIdOnly)).toHaveLength(18);
 		for (const trsId of all) expect(timesTold().get(trsId), trsId).toBe(1);
 		const { data: events } = await relayAdmin<{ data: Json[] }>('/events?kind=payment&limit=1000');
 		for (const trsId of all)
@@ -375,7 +353,7 @@ describe('the spec profile through the relay and a real n8n', () => {
 	});
 
 	it('12 genuine postbacks of a popular link in a row each start an execution; 3 forged TrsIds on its signed pair start none', async () => {
-		const before = (await settledExecutions(IDS.billIdOnly)).length;
+		const before = (await stack.n8n.settledExecutions(IDS.billIdOnly)).length;
 		const stamp = randomBytes(3).toString('hex');
 		const popular = await createBill('99.00', 'MULTI', `spec-popular-${stamp}`);
 		const genuine: Array<{ trsId: string; body: Json }> = [];
@@ -406,7 +384,7 @@ describe('the spec profile through the relay and a real n8n', () => {
 			});
 			expect(res.status, await res.text()).toBe(403);
 		}
-		const executions = await settledExecutions(IDS.billIdOnly);
+		const executions = await stack.n8n.settledExecutions(IDS.billIdOnly);
 		expect(executions).toHaveLength(before + 12);
 		for (const g of genuine) expect(timesTold().get(g.trsId), g.trsId).toBe(1);
 		for (const trsId of forged) expect(timesTold().has(trsId)).toBe(false);
