@@ -8,13 +8,13 @@ import { connect, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../sandbox/src/index.ts';
-import { PayPalychTrigger } from '../../dist/nodes/PayPalychTrigger/PayPalychTrigger.node.js';
 import { ConfigError, loadConfig } from '../../relay/src/config.ts';
 import { start } from '../../relay/src/server.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
 import { openStore } from '../../relay/src/store/open.ts';
 import type { Store } from '../../relay/src/store/types.ts';
-import { startWebhookHarness, type WebhookHarness } from '../helpers/webhook-harness.ts';
+import type { WebhookHarness } from '../helpers/webhook-harness.ts';
+import { startTrigger } from '../helpers/trigger-harness.ts';
 import { cookieOf, submitLogin } from './console-suite.ts';
 import {
 	ADMIN_TOKEN,
@@ -222,13 +222,10 @@ for (const storeKind of ['sqlite', 'postgresql'] as const) {
 		});
 
 		it('1c. the trigger stops asking for retries of a postback the service still does not know after 15 minutes, and the relay dead-letters it', async () => {
-			const trigger: WebhookHarness = await startWebhookHarness({
-				nodeType: new PayPalychTrigger(),
-				typeName: 'n8n-nodes-paypalych.payPalychTrigger',
-				parameters: { event: 'payment' },
-				credentialType: 'payPalychApi',
-				credentials: { apiToken: TOKEN, baseUrl: sb.url },
-			});
+			const trigger: WebhookHarness = await startTrigger(
+				{ event: 'payment' },
+				{ apiToken: TOKEN, baseUrl: sb.url },
+			);
 			cleanups.push(() => trigger.close());
 			const db = await database();
 			const store = await openStore(db);
@@ -469,13 +466,10 @@ for (const storeKind of ['sqlite', 'postgresql'] as const) {
 		});
 
 		it("8. a forged duplicate stored first never gives the workflow the attacker's custom as the service's", async () => {
-			const trigger: WebhookHarness = await startWebhookHarness({
-				nodeType: new PayPalychTrigger(),
-				typeName: 'n8n-nodes-paypalych.payPalychTrigger',
-				parameters: { event: 'payment' },
-				credentialType: 'payPalychApi',
-				credentials: { apiToken: TOKEN, baseUrl: sb.url },
-			});
+			const trigger: WebhookHarness = await startTrigger(
+				{ event: 'payment' },
+				{ apiToken: TOKEN, baseUrl: sb.url },
+			);
 			cleanups.push(() => trigger.close());
 			const r = await relay({}, { targets: [trigger.url] });
 			const bill = await api('bill/create', {
@@ -615,13 +609,10 @@ for (const storeKind of ['sqlite', 'postgresql'] as const) {
 
 		it("11. a redirect's forged paid, confirmed, status and eventKey never reach the top of the trigger's item through the relay", async () => {
 			// Before: the item had paid "true", confirmed "true", status "SUCCESS", eventKey... at its top.
-			const trigger: WebhookHarness = await startWebhookHarness({
-				nodeType: new PayPalychTrigger(),
-				typeName: 'n8n-nodes-paypalych.payPalychTrigger',
-				parameters: { event: 'success' },
-				credentialType: 'payPalychApi',
-				credentials: { apiToken: TOKEN, baseUrl: sb.url },
-			});
+			const trigger: WebhookHarness = await startTrigger(
+				{ event: 'success' },
+				{ apiToken: TOKEN, baseUrl: sb.url },
+			);
 			cleanups.push(() => trigger.close());
 			const db = await database();
 			const r = await start(

@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../sandbox/src/index.ts';
-import { PayPalychTrigger } from '../../dist/nodes/PayPalychTrigger/PayPalychTrigger.node.js';
 import { start, type RunningRelay } from '../../relay/src/server.ts';
-import { startWebhookHarness, type WebhookHarness } from '../helpers/webhook-harness.ts';
+import type { WebhookHarness } from '../helpers/webhook-harness.ts';
+import { startTrigger } from '../helpers/trigger-harness.ts';
 import { ADMIN_TOKEN, LogSink, TOKEN, Target, baseEnv, form, tempDir, waitFor } from './helpers.ts';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
@@ -32,13 +32,7 @@ beforeAll(async () => {
 		headers: { 'content-type': 'application/json' },
 		body: JSON.stringify({ resultUrl: sink.url('/result') }),
 	});
-	trigger = await startWebhookHarness({
-		nodeType: new PayPalychTrigger(),
-		typeName: 'n8n-nodes-paypalych.payPalychTrigger',
-		parameters: { event: 'payment' },
-		credentialType: 'payPalychApi',
-		credentials: { apiToken: TOKEN, baseUrl: sb.url },
-	});
+	trigger = await startTrigger({ event: 'payment' }, { apiToken: TOKEN, baseUrl: sb.url });
 	alerts = await new Target().listen();
 	tmp = tempDir();
 	relay = await start(

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PayPalychTrigger } from '../../dist/nodes/PayPalychTrigger/PayPalychTrigger.node.js';
-import { startWebhookHarness, type WebhookHarness } from '../helpers/webhook-harness.ts';
+import type { WebhookHarness } from '../helpers/webhook-harness.ts';
+import { startTrigger } from '../helpers/trigger-harness.ts';
 
 // Every way the trigger answers a call, written out whole: status, headers, body, whether a run
 // starts, and the log line with its level. These hold the answers exactly as the service, the
@@ -17,14 +17,11 @@ afterEach(async () => {
 });
 
 async function harness(parameters: Record<string, unknown>, apiToken = TOKEN, baseUrl = '') {
-	const h = await startWebhookHarness({
-		nodeType: new PayPalychTrigger(),
-		typeName: 'n8n-nodes-paypalych.payPalychTrigger',
-		parameters: { confirmWithApi: false, ...parameters } as never,
-		credentialType: 'payPalychApi',
-		credentials: { apiToken, baseUrl: baseUrl || 'https://pal24.pro' },
-		workflowId: `wf-answers-${++workflows}`,
-	});
+	const h = await startTrigger(
+		{ confirmWithApi: false, ...parameters },
+		{ apiToken, baseUrl: baseUrl || 'https://pal24.pro' },
+		{ workflowId: `wf-answers-${++workflows}` },
+	);
 	open.push(h);
 	return h;
 }

@@ -4,7 +4,6 @@
  * is slow (a clear "retry later" within the budget, never a hang).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { PayPalychTrigger } from '../../dist/nodes/PayPalychTrigger/PayPalychTrigger.node.js';
 import {
 	CONFIRM_BUDGET_MS,
 	CONFIRM_TIMEOUT_MS,
@@ -17,31 +16,17 @@ import {
 	type Sandbox,
 	type TestMerchant,
 } from '../helpers/sandbox.ts';
-import { startWebhookHarness, type WebhookHarness } from '../helpers/webhook-harness.ts';
+import type { WebhookHarness } from '../helpers/webhook-harness.ts';
+import { startTrigger, postForm } from '../helpers/trigger-harness.ts';
 
 let sb: Sandbox;
 let merchant: TestMerchant;
 const open: WebhookHarness[] = [];
 
 async function trigger(parameters: Record<string, unknown>): Promise<WebhookHarness> {
-	const h = await startWebhookHarness({
-		nodeType: new PayPalychTrigger(),
-		typeName: 'n8n-nodes-paypalych.payPalychTrigger',
-		parameters: parameters as never,
-		credentialType: 'payPalychApi',
-		credentials: merchant.credential,
-	});
+	const h = await startTrigger(parameters, merchant.credential);
 	open.push(h);
 	return h;
-}
-
-async function post(url: string, fields: Record<string, string>) {
-	const res = await fetch(url, {
-		method: 'POST',
-		headers: { 'content-type': 'application/x-www-form-urlencoded' },
-		body: new URLSearchParams(fields).toString(),
-	});
-	return { status: res.status, receipt: res.headers.get('x-paypalych-receipt') };
 }
 
 /** A paid bill's genuine postback. */
@@ -97,10 +82,10 @@ describe('the confirmation calls the service no more than it must', () => {
 		const h = await trigger({ event: 'payment', orderCheck: 'billId' });
 		const postback = await paidPostback('ord-cost-1');
 		const calls = await countCalls();
-		expect(await post(h.url, postback)).toMatchObject({ status: 200, receipt: 'accepted' });
+		expect(await postForm(h.url, postback)).toMatchObject({ status: 200, receipt: 'accepted' });
 		expect(await calls()).toBe(1);
 		for (let i = 0; i < 3; i++) {
-			expect(await post(h.url, postback)).toMatchObject({ status: 200, receipt: 'duplicate' });
+			expect(await postForm(h.url, postback)).toMatchObject({ status: 200, receipt: 'duplicate' });
 		}
 		expect(await calls()).toBe(1);
 		expect(h.executions).toHaveLength(1);
@@ -110,10 +95,10 @@ describe('the confirmation calls the service no more than it must', () => {
 		const h = await trigger({ event: 'payment' });
 		const postback = await paidPostback('ord-cost-2');
 		const calls = await countCalls();
-		expect(await post(h.url, postback)).toMatchObject({ status: 200, receipt: 'accepted' });
+		expect(await postForm(h.url, postback)).toMatchObject({ status: 200, receipt: 'accepted' });
 		expect(await calls()).toBe(2);
 		expect(h.executions[0][0][0].json).toMatchObject({ orderConfirmed: true });
-		expect(await post(h.url, postback)).toMatchObject({ receipt: 'duplicate' });
+		expect(await postForm(h.url, postback)).toMatchObject({ receipt: 'duplicate' });
 		expect(await calls()).toBe(2);
 	});
 
@@ -128,7 +113,7 @@ describe('the confirmation calls the service no more than it must', () => {
 			count: 10,
 		});
 		const began = Date.now();
-		expect(await post(h.url, postback)).toMatchObject({ status: 503, receipt: 'retry' });
+		expect(await postForm(h.url, postback)).toMatchObject({ status: 503, receipt: 'retry' });
 		const took = Date.now() - began;
 		expect(took).toBeGreaterThanOrEqual(2 * CONFIRM_TIMEOUT_MS - 100);
 		expect(took).toBeLessThan(CONFIRM_BUDGET_MS + 1000);
@@ -140,6 +125,6 @@ describe('the confirmation calls the service no more than it must', () => {
 		expect(faults[0].remaining).toBe(8); // two attempts: the call and one retry
 		expect(h.executions).toHaveLength(0);
 		await control(sb, 'DELETE', '/faults');
-		expect(await post(h.url, postback)).toMatchObject({ status: 200, receipt: 'accepted' });
+		expect(await postForm(h.url, postback)).toMatchObject({ status: 200, receipt: 'accepted' });
 	});
 });

@@ -6,7 +6,6 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { PayPalychTrigger } from '../../dist/nodes/PayPalychTrigger/PayPalychTrigger.node.js';
 import { resetProcessMemory } from '../../dist/nodes/PayPalychTrigger/receive.js';
 import {
 	PROFILES,
@@ -17,12 +16,12 @@ import {
 	type Sandbox,
 	type TestMerchant,
 } from '../helpers/sandbox.ts';
-import { startWebhookHarness, type WebhookHarness } from '../helpers/webhook-harness.ts';
+import type { WebhookHarness } from '../helpers/webhook-harness.ts';
+import { startTrigger, postForm } from '../helpers/trigger-harness.ts';
 import { waitFor } from '../../scripts/harness/proc.ts';
 import { paymentPostback } from '../../relay/src/catchup/events.ts';
 
 const md5 = (s: string) => createHash('md5').update(s, 'utf8').digest('hex').toUpperCase();
-const FORM = 'application/x-www-form-urlencoded';
 
 let sb: Sandbox;
 let merchant: TestMerchant;
@@ -34,32 +33,14 @@ const open: WebhookHarness[] = [];
  * Order Check is Bill ID Only unless a test chooses it (the default refuses every payment there).
  */
 async function trigger(parameters: Record<string, unknown>): Promise<WebhookHarness> {
-	const h = await startWebhookHarness({
-		nodeType: new PayPalychTrigger(),
-		typeName: 'n8n-nodes-paypalych.payPalychTrigger',
-		parameters: (profile === 'spec' && parameters.event === 'payment'
+	const h = await startTrigger(
+		profile === 'spec' && parameters.event === 'payment'
 			? { orderCheck: 'billId', ...parameters }
-			: parameters) as never,
-		credentialType: 'payPalychApi',
-		credentials: merchant.credential,
-	});
+			: parameters,
+		merchant.credential,
+	);
 	open.push(h);
 	return h;
-}
-
-async function post(url: string, fields: Record<string, string>) {
-	const res = await fetch(url, {
-		method: 'POST',
-		headers: { 'content-type': FORM },
-		body: new URLSearchParams(fields).toString(),
-		redirect: 'manual',
-	});
-	return {
-		status: res.status,
-		text: await res.text(),
-		receipt: res.headers.get('x-paypalych-receipt'),
-		retryAfter: res.headers.get('retry-after'),
-	};
 }
 
 async function bill(
@@ -123,7 +104,7 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 			const h = await trigger({ event: 'payment' });
 			const paid = await pay(await bill('150.00', 'ord-genuine'));
 			const genuine = paid.postback as Record<string, string>;
-			const r = await post(h.url, genuine);
+			const r = await postForm(h.url, genuine);
 			expect(r).toMatchObject({ status: 200, receipt: 'accepted' });
 			expect(h.executions).toHaveLength(1);
 			const item = h.executions[0][0][0].json;
@@ -145,13 +126,13 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 			// The customer saw this form in their browser.
 			const redirect = failed.redirect.fields;
 			const forged = { ...redirect, TrsId: failed.payment.id, Status: 'SUCCESS' };
-			const r = await post(h.url, forged);
+			const r = await postForm(h.url, forged);
 			expect(r.status).toBe(422);
 			expect(r.receipt).toBe('rejected');
 			expect(r.text).toContain('FAIL');
 			expect(h.executions).toHaveLength(0);
 			// With a made-up TrsId the service has no such payment: the sender is asked to retry, nothing starts.
-			const madeUp = await post(h.url, {
+			const madeUp = await postForm(h.url, {
 				...redirect,
 				TrsId: 'no-such-payment',
 				Status: 'SUCCESS',
@@ -159,12 +140,16 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 			expect(madeUp).toMatchObject({ status: 503, receipt: 'retry', retryAfter: '60' });
 			expect(h.executions).toHaveLength(0);
 			// A TrsId with a line break cannot forge a line in the answer or the log.
-			const broken = await post(h.url, { ...redirect, TrsId: 'x\nforged line', Status: 'SUCCESS' });
+			const broken = await postForm(h.url, {
+				...redirect,
+				TrsId: 'x\nforged line',
+				Status: 'SUCCESS',
+			});
 			expect(broken.status).toBe(503);
 			expect(broken.text).not.toContain('\n');
 			expect(JSON.stringify(h.logs)).not.toContain('\\nforged line');
 			// The genuine FAIL postback still starts, not paid.
-			const genuine = await post(h.url, failed.postback as Record<string, string>);
+			const genuine = await postForm(h.url, failed.postback as Record<string, string>);
 			expect(genuine.receipt).toBe('accepted');
 			expect(h.executions.map((e) => e[0][0].json.paid)).toEqual([false]);
 		});
@@ -173,12 +158,12 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 			const h = await trigger({ event: 'payment' });
 			const expensive = await pay(await bill('5000.00', 'ord-expensive'), 'fail');
 			const cheap = await pay(await bill('1.00', 'ord-cheap'));
-			const r1 = await post(h.url, claimedPaid(expensive, cheap.payment.id));
+			const r1 = await postForm(h.url, claimedPaid(expensive, cheap.payment.id));
 			expect(r1.status).toBe(422);
 			expect(r1.text).toContain('OutSum 5000.00');
 			const twinBill = await bill('5000.00', 'ord-twin');
 			const twin = await pay(twinBill);
-			const r2 = await post(h.url, claimedPaid(expensive, twin.payment.id));
+			const r2 = await postForm(h.url, claimedPaid(expensive, twin.payment.id));
 			if (profile === 'live') {
 				expect(r2.status).toBe(422);
 				expect(r2.text).toContain('ord-twin');
@@ -192,7 +177,7 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 					{ id: twin.payment.id, bill_id: twinBill },
 				]);
 				expect(h.executions[0][0][0].json.orderConfirmed).toBe(false);
-				expect((await post(h.url, twin.postback as Record<string, string>)).receipt).toBe(
+				expect((await postForm(h.url, twin.postback as Record<string, string>)).receipt).toBe(
 					'duplicate',
 				);
 				expect(h.executions).toHaveLength(1);
@@ -204,8 +189,8 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 			const mine = await pay(await bill('300.00', 'ord-mine'), 'fail');
 			const victimBill = await bill('300.00', 'ord-victim');
 			const victim = await pay(victimBill);
-			const forged = await post(h.url, claimedPaid(mine, victim.payment.id));
-			const genuine = await post(h.url, victim.postback as Record<string, string>);
+			const forged = await postForm(h.url, claimedPaid(mine, victim.payment.id));
+			const genuine = await postForm(h.url, victim.postback as Record<string, string>);
 			if (profile === 'live') {
 				expect(forged.status).toBe(422);
 				expect(genuine.receipt).toBe('accepted');
@@ -225,14 +210,14 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 			const h = await trigger({ event: 'payment' });
 			const paid = await pay(await bill('42.00', 'ord-replay'));
 			const genuine = paid.postback as Record<string, string>;
-			expect((await post(h.url, genuine)).receipt).toBe('accepted');
+			expect((await postForm(h.url, genuine)).receipt).toBe('accepted');
 			for (const Status of ['success', 'Success', 'SUCCESS ', ' SUCCESS']) {
-				expect(await post(h.url, { ...genuine, Status })).toMatchObject({
+				expect(await postForm(h.url, { ...genuine, Status })).toMatchObject({
 					status: 200,
 					receipt: 'duplicate',
 				});
 			}
-			expect((await post(h.url, { ...genuine, TrsId: ` ${genuine.TrsId} ` })).receipt).toBe(
+			expect((await postForm(h.url, { ...genuine, TrsId: ` ${genuine.TrsId} ` })).receipt).toBe(
 				'duplicate',
 			);
 			expect(h.executions).toHaveLength(1);
@@ -249,13 +234,13 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 				OutSum: '100.5',
 				SignatureValue: md5(`100.5:ord-routes:${merchant.token}`),
 			};
-			expect(await post(h.url, short)).toMatchObject({ status: 200, receipt: 'accepted' });
-			expect(await post(h.url, genuine)).toMatchObject({ status: 200, receipt: 'duplicate' });
+			expect(await postForm(h.url, short)).toMatchObject({ status: 200, receipt: 'accepted' });
+			expect(await postForm(h.url, genuine)).toMatchObject({ status: 200, receipt: 'duplicate' });
 			// A relay redelivery (the same body again), and again after n8n restarted: this process's
 			// memory is gone, the workflow's static data is kept.
-			expect((await post(h.url, genuine)).receipt).toBe('duplicate');
+			expect((await postForm(h.url, genuine)).receipt).toBe('duplicate');
 			resetProcessMemory();
-			expect((await post(h.url, short)).receipt).toBe('duplicate');
+			expect((await postForm(h.url, short)).receipt).toBe('duplicate');
 			expect(h.executions).toHaveLength(1);
 			expect(h.executions[0][0][0].json).toMatchObject({ confirmed: true, paid: true });
 
@@ -267,8 +252,8 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 			const payment = lost.payment as unknown as Record<string, unknown>;
 			const rebuilt = paymentPostback(payment, 'ord-lost', merchant.token);
 			expect(rebuilt).toBeDefined();
-			expect(await post(h2.url, rebuilt!)).toMatchObject({ status: 200, receipt: 'accepted' });
-			expect((await post(h2.url, lost.postback as Record<string, string>)).receipt).toBe(
+			expect(await postForm(h2.url, rebuilt!)).toMatchObject({ status: 200, receipt: 'accepted' });
+			expect((await postForm(h2.url, lost.postback as Record<string, string>)).receipt).toBe(
 				'duplicate',
 			);
 			expect(h2.executions).toHaveLength(1);
@@ -280,16 +265,11 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 
 		it('a refused call leaves no key behind, even when another call saves the static data while it is being confirmed', async () => {
 			const storage = { staticData: '{}' };
-			const h = await startWebhookHarness({
-				nodeType: new PayPalychTrigger(),
-				typeName: 'n8n-nodes-paypalych.payPalychTrigger',
-				parameters: (profile === 'spec'
-					? { event: 'payment', orderCheck: 'billId' }
-					: { event: 'payment' }) as never,
-				credentialType: 'payPalychApi',
-				credentials: merchant.credential,
-				storage,
-			});
+			const h = await startTrigger(
+				profile === 'spec' ? { event: 'payment', orderCheck: 'billId' } : { event: 'payment' },
+				merchant.credential,
+				{ storage },
+			);
 			open.push(h);
 			// On spec (Bill ID Only) the forger's bill costs a kopeck more, so the amount refuses the call.
 			const mine = await pay(
@@ -306,7 +286,7 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 				path: '/api/v1/payment/status',
 				count: 1,
 			});
-			const slow = post(h.url, forged);
+			const slow = postForm(h.url, forged);
 			// The fault is used up once the slow call's look-up reached the sandbox: it is in confirmation now.
 			await waitFor('the slow look-up to start', async () =>
 				(await control<{ faults: unknown[] }>(sb, 'GET', '/faults')).faults.length === 0
@@ -314,15 +294,15 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 					: undefined,
 			);
 			// The same forged call again while the first is being confirmed: asked to come back, not taken for a duplicate.
-			expect(await post(h.url, forged)).toMatchObject({ status: 503, receipt: 'retry' });
-			expect((await post(h.url, other.postback as Record<string, string>)).receipt).toBe(
+			expect(await postForm(h.url, forged)).toMatchObject({ status: 503, receipt: 'retry' });
+			expect((await postForm(h.url, other.postback as Record<string, string>)).receipt).toBe(
 				'accepted',
 			);
 			expect((await slow).status).toBe(422);
 			// Sent again (as a relay forwards it after the direct attempt): refused again, never a "duplicate".
-			expect(await post(h.url, forged)).toMatchObject({ status: 422, receipt: 'rejected' });
+			expect(await postForm(h.url, forged)).toMatchObject({ status: 422, receipt: 'rejected' });
 			expect(h.executions.map((e) => e[0][0].json.InvId)).toEqual(['ord-meanwhile']);
-			expect((await post(h.url, victim.postback as Record<string, string>)).receipt).toBe(
+			expect((await postForm(h.url, victim.postback as Record<string, string>)).receipt).toBe(
 				'accepted',
 			);
 		});
@@ -336,14 +316,16 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 				count: 4, // two calls, each tried twice
 			});
 			for (let i = 0; i < 2; i++) {
-				expect(await post(h.url, paid.postback as Record<string, string>)).toMatchObject({
+				expect(await postForm(h.url, paid.postback as Record<string, string>)).toMatchObject({
 					status: 503,
 					receipt: 'retry',
 				});
 			}
 			expect(h.executions).toHaveLength(0);
-			expect((await post(h.url, paid.postback as Record<string, string>)).receipt).toBe('accepted');
-			expect((await post(h.url, paid.postback as Record<string, string>)).receipt).toBe(
+			expect((await postForm(h.url, paid.postback as Record<string, string>)).receipt).toBe(
+				'accepted',
+			);
+			expect((await postForm(h.url, paid.postback as Record<string, string>)).receipt).toBe(
 				'duplicate',
 			);
 			expect(h.executions).toHaveLength(1);
@@ -360,7 +342,7 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 			const paid = await pay(bill_id);
 			const postback = paid.postback as Record<string, string>;
 			expect(postback.InvId).toBe('');
-			expect((await post(h.url, postback)).receipt).toBe('accepted');
+			expect((await postForm(h.url, postback)).receipt).toBe('accepted');
 			// The same signature moved onto an order ID: refused.
 			const moved = {
 				...postback,
@@ -368,7 +350,7 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 				SignatureValue: md5(`${postback.OutSum}:ord-other:${merchant.token}`),
 			};
 			// live binds InvId: refused. spec (Bill ID Only) does not: the same payment again, a duplicate.
-			const again = await post(h.url, { ...moved, Status: 'SUCCESS' });
+			const again = await postForm(h.url, { ...moved, Status: 'SUCCESS' });
 			expect(again.status).toBe(profile === 'live' ? 422 : 200);
 			expect(again.receipt).toBe(profile === 'live' ? 'rejected' : 'duplicate');
 			expect(h.executions).toHaveLength(1);
@@ -387,7 +369,7 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 				const billOnly = await trigger({ event: 'payment', orderCheck: 'billId' });
 				const billId = await bill('20.00', 'ord-doc-only');
 				const paid = await pay(billId);
-				const refused = await post(strict.url, paid.postback as Record<string, string>);
+				const refused = await postForm(strict.url, paid.postback as Record<string, string>);
 				expect(refused.status).toBe(422);
 				// The refusal names the fix in the answer (what the relay keeps as the dead letter's
 				// reason) and in n8n's log.
@@ -400,9 +382,9 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 						message: `PayPalych Trigger refused a payment call (HTTP 422): Not confirmed by the service: ${fix} (bill ${billId})`,
 					}),
 				);
-				expect((await post(billOnly.url, paid.postback as Record<string, string>)).receipt).toBe(
-					'accepted',
-				);
+				expect(
+					(await postForm(billOnly.url, paid.postback as Record<string, string>)).receipt,
+				).toBe('accepted');
 				expect(billOnly.executions[0][0][0].json).toMatchObject({
 					confirmed: true,
 					paid: true,
@@ -413,7 +395,7 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 				const failed = await pay(await bill('20.00', 'ord-doc-only-2'), 'fail');
 				expect(
 					(
-						await post(billOnly.url, {
+						await postForm(billOnly.url, {
 							...failed.redirect.fields,
 							TrsId: failed.payment.id,
 							Status: 'SUCCESS',
@@ -430,7 +412,7 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 			const h = await trigger({ event: 'payment', confirmWithApi: false });
 			const failed = await pay(await bill('12.00', 'ord-trusting'), 'fail');
 			const forged = { ...failed.redirect.fields, TrsId: 'anything', Status: 'SUCCESS' };
-			expect((await post(h.url, forged)).receipt).toBe('accepted');
+			expect((await postForm(h.url, forged)).receipt).toBe('accepted');
 			expect(h.executions[0][0][0].json).toMatchObject({ confirmed: false, paid: true });
 		});
 	});
@@ -441,7 +423,7 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 		const paid = await pay(billId);
 		const genuine = paid.postback as Record<string, string>;
 		expect(genuine).toMatchObject({ OutSum: '103.00', Commission: '3.00' });
-		expect(await post(h.url, genuine)).toMatchObject({ status: 200, receipt: 'accepted' });
+		expect(await postForm(h.url, genuine)).toMatchObject({ status: 200, receipt: 'accepted' });
 		// live: amount is what the payer paid (103); spec: it leaves the commission out (100).
 		expect(h.executions[0][0][0].json).toMatchObject({
 			confirmed: true,
@@ -461,7 +443,7 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 			Status: 'SUCCESS',
 			Commission: '4999.00',
 		};
-		const answer = await post(h.url, forged);
+		const answer = await postForm(h.url, forged);
 		if (profile === 'live') {
 			expect(answer.status).toBe(422);
 			expect(answer.text).toContain('ord-fee-cheap');
@@ -476,7 +458,7 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 		// A negative Commission is never read as one.
 		const under: Record<string, string> = { ...genuine, OutSum: '90.00', Commission: '-10.00' };
 		under.SignatureValue = md5(`90.00:ord-payer-fee:${merchant.token}`);
-		expect((await post(h.url, under)).status).toBe(422);
+		expect((await postForm(h.url, under)).status).toBe(422);
 	});
 
 	describe('payout postbacks are confirmed with payout/status', () => {
@@ -506,7 +488,7 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 		it('a FAIL postback is confirmed by a FAIL or an ERROR record; DECLINED only by DECLINED; SUCCESS only by SUCCESS', async () => {
 			const h = await trigger({ event: 'payout' });
 			const error = await payoutIn('ERROR', 'po-family-error');
-			expect(await post(h.url, error.signed('FAIL'))).toMatchObject({
+			expect(await postForm(h.url, error.signed('FAIL'))).toMatchObject({
 				status: 200,
 				receipt: 'accepted',
 			});
@@ -517,7 +499,7 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 				payout: { id: error.id, status: 'ERROR' },
 			});
 			const failed = await payoutIn('FAIL', 'po-family-fail');
-			expect((await post(h.url, failed.signed('FAIL'))).receipt).toBe('accepted');
+			expect((await postForm(h.url, failed.signed('FAIL'))).receipt).toBe('accepted');
 			for (const [record, postback] of [
 				['ERROR', 'SUCCESS'],
 				['ERROR', 'DECLINED'],
@@ -526,12 +508,12 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 				['SUCCESS', 'FAIL'],
 			] as const) {
 				const other = await payoutIn(record, `po-family-${record}-${postback}`);
-				const refused = await post(h.url, other.signed(postback));
+				const refused = await postForm(h.url, other.signed(postback));
 				expect(refused.status, `${postback} postback, ${record} record`).toBe(422);
 				expect(refused.text).toContain(`the service shows the payout as ${record}`);
 			}
 			const declined = await payoutIn('DECLINED', 'po-family-declined');
-			expect((await post(h.url, declined.signed('DECLINED'))).receipt).toBe('accepted');
+			expect((await postForm(h.url, declined.signed('DECLINED'))).receipt).toBe('accepted');
 			expect(h.executions).toHaveLength(3);
 		});
 
@@ -563,9 +545,9 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 			});
 			// The signature covers Amount and TrsId only: the same call saying DECLINED would make a
 			// workflow pay again. The service says SUCCESS.
-			const declined = await post(h.url, { ...genuine, Status: 'DECLINED' });
+			const declined = await postForm(h.url, { ...genuine, Status: 'DECLINED' });
 			expect(declined.status).toBe(422);
-			expect((await post(h.url, genuine)).receipt).toBe('accepted');
+			expect((await postForm(h.url, genuine)).receipt).toBe('accepted');
 			expect(h.executions).toHaveLength(1);
 			expect(h.executions[0][0][0].json).toMatchObject({
 				confirmed: true,
@@ -581,7 +563,7 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 		it('a Fail redirect posted to the Success URL claims nothing', async () => {
 			const h = await trigger({ event: 'success', redirectUrl: 'https://shop.example.com/thanks' });
 			const failed = await pay(await bill('55.00', 'ord-redirect'), 'fail');
-			const r = await post(h.url, failed.redirect.fields);
+			const r = await postForm(h.url, failed.redirect.fields);
 			expect(r.status).toBe(303);
 			const item = h.executions[0][0][0].json;
 			expect(item).toMatchObject({

@@ -5,9 +5,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../sandbox/src/index.ts';
 import { PROFILES } from '../helpers/sandbox.ts';
-import { PayPalychTrigger } from '../../dist/nodes/PayPalychTrigger/PayPalychTrigger.node.js';
 import { CONFIRMABLE_FIELDS, TOP_LEVEL_FIELDS } from '../../dist/nodes/shared/index.js';
-import { startWebhookHarness, type WebhookHarness } from '../helpers/webhook-harness.ts';
+import type { WebhookHarness } from '../helpers/webhook-harness.ts';
+import { startTrigger } from '../helpers/trigger-harness.ts';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 
@@ -95,18 +95,14 @@ describe.each(PROFILES)('sandbox profile %s', (profile) => {
 		});
 		const credentials = { apiToken: sb.token, baseUrl: sb.url };
 		for (const event of ['payment', 'payout', 'success', 'fail'] as const) {
-			triggers[event] = await startWebhookHarness({
-				nodeType: new PayPalychTrigger(),
-				typeName: 'n8n-nodes-paypalych.payPalychTrigger',
-				parameters:
-					event === 'success'
-						? { event, redirectUrl: 'https://shop.example.com/thanks' }
-						: event === 'payment' && profile === 'spec'
-							? { event, orderCheck: 'billId' }
-							: { event },
-				credentialType: 'payPalychApi',
+			triggers[event] = await startTrigger(
+				event === 'success'
+					? { event, redirectUrl: 'https://shop.example.com/thanks' }
+					: event === 'payment' && profile === 'spec'
+						? { event, orderCheck: 'billId' }
+						: { event },
 				credentials,
-			});
+			);
 		}
 		await control('PATCH', `shops/${sb.shopId}`, {
 			resultUrl: triggers.payment.url,

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { IDataObject } from 'n8n-workflow';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { PayPalychTrigger } from '../../dist/nodes/PayPalychTrigger/PayPalychTrigger.node.js';
+import { startTrigger } from '../helpers/trigger-harness.ts';
 import { CONFIRMABLE_FIELDS as CONFIRMABLE, postbackKey } from '../../dist/nodes/shared/index.js';
 import {
 	KEY_HASH_WIDTH,
@@ -41,14 +42,11 @@ async function harness(
 	parameters: Record<string, unknown>,
 	extra: Partial<Parameters<typeof startWebhookHarness>[0]> = {},
 ) {
-	const h = await startWebhookHarness({
-		nodeType: new PayPalychTrigger(),
-		typeName: TYPE,
-		parameters: { confirmWithApi: false, ...parameters } as never,
-		credentialType: 'payPalychApi',
-		credentials: { apiToken: TOKEN, baseUrl: 'https://pal24.pro' },
-		...extra,
-	});
+	const h = await startTrigger(
+		{ confirmWithApi: false, ...parameters },
+		{ apiToken: TOKEN, baseUrl: 'https://pal24.pro' },
+		extra,
+	);
 	open.push(h);
 	return h;
 }
