@@ -27,8 +27,10 @@ import type { StoredEvent, Store } from './store/types.ts';
  *   call sent first is stored and forwarded (nothing tells it apart yet; the trigger refuses it),
  *   and the genuine one after it is looked up, agrees, and is stored and forwarded too.
  *
- * The one `listEvents` read serves every case; a race of two calls in the same instant can still
- * store both (the trigger confirms each with the service).
+ * The one `listEvents` read serves every case. For a postback it is made only when the insert found
+ * a twin (NewEvent.twinCheck: an event of the same kind and TrsId under another dedupe key, checked
+ * inside the insert's own statement), so a postback with no twin, nearly every one, costs no read;
+ * a race of two calls in the same instant can still store both (the trigger confirms each).
  */
 export function onePaymentOneEvent(
 	store: Store,
@@ -37,6 +39,8 @@ export function onePaymentOneEvent(
 	return async (candidate) => {
 		const { kind, fields, source } = candidate;
 		if (kind !== 'payment' && kind !== 'payout') return undefined;
+		// A postback is read against the store only when the insert found a twin (Candidate.twins).
+		if (source.via === 'postback' && candidate.twins !== true) return undefined;
 		const trsId = (fields.TrsId ?? '').trim();
 		if (trsId === '') return undefined;
 		const status = canonicalStatus(fields.Status);

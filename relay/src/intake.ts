@@ -31,6 +31,11 @@ export interface Candidate {
 	kind: PostbackEvent;
 	fields: PostbackFields;
 	source: Source;
+	/**
+	 * A postback the store would not take because it holds a twin (NewEvent.twinCheck): an event of
+	 * the same kind and TrsId under another dedupe key. Only then does fidelity.ts read the store.
+	 */
+	twins?: boolean;
 }
 
 /** Refused, nothing stored: the HTTP status the sender is answered with and why. */
@@ -100,6 +105,7 @@ export class Intake {
 	readonly #redirectPairs: PairLimiter;
 	readonly #lookUps: readonly LookUp[];
 	readonly #paymentKnown: LookUp;
+	readonly #onePaymentOneEvent: LookUp;
 
 	constructor(options: IntakeOptions) {
 		this.#o = options;
@@ -121,9 +127,10 @@ export class Intake {
 			payment: bounded('payment', checkPaymentOrder),
 			payout: bounded('payout', checkPayoutRecord),
 		};
+		this.#onePaymentOneEvent = onePaymentOneEvent(options.store, confirm);
 		this.#lookUps = [
 			...(config.payoutCheck === 'service' ? [bounded('payout', checkPayout)] : []),
-			onePaymentOneEvent(options.store, confirm),
+			this.#onePaymentOneEvent,
 		];
 		this.#paymentKnown = bounded('payment', checkPayment);
 	}
@@ -138,9 +145,25 @@ export class Intake {
 		}
 		if (source.via !== 'postback') return this.#stored(candidate, await this.#insert(candidate));
 		if (kind === 'success' || kind === 'fail') return this.#redirect(candidate);
+		return await this.#postback(candidate, (fields.TrsId ?? '').trim() !== '');
+	}
+
+	/**
+	 * A payment or payout postback: stored within the pair limit. `twinCheck`: the store takes it
+	 * only when it holds no twin (NewEvent.twinCheck); with a twin, fidelity.ts reads the twins and
+	 * answers, or lets it go on, and it is stored without the check.
+	 */
+	async #postback(candidate: Candidate, twinCheck: boolean): Promise<Admission> {
+		const { kind, fields } = candidate;
 		const result = await this.#pairs.run(kind, fields, (pairLimit) =>
-			this.#insert(candidate, pairLimit),
+			this.#insert(candidate, pairLimit, twinCheck),
 		);
+		if (!('limited' in result) && result.value.twins) {
+			const answer = await this.#onePaymentOneEvent({ ...candidate, twins: true });
+			if (answer?.outcome === 'stored') return this.#stored(candidate, answer);
+			if (answer) return this.#counted(kind, answer);
+			return await this.#postback(candidate, false);
+		}
 		if (!('limited' in result)) return this.#stored(candidate, result.value);
 		if (kind === 'payment') {
 			// A popular link (a MULTI bill: one InvId and amount for every sale) is not refused for
@@ -181,7 +204,11 @@ export class Intake {
 	 * The insert, with the hand-off: every lease() is followed by exactly one adopt() with the same
 	 * count, whatever the insert's outcome (here and nowhere else).
 	 */
-	async #insert(candidate: Candidate, pairLimit?: PairLimit): Promise<InsertResult> {
+	async #insert(
+		candidate: Candidate,
+		pairLimit?: PairLimit,
+		twinCheck = false,
+	): Promise<InsertResult> {
 		const targets = this.#o.targets[candidate.kind];
 		const forwarder = this.#o.forwarder;
 		const lease = forwarder?.lease(targets.length);
@@ -192,6 +219,7 @@ export class Intake {
 				targets,
 				...(pairLimit ? { pairLimit } : {}),
 				...(lease ? { lease } : {}),
+				...(twinCheck ? { twinCheck: candidate.fields.TrsId } : {}),
 			});
 		} finally {
 			if (lease) forwarder?.adopt(result?.claimed, targets.length);

@@ -142,6 +142,35 @@ describe('intake', () => {
 		expect(handOff.free).toBe(100);
 	});
 
+	it('reads no event for a postback with no twin: the one-payment-one-event check is in the insert; a catch-up event after it is read and known', async () => {
+		const { intake, store } = await intakeOn();
+		const reads: string[] = [];
+		const listEvents = store.listEvents.bind(store);
+		store.listEvents = async (filter) => {
+			reads.push(String(filter.trsId));
+			return await listEvents(filter);
+		};
+		for (const id of ['N-1', 'N-2', 'N-3']) {
+			const fields = paymentFields(id);
+			expect(await intake.admit('payment', fields, postback(fields))).toMatchObject({
+				outcome: 'stored',
+				duplicate: false,
+			});
+			// The service's retry: a duplicate, still no read.
+			expect(await intake.admit('payment', fields, postback(fields))).toMatchObject({
+				duplicate: true,
+			});
+		}
+		expect(reads).toEqual([]);
+		// A postback under another status of N-1 has a twin: read once, then stored.
+		const failed = { ...paymentFields('N-1'), Status: 'FAIL' };
+		expect(await intake.admit('payment', failed, postback(failed))).toMatchObject({
+			outcome: 'stored',
+			duplicate: false,
+		});
+		expect(reads).toEqual(['N-1']);
+	});
+
 	it('refuses payout postbacks over the pair limit with 429 and a Retry-After, giving the slots back; catch-up events are not limited', async () => {
 		const { intake, handOff, metrics, store } = await intakeOn({ pairMax: 2 });
 		// RELAY_PAYOUT_CHECK=off here: one signed pair (Amount, TrsId), several statuses.
@@ -169,8 +198,11 @@ describe('intake', () => {
 		expect(event).toMatchObject({ source: 'catch-up', fields: rebuilt });
 		expect(await count(metrics.catchupEvents, { kind: 'payment' })).toBe(1);
 		expect(await count(metrics.received, { kind: 'payment' })).toBe(0);
-		expect(handOff.calls.filter((c) => c.startsWith('lease'))).toHaveLength(4);
-		expect(handOff.calls.filter((c) => c.startsWith('adopt'))).toHaveLength(4);
+		// FAIL and DECLINED have a twin (PO-1 under another status): the insert stores nothing and
+		// says so, fidelity.ts finds no event of their own status, and they are inserted again
+		// without the check: two inserts each, every lease given back by its adopt.
+		expect(handOff.calls.filter((c) => c.startsWith('lease'))).toHaveLength(6);
+		expect(handOff.calls.filter((c) => c.startsWith('adopt'))).toHaveLength(6);
 	});
 
 	it('admits a catch-up payment without order ID only when no event of the same TrsId, status and amount is stored', async () => {

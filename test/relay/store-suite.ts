@@ -63,6 +63,49 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			expect((await store.counts()).pending).toBe(4);
 		});
 
+		it('twinCheck: stores nothing and says twins when an event of the kind holds the TrsId under another key; a duplicate is still a duplicate', async () => {
+			const first = await store.insertEvent(storeEvent('S-twin'));
+			expect(first).toMatchObject({ duplicate: false, deliveries: 2 });
+			// The same TrsId under another key (another status or signed pair): a twin.
+			const other = { ...storeEvent('S-twin'), dedupeKey: 'payment:S-twin:SUCCESS:other-pair' };
+			expect(await store.insertEvent({ ...other, twinCheck: 'S-twin' })).toEqual({
+				eventId: '',
+				duplicate: false,
+				deliveries: 0,
+				twins: true,
+			});
+			expect(await store.listEvents({ trsId: 'S-twin', limit: 10 })).toHaveLength(1);
+			// Many at once (PostgreSQL's group commit): each one is told the same.
+			const many = await Promise.all(
+				Array.from({ length: 5 }, (_, i) =>
+					store.insertEvent({
+						...other,
+						dedupeKey: `${other.dedupeKey}-${i}`,
+						twinCheck: 'S-twin',
+					}),
+				),
+			);
+			expect(many.every((r) => r.twins === true && r.eventId === '')).toBe(true);
+			// Its own key: a duplicate, not a twin.
+			expect(await store.insertEvent({ ...storeEvent('S-twin'), twinCheck: 'S-twin' })).toEqual({
+				eventId: first.eventId,
+				duplicate: true,
+				deliveries: 0,
+			});
+			// Another kind, or no event with the TrsId: stored as usual.
+			const payout = storeEvent('S-twin', ['http://t1/x'], Date.now(), 'payout');
+			expect(await store.insertEvent({ ...payout, twinCheck: 'S-twin' })).toMatchObject({
+				duplicate: false,
+				deliveries: 1,
+			});
+			expect(
+				await store.insertEvent({ ...storeEvent('S-single'), twinCheck: 'S-single' }),
+			).toMatchObject({ duplicate: false, deliveries: 2 });
+			// Without the check, the other key is stored.
+			expect(await store.insertEvent(other)).toMatchObject({ duplicate: false, deliveries: 2 });
+			expect(await store.listEvents({ trsId: 'S-twin', limit: 10 })).toHaveLength(3);
+		});
+
 		it('fails a bad call alone when calls run together', async () => {
 			const bad = { ...storeEvent('S-bad'), contentType: null as unknown as string };
 			const results = await Promise.allSettled([

@@ -74,6 +74,7 @@ export function checkNewEvent(event: NewEvent): void {
 		checkText('lease owner', event.lease.owner, 64);
 		checkInt('lease until', event.lease.until);
 	}
+	if (event.twinCheck !== undefined) checkText('twin check TrsId', event.twinCheck);
 }
 
 export function checkEventFilter(filter: EventFilter): void {

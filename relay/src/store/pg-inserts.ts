@@ -31,6 +31,7 @@ function insertParams(batch: readonly QueuedInsert[]): unknown[] {
 		column((e) => e.pairLimit?.since ?? 0),
 		column((e) => e.lease?.owner ?? null),
 		column((e) => e.lease?.until ?? null),
+		column((e) => e.twinCheck ?? null),
 	];
 }
 
@@ -81,7 +82,7 @@ export class GroupInserter {
 		try {
 			const rows = await this.#run<{
 				id: string;
-				outcome: 'stored' | 'limited';
+				outcome: 'stored' | 'limited' | 'twins';
 				delivery_id: number | null;
 				target: string | null;
 			}>(INSERT_EVENTS, insertParams(batch));
@@ -128,6 +129,10 @@ export class GroupInserter {
 			}
 			if (outcome === 'limited') {
 				q.resolve({ eventId: '', duplicate: false, deliveries: 0, limited: true });
+				continue;
+			}
+			if (outcome === 'twins') {
+				q.resolve({ eventId: '', duplicate: false, deliveries: 0, twins: true });
 				continue;
 			}
 			const id = q.event.dedupeKey === null ? undefined : existing.get(q.event.dedupeKey);

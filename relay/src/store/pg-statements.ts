@@ -14,19 +14,23 @@ import type { DeliveryResult, InsertResult, NewEvent } from './types.ts';
  */
 export const INSERT_EVENTS = `WITH input AS (
 		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::bigint[], $8::jsonb[], $9::text[],
-			$10::text[], $11::int[], $12::bigint[], $13::text[], $14::bigint[])
+			$10::text[], $11::int[], $12::bigint[], $13::text[], $14::bigint[], $15::text[])
 			AS i (id, kind, dedupe_key, content_type, body, fields_json, received_at, targets, source, pair_key, pair_max, pair_since,
-				lease_owner, lease_until)
+				lease_owner, lease_until, twin_trs)
+	), twins AS (
+		SELECT i.id FROM input i
+		WHERE i.twin_trs IS NOT NULL AND EXISTS (SELECT 1 FROM events x WHERE (x.fields_json ->> 'TrsId') = i.twin_trs
+			AND x.kind = i.kind AND x.dedupe_key IS DISTINCT FROM i.dedupe_key)
 	), limited AS (
 		SELECT i.id FROM input i
-		WHERE i.pair_max > 0 AND i.pair_key IS NOT NULL
+		WHERE i.pair_max > 0 AND i.pair_key IS NOT NULL AND i.id NOT IN (SELECT id FROM twins)
 			AND NOT EXISTS (SELECT 1 FROM events x WHERE x.dedupe_key = i.dedupe_key)
 			AND (SELECT COUNT(*) FROM (SELECT 1 FROM events x WHERE x.pair_key = i.pair_key AND x.received_at >= i.pair_since
 				LIMIT i.pair_max) AS p) >= i.pair_max
 	), e AS (
 		INSERT INTO events (id, kind, dedupe_key, content_type, body, fields_json, received_at, source, pair_key)
 		SELECT id, kind, dedupe_key, content_type, body, fields_json, received_at, source, pair_key FROM input
-		WHERE id NOT IN (SELECT id FROM limited)
+		WHERE id NOT IN (SELECT id FROM limited) AND id NOT IN (SELECT id FROM twins)
 		ON CONFLICT (dedupe_key) DO NOTHING RETURNING id
 	), d AS (
 		INSERT INTO deliveries (event_id, target, status, attempts, created_at, budget_start, next_attempt_at, lease_until, lease_owner)
@@ -37,7 +41,8 @@ export const INSERT_EVENTS = `WITH input AS (
 		ORDER BY i.received_at, i.id, t.n RETURNING id, event_id, target, lease_owner
 	)
 	SELECT e.id, 'stored' AS outcome, d.id AS delivery_id, d.target FROM e LEFT JOIN d ON d.event_id = e.id AND d.lease_owner IS NOT NULL
-	UNION ALL SELECT id, 'limited', NULL::bigint, NULL::text FROM limited`;
+	UNION ALL SELECT id, 'limited', NULL::bigint, NULL::text FROM limited
+	UNION ALL SELECT id, 'twins', NULL::bigint, NULL::text FROM twins`;
 
 export const DEDUPE_LOOKUP_MANY =
 	'SELECT id, dedupe_key FROM events WHERE dedupe_key = ANY($1::text[])';

@@ -66,6 +66,9 @@ import type {
 } from './types.ts';
 
 const DEDUPE_LOOKUP = 'SELECT id FROM events WHERE dedupe_key = ?';
+/** A twin (NewEvent.twinCheck): the events_trs_id index, then kind and another dedupe key. */
+const TWIN_LOOKUP = `SELECT 1 FROM events WHERE json_extract(fields_json, '$.TrsId') = ? AND kind = ?
+	AND dedupe_key IS NOT ? LIMIT 1`;
 
 /** Up to `max` events of one signed pair since a time (events_pair index). */
 const PAIR_COUNT = 'SELECT 1 FROM events WHERE pair_key = ? AND received_at >= ? LIMIT ?';
@@ -104,6 +107,12 @@ export class SqliteQueries {
 
 	/** `pairKey`: pairKeyOf the event, computed by the calling thread (see SqliteStore). */
 	insertEvent(event: NewEvent, pairKey: string | null = null): InsertResult {
+		if (
+			event.twinCheck !== undefined &&
+			this.#stmt(TWIN_LOOKUP).get(event.twinCheck, event.kind, event.dedupeKey) !== undefined
+		) {
+			return { eventId: '', duplicate: false, deliveries: 0, twins: true };
+		}
 		if (event.pairLimit && pairKey !== null && this.#pairFull(event, pairKey, event.pairLimit)) {
 			return { eventId: '', duplicate: false, deliveries: 0, limited: true };
 		}

@@ -44,6 +44,14 @@ export interface NewEvent {
 	 * them as usual.
 	 */
 	lease?: DeliveryLease;
+	/**
+	 * One payment, one event (relay/src/fidelity.ts), checked in the insert itself: the event is not
+	 * stored when the store holds an event of the same kind with this TrsId (as stored in its fields)
+	 * and another dedupe key, a twin; the result then says `twins` and the caller decides with the
+	 * twins in hand (a catch-up event of the same payment, a postback under another signed pair).
+	 * The common case, no twin, costs the insert one index probe and no read of its own.
+	 */
+	twinCheck?: string;
 }
 
 export interface DeliveryLease {
@@ -62,6 +70,8 @@ export interface InsertResult {
 	deliveries: number;
 	/** Refused by the pair limit: nothing was stored (eventId is empty). */
 	limited?: boolean;
+	/** With NewEvent.twinCheck: a twin is stored, nothing was stored (eventId is empty). */
+	twins?: boolean;
 	/** With NewEvent.lease, when the event was stored: its deliveries, leased, in target order. */
 	claimed?: ClaimedDelivery[];
 }
