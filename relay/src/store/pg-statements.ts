@@ -10,7 +10,10 @@ import type { DeliveryResult, InsertResult, NewEvent } from './types.ts';
  * and that is not a duplicate is not inserted and comes back as `limited`; the events inserted come
  * back as `stored`, once per delivery stored leased (NewEvent.lease: delivery_id and target, in
  * target order) or once with no delivery; the others were duplicates (also of each other: the second of two rows with
- * one key conflicts with the first).
+ * one key conflicts with the first). An event with a twin (NewEvent.twinCheck) is not inserted and
+ * comes back as `twins`: the LATERAL ... LIMIT 1 probes the events_trs_id index once per event
+ * whatever plan the prepared statement settles on (an EXISTS became a hash join over every event
+ * under the generic plan: 650-800 µs of database CPU per postback instead of about 140).
  */
 export const INSERT_EVENTS = `WITH input AS (
 		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::bigint[], $8::jsonb[], $9::text[],
@@ -18,9 +21,10 @@ export const INSERT_EVENTS = `WITH input AS (
 			AS i (id, kind, dedupe_key, content_type, body, fields_json, received_at, targets, source, pair_key, pair_max, pair_since,
 				lease_owner, lease_until, twin_trs)
 	), twins AS (
-		SELECT i.id FROM input i
-		WHERE i.twin_trs IS NOT NULL AND EXISTS (SELECT 1 FROM events x WHERE (x.fields_json ->> 'TrsId') = i.twin_trs
-			AND x.kind = i.kind AND x.dedupe_key IS DISTINCT FROM i.dedupe_key)
+		SELECT i.id FROM input i CROSS JOIN LATERAL (
+			SELECT 1 FROM events x WHERE (x.fields_json ->> 'TrsId') = i.twin_trs AND x.kind = i.kind
+				AND x.dedupe_key IS DISTINCT FROM i.dedupe_key LIMIT 1) AS t
+		WHERE i.twin_trs IS NOT NULL
 	), limited AS (
 		SELECT i.id FROM input i
 		WHERE i.pair_max > 0 AND i.pair_key IS NOT NULL AND i.id NOT IN (SELECT id FROM twins)
