@@ -120,7 +120,9 @@ describe('npm run test:unit', () => {
 			)
 			.map((f) => `test/${f}`);
 		const needsService = suites.filter((file) =>
-			/from '\.\/pg\.ts'|playwright|chromium/i.test(readFileSync(join(root, file), 'utf8')),
+			/from '\.\/pg\.ts'|freshPostgresStore|onEveryStore|playwright|chromium/i.test(
+				readFileSync(join(root, file), 'utf8'),
+			),
 		);
 		expect(needsService.length).toBeGreaterThan(3);
 		expect([...SERVICE_SUITES].sort()).toEqual(needsService.sort());
