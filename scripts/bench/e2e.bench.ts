@@ -20,7 +20,8 @@ import { openLoop, TICK_MS } from '../../relay/bench/common.ts';
 import { EXAMPLE_IDS, configureWorkflow, loadExamples } from '../harness/examples.ts';
 import { sleep } from '../harness/proc.ts';
 import { startSink } from '../harness/sink.ts';
-import { startStack, type Stack, ownerFor } from '../harness/stack.ts';
+import { startStack, type Stack } from '../harness/stack.ts';
+import { ownerFor } from '../harness/suite.ts';
 import { n8nCounters } from './trigger-stand.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);

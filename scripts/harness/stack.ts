@@ -27,17 +27,6 @@ import {
 	type Service,
 } from './proc.ts';
 
-/** The n8n owner a script or suite sets up, named after it (`E2E`, `Smoke`, `Queue`, `Bench`). */
-export function ownerFor(label: string): Owner {
-	const word = label.charAt(0).toUpperCase() + label.slice(1).toLowerCase();
-	return {
-		email: `${label.toLowerCase()}-owner@example.com`,
-		password: `${word}-Passw0rd`,
-		firstName: label,
-		lastName: 'Owner',
-	};
-}
-
 export interface StackOptions {
 	/** Everything the stack writes: `n8n/` (the n8n user folder), `relay.sqlite`, `logs/`. */
 	stateDir: string;

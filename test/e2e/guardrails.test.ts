@@ -21,7 +21,8 @@ import {
 import { NODE_TYPE, nodeOutput, type WorkflowJson } from '../../scripts/harness/n8n.ts';
 import { Phases, waitFor } from '../../scripts/harness/proc.ts';
 import { startSink, type Sink } from '../../scripts/harness/sink.ts';
-import { startStack, type Stack, ownerFor } from '../../scripts/harness/stack.ts';
+import { startStack, type Stack } from '../../scripts/harness/stack.ts';
+import { ownerFor } from '../../scripts/harness/suite.ts';
 import { utcDay } from '../helpers/sandbox.ts';
 import { agentWorkflow, startFakeLlm, type FakeLlm } from './fake-llm.ts';
 

@@ -26,7 +26,8 @@ import {
 } from '../../scripts/harness/n8n.ts';
 import { Phases, waitFor } from '../../scripts/harness/proc.ts';
 import { startSink, type Sink } from '../../scripts/harness/sink.ts';
-import { startStack, type Stack, ownerFor } from '../../scripts/harness/stack.ts';
+import { startStack, type Stack } from '../../scripts/harness/stack.ts';
+import { answeredPostback, ownerFor } from '../../scripts/harness/suite.ts';
 import { utcDay } from '../helpers/sandbox.ts';
 import { PG_MISSING, createTestDatabase, type TestDatabase } from '../relay/pg.ts';
 
@@ -88,17 +89,6 @@ async function pay(
 		{ outcome, method: 'BANK_CARD' },
 	);
 	return result.payment;
-}
-
-/** The sandbox's record of its postback for a payment, once the relay has answered it. */
-async function deliveredToRelay(trsId: string): Promise<Json> {
-	return await waitFor(`the sandbox to post payment ${trsId}`, async () => {
-		const { data } = await stack.control<{ data: Json[] }>(
-			'GET',
-			`/deliveries?kind=payment&trsId=${encodeURIComponent(trsId)}`,
-		);
-		return data.find((d) => d.status !== undefined && d.status !== null);
-	});
 }
 
 async function executionsOf(workflowId: string): Promise<ExecutionSummary[]> {
@@ -275,7 +265,7 @@ describe.skipIf(SKIP)(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, (
 		});
 
 		const payment = await pay(answer.billId);
-		const delivery = await deliveredToRelay(payment.id);
+		const delivery = await answeredPostback(stack, payment.id);
 		expect(delivery.url).toBe(`${stack.relay.url}/postback/payment`);
 		expect(delivery.status).toBe(200);
 
@@ -422,7 +412,7 @@ describe.skipIf(SKIP)(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, (
 		outage.orders = orders;
 		outage.payments = payments;
 		for (const payment of payments) {
-			const delivery = await deliveredToRelay(payment.id);
+			const delivery = await answeredPostback(stack, payment.id);
 			expect(delivery.status, 'the relay acknowledges while n8n is down').toBe(200);
 		}
 		// The relay has tried n8n and failed: every delivery is pending with at least one attempt.
@@ -653,7 +643,7 @@ describe.skipIf(SKIP)(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, (
 		it('a Fail redirect turned into a SUCCESS postback marks nothing paid, through the relay and straight to n8n', async () => {
 			const orderId = `e2e-sec-fail-${Date.now()}`;
 			const failed = await payFull(await createBill('2500.00', orderId), 'fail');
-			await deliveredToRelay(failed.payment.id);
+			await answeredPostback(stack, failed.payment.id);
 			// The customer's browser showed them this form: a valid signature for (OutSum, InvId).
 			const forged = { ...failed.redirect.fields, TrsId: failed.payment.id, Status: 'SUCCESS' };
 			expect(await send(direct(), forged)).toEqual({ status: 422, receipt: 'rejected' });

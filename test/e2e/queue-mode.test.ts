@@ -25,7 +25,7 @@ import { NODE_TYPE, TRIGGER_TYPE } from '../../scripts/harness/n8n.ts';
 import { psql } from '../../scripts/harness/pg-cli.ts';
 import { Phases, waitFor } from '../../scripts/harness/proc.ts';
 import { startQueueStack, type QueueStack } from '../../scripts/harness/queue.ts';
-import { ownerFor } from '../../scripts/harness/stack.ts';
+import { ownerFor } from '../../scripts/harness/suite.ts';
 import { startSink, type Sink } from '../../scripts/harness/sink.ts';
 
 type Json = Record<string, any>;

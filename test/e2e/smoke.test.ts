@@ -38,7 +38,8 @@ import {
 } from '../../scripts/harness/n8n.ts';
 import { Phases, waitFor } from '../../scripts/harness/proc.ts';
 import { startSink, type Sink } from '../../scripts/harness/sink.ts';
-import { startStack, type Stack, ownerFor } from '../../scripts/harness/stack.ts';
+import { startStack, type Stack } from '../../scripts/harness/stack.ts';
+import { ownerFor } from '../../scripts/harness/suite.ts';
 import { agentWorkflow, startFakeLlm, type FakeLlm } from './fake-llm.ts';
 
 type Json = Record<string, any>;

@@ -27,7 +27,8 @@ import { CREDENTIAL_ID, CREDENTIAL_NAME } from '../../scripts/harness/examples.t
 import { TRIGGER_TYPE, type WorkflowJson } from '../../scripts/harness/n8n.ts';
 import { Phases, waitFor } from '../../scripts/harness/proc.ts';
 import { startSink, type Sink } from '../../scripts/harness/sink.ts';
-import { startStack, type Stack, ownerFor } from '../../scripts/harness/stack.ts';
+import { startStack, type Stack } from '../../scripts/harness/stack.ts';
+import { answeredPostback, ownerFor } from '../../scripts/harness/suite.ts';
 
 type Json = Record<string, any>;
 
@@ -136,17 +137,6 @@ async function pay(billId: string, lose: boolean): Promise<{ trsId: string; post
 		losePostback: lose,
 	});
 	return { trsId: paid.payment.id as string, postback: paid.postback as Json };
-}
-
-/** The sandbox's record of its postback of a payment, once the relay has answered it. */
-async function deliveredToRelay(trsId: string): Promise<Json> {
-	return await waitFor(`the sandbox to post payment ${trsId}`, async () => {
-		const { data } = await stack.control<{ data: Json[] }>(
-			'GET',
-			`/deliveries?kind=payment&trsId=${encodeURIComponent(trsId)}`,
-		);
-		return data.find((d) => d.status !== undefined && d.status !== null);
-	});
 }
 
 /** The shop calls of a workflow, by TrsId. */
@@ -359,7 +349,7 @@ describe('the spec profile through the relay and a real n8n', () => {
 		const genuine: Array<{ trsId: string; body: Json }> = [];
 		for (let i = 0; i < 12; i++) {
 			const { trsId } = await pay(popular, false);
-			const delivery = await deliveredToRelay(trsId);
+			const delivery = await answeredPostback(stack, trsId);
 			expect(delivery.status, `payment ${i + 1} answered by the relay`).toBe(200);
 			genuine.push({ trsId, body: delivery.body as Json });
 		}
