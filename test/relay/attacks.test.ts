@@ -969,7 +969,10 @@ for (const storeKind of ['sqlite', 'postgresql'] as const) {
 		 * Issue 25: a paid bill's postback, and a forger's copy of it with another order's signed pair
 		 * (OutSum, InvId, SignatureValue: what a customer sees in their own redirect).
 		 */
-		async function forgery(r: RunningRelay, target: Target, order: string, otherAmount = '300.00') {
+		async function forgery(order: string, otherAmount = '300.00') {
+			const target = await new Target().listen();
+			cleanups.push(() => target.close());
+			const r = await relay({}, { targets: [target.url('/pay')] });
 			const pay = async (suffix: string, amount: string) => {
 				const bill = await api('bill/create', {
 					amount,
@@ -988,7 +991,15 @@ for (const storeKind of ['sqlite', 'postgresql'] as const) {
 				SignatureValue: other.SignatureValue,
 			};
 			await control('DELETE', 'calls');
+			/** What the target received under the genuine TrsId: the InvIds. */
+			const forwarded = () =>
+				target.received
+					.map((x) => Object.fromEntries(new URLSearchParams(x.body)))
+					.filter((f) => f.TrsId === genuine.TrsId)
+					.map((f) => f.InvId)
+					.sort();
 			return {
+				r,
 				genuine,
 				forged,
 				/** The events stored under the genuine TrsId: their InvIds. */
@@ -1001,13 +1012,15 @@ for (const storeKind of ['sqlite', 'postgresql'] as const) {
 					).data
 						.map((e) => e.fields.InvId)
 						.sort(),
-				/** What the target received under the genuine TrsId: the InvIds. */
-				forwarded: () =>
-					target.received
-						.map((x) => Object.fromEntries(new URLSearchParams(x.body)))
-						.filter((f) => f.TrsId === genuine.TrsId)
-						.map((f) => f.InvId)
-						.sort(),
+				forwarded,
+				/** Once the genuine delivery came, and a while after: the target got only the genuine one. */
+				onlyGenuineForwarded: async () => {
+					await until('the genuine delivery', async () =>
+						forwarded().length > 0 ? true : undefined,
+					);
+					await settle();
+					expect(forwarded()).toEqual([genuine.InvId]);
+				},
 				lookUps: (outcome: string) =>
 					metric(r, `paypalych_relay_lookups_total{kind="payment",outcome="${outcome}"}`),
 			};
@@ -1017,10 +1030,8 @@ for (const storeKind of ['sqlite', 'postgresql'] as const) {
 		it("18a. (issue 25) the genuine postback, then a forged one with its TrsId and another order's signed pair: the forged one is looked up and refused (403); only the genuine is stored and forwarded", async () => {
 			// Before: the forged one was its own event (another dedupe key), stored and forwarded; only
 			// the trigger refused it.
-			const target = await new Target().listen();
-			cleanups.push(() => target.close());
-			const r = await relay({}, { targets: [target.url('/pay')] });
-			const f = await forgery(r, target, 'a');
+			const f = await forgery('a');
+			const { r } = f;
 			expect((await post(r, '/postback/payment', f.genuine)).statusCode).toBe(200);
 			expect(await sandboxCalls('payment/status')).toBe(0);
 			const forged = await post(r, '/postback/payment', f.forged);
@@ -1034,18 +1045,12 @@ for (const storeKind of ['sqlite', 'postgresql'] as const) {
 			expect((await post(r, '/postback/payment', f.forged)).statusCode).toBe(403);
 			expect(await sandboxCalls('payment/status')).toBe(1);
 			expect(await f.stored()).toEqual([f.genuine.InvId]);
-			await until('the genuine delivery', async () =>
-				f.forwarded().length > 0 ? true : undefined,
-			);
-			await settle();
-			expect(f.forwarded()).toEqual([f.genuine.InvId]);
+			await f.onlyGenuineForwarded();
 		});
 
 		it("18e. (issue 25) the genuine postback, then a forged one with its TrsId and the signed pair of another order of the same amount: the payment record agrees on everything but the order, so its bill's order ID is read (bill/status) and the forged one refused (403)", async () => {
-			const target = await new Target().listen();
-			cleanups.push(() => target.close());
-			const r = await relay({}, { targets: [target.url('/pay')] });
-			const f = await forgery(r, target, 'e', '250.00');
+			const f = await forgery('e', '250.00');
+			const { r } = f;
 			expect(f.forged.OutSum).toBe(f.genuine.OutSum);
 			expect((await post(r, '/postback/payment', f.genuine)).statusCode).toBe(200);
 			const forged = await post(r, '/postback/payment', f.forged);
@@ -1053,18 +1058,12 @@ for (const storeKind of ['sqlite', 'postgresql'] as const) {
 			expect(await sandboxCalls('payment/status')).toBe(1);
 			expect(await sandboxCalls('bill/status')).toBe(1);
 			expect(await f.stored()).toEqual([f.genuine.InvId]);
-			await until('the genuine delivery', async () =>
-				f.forwarded().length > 0 ? true : undefined,
-			);
-			await settle();
-			expect(f.forwarded()).toEqual([f.genuine.InvId]);
+			await f.onlyGenuineForwarded();
 		});
 
 		it('18b. (issue 25) a forged postback first, then the genuine one: the forged one is stored and forwarded (the trigger refuses it), the genuine one is looked up, agrees, and is stored and forwarded', async () => {
-			const target = await new Target().listen();
-			cleanups.push(() => target.close());
-			const r = await relay({}, { targets: [target.url('/pay')] });
-			const f = await forgery(r, target, 'b');
+			const f = await forgery('b');
+			const { r } = f;
 			expect((await post(r, '/postback/payment', f.forged)).statusCode).toBe(200);
 			expect(await sandboxCalls('payment/status')).toBe(0);
 			expect((await post(r, '/postback/payment', f.genuine)).statusCode).toBe(200);
@@ -1079,10 +1078,8 @@ for (const storeKind of ['sqlite', 'postgresql'] as const) {
 		});
 
 		it("18c. (issue 25) an exact duplicate of a postback (the service's retry, the amount respelled) is answered 200 as a duplicate, with no look-up, even where a forged one shares its TrsId", async () => {
-			const target = await new Target().listen();
-			cleanups.push(() => target.close());
-			const r = await relay({}, { targets: [target.url('/pay')] });
-			const f = await forgery(r, target, 'c');
+			const f = await forgery('c');
+			const { r } = f;
 			expect((await post(r, '/postback/payment', f.forged)).statusCode).toBe(200);
 			expect((await post(r, '/postback/payment', f.genuine)).statusCode).toBe(200);
 			expect(await sandboxCalls('payment/status')).toBe(1);
