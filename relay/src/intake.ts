@@ -140,8 +140,7 @@ export class Intake {
 		const candidate: Candidate = { kind, fields, source };
 		for (const lookUp of this.#lookUps) {
 			const answer = await lookUp(candidate);
-			if (answer?.outcome === 'stored') return this.#stored(candidate, answer);
-			if (answer) return this.#counted(kind, answer);
+			if (answer) return this.#answered(candidate, answer);
 		}
 		if (source.via !== 'postback') return this.#stored(candidate, await this.#insert(candidate));
 		if (kind === 'success' || kind === 'fail') return this.#redirect(candidate);
@@ -160,8 +159,7 @@ export class Intake {
 		);
 		if (!('limited' in result) && result.value.twins) {
 			const answer = await this.#onePaymentOneEvent({ ...candidate, twins: true });
-			if (answer?.outcome === 'stored') return this.#stored(candidate, answer);
-			if (answer) return this.#counted(kind, answer);
+			if (answer) return this.#answered(candidate, answer);
 			return await this.#postback(candidate, false);
 		}
 		if (!('limited' in result)) return this.#stored(candidate, result.value);
@@ -169,8 +167,7 @@ export class Intake {
 			// A popular link (a MULTI bill: one InvId and amount for every sale) is not refused for
 			// it: the service is asked whether it knows this payment, within the look-up budget.
 			const answer = await this.#paymentKnown(candidate);
-			if (answer?.outcome === 'stored') return this.#stored(candidate, answer);
-			if (answer) return this.#counted(kind, answer);
+			if (answer) return this.#answered(candidate, answer);
 			return this.#stored(candidate, await this.#insert(candidate));
 		}
 		return this.#counted(kind, {
@@ -258,6 +255,13 @@ export class Intake {
 			duplicate: result.duplicate,
 			deliveries: result.deliveries,
 		};
+	}
+
+	/** A look-up's answer: the duplicate it found, counted as stored; anything else, as answered. */
+	#answered(candidate: Candidate, answer: NonNullable<Awaited<ReturnType<LookUp>>>): Admission {
+		return answer.outcome === 'stored'
+			? this.#stored(candidate, answer)
+			: this.#counted(candidate.kind, answer);
 	}
 
 	#counted(kind: PostbackEvent, answer: Exclude<Admission, { outcome: 'stored' }>): Admission {
