@@ -4,6 +4,7 @@ import {
 	ENDPOINTS,
 	confirmPayment,
 	confirmPayout,
+	billOfUnnamedOrder,
 	orderIdOf,
 	type Confirmation,
 	type Endpoint,
@@ -118,11 +119,8 @@ export async function confirmWithService(
 		return verdict.ok ? { ok: true, record: recordOf(record) } : verdict;
 	}
 	let orderId = orderIdOf(record);
-	const billId =
-		typeof record.bill_id === 'string' || typeof record.bill_id === 'number'
-			? String(record.bill_id)
-			: '';
-	if (orderId === undefined && billId !== '' && requireOrderId) {
+	const billId = billOfUnnamedOrder(record) ?? '';
+	if (billId !== '' && requireOrderId) {
 		const bill = await get(context, ENDPOINTS.billStatus, { id: billId }, deadline);
 		if ('error' in bill) return unreachable(`Bill ${billId}`, bill.error);
 		orderId = orderIdOf(bill.record);

@@ -16,6 +16,17 @@ export function orderIdOf(record: Readonly<Record<string, unknown>>): string | n
 }
 
 /**
+ * Where a payment's order ID is to be read when the payment record does not name one: its bill
+ * (`bill/status`), whose id this answers as text. Undefined when the record names the order ID
+ * (or says it has none) or gives no bill_id; the trigger and the relay both ask the bill then.
+ */
+export function billOfUnnamedOrder(payment: Readonly<Record<string, unknown>>): string | undefined {
+	if (orderIdOf(payment) !== undefined) return undefined;
+	const billId = payment.bill_id;
+	return typeof billId === 'string' || typeof billId === 'number' ? String(billId) : undefined;
+}
+
+/**
  * Whether the service's own record confirms a postback. A valid signature proves only that the
  * service once produced `OutSum` and `InvId` (or `Amount` and `TrsId`): the success and fail
  * redirects carry the same payment signature in the customer's browser, and `Status`, `TrsId`

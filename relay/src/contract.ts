@@ -32,6 +32,7 @@ export {
 	expectedSignature,
 	formatCents,
 	orderIdOf,
+	billOfUnnamedOrder,
 	parsePostbackBody,
 	postbackKey,
 	toCents,

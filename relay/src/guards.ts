@@ -6,6 +6,7 @@ import {
 	confirmPayment,
 	confirmPayout,
 	orderIdOf,
+	billOfUnnamedOrder,
 } from './contract.ts';
 import type { PostbackEvent, PostbackFields } from './contract.ts';
 import type { RelayConfig } from './config.ts';
@@ -231,9 +232,9 @@ export function checkPaymentOrder(
 ): Promise<LookUpVerdict> {
 	return lookUp(config, 'payment', fields, tokenIndex, async (record) => {
 		let orderId = orderIdOf(record);
-		const billId = record.bill_id;
-		if (orderId === undefined && (typeof billId === 'string' || typeof billId === 'number')) {
-			const bill = await readRecord(config, 'bill', String(billId), tokenIndex);
+		const billId = billOfUnnamedOrder(record);
+		if (billId !== undefined) {
+			const bill = await readRecord(config, 'bill', billId, tokenIndex);
 			if (!('record' in bill)) return bill;
 			orderId = orderIdOf(bill.record);
 		}
