@@ -27,7 +27,7 @@ import {
 	redirectFields,
 	tempDir,
 } from './helpers.ts';
-import { sandboxMerchant } from './catchup-deep-suite.ts';
+import { sandboxMerchant } from './sandbox-merchant.ts';
 import { createTestDatabase } from './pg.ts';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;

@@ -2,7 +2,6 @@
 // PostgreSQL) and each sandbox profile (`live`; `spec`: no order_id, numbered pages, Moscow dates)
 // by catchup.test.ts: final payments and payouts no postback brought become events of source
 // catch-up, forwarded like postbacks; a late genuine postback after them is the same event.
-import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { startSandbox } from '../../sandbox/src/index.ts';
 import type { RunningSandbox } from '../../sandbox/src/index.ts';
@@ -11,6 +10,7 @@ import type { RunningRelay } from '../../relay/src/server.ts';
 import { cookieOf, submitLogin } from './console-suite.ts';
 import { ADMIN_TOKEN, Target, baseEnv, form, md5, tempDir, waitFor } from './helpers.ts';
 import type { SuiteStore } from './fresh-store.ts';
+import { sandboxControl, sandboxMerchant } from './sandbox-merchant.ts';
 
 type Json = Record<string, any>;
 
@@ -41,63 +41,18 @@ export function catchupSuite(store: SuiteStore, profile: 'live' | 'spec' = 'live
 		tmp.cleanup();
 	});
 
-	const control = async (method: string, path: string, body?: unknown): Promise<Json> => {
-		const r = await fetch(`${sandbox.url}/_sandbox${path}`, {
-			method,
-			headers: body === undefined ? {} : { 'content-type': 'application/json' },
-			body: body === undefined ? undefined : JSON.stringify(body),
-		});
-		const text = await r.text();
-		if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${text}`);
-		return JSON.parse(text) as Json;
-	};
+	const control = (method: string, path: string, body?: unknown) =>
+		sandboxControl(sandbox.url)(method, path, body);
 
-	/** A merchant of its own (so each test sees only its bills), its shop posting to `relayUrl`. */
+	/** A merchant of its own (so each test sees only its bills) whose bills the merchant pays the commission of. */
 	const merchant = async () => {
-		const token = `72|${randomBytes(12).toString('hex')}`;
-		const m = await control('POST', '/merchants', {
-			token,
-			verified: true,
-			subscription: 'active',
-			balances: { RUB: '5000.00' },
-			profile,
-		});
-		const api = async (method: 'GET' | 'POST', path: string, params: Record<string, string>) => {
-			const qs = new URLSearchParams(params).toString();
-			const r = await fetch(`${sandbox.url}/api/v1${path}${method === 'GET' ? `?${qs}` : ''}`, {
-				method,
-				headers: {
-					authorization: `Bearer ${token}`,
-					...(method === 'POST' ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-				},
-				body: method === 'POST' ? qs : undefined,
-			});
-			return (await r.json()) as Json;
-		};
+		const m = await sandboxMerchant(sandbox.url, profile);
 		/** A bill paid in full; `lose`: the service gives its postback up without sending it. */
-		const payBill = async (
-			amount: string,
-			lose: boolean,
-			orderId = `o-${randomBytes(4).toString('hex')}`,
-		) => {
-			const bill = await api('POST', '/bill/create', {
-				amount,
-				shop_id: m.shopId,
-				order_id: orderId,
-			});
-			const paid = await control('POST', `/bills/${bill.bill_id}/pay`, { losePostback: lose });
-			return {
-				billId: bill.bill_id as string,
-				orderId,
-				postback: paid.postback as Record<string, string>,
-				paymentId: paid.payment.id as string,
-			};
+		const payBill = async (amount: string, lose: boolean, orderId?: string) => {
+			const bill = await m.bill(amount, 'NORMAL', orderId, false);
+			return { ...bill, ...(await m.pay(bill.billId, lose)) };
 		};
-		return { ...m, token, api, payBill } as Json & {
-			token: string;
-			api: typeof api;
-			payBill: typeof payBill;
-		};
+		return Object.assign(m, { payBill });
 	};
 
 	const relay = async (token: string, extra: Record<string, string> = {}, database?: string) => {
