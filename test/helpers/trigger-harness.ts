@@ -41,5 +41,6 @@ export async function postForm(url: string, fields: Record<string, string>) {
 		text: await res.text(),
 		receipt: res.headers.get('x-paypalych-receipt'),
 		retryAfter: res.headers.get('retry-after'),
+		location: res.headers.get('location'),
 	};
 }

@@ -7,7 +7,7 @@ import { startSandbox } from '../../sandbox/src/index.ts';
 import { PROFILES } from '../helpers/sandbox.ts';
 import { CONFIRMABLE_FIELDS, TOP_LEVEL_FIELDS } from '../../dist/nodes/shared/index.js';
 import type { WebhookHarness } from '../helpers/webhook-harness.ts';
-import { startTrigger } from '../helpers/trigger-harness.ts';
+import { postForm, startTrigger } from '../helpers/trigger-harness.ts';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 
@@ -66,20 +66,6 @@ async function deliveries(kind: 'payment' | 'payout', trsId: string, count = 1) 
 		await new Promise((resolve) => setTimeout(resolve, 20));
 	}
 	throw new Error(`no ${kind} delivery for ${trsId}`);
-}
-
-async function postForm(url: string, fields: Record<string, string>) {
-	const response = await fetch(url, {
-		method: 'POST',
-		headers: { 'content-type': 'application/x-www-form-urlencoded' },
-		body: new URLSearchParams(fields).toString(),
-		redirect: 'manual',
-	});
-	return {
-		status: response.status,
-		text: await response.text(),
-		location: response.headers.get('location'),
-	};
 }
 
 describe.each(PROFILES)('sandbox profile %s', (profile) => {
