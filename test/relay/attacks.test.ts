@@ -65,6 +65,26 @@ async function sandboxCalls(endpoint: string): Promise<number> {
 	return ((await control('GET', 'calls')).calls[endpoint] as number | undefined) ?? 0;
 }
 
+/**
+ * A server of the test's own on a free loopback port (a target or a service that misbehaves),
+ * closed after the test with its connections; answers its base URL.
+ */
+async function ownServer(
+	cleanups: Array<() => Promise<void>>,
+	handler: Parameters<typeof createServer>[1],
+): Promise<string> {
+	const server: Server = createServer(handler);
+	await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+	cleanups.push(
+		() =>
+			new Promise<void>((r) => {
+				server.closeAllConnections();
+				server.close(() => r());
+			}),
+	);
+	return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
 async function until<T>(what: string, read: () => Promise<T | undefined>): Promise<T> {
 	for (let i = 0; i < 1000; i++) {
 		const value = await read();
@@ -505,7 +525,7 @@ for (const storeKind of ['sqlite', 'postgresql'] as const) {
 				Buffer.from([0xff, 0xfe, 0xc3]),
 				Buffer.from(' ünd\u0000'),
 			]);
-			const server: Server = createServer((req, res) => {
+			const base = await ownServer(cleanups, (req, res) => {
 				req.resume();
 				req.on('end', () => {
 					const path = req.url ?? '';
@@ -518,9 +538,6 @@ for (const storeKind of ['sqlite', 'postgresql'] as const) {
 					res.end(answer);
 				});
 			});
-			await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-			cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
-			const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 			const r = await relay(
 				{ RELAY_LEASE_MS: '1500', RELAY_DELIVERY_TIMEOUT_MS: '1000' },
 				{ targets: [`${base}/ok`, `${base}/refuse`] },
@@ -644,7 +661,7 @@ for (const storeKind of ['sqlite', 'postgresql'] as const) {
 
 		it("12. the service's API: a huge answer ends the catch-up at the size limit; plain http and a hop count above 10 are refused at start", async () => {
 			// Before: a 300 MB answer took the relay from 120 MB to 1.35 GB; http:// and 99999 were accepted.
-			const hostile: Server = createServer((_req, res) => {
+			const hostile = await ownServer(cleanups, (_req, res) => {
 				res.writeHead(200, { 'content-type': 'application/json' });
 				const chunk = Buffer.alloc(64 * 1024, 0x20);
 				let sent = 0;
@@ -656,16 +673,8 @@ for (const storeKind of ['sqlite', 'postgresql'] as const) {
 				res.write('{"data":[');
 				pump();
 			});
-			await new Promise<void>((r) => hostile.listen(0, '127.0.0.1', r));
-			cleanups.push(
-				() =>
-					new Promise<void>((r) => {
-						hostile.closeAllConnections();
-						hostile.close(() => r());
-					}),
-			);
 			const r = await relay({
-				PAYPALYCH_API_BASE_URL: `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`,
+				PAYPALYCH_API_BASE_URL: hostile,
 				RELAY_CATCHUP_INTERVAL_S: '3600',
 			});
 			const before = process.memoryUsage().rss;
@@ -761,21 +770,13 @@ for (const storeKind of ['sqlite', 'postgresql'] as const) {
 
 			// A service that trickles its answer (a byte every 200 ms): the look-up ends at its
 			// overall deadline (RELAY_DELIVERY_TIMEOUT_MS), 503, not when the trickle stops.
-			const trickle: Server = createServer((_req, res) => {
+			const trickle = await ownServer(cleanups, (_req, res) => {
 				res.writeHead(200, { 'content-type': 'application/json' });
 				const timer = setInterval(() => res.write(' '), 200);
 				res.on('close', () => clearInterval(timer));
 			});
-			await new Promise<void>((done) => trickle.listen(0, '127.0.0.1', done));
-			cleanups.push(
-				() =>
-					new Promise<void>((done) => {
-						trickle.closeAllConnections();
-						trickle.close(() => done());
-					}),
-			);
 			const slow = await relay({
-				PAYPALYCH_API_BASE_URL: `http://127.0.0.1:${(trickle.address() as AddressInfo).port}`,
+				PAYPALYCH_API_BASE_URL: trickle,
 				RELAY_DELIVERY_TIMEOUT_MS: '1000',
 				RELAY_LEASE_MS: '60000',
 			});
