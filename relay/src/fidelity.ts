@@ -1,6 +1,6 @@
 import { canonicalStatus, postbackKey, toCents } from './contract.ts';
 import type { PostbackFields } from './contract.ts';
-import type { Candidate, LookUp } from './intake.ts';
+import type { Candidate, LookUp } from './admission.ts';
 import type { StoredEvent, Store } from './store/types.ts';
 
 /**

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { describeRejection, parsePostbackBody, verifyPostback } from '../contract.ts';
 import type { PostbackEvent, PostbackFields } from '../contract.ts';
 import type { ContextOptions, RelayContext } from '../context.ts';
-import type { Admission, Source } from '../intake.ts';
+import type { Admission, Source } from '../admission.ts';
 import { noteRequest } from '../log-context.ts';
 import { clientFault } from '../errors.ts';
 import type { ClientFault } from '../errors.ts';

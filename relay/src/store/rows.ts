@@ -13,7 +13,9 @@ import type {
 	StoredEvent,
 } from './types.ts';
 import { MAX_RESPONSE_BYTES } from './types.ts';
-import type { Row } from './sql.ts';
+
+/** A row as a driver answers it (node:sqlite, pg): column name to value. */
+export type Row = Record<string, unknown>;
 
 const numOrNull = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 const strOrNull = (v: unknown) => (v === null || v === undefined ? null : String(v));

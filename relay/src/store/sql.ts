@@ -3,7 +3,7 @@
 // the contract: the SQLite writer thread loads this module from source, where Node cannot load it.
 import type { PostbackEvent } from '../contract.ts';
 import { MAX_ACTIVITY_BUCKETS } from './types.ts';
-import { clipResponse } from './rows.ts';
+import { clipResponse, type Row } from './rows.ts';
 import type {
 	ActivityBucket,
 	AttemptOutcome,
@@ -15,7 +15,7 @@ import type {
 	TargetHealth,
 } from './types.ts';
 
-export type Row = Record<string, unknown>;
+export type { Row } from './rows.ts';
 export type Param = string | number | null;
 
 export interface Query {
