@@ -10,12 +10,12 @@ import { isPostgresUrl } from './config-fields.ts';
 import { CatchupRunner } from './catchup/runner.ts';
 import { consoleRoutes } from './console/index.ts';
 import type { RelayContext } from './context.ts';
-import { jsonErrorHandler } from './errors.ts';
 import { Forwarder } from './forwarder.ts';
 import { Intake } from './intake.ts';
 import { RelayLogController, bufferedStdoutLogger, createLogger } from './logging.ts';
 import { Metrics } from './metrics.ts';
 import { adminRoutes } from './routes/admin.ts';
+import { jsonErrorHandler } from './routes/errors.ts';
 import { healthRoutes } from './routes/health.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { Operations } from './operations.ts';
@@ -187,8 +187,9 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 	const forwarder = forwarderOf(config, deps, store, metrics, logger);
 	const app = fastifyOf(config, logger);
 	const { ctx, monitor, catchup } = servicesOf({ config, deps, store, metrics, logger, forwarder });
-	// Errors as JSON (errors.ts): a client's fault with its status and reason, anything else a bare
-	// 500 with the cause in the log. The console answers its own as pages.
+	// Errors as JSON, set once here for every plugin (routes/errors.ts): a client's fault with its
+	// status and reason, anything else a bare 500 with the cause in the log. The console answers
+	// its own as pages.
 	app.setErrorHandler(jsonErrorHandler);
 
 	// Limits only where a route asks for one (the redirect routes); postbacks are never limited.
