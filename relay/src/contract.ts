@@ -23,6 +23,7 @@ export {
 	createdDate,
 	createdWithin,
 	dateIn,
+	describeApiError,
 	listUrl,
 	readPages,
 	widenedDates,
