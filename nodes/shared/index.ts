@@ -1,7 +1,9 @@
 /**
  * The wire contract of the PayPalych service: signature rules, postback fields, statuses, the
  * error catalogue, money and date formats. Pure functions without dependencies, shared by the
- * action node, the trigger node and the relay (which imports the compiled copy).
+ * action node, the trigger node and the relay. The relay imports this source (through
+ * relay/src/contract.ts) and compiles it with its own code into relay/dist; it never imports the
+ * community package's build.
  */
 export * from './confirm';
 export * from './dates';

@@ -32,7 +32,7 @@ const PARTS: Array<[part: string, test: RegExp]> = [
 	],
 	['metrics (prom-client)', /\/prom-client\/|\/metrics\.[jt]s/],
 	['parsing and verification (MD5)', /\/contract\.[jt]s|\/nodes\/shared\//],
-	['per-pair limit and payout check', /\/guards\.[jt]s|\/@fastify\/rate-limit\//],
+	['per-pair limit and payout check', /\/(limits|look-ups)\.[jt]s|\/@fastify\/rate-limit\//],
 	['route and intake (postbacks.ts, intake.ts)', /\/routes\/postbacks\.[jt]s|\/intake\.[jt]s/],
 	['store hand-off (thread message, input checks)', /\/store\/(sqlite|input|ids)\.[jt]s/],
 	[

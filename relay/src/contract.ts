@@ -1,8 +1,10 @@
 /**
- * The relay's one door to the wire contract (`nodes/shared`, the module the n8n nodes compile):
- * every relay module imports the contract from here, never from another path. It is TypeScript
- * source, so `tsc -p relay/tsconfig.json` checks it on a fresh clone; `npm run build -w relay`
- * compiles it together with the relay into `relay/dist/` (see relay/README.md, *Build*).
+ * The relay's one door to the wire contract (`nodes/shared`, the same source the n8n nodes
+ * compile): every relay module imports the contract from here, never from another path. The
+ * import is of the TypeScript source, not of the community package's build, so
+ * `tsc -p relay/tsconfig.json` checks it on a fresh clone, and `npm run build -w relay`
+ * (`tsc -p relay/tsconfig.build.json`) compiles it together with the relay into `relay/dist/`
+ * (`dist/nodes/shared/*.js`, CommonJS; see relay/README.md, *Build*).
  */
 export {
 	DELIVERY_ATTEMPT_HEADER,
@@ -23,6 +25,7 @@ export {
 	createdDate,
 	createdWithin,
 	dateIn,
+	describeApiError,
 	listUrl,
 	readPages,
 	widenedDates,

@@ -4,7 +4,7 @@ import type { Candidate, LookUp } from './admission.ts';
 import type { StoredEvent, Store } from './store/types.ts';
 
 /**
- * One payment, one event (issue 25): an event the catch-up built from the service's own answer and
+ * One payment, one event: an event the catch-up built from the service's own answer and
  * a postback with the same kind, TrsId and canonical status are one event, whatever the amount's
  * spelling, the payer's commission or an order ID the service did not show. Only when one side is
  * trustworthy, so a forged call never shadows a genuine one:

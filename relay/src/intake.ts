@@ -3,16 +3,12 @@ import { postbackKey } from './contract.ts';
 import type { PostbackEvent, PostbackFields } from './contract.ts';
 import { onePaymentOneEvent } from './fidelity.ts';
 import type { Forwarder } from './forwarder.ts';
-import {
-	LookUpBudget,
-	PairLimiter,
-	checkPayment,
-	checkPaymentOrder,
-	checkPayout,
-	checkPayoutRecord,
-} from './guards.ts';
-import type { LookUpVerdict } from './guards.ts';
+import { LookUpBudget, PairLimiter } from './limits.ts';
+import { checkPayment, checkPaymentOrder, checkPayout, checkPayoutRecord } from './look-ups.ts';
+import type { LookUpVerdict } from './look-ups.ts';
 import type { Metrics } from './metrics.ts';
+import { lookUpApi } from './service-api.ts';
+import type { ServiceApi } from './service-api.ts';
 import { pairKeyOf } from './store/pair-key.ts';
 import type { InsertResult, NewEvent, PairLimit, Store } from './store/types.ts';
 import type { Targets } from './targets.ts';
@@ -70,7 +66,9 @@ export class Intake {
 			global: config.lookUpLimit?.globalPerMinute ?? 60,
 			refusalMemoryMs: config.lookUpLimit?.refusalMemoryMs ?? 15 * 60_000,
 		});
-		const bounded = boundedLookUp(budget, options.metrics, config);
+		// One client per token: a look-up asks with the token that verified the postback's signature.
+		const apis = config.apiTokens.map((token) => lookUpApi(config, token));
+		const bounded = boundedLookUp(budget, options.metrics, apis);
 		// A postback under a stored postback's TrsId and status with another signed pair: one of the
 		// two is forged, the service tells which (fidelity.ts), within the same budget.
 		const confirm = {
@@ -220,11 +218,7 @@ export class Intake {
 	}
 }
 
-type Check = (
-	config: IntakeOptions['config'],
-	fields: PostbackFields,
-	tokenIndex: number,
-) => Promise<LookUpVerdict>;
+type Check = (api: ServiceApi, fields: PostbackFields) => Promise<LookUpVerdict>;
 
 /**
  * A look-up of an incoming postback with the service (`check`: payout/status for every payout
@@ -235,11 +229,11 @@ type Check = (
  * over the look-ups of all pairs this minute (RELAY_LOOKUP_GLOBAL_LIMIT): 503 with Retry-After,
  * the service retries.
  */
-function boundedLookUp(budget: LookUpBudget, metrics: Metrics, config: IntakeOptions['config']) {
+function boundedLookUp(budget: LookUpBudget, metrics: Metrics, apis: readonly ServiceApi[]) {
 	return (kind: 'payment' | 'payout', check: Check): LookUp =>
 		async ({ kind: asked, fields, source }) => {
 			if (asked !== kind || source.via !== 'postback') return undefined;
-			const call = () => check(config, fields, source.tokenIndex);
+			const call = () => check(apis[source.tokenIndex] ?? apis[0], fields);
 			return lookUpWithin(budget, metrics, kind, fields, call);
 		};
 }

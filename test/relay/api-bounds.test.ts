@@ -6,13 +6,17 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiError, RunDeadlinePassed, ServiceApi } from '../../relay/src/catchup/api.ts';
 import {
 	API_MAX_ANSWER_BYTES,
 	AnswerTooLarge,
+	ApiError,
 	DeadlinePassed,
+	LOOK_UP_MAX_ANSWER_BYTES,
+	RunDeadlinePassed,
+	ServiceApi,
 	boundedRequest,
-} from '../../relay/src/bounded-request.ts';
+	lookUpApi,
+} from '../../relay/src/service-api.ts';
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -115,5 +119,39 @@ describe("calls to the service's API", () => {
 		});
 		const api = new ServiceApi({ baseUrl: url, token: 't', maxCalls: 5 });
 		expect((await api.page(`${url}/api/v1/bill/search?page=1`)).data).toEqual([{ id: 1 }]);
+	});
+
+	it("a look-up reads at most a record's size (64 KiB) of answer, where a catch-up page may be larger", async () => {
+		const record = JSON.stringify({
+			data: { id: 'Q-1', note: 'x'.repeat(LOOK_UP_MAX_ANSWER_BYTES) },
+		});
+		let calls = 0;
+		const url = await serve((_req, res) => {
+			calls += 1;
+			res.writeHead(200, { 'content-type': 'application/json' });
+			res.end(record);
+		});
+		const lookUp = lookUpApi({ apiBaseUrl: url, deliveryTimeoutMs: 5_000 }, 't');
+		const error = await lookUp.payoutStatus('Q-1').catch((e: unknown) => e);
+		expect(error).toBeInstanceOf(ApiError);
+		expect(error).toMatchObject({ status: null });
+		expect((error as Error).message).toMatch(/answered more than 65536 bytes/);
+		expect(calls).toBe(1);
+		const run = new ServiceApi({ baseUrl: url, token: 't', maxCalls: 5 });
+		expect(await run.payoutStatus('Q-1')).toMatchObject({ id: 'Q-1' });
+	});
+
+	it('a look-up ends a trickled answer at RELAY_DELIVERY_TIMEOUT_MS, once, without a retry', async () => {
+		let calls = 0;
+		const url = await serve((req, res) => {
+			calls += 1;
+			trickle(req, res);
+		});
+		const lookUp = lookUpApi({ apiBaseUrl: url, deliveryTimeoutMs: 800 }, 't');
+		const error = await lookUp.paymentStatus('P-1').catch((e: unknown) => e);
+		expect(error).toMatchObject({ name: 'ApiError', status: null });
+		// The overall deadline's own error: the trickle is never idle.
+		expect((error as Error).message).toMatch(/no whole answer within 800 ms/);
+		expect(calls).toBe(1);
 	});
 });

@@ -8,7 +8,7 @@ import type { Counter } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Intake } from '../../relay/src/intake.ts';
 import type { IntakeOptions, Source } from '../../relay/src/intake.ts';
-import { LookUpBudget, WindowCounter } from '../../relay/src/guards.ts';
+import { LookUpBudget, WindowCounter } from '../../relay/src/limits.ts';
 import { Metrics } from '../../relay/src/metrics.ts';
 import { StoreInputError } from '../../relay/src/store/input.ts';
 import type { ClaimedDelivery, DeliveryLease, Store } from '../../relay/src/store/types.ts';

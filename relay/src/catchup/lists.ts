@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { createdDate, readPages } from '../contract.ts';
-import { ApiError, BudgetSpent } from './api.ts';
-import type { ServiceApi } from './api.ts';
+import { ApiError, BudgetSpent } from '../service-api.ts';
+import type { ServiceApi } from '../service-api.ts';
 
 /** A list read with the shared readPages, at most `maxPages` pages (its share of the budget). */
 export async function readList(
@@ -36,7 +36,7 @@ export async function billPayments(
 	logger: Logger,
 ): Promise<Record<string, unknown>[] | undefined | BudgetSpent> {
 	try {
-		const answer = await api.get('/api/v1/bill/payments', { id: String(bill.id) });
+		const answer = await api.billPayments(String(bill.id));
 		return Array.isArray(answer.data)
 			? (answer.data as unknown[]).filter(
 					(p): p is Record<string, unknown> => p !== null && typeof p === 'object',

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Alerter } from '../alerts.ts';
-import type { ServiceApi } from './api.ts';
+import type { ServiceApi } from '../service-api.ts';
 
 /** One event the catch-up stored: a final payment or payout no postback brought. */
 export interface FoundEvent {

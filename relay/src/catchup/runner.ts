@@ -8,7 +8,7 @@ import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/types.ts';
 import type { Targets } from '../targets.ts';
 import type { Alerter } from '../alerts.ts';
-import { BudgetSpent, ServiceApi } from './api.ts';
+import { BudgetSpent, ServiceApi } from '../service-api.ts';
 import { billPayments, oldestDay, readList } from './lists.ts';
 import { alertTrouble, logRun } from './result.ts';
 import type { CatchupResult, Window } from './result.ts';

@@ -3,7 +3,7 @@ import type { PostbackEvent } from '../contract.ts';
 
 /**
  * The signed pair of a payment or payout postback, as the per-pair limit counts it (see
- * relay/src/guards.ts): its kind, its signed amount in cents (as sent when it is not an
+ * relay/src/limits.ts): its kind, its signed amount in cents (as sent when it is not an
  * amount) and its signed id. `100.5` and `100.50` are one pair. Stored with each event
  * (`pair_key`, indexed), so the limit is one indexed count inside the insert. The success and fail
  * redirects carry one signature (OutSum, InvId) and share one pair, `redirect`, which their daily

@@ -1,0 +1,154 @@
+import {
+	PAYMENT_POSTBACK_STATUSES,
+	canonicalStatus,
+	confirmPayment,
+	confirmPayout,
+	orderIdOf,
+	billOfUnnamedOrder,
+} from './contract.ts';
+import type { PostbackFields } from './contract.ts';
+import { ApiError } from './service-api.ts';
+import type { ApiRecord, ServiceApi } from './service-api.ts';
+
+/**
+ * The look-ups of incoming postbacks: what the service's own record says of a postback whose
+ * signature cannot tell. A payment's `SignatureValue` covers only `OutSum` and `InvId` and is shown
+ * to the customer in the success/fail redirect; `TrsId`, `Status` and every other field are not
+ * signed. So:
+ * - a payout postback is stored only when the service knows its TrsId as a payout
+ *   (`payout/status`): a payment's pair verifies as a payout postback with `Amount=OutSum`,
+ *   `TrsId=InvId` (one MD5 layout), and the service is the only one who can tell them apart;
+ * - a payment postback over the pair limit (limits.ts) is looked up (`payment/status`) instead of
+ *   refused: a popular MULTI link gives every sale one InvId and amount, so one signed pair;
+ * - a postback under a stored postback's TrsId and status with another signed pair is looked up
+ *   (fidelity.ts), with its order too for a payment.
+ * Each look-up is one call through the look-ups' client (service-api.ts, `lookUpApi`: no retry,
+ * a record's size of answer, RELAY_DELIVERY_TIMEOUT_MS), made with the token that verified the
+ * signature; the intake bounds how many there are (LookUpBudget).
+ */
+
+export type LookUpVerdict = { ok: true } | { ok: false; code: 403 | 503; reason: string };
+
+type Refused = Extract<LookUpVerdict, { ok: false }>;
+
+/**
+ * One `payment/status`, `payout/status` or `bill/status` call for `id`: the record. Not known (4xx
+ * other than 401/403/408/429): refused. The service or the network failing, or the relay's own
+ * token refused: 503, so the service sends the postback again later.
+ */
+async function readRecord(
+	api: ServiceApi,
+	what: 'payment' | 'payout' | 'bill',
+	id: string,
+): Promise<{ record: ApiRecord } | Refused> {
+	try {
+		const record =
+			what === 'payment'
+				? await api.paymentStatus(id)
+				: what === 'payout'
+					? await api.payoutStatus(id)
+					: await api.billStatus(id);
+		return { record };
+	} catch (error) {
+		const status = error instanceof ApiError ? error.status : null;
+		if (status !== null && status >= 400 && status < 500 && ![401, 403, 408, 429].includes(status))
+			return {
+				ok: false,
+				code: 403,
+				reason: `the service does not know ${what} ${id.slice(0, 64)}`,
+			};
+		return { ok: false, code: 503, reason: (error as Error).message.slice(0, 200) };
+	}
+}
+
+/** The postback's record (`payment/status` or `payout/status` for its TrsId), handed to `judge`. */
+async function lookUp(
+	api: ServiceApi,
+	kind: 'payment' | 'payout',
+	fields: PostbackFields,
+	judge: (record: ApiRecord, trsId: string) => LookUpVerdict | Promise<LookUpVerdict>,
+): Promise<LookUpVerdict> {
+	const trsId = (fields.TrsId ?? '').trim();
+	if (trsId === '') return { ok: false, code: 403, reason: 'TrsId is empty' };
+	const read = await readRecord(api, kind, trsId);
+	return 'record' in read ? await judge(read.record, trsId) : read;
+}
+
+/**
+ * Asks the service whether it knows the payout postback's TrsId (`payout/status?id=`): stored
+ * only when the record's id is the TrsId.
+ */
+export function checkPayout(api: ServiceApi, fields: PostbackFields): Promise<LookUpVerdict> {
+	return lookUp(api, 'payout', fields, (record, trsId) => {
+		const id = record.id;
+		if (id !== undefined && id !== null && String(id) === trsId) return { ok: true };
+		return { ok: false, code: 403, reason: 'the service answered another payout' };
+	});
+}
+
+/**
+ * Asks the service whether its payout record confirms the payout postback, compared the way the
+ * trigger does (confirmPayout in nodes/shared: the id, the status, and Amount as the payout's
+ * amount or amount + commission); not final yet: 503, the service retries. Used when another
+ * payout postback with the same TrsId and status and another signed pair is stored (fidelity.ts):
+ * a payout's signed pair is (Amount, TrsId), so only the amount tells the two apart, which
+ * checkPayout (the id alone) does not look at.
+ */
+export function checkPayoutRecord(api: ServiceApi, fields: PostbackFields): Promise<LookUpVerdict> {
+	return lookUp(api, 'payout', fields, (record) => {
+		const confirmation = confirmPayout(fields, record);
+		if (confirmation.ok) return { ok: true };
+		return { ok: false, code: confirmation.retry ? 503 : 403, reason: confirmation.reason };
+	});
+}
+
+/**
+ * Asks the service whether it knows a final payment with the postback's TrsId, status and amount
+ * (`payment/status?id=`), compared the way the trigger does (confirmPayment in nodes/shared: OutSum
+ * is the payment's `amount`, `amount_received`, `amount_received + commission` or `amount` plus
+ * the postback's Commission; CurrencyIn; and InvId against the order ID when the payment record
+ * names one). A payment not yet final (NEW, PROCESS): 503, the service retries. Used for a payment
+ * postback over RELAY_PAIR_LIMIT (a popular MULTI link: one InvId and amount for every sale).
+ */
+export function checkPayment(api: ServiceApi, fields: PostbackFields): Promise<LookUpVerdict> {
+	return lookUp(api, 'payment', fields, (record) =>
+		judgePayment(fields, record, orderIdOf(record)),
+	);
+}
+
+/**
+ * checkPayment, and the order too: when the payment record names no order ID, its bill's
+ * (`bill/status`, one call more) where the service shows one. Used when another payment postback
+ * with the same TrsId and status and another signed pair is stored (fidelity.ts): a signature
+ * borrowed from another order of the same amount agrees on everything but InvId. Where the
+ * service shows no order ID at all, the amount is all there is to compare.
+ */
+export function checkPaymentOrder(api: ServiceApi, fields: PostbackFields): Promise<LookUpVerdict> {
+	return lookUp(api, 'payment', fields, async (record) => {
+		let orderId = orderIdOf(record);
+		const billId = billOfUnnamedOrder(record);
+		if (billId !== undefined) {
+			const bill = await readRecord(api, 'bill', billId);
+			if (!('record' in bill)) return bill;
+			orderId = orderIdOf(bill.record);
+		}
+		return judgePayment(fields, record, orderId);
+	});
+}
+
+/** Whether a final payment record (and its order ID, when known) confirms the postback. */
+function judgePayment(
+	fields: PostbackFields,
+	record: ApiRecord,
+	orderId: string | null | undefined,
+): LookUpVerdict {
+	const status = canonicalStatus(record.status);
+	const confirmation = confirmPayment(fields, record, orderId, false);
+	if (!confirmation.ok) {
+		return { ok: false, code: confirmation.retry ? 503 : 403, reason: confirmation.reason };
+	}
+	if (!(PAYMENT_POSTBACK_STATUSES as readonly string[]).includes(status)) {
+		return { ok: false, code: 503, reason: `the service shows the payment as ${status}` };
+	}
+	return { ok: true };
+}
