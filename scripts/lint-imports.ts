@@ -7,6 +7,12 @@
  *    run time.
  * 2. Nothing outside relay/src/console/ imports from it, except the composition root (app.ts)
  *    importing the console's entry (console/index.ts) to register its routes.
+ * 3. The layers of DESIGN.md (`LAYERS`) import only downward, type-only imports too: the
+ *    composition root, then the surfaces (routes, the console, catch-up), the services, the
+ *    middle (the forwarder, alerts, the service client and every file no layer names), the
+ *    store, and the bottom (plain errors, config, contract, pure policies).
+ * 4. Nothing under store/ imports HTTP or zod (`PLAIN`); the bottom imports no HTTP package, and
+ *    only config parses with zod.
  *
  * Prints each finding and exits 1 when there is any.
  */
@@ -21,8 +27,59 @@ export interface ImportEdge {
 	typeOnly: boolean;
 }
 
+/** A package one file imports (anything not relative: `zod`, `node:http`, `@fastify/cookie`). */
+export interface PackageUse {
+	from: string;
+	name: string;
+}
+
 const CONSOLE = 'console/';
 const CONSOLE_ENTRY = { from: 'app.ts', to: 'console/index.ts' };
+
+/**
+ * The layers of relay/src, top to bottom (DESIGN.md, "The relay"): a file imports only from its
+ * own layer or a lower one. A path ending in `/` names a folder. The middle is every file that no
+ * other layer names (a new helper of the forwarder or of the service client needs no entry).
+ */
+export const LAYERS: ReadonlyArray<{ name: string; files: readonly string[] | 'the rest' }> = [
+	{ name: 'the composition root', files: ['bin.ts', 'cli.ts', 'server.ts', 'app.ts'] },
+	{ name: 'the surfaces', files: ['routes/', 'console/', 'catchup/', 'context.ts'] },
+	{ name: 'the services', files: ['intake.ts', 'reads.ts', 'operations.ts', 'targets.ts'] },
+	{ name: 'the middle', files: 'the rest' },
+	{ name: 'the store', files: ['store/'] },
+	{
+		name: 'the bottom',
+		files: ['errors.ts', 'config.ts', 'config-fields.ts', 'contract.ts', 'retry-policy.ts'],
+	},
+];
+
+const HTTP =
+	/^(?:fastify|fastify-[^/]+|@fastify\/[^/]+|undici|(?:node:)?https?|(?:node:)?http2)(?:\/|$)/;
+const HTTP_OR_ZOD = new RegExp(`${HTTP.source}|^zod(?:\\/|$)`);
+
+/** Packages some files never import, and the rule that says so. */
+export const PLAIN: ReadonlyArray<{ files: readonly string[]; packages: RegExp; rule: string }> = [
+	{ files: ['store/'], packages: HTTP_OR_ZOD, rule: 'nothing under store/ imports HTTP or zod' },
+	{
+		files: ['errors.ts', 'contract.ts', 'retry-policy.ts'],
+		packages: HTTP_OR_ZOD,
+		rule: 'plain errors, the contract and pure policies import no HTTP and no zod',
+	},
+	{
+		files: ['config.ts', 'config-fields.ts'],
+		packages: HTTP,
+		rule: 'config reads the environment (with zod) and imports no HTTP',
+	},
+];
+
+const named = (file: string, names: readonly string[]) =>
+	names.some((n) => (n.endsWith('/') ? file.startsWith(n) : file === n));
+
+/** The index of a file's layer in LAYERS (0 is the top). */
+export function layerOf(file: string): number {
+	const at = LAYERS.findIndex((l) => l.files !== 'the rest' && named(file, l.files));
+	return at === -1 ? LAYERS.findIndex((l) => l.files === 'the rest') : at;
+}
 
 function tsFiles(dir: string): string[] {
 	return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -43,7 +100,7 @@ function importIsTypeOnly(node: ts.ImportDeclaration): boolean {
 	return bindings.elements.length > 0 && bindings.elements.every((e) => e.isTypeOnly);
 }
 
-/** The relative imports of one file, static and dynamic (`await import('./x.ts')` runs). */
+/** The imports of one file, static and dynamic (`await import('./x.ts')` runs), packages too. */
 export function importsOf(file: string, text: string): { spec: string; typeOnly: boolean }[] {
 	const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false);
 	const found: { spec: string; typeOnly: boolean }[] = [];
@@ -67,23 +124,35 @@ export function importsOf(file: string, text: string): { spec: string; typeOnly:
 		ts.forEachChild(node, visit);
 	};
 	visit(source);
-	return found.filter((i) => i.spec.startsWith('.'));
+	return found;
 }
 
-/** The import graph of the .ts files under `root`, paths relative to it with `/`. */
-export function importGraph(root: string): { files: string[]; edges: ImportEdge[] } {
+/**
+ * The import graph of the .ts files under `root`, paths relative to it with `/`, and the packages
+ * each imports (a relative import of a file outside `root` is neither).
+ */
+export function importGraph(root: string): {
+	files: string[];
+	edges: ImportEdge[];
+	packages: PackageUse[];
+} {
 	const name = (path: string) => relative(root, path).split(sep).join('/');
 	const paths = tsFiles(root);
 	const files = paths.map(name);
 	const known = new Set(files);
 	const edges: ImportEdge[] = [];
+	const packages: PackageUse[] = [];
 	for (const path of paths) {
 		for (const i of importsOf(path, readFileSync(path, 'utf8'))) {
+			if (!i.spec.startsWith('.')) {
+				packages.push({ from: name(path), name: i.spec });
+				continue;
+			}
 			const to = name(resolve(dirname(path), i.spec));
 			if (known.has(to)) edges.push({ from: name(path), to, typeOnly: i.typeOnly });
 		}
 	}
-	return { files, edges };
+	return { files, edges, packages };
 }
 
 /** The circles of runtime imports (Tarjan's strongly connected components), each as a path. */
@@ -145,18 +214,30 @@ function loopThrough(component: string[], next: Map<string, string[]>): string[]
 	return [...component, start];
 }
 
+/** The rule one import breaks, if any: the console's door first, then the layers. */
+function edgeFinding(e: ImportEdge): string | undefined {
+	if (!e.from.startsWith(CONSOLE) && e.to.startsWith(CONSOLE)) {
+		if (e.from === CONSOLE_ENTRY.from && e.to === CONSOLE_ENTRY.to) return undefined;
+		return `${e.from} imports ${e.to}: only console/ may import from console/`;
+	}
+	const [from, to] = [layerOf(e.from), layerOf(e.to)];
+	if (to >= from) return undefined;
+	const [below, above] = [LAYERS[from].name, LAYERS[to].name];
+	return `${e.from} imports ${e.to}: layers import only downward (${below} below ${above})`;
+}
+
 /** Every broken rule, one line each. */
 export function importFindings(root: string): string[] {
-	const { files, edges } = importGraph(root);
+	const { files, edges, packages } = importGraph(root);
 	const findings = runtimeCircles(files, edges).map((c) => `runtime circle: ${c.join(' -> ')}`);
-	const seen = new Set<string>();
-	for (const e of edges) {
-		if (e.from.startsWith(CONSOLE) || !e.to.startsWith(CONSOLE)) continue;
-		if (e.from === CONSOLE_ENTRY.from && e.to === CONSOLE_ENTRY.to) continue;
-		const finding = `${e.from} imports ${e.to}: only console/ may import from console/`;
-		if (!seen.has(finding)) findings.push(finding);
-		seen.add(finding);
-	}
+	const add = (finding: string | undefined) => {
+		if (finding !== undefined && !findings.includes(finding)) findings.push(finding);
+	};
+	for (const e of edges) add(edgeFinding(e));
+	for (const p of packages)
+		for (const plain of PLAIN)
+			if (named(p.from, plain.files) && plain.packages.test(p.name))
+				add(`${p.from} imports ${p.name}: ${plain.rule}`);
 	return findings;
 }
 

@@ -9,13 +9,14 @@ import type { RelayConfig } from './config.ts';
 import { isPostgresUrl } from './config-fields.ts';
 import { CatchupRunner } from './catchup/runner.ts';
 import { consoleRoutes } from './console/index.ts';
+import type { SessionRevocations } from './console/index.ts';
 import type { RelayContext } from './context.ts';
-import { jsonErrorHandler } from './errors.ts';
 import { Forwarder } from './forwarder.ts';
 import { Intake } from './intake.ts';
 import { RelayLogController, bufferedStdoutLogger, createLogger } from './logging.ts';
 import { Metrics } from './metrics.ts';
 import { adminRoutes } from './routes/admin.ts';
+import { jsonErrorHandler } from './routes/errors.ts';
 import { healthRoutes } from './routes/health.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { Operations } from './operations.ts';
@@ -147,8 +148,6 @@ function servicesOf({ config, deps, store, metrics, logger, forwarder }: Parts) 
 		config,
 		metrics,
 		intake,
-		targets,
-		store,
 		catchup,
 		alerter,
 		authThrottle: new AuthThrottle(config.authLimit),
@@ -187,18 +186,20 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 	const forwarder = forwarderOf(config, deps, store, metrics, logger);
 	const app = fastifyOf(config, logger);
 	const { ctx, monitor, catchup } = servicesOf({ config, deps, store, metrics, logger, forwarder });
-	// Errors as JSON (errors.ts): a client's fault with its status and reason, anything else a bare
-	// 500 with the cause in the log. The console answers its own as pages.
+	// Errors as JSON, set once here for every plugin (routes/errors.ts): a client's fault with its
+	// status and reason, anything else a bare 500 with the cause in the log. The console answers
+	// its own as pages.
 	app.setErrorHandler(jsonErrorHandler);
 
 	// Limits only where a route asks for one (the redirect routes); postbacks are never limited.
 	await app.register(rateLimit, { global: false });
 
+	// Beside the context, each plugin that needs one more thing of the store gets that alone.
 	app.register(postbackRoutes, { ctx });
-	app.register(healthRoutes, { ctx });
-	app.register(metricsRoutes, { ctx });
+	app.register(healthRoutes, { ping: () => store.ping() });
+	app.register(metricsRoutes, { metrics, deliveryCounts: () => store.counts() });
 	app.register(adminRoutes, { ctx, prefix: '/admin' });
-	app.register(consoleRoutes, { ctx, prefix: '/admin' });
+	app.register(consoleRoutes, { ctx, sessions: sessionsOf(store), prefix: '/admin' });
 
 	app.addHook('onReady', async () => {
 		forwarder?.start();
@@ -223,6 +224,14 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 		buffered?.stop();
 	});
 	return app;
+}
+
+/** The console's logouts, kept in the store for every instance and restart: that port alone. */
+function sessionsOf(store: Store): SessionRevocations {
+	return {
+		revokeSession: (id, expiresAt, now) => store.revokeSession(id, expiresAt, now),
+		sessionRevoked: (id) => store.sessionRevoked(id),
+	};
 }
 
 function trustProxyOption(

@@ -9,7 +9,7 @@ export interface RelayConfig {
 	apiTokens: string[];
 	/**
 	 * The lists as configured. `redirect` receives both success and fail redirects, `success` and
-	 * `fail` only their own; `targetsFor` (targets.ts) resolves what each kind fans out to.
+	 * `fail` only their own; `targetsByKind` (targets.ts) resolves what each kind fans out to.
 	 */
 	targets: {
 		payment: string[];

@@ -4,29 +4,25 @@ import type { Intake } from './intake.ts';
 import type { Metrics } from './metrics.ts';
 import type { Operations } from './operations.ts';
 import type { Reads } from './reads.ts';
-import type { Store } from './store/types.ts';
-import type { Targets } from './targets.ts';
 import type { Alerter } from './alerts.ts';
 import type { CatchupRunner } from './catchup/runner.ts';
 
 /**
  * The services the route plugins share; passed to each plugin as its options. Routes reach the
- * store and the forwarder only through these: incoming events through `intake`, the operator's
- * replay and requeue through `operations`.
+ * store and the forwarder only through these: incoming events through `intake`, what the operator
+ * reads through `reads`, replay and requeue through `operations`. The few plugins that need one
+ * more thing of the store (readiness, the metrics' delivery counts, the console's logouts) get it
+ * as a port of its own from app.ts, never the store.
  */
 export interface RelayContext {
 	config: RelayConfig;
 	metrics: Metrics;
 	/** The one door for incoming events (look-ups, pair limit, insert, hand-off, wake-up). */
 	intake: Intake;
-	/** The targets each event kind fans out to (targets.ts). */
-	targets: Targets;
 	/** Replay and requeue, the one set of rules the admin API and the console share. */
 	operations: Operations;
 	/** The reads the admin API and the console share (reads.ts). */
 	reads: Reads;
-	/** Health, metrics and the console's session revocation still read the store itself. */
-	store: Store;
 	/** Wrong admin tokens per client (admin API and console login share it). */
 	authThrottle: AuthThrottle;
 	/** The catch-up (present even when its interval is 0: the admin API can run it). */

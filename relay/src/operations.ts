@@ -1,6 +1,5 @@
-import { z } from 'zod';
 import type { PostbackEvent } from './contract.ts';
-import { OperationRefused, ReplayChanged } from './errors.ts';
+import { OperationRefused } from './errors.ts';
 import type { Reads, ReplayPlan } from './reads.ts';
 import type { Store } from './store/types.ts';
 
@@ -14,17 +13,26 @@ import type { Store } from './store/types.ts';
  *   no dead delivery, a delivery that is not dead): 409 with the reason;
  * - otherwise the store changes and the forwarder is woken.
  *
- * A refusal throws an OperationRefused (errors.ts), and a value the store itself refuses (a NUL
- * byte, a number beyond 2^53) a StoreInputError: each surface maps them once (JSON for the admin
- * API, a page for the console). Nothing changes on any refusal.
+ * The operations take plain values: each surface parses its input first (routes/input.ts holds
+ * what both read alike). A refusal throws an OperationRefused (errors.ts), a confirmed range that
+ * changed since its confirmation a ReplayChanged (below), and a value the store itself refuses (a
+ * NUL byte, a number beyond 2^53) a StoreInputError: each surface maps them once (routes/errors.ts:
+ * JSON for the admin API, a page for the console). Nothing changes on any refusal.
  */
 
-/** A delivery id as text (a path segment or a form field): a positive safe integer. */
-export const deliveryIdText = z
-	.string()
-	.regex(/^\d{1,16}$/, 'is not a delivery id')
-	.transform(Number)
-	.refine((n) => n > 0 && Number.isSafeInteger(n), 'is not a delivery id');
+/**
+ * A confirmed range replay whose plan changed since the confirmation (events arrived, targets
+ * changed): 409, nothing replayed; `plan` is the new one to confirm.
+ */
+export class ReplayChanged extends OperationRefused {
+	/** The plan as it is now, to confirm again. */
+	readonly plan: ReplayPlan;
+
+	constructor(plan: ReplayPlan, message: string) {
+		super(409, 'Confirm again', message);
+		this.plan = plan;
+	}
+}
 
 const refuse = (status: 400 | 404 | 409, title: string, reason: string) =>
 	new OperationRefused(status, title, reason);

@@ -38,8 +38,3 @@ export function targetsByKind(config: RelayConfig): Targets {
 	}
 	return r;
 }
-
-/** The targets one event kind fans out to (see targetsByKind). */
-export function targetsFor(config: RelayConfig, kind: PostbackEvent): readonly string[] {
-	return targetsByKind(config)[kind];
-}

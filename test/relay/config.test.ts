@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { resolve } from 'node:path';
 import { ConfigError, loadConfig } from '../../relay/src/config.ts';
 import { defaultDatabasePath } from '../../relay/src/config-fields.ts';
-import { targetsByKind, targetsFor } from '../../relay/src/targets.ts';
+import { targetsByKind } from '../../relay/src/targets.ts';
 import { ADMIN_TOKEN, NODE, RELAY_BIN, TOKEN } from './helpers.ts';
 
 const minimal = {
@@ -229,12 +229,12 @@ describe('relay configuration', () => {
 			RELAY_FAIL_TARGETS: 'http://n8n:5678/webhook/ko',
 			RELAY_REDIRECT_TARGETS: 'http://N8N:5678/webhook/both,http://n8n:5678/webhook/all',
 		});
-		expect(targetsFor(c, 'success')).toEqual([
+		expect(targetsByKind(c).success).toEqual([
 			'http://n8n:5678/webhook/ok',
 			'http://n8n:5678/webhook/both',
 			'http://n8n:5678/webhook/all',
 		]);
-		expect(targetsFor(c, 'fail')).toEqual([
+		expect(targetsByKind(c).fail).toEqual([
 			'http://n8n:5678/webhook/ko',
 			'http://N8N:5678/webhook/both',
 			'http://n8n:5678/webhook/all',
@@ -242,8 +242,8 @@ describe('relay configuration', () => {
 		expect(targetsByKind(c)).toEqual({
 			payment: [],
 			payout: [],
-			success: targetsFor(c, 'success'),
-			fail: targetsFor(c, 'fail'),
+			success: targetsByKind(c).success,
+			fail: targetsByKind(c).fail,
 		});
 		// Only a fail list is a valid configuration; a bad URL in it is named.
 		expect(

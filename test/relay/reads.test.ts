@@ -1,12 +1,14 @@
-// The reads the admin API and the console share (relay/src/reads.ts) and their one time format,
-// and the one error path (relay/src/errors.ts): each surface answers a typed error the same way
+// The reads the admin API and the console share (relay/src/reads.ts) and their one time format
+// (relay/src/routes/input.ts), and the one error path (relay/src/errors.ts, mapped in
+// relay/src/routes/errors.ts): each surface answers a typed error the same way
 // wherever it is thrown, and anything else without its text.
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../relay/src/app.ts';
 import { loadConfig } from '../../relay/src/config.ts';
 import { OperationRefused, StoreInputError } from '../../relay/src/errors.ts';
-import { Reads, parseTime } from '../../relay/src/reads.ts';
+import { Reads } from '../../relay/src/reads.ts';
+import { parseTime } from '../../relay/src/routes/input.ts';
 import type { NewEvent, Store } from '../../relay/src/store/types.ts';
 import { FORM, cookieOf, submitLogin } from './console-suite.ts';
 import { freshSqliteStore } from './fresh-store.ts';

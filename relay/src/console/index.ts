@@ -7,9 +7,11 @@ import { consolePages } from './pages/index.ts';
 import { SESSION_COOKIE, loginRoutes } from './pages/login.ts';
 import { consoleErrorHandler } from './refusal.ts';
 import { ConsoleAuth } from './session.ts';
+import type { SessionRevocations } from './session.ts';
 import { CONSOLE_CSS } from './style.ts';
 
 export { LOGIN_COOKIE, SESSION_COOKIE } from './pages/login.ts';
+export type { SessionRevocations } from './session.ts';
 
 /**
  * Every console answer: no script may run (the pages have none, so an escaped-wrong field could
@@ -25,6 +27,8 @@ const SECURITY_HEADERS = {
 };
 
 export interface ConsoleOptions extends ContextOptions {
+	/** Where logouts are kept for every instance and restart (app.ts: the store's, nothing else of it). */
+	sessions: SessionRevocations;
 	/** Clock of the login sessions (tests). */
 	now?: () => number;
 }
@@ -37,7 +41,7 @@ export interface ConsoleOptions extends ContextOptions {
  */
 export async function consoleRoutes(app: FastifyInstance, options: ConsoleOptions): Promise<void> {
 	const { ctx } = options;
-	const auth = new ConsoleAuth(ctx.config.adminToken, options.now, ctx.store);
+	const auth = new ConsoleAuth(ctx.config.adminToken, options.now, options.sessions);
 	await app.register(fastifyCookie);
 	await app.register(fastifyFormbody, { bodyLimit: 16_384 });
 

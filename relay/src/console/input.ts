@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import { POSTBACK_EVENTS } from '../contract.ts';
 import type { PostbackEvent } from '../contract.ts';
-import { timeText } from '../reads.ts';
+import { timeText } from '../routes/input.ts';
 import { DELIVERY_STATUSES } from '../store/types.ts';
 import type { DeliveryStatus } from '../store/types.ts';
 
 /** Empty form fields count as absent. */
 const blank = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 
-/** A time typed into the console: the admin API's one time format (reads.ts), UTC unless zoned. */
+/** A time typed into the console: the admin API's one time format (routes/input.ts), UTC unless zoned. */
 const optionalTime = z.preprocess(blank, timeText.optional());
 const requiredTime = z.preprocess(blank, timeText);
 

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { clientFault } from '../errors.ts';
+import { clientFault } from '../routes/errors.ts';
 import { html } from './html.ts';
 import { CONSOLE, page, sendPage } from './layout.ts';
 
@@ -27,7 +27,7 @@ export function sendRefusal(
 }
 
 /**
- * Errors on a console page, as an HTML page (the console's one mapping of errors.ts): a client's
+ * Errors on a console page, as an HTML page (the console's one mapping of routes/errors.ts): a client's
  * fault (a refused operation, a value the store refuses, Fastify's own 4xx) with its title and
  * reason, anything else a bare 500 (logged; no stack, no SQL text).
  */

@@ -6,10 +6,8 @@ import { z } from 'zod';
 import { POSTBACK_EVENTS } from '../contract.ts';
 import type { PostbackEvent } from '../contract.ts';
 import type { ContextOptions, RelayContext } from '../context.ts';
-import { jsonErrorHandler } from '../errors.ts';
-import { deliveryIdText } from '../operations.ts';
-import { timeField as time } from '../reads.ts';
 import { DELIVERY_STATUSES, EVENT_SOURCES } from '../store/types.ts';
+import { deliveryIdText, timeField as time } from './input.ts';
 
 const kind = z.enum(POSTBACK_EVENTS as [PostbackEvent, ...PostbackEvent[]]);
 const limit = z.coerce.number().int().min(1).max(1000).default(100);
@@ -57,10 +55,9 @@ type AdminApp = ReturnType<typeof withZod>;
 
 /** Token-protected operations: list events and deliveries, replay, dead letters. */
 export async function adminRoutes(plain: FastifyInstance, { ctx }: ContextOptions): Promise<void> {
+	// A schema's refusal, a refused operation or a value the store refuses is answered by the app's
+	// one JSON error handler (errors.ts beside this file) with its issues or its reason.
 	plain.setValidatorCompiler(validatorCompiler);
-	// Errors as JSON: a schema's refusal with its issues, a refused operation or a value the store
-	// refuses with its reason, anything else a bare 500 (errors.ts).
-	plain.setErrorHandler(jsonErrorHandler);
 	const app = withZod(plain);
 	app.addHook('onRequest', bearerGuard(ctx));
 	catchupRoutes(app, ctx);

@@ -1,13 +1,17 @@
 import type { FastifyInstance } from 'fastify';
-import type { ContextOptions } from '../context.ts';
+
+export interface HealthOptions {
+	/** Resolves when the store answers (app.ts gives the store's ping, nothing else of it). */
+	ping: () => Promise<unknown>;
+}
 
 /** Liveness (the process answers) and readiness (the store answers). */
-export async function healthRoutes(app: FastifyInstance, { ctx }: ContextOptions): Promise<void> {
+export async function healthRoutes(app: FastifyInstance, { ping }: HealthOptions): Promise<void> {
 	app.get('/healthz', async () => ({ status: 'ok' }));
 
 	app.get('/readyz', async (request, reply) => {
 		try {
-			await ctx.store.ping();
+			await ping();
 			return { status: 'ready' };
 		} catch (error) {
 			request.log.error({ err: error }, 'store not reachable');

@@ -4,8 +4,8 @@ import type { PostbackEvent, PostbackFields } from '../contract.ts';
 import type { ContextOptions, RelayContext } from '../context.ts';
 import type { Admission, Source } from '../admission.ts';
 import { noteRequest } from '../log-context.ts';
-import { clientFault } from '../errors.ts';
-import type { ClientFault } from '../errors.ts';
+import { clientFault } from './errors.ts';
+import type { ClientFault } from './errors.ts';
 
 type Verdict =
 	| { ok: true; fields: PostbackFields; tokenIndex: number }

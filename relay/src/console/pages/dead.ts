@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { RelayError } from '../../errors.ts';
-import { deliveryIdText } from '../../operations.ts';
+import { deliveryIdText } from '../../routes/input.ts';
 import type { Delivery } from '../../store/types.ts';
 import { html } from '../html.ts';
 import { deadQuery, describeIssues, plainForm, targetForm } from '../input.ts';

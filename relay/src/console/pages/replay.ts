@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { OperationRefused, ReplayChanged } from '../../errors.ts';
+import { OperationRefused } from '../../errors.ts';
+import { ReplayChanged } from '../../operations.ts';
 import type { RangeRequest } from '../../operations.ts';
 import type { ReplayPlan } from '../../reads.ts';
 import { html } from '../html.ts';
