@@ -123,10 +123,12 @@ npm install --package-lock-only "$LOCK_URLS" --ignore-scripts --no-audit --no-fu
 PACKAGES="$(node -e '
   const lock = require("./package-lock.json");
   const fits = (list, value) => !list || list.includes(value);
-  console.log(Object.entries(lock.packages).filter(([path, p]) => path.includes("node_modules/")
-    && !p.link && !p.inBundle && fits(p.os, process.platform) && fits(p.cpu, process.arch)).length);
+  const wanted = Object.entries(lock.packages).filter(([path, p]) => path.includes("node_modules/")
+    && !p.link && !p.inBundle && fits(p.os, process.platform) && fits(p.cpu, process.arch));
+  // One tarball may sit at several paths; npm logs it once per path, the progress counts it once.
+  console.log(new Set(wanted.map(([path, p]) => p.resolved ?? path)).size);
 ')"
-echo "install-n8n: n8n $N8N_VERSION, step 2 of 3: downloading and unpacking about $(node -p "($PACKAGES).toLocaleString('en-US')") packages"
+echo "install-n8n: n8n $N8N_VERSION, step 2 of 3: downloading and unpacking $(node -p "($PACKAGES).toLocaleString('en-US')") package tarballs"
 npm install "$LOCK_URLS" --ignore-scripts --no-audit --no-fund --loglevel=http 2>&1 \
   | progress "n8n $N8N_VERSION: packages downloaded" tarballs "$PACKAGES" about
 

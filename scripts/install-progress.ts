@@ -16,11 +16,23 @@ export type Counted = 'documents' | 'tarballs';
 // (`http cache <name>@<url> 0ms (cache hit)`).
 const FETCH = /\bhttp (?:fetch GET (?:200|304)|cache) (\S+)/;
 
+/**
+ * The URL a line of npm's http log fetched, when it is a fetch of the kind counted; else undefined.
+ * npm logs one tarball twice (its download, then a cache hit when it unpacks it), so the count is of
+ * distinct URLs, not of lines.
+ */
+export function fetchedUrl(line: string, counted: Counted): string | undefined {
+	const found = FETCH.exec(line)?.[1];
+	if (!found) return undefined;
+	// A cache line names `<package>@<url>`.
+	const url = found.slice(Math.max(0, found.indexOf('http')));
+	const tarball = url.endsWith('.tgz');
+	return (counted === 'tarballs') === tarball ? url : undefined;
+}
+
 /** Whether a line of npm's http log is a fetch of the kind counted. */
 export function isFetch(line: string, counted: Counted): boolean {
-	const url = FETCH.exec(line)?.[1];
-	if (!url) return false;
-	return counted === 'tarballs' ? url.endsWith('.tgz') : !url.endsWith('.tgz');
+	return fetchedUrl(line, counted) !== undefined;
 }
 
 const number = (n: number) => n.toLocaleString('en-US');
@@ -64,22 +76,23 @@ async function main(): Promise<void> {
 	const total = totalText ? Number(totalText) : undefined;
 	const started = Date.now();
 	const everyMs = Number(process.env.INSTALL_PROGRESS_EVERY_MS ?? 5_000);
-	let done = 0;
+	const seen = new Set<string>();
 	let printedAt = 0;
 	const print = () => {
 		printedAt = Date.now();
 		process.stdout.write(
-			`install-n8n: ${progressLine(label, done, total, printedAt - started, about === 'about')}\n`,
+			`install-n8n: ${progressLine(label, seen.size, total, printedAt - started, about === 'about')}\n`,
 		);
 	};
 	for await (const line of createInterface({ input: process.stdin })) {
 		if (/^npm (error|ERR!)/.test(line)) process.stdout.write(`${line}\n`);
-		if (!isFetch(line, counted as Counted)) continue;
-		done += 1;
+		const url = fetchedUrl(line, counted as Counted);
+		if (url === undefined || seen.has(url)) continue;
+		seen.add(url);
 		if (Date.now() - printedAt >= everyMs) print();
 	}
 	// The end of the step: the count, whatever the estimate said.
-	process.stdout.write(`install-n8n: ${label}: ${number(done)}, done\n`);
+	process.stdout.write(`install-n8n: ${label}: ${number(seen.size)}, done\n`);
 }
 
 if (import.meta.main) await main();

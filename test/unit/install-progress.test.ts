@@ -3,13 +3,18 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isFetch, progressLine } from '../../scripts/install-progress.ts';
+import { fetchedUrl, isFetch, progressLine } from '../../scripts/install-progress.ts';
 
 const TARBALL =
 	'npm http fetch GET 200 https://registry.npmjs.org/is-odd/-/is-odd-3.0.1.tgz 298ms (cache miss)';
 const CACHED =
 	'npm http cache is-number@https://registry.npmjs.org/is-number/-/is-number-6.0.0.tgz 0ms (cache hit)';
 const DOCUMENT = 'npm http fetch GET 200 https://registry.npmjs.org/is-odd 132ms (cache miss)';
+// The same tarball again, as npm logs it for a second path of the tree that uses it.
+const TARBALL_AGAIN =
+	'npm http cache is-odd@https://registry.npmjs.org/is-odd/-/is-odd-3.0.1.tgz 0ms (cache hit)';
+const OTHER =
+	'npm http fetch GET 200 https://registry.npmjs.org/uuid/-/uuid-10.0.0.tgz 12ms (cache miss)';
 
 describe('install progress', () => {
 	it('counts package documents and tarballs (downloaded or from the cache) apart', () => {
@@ -24,6 +29,14 @@ describe('install progress', () => {
 			true,
 		]);
 		expect(isFetch('npm warn deprecated glob@7.2.3', 'tarballs')).toBe(false);
+	});
+
+	it('names a tarball by its URL, however npm logged it, so one used at several paths counts once', () => {
+		expect(fetchedUrl(TARBALL, 'tarballs')).toBe(fetchedUrl(TARBALL_AGAIN, 'tarballs'));
+		expect(fetchedUrl(CACHED, 'tarballs')).toBe(
+			'https://registry.npmjs.org/is-number/-/is-number-6.0.0.tgz',
+		);
+		expect(fetchedUrl(DOCUMENT, 'tarballs')).toBeUndefined();
 	});
 
 	it('says how much of the total is done and, once there is a rate, how long the rest takes', () => {
@@ -59,7 +72,9 @@ describe('install progress', () => {
 					TARBALL,
 					CACHED,
 					'npm error notarget No matching version found for @n8n/api-types@0.17.0.',
+					TARBALL_AGAIN,
 					TARBALL,
+					OTHER,
 				].join('\n'),
 				encoding: 'utf8',
 				env: { ...process.env, INSTALL_PROGRESS_EVERY_MS: '0' },
