@@ -4,6 +4,7 @@ import type { PostbackEvent, PostbackFields } from '../contract.ts';
 import type { ContextOptions, RelayContext } from '../context.ts';
 import type { Admission, Source } from '../admission.ts';
 import { noteRequest } from '../log-context.ts';
+import { networkOf } from '../limits.ts';
 import { clientFault } from './errors.ts';
 import type { ClientFault } from './errors.ts';
 
@@ -94,6 +95,7 @@ const sourceOf = (request: FastifyRequest, tokenIndex: number): Source => ({
 	body: request.body as string,
 	contentType: request.headers['content-type'] ?? 'application/x-www-form-urlencoded',
 	tokenIndex,
+	network: networkOf(request.ip),
 });
 
 /** A refused call in the request's log line, with the status it was really answered with. */
