@@ -101,7 +101,9 @@ function randomFromCard(method: PaymentMethod): string {
 
 /**
  * The payment postback: the interface document's fields, plus the ones live postbacks are seen to
- * carry when the merchant emulates them (liveExtras).
+ * carry when the merchant emulates them (liveExtras). `TrsId` is the payment id, or the bill id
+ * when the merchant's `trsId` switch says so (then two payments of a MULTI bill with the same
+ * amount and status post identical fields).
  */
 export function paymentPostback(bill: Bill, payment: Payment, merchant: Merchant): Fields {
 	const invId = bill.orderId ?? '';
@@ -112,7 +114,7 @@ export function paymentPostback(bill: Bill, payment: Payment, merchant: Merchant
 		Commission: format2(payment.commission),
 		Currency: PAYMENT_POSTBACK_CURRENCY,
 		CurrencyIn: bill.currency,
-		TrsId: payment.id,
+		TrsId: merchant.trsId === 'bill' ? bill.id : payment.id,
 		Status: payment.status,
 		...(bill.custom !== null ? { custom: bill.custom } : {}),
 		...(merchant.liveExtras
@@ -189,7 +191,7 @@ export function pay(
 	if (shop.resultUrl && status !== 'PROCESS') {
 		postback = paymentPostback(bill, payment, merchant);
 		const lost = merchant.losePostbacks || bill.losePostback || request.losePostback === true;
-		state.options.deliver('payment', shop.resultUrl, postback, payment.id, {
+		state.options.deliver('payment', shop.resultUrl, postback, postback['TrsId'] ?? payment.id, {
 			lost,
 			encoding: postbackEncoding(merchant),
 		});

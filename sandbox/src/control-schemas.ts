@@ -4,7 +4,9 @@ import type { Fault } from './context.ts';
 import { parseControlAmount } from './money.ts';
 import {
 	CURRENCIES,
+	ERROR_FORMS,
 	PROFILES,
+	TRS_ID_KINDS,
 	REGULAR_DIRECTIONS,
 	type Merchant,
 	type PayoutAccount,
@@ -37,6 +39,15 @@ export const merchantPatch = z.object({
 	profile: z.enum(PROFILES).optional(),
 	searchPageSize: z.int().min(1).max(1000).optional(),
 	losePostbacks: z.boolean().optional(),
+	trsId: z.enum(TRS_ID_KINDS).optional(),
+	errorForm: z.enum(ERROR_FORMS).optional(),
+	requireShopId: z.boolean().optional(),
+	newPaymentFields: z.boolean().optional(),
+	billOrderId: z.boolean().optional(),
+	paymentsPageSize: z.int().min(1).max(1000).optional(),
+	refunds: z.boolean().optional(),
+	ipAllowList: z.union([z.array(z.string().min(1).max(64)), z.null()]).optional(),
+	rejectBills: z.int().min(0).max(1_000_000).optional(),
 });
 
 export const shopFields = z.object({
@@ -134,6 +145,15 @@ export function applyMerchantPatch(
 	if (patch.profile !== undefined) merchant.profile = patch.profile;
 	if (patch.searchPageSize !== undefined) merchant.searchPageSize = patch.searchPageSize;
 	if (patch.losePostbacks !== undefined) merchant.losePostbacks = patch.losePostbacks;
+	if (patch.trsId !== undefined) merchant.trsId = patch.trsId;
+	if (patch.errorForm !== undefined) merchant.errorForm = patch.errorForm;
+	if (patch.requireShopId !== undefined) merchant.requireShopId = patch.requireShopId;
+	if (patch.newPaymentFields !== undefined) merchant.newPaymentFields = patch.newPaymentFields;
+	if (patch.billOrderId !== undefined) merchant.billOrderId = patch.billOrderId;
+	if (patch.paymentsPageSize !== undefined) merchant.paymentsPageSize = patch.paymentsPageSize;
+	if (patch.refunds !== undefined) merchant.refunds = patch.refunds;
+	if (patch.ipAllowList !== undefined) merchant.ipAllowList = patch.ipAllowList;
+	if (patch.rejectBills !== undefined) merchant.rejectBills = patch.rejectBills;
 }
 
 export function applyShopPatch(shop: Shop, patch: z.output<typeof shopFields>): void {

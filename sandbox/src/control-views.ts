@@ -54,6 +54,15 @@ export function merchantView(ctx: SandboxContext, merchant: Merchant): Record<st
 		profile: merchant.profile,
 		searchPageSize: merchant.searchPageSize,
 		losePostbacks: merchant.losePostbacks,
+		trsId: merchant.trsId,
+		errorForm: merchant.errorForm,
+		requireShopId: merchant.requireShopId,
+		newPaymentFields: merchant.newPaymentFields,
+		billOrderId: merchant.billOrderId,
+		paymentsPageSize: merchant.paymentsPageSize,
+		refunds: merchant.refunds,
+		ipAllowList: merchant.ipAllowList,
+		rejectBills: merchant.rejectBills,
 		shops: [...ctx.state.shops.values()]
 			.filter((shop) => shop.merchantId === merchant.id)
 			.map(shopView),

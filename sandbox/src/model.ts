@@ -67,7 +67,52 @@ export interface Balance {
 	hold: number;
 }
 
-export interface Merchant {
+/** What a payment postback's `TrsId` names: the payment (the reference's text) or its bill (its examples). */
+export const TRS_ID_KINDS = ['payment', 'bill'] as const;
+export type TrsIdKind = (typeof TRS_ID_KINDS)[number];
+/**
+ * Where an error answer carries its `api:error.*` key: `message` (the interface document) or
+ * `error_code` with a human `error_message` beside it (seen on some answers, service-facts.md).
+ */
+export const ERROR_FORMS = ['message', 'error_code'] as const;
+export type ErrorForm = (typeof ERROR_FORMS)[number];
+
+/**
+ * The switches for answers the live service is seen to give beyond the interface document
+ * (service-facts.md, "What the service's current public reference and its clients add"). Each
+ * works in either profile; new merchants take the instance's value, the control API sets one.
+ */
+export interface MerchantSwitches {
+	/** What `TrsId` in payment postbacks names (default `payment`). */
+	trsId: TrsIdKind;
+	/** Where error answers carry their key (default `message`). */
+	errorForm: ErrorForm;
+	/** bill/search refuses a request without `shop_id` (422), as one deployment does (default false). */
+	requireShopId: boolean;
+	/**
+	 * Payment answers in their newer form: no `amount_received`; `commission`, `account_amount`,
+	 * `account_currency_code` and `refunded_amount` instead (default false).
+	 */
+	newPaymentFields: boolean;
+	/** `order_id` on bill answers in the `live` profile (default true; `spec` never shows it). */
+	billOrderId: boolean;
+	/** Rows per page of bill/payments when the request names no `per_page` (default 15). */
+	paymentsPageSize: number;
+	/** The refund API is switched on for this merchant (default false: the service's refusal). */
+	refunds: boolean;
+}
+
+export const SWITCH_DEFAULTS: MerchantSwitches = {
+	trsId: 'payment',
+	errorForm: 'message',
+	requireShopId: false,
+	newPaymentFields: false,
+	billOrderId: true,
+	paymentsPageSize: 15,
+	refunds: false,
+};
+
+export interface Merchant extends MerchantSwitches {
 	id: string;
 	token: string;
 	exists: boolean;
@@ -99,6 +144,10 @@ export interface Merchant {
 	 * delivery log shows it as lost. The records (bills, payments, payouts) are unchanged.
 	 */
 	losePostbacks: boolean;
+	/** The merchant's API IP allow-list: a request from another address answers `ip_access_denied` (null: any). */
+	ipAllowList: string[] | null;
+	/** How many of the next bill/create requests answer `transaction_rejected`. */
+	rejectBills: number;
 }
 
 export interface Shop {

@@ -9,6 +9,8 @@ import {
 	type Bill,
 	type Fields,
 	type Merchant,
+	type MerchantSwitches,
+	SWITCH_DEFAULTS,
 	type Payment,
 	type Payout,
 	type PayoutAccount,
@@ -32,6 +34,8 @@ export interface StateOptions {
 	liveExtras: boolean;
 	/** The profile of new merchants (see Merchant.profile; default `live`). */
 	profile?: Profile;
+	/** The switches new merchants start with (see MerchantSwitches; unset ones take SWITCH_DEFAULTS). */
+	switches?: Partial<MerchantSwitches>;
 }
 
 /** Rows per page of the `spec` profile's searches: Laravel's default. */
@@ -100,6 +104,10 @@ export class State {
 			profile: this.options.profile ?? 'live',
 			searchPageSize: SPEC_PAGE_SIZE,
 			losePostbacks: false,
+			ipAllowList: null,
+			rejectBills: 0,
+			...SWITCH_DEFAULTS,
+			...this.options.switches,
 		};
 		this.merchants.set(id, merchant);
 		this.tokens.set(token, id);

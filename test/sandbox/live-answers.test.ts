@@ -1,0 +1,219 @@
+// The answers the live service is seen to give beyond the interface document
+// (service-facts.md, "What the service's current public reference and its clients add"), each
+// behind a per-merchant switch that works in both profiles.
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { harness, listener, md5, today, waitFor, type Harness } from './helpers.ts';
+
+type Listener = Awaited<ReturnType<typeof listener>>;
+const PROFILES = ['live', 'spec'] as const;
+
+let h: Harness;
+let shop: Listener;
+beforeAll(async () => {
+	h = await harness();
+	shop = await listener();
+});
+afterAll(async () => {
+	await h.close();
+	await shop.close();
+});
+
+async function merchantIn(profile: 'live' | 'spec', fields: Record<string, unknown> = {}) {
+	const m = await h.merchant({ profile, ...fields });
+	await h.control('PATCH', `shops/${m.shopId}`, { resultUrl: `${shop.url}/result/${m.shopId}` });
+	return m;
+}
+
+async function bill(token: string, shopId: string, params: Record<string, string> = {}) {
+	const created = await h.api(
+		'POST',
+		'bill/create',
+		{ amount: '100.00', shop_id: shopId, ...params },
+		token,
+	);
+	expect(created.status, created.text).toBe(200);
+	return created.body.bill_id as string;
+}
+
+const pay = async (billId: string, body: Record<string, unknown> = {}) => {
+	const paid = await h.control('POST', `bills/${billId}/pay`, body);
+	expect(paid.status, paid.text).toBe(200);
+	return paid.body;
+};
+
+const received = (shopId: string) =>
+	shop.received.filter((entry) => entry.path === `/result/${shopId}`);
+
+describe.each(PROFILES)('TrsId switch (%s profile)', (profile) => {
+	it('trsId "bill": TrsId is the bill id, and two payments of a MULTI link post identical postbacks', async () => {
+		const m = await merchantIn(profile, { trsId: 'bill' });
+		const billId = await bill(m.token, m.shopId, { type: 'multi', order_id: `link-${profile}` });
+		const first = await pay(billId);
+		const second = await pay(billId);
+		expect(first.payment.id).not.toBe(second.payment.id);
+		expect(first.postback.TrsId).toBe(billId);
+		expect(second.postback).toEqual(first.postback);
+		expect(first.postback.SignatureValue).toBe(
+			md5(`${first.postback.OutSum}:link-${profile}:${m.token}`),
+		);
+		const got = await waitFor(() => received(m.shopId).length >= 2 && received(m.shopId));
+		expect(got[0]!.raw).toBe(got[1]!.raw);
+		// payment/status does not know the bill id; bill/status and bill/payments do.
+		const asPayment = await h.api('GET', 'payment/status', { id: billId }, m.token);
+		expect(asPayment.body.message).toBe('api:error.payment_not_found');
+		const payments = await h.api('GET', 'bill/payments', { id: billId }, m.token);
+		expect(payments.body.data.map((p: { id: string }) => p.id).sort()).toEqual(
+			[first.payment.id, second.payment.id].sort(),
+		);
+		// The delivery log files them under the TrsId they carried.
+		const log = await h.control('GET', `deliveries?trsId=${billId}`);
+		expect(log.body.data.length).toBeGreaterThanOrEqual(2);
+	});
+
+	it('trsId "payment" (the default): TrsId is the payment id', async () => {
+		const m = await merchantIn(profile);
+		expect((await h.control('GET', `merchants/${m.merchantId}`)).body.trsId).toBe('payment');
+		const billId = await bill(m.token, m.shopId, { type: 'multi' });
+		const first = await pay(billId);
+		const second = await pay(billId);
+		expect(first.postback.TrsId).toBe(first.payment.id);
+		expect(second.postback.TrsId).toBe(second.payment.id);
+		expect(second.postback).not.toEqual(first.postback);
+	});
+});
+
+describe('the instance options and the bin flags', () => {
+	it('startSandbox options set the demo merchant and new merchants; an unknown value is refused', async () => {
+		const other = await harness({
+			trsId: 'bill',
+			errorForm: 'error_code',
+			requireShopId: true,
+			newPaymentFields: true,
+			billOrderId: false,
+			paymentsPageSize: 7,
+			refunds: true,
+		});
+		try {
+			const expected = {
+				trsId: 'bill',
+				errorForm: 'error_code',
+				requireShopId: true,
+				newPaymentFields: true,
+				billOrderId: false,
+				paymentsPageSize: 7,
+				refunds: true,
+			};
+			expect((await other.control('GET', `merchants/${other.sb.merchantId}`)).body).toMatchObject(
+				expected,
+			);
+			const fresh = await other.merchant();
+			expect((await other.control('GET', `merchants/${fresh.merchantId}`)).body).toMatchObject(
+				expected,
+			);
+			await other.control('POST', 'reset');
+			expect((await other.control('GET', `merchants/${other.sb.merchantId}`)).body).toMatchObject(
+				expected,
+			);
+		} finally {
+			await other.close();
+		}
+		await expect(harness({ trsId: 'order' as 'bill' })).rejects.toThrow(/trsId/);
+		const bad = await h.control('PATCH', `merchants/${h.sb.merchantId}`, { trsId: 'order' });
+		expect(bad.status).toBe(400);
+	});
+
+	it('the bin takes the flags (and SANDBOX_* variables), lists them in --help and refuses a bad value', async () => {
+		const env = { ...process.env };
+		for (const name of Object.keys(env)) if (name.startsWith('SANDBOX_')) delete env[name];
+		const run = (args: string[], extra: Record<string, string> = {}) =>
+			spawn(process.execPath, ['sandbox/src/bin.ts', '--port', '0', ...args], {
+				stdio: ['ignore', 'pipe', 'pipe'],
+				env: { ...env, ...extra },
+			});
+		const output = async (child: ReturnType<typeof run>) => {
+			let text = '';
+			child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString()));
+			child.stderr!.on('data', (chunk: Buffer) => (text += chunk.toString()));
+			const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+			return { code, text };
+		};
+		const demoOf = async (child: ReturnType<typeof run>) => {
+			try {
+				const line = await new Promise<string>((resolve, reject) => {
+					createInterface({ input: child.stdout! }).once('line', resolve);
+					child.once('exit', (code) => reject(new Error(`exited with ${code}`)));
+				});
+				const { url, merchantId } = JSON.parse(line) as { url: string; merchantId: string };
+				return (await (await fetch(`${url}/_sandbox/merchants/${merchantId}`)).json()) as Record<
+					string,
+					unknown
+				>;
+			} finally {
+				child.kill('SIGTERM');
+				await new Promise((resolve) => child.once('exit', resolve));
+			}
+		};
+		const flags = await demoOf(
+			run([
+				'--trs-id',
+				'bill',
+				'--error-form',
+				'error_code',
+				'--require-shop-id',
+				'--new-payment-fields',
+				'--hide-bill-order-id',
+				'--payments-page-size',
+				'5',
+				'--refunds',
+			]),
+		);
+		const switched = {
+			trsId: 'bill',
+			errorForm: 'error_code',
+			requireShopId: true,
+			newPaymentFields: true,
+			billOrderId: false,
+			paymentsPageSize: 5,
+			refunds: true,
+		};
+		expect(flags).toMatchObject(switched);
+		const vars = await demoOf(
+			run([], {
+				SANDBOX_TRS_ID: 'bill',
+				SANDBOX_ERROR_FORM: 'error_code',
+				SANDBOX_REQUIRE_SHOP_ID: '1',
+				SANDBOX_NEW_PAYMENT_FIELDS: '1',
+				SANDBOX_HIDE_BILL_ORDER_ID: '1',
+				SANDBOX_PAYMENTS_PAGE_SIZE: '5',
+				SANDBOX_REFUNDS: '1',
+			}),
+		);
+		expect(vars).toMatchObject(switched);
+		const defaults = await demoOf(run([]));
+		expect(defaults).toMatchObject({
+			trsId: 'payment',
+			errorForm: 'message',
+			requireShopId: false,
+			newPaymentFields: false,
+			billOrderId: true,
+			paymentsPageSize: 15,
+			refunds: false,
+		});
+		const help = await output(run(['--help']));
+		for (const name of [
+			'--trs-id',
+			'--error-form',
+			'--require-shop-id',
+			'--new-payment-fields',
+			'--hide-bill-order-id',
+			'--payments-page-size',
+			'--refunds',
+		])
+			expect(help.text).toContain(name);
+		const bad = await output(run(['--trs-id', 'order']));
+		expect(bad.code).toBe(2);
+		expect(bad.text).toContain('--trs-id');
+	});
+});
