@@ -217,3 +217,57 @@ describe('the instance options and the bin flags', () => {
 		expect(bad.text).toContain('--trs-id');
 	});
 });
+
+describe.each(PROFILES)('bill/payments is cursor-paged (%s profile)', (profile) => {
+	it('a MULTI link with 25 payments reads page by page: 10 + 10 + 5 through links.next and meta.next_cursor', async () => {
+		const m = await h.merchant({ profile });
+		const billId = await bill(m.token, m.shopId, { type: 'multi' });
+		const ids: string[] = [];
+		for (let i = 0; i < 25; i += 1) ids.push((await pay(billId)).payment.id);
+		const first = await h.api('GET', 'bill/payments', { id: billId, per_page: '10' }, m.token);
+		expect(first.status).toBe(200);
+		expect(first.body.data).toHaveLength(10);
+		expect(first.body.meta).toMatchObject({ per_page: 10, prev_cursor: null });
+		expect(first.body.links.prev).toBeNull();
+		// The next page by the cursor...
+		const second = await h.api(
+			'GET',
+			'bill/payments',
+			{ id: billId, per_page: '10', cursor: first.body.meta.next_cursor },
+			m.token,
+		);
+		expect(second.body.data).toHaveLength(10);
+		expect(second.body.meta.prev_cursor).not.toBeNull();
+		// ...and the third by the full URL in links.next.
+		const nextUrl = new URL(second.body.links.next as string);
+		expect(nextUrl.searchParams.get('id')).toBe(billId);
+		const third = await h.api(
+			'GET',
+			'bill/payments',
+			Object.fromEntries(nextUrl.searchParams),
+			m.token,
+		);
+		expect(third.body.data).toHaveLength(5);
+		expect(third.body.meta.next_cursor).toBeNull();
+		expect(third.body.links.next).toBeNull();
+		const seen = [...first.body.data, ...second.body.data, ...third.body.data].map(
+			(p: { id: string }) => p.id,
+		);
+		expect(seen).toEqual(ids);
+		// Without per_page: the merchant's page size (15 by default), then the rest.
+		const plain = await h.api('GET', 'bill/payments', { id: billId }, m.token);
+		expect(plain.body.data).toHaveLength(15);
+		expect(plain.body.meta.per_page).toBe(15);
+		await h.control('PATCH', `merchants/${m.merchantId}`, { paymentsPageSize: 30 });
+		const whole = await h.api('GET', 'bill/payments', { id: billId }, m.token);
+		expect(whole.body.data).toHaveLength(25);
+		expect(whole.body.meta.next_cursor).toBeNull();
+		// A bad page size or cursor is Laravel's 422.
+		const bad = await h.api('GET', 'bill/payments', { id: billId, per_page: '0' }, m.token);
+		expect(bad.status).toBe(422);
+		expect(bad.body.errors).toHaveProperty('per_page');
+		const forged = await h.api('GET', 'bill/payments', { id: billId, cursor: 'nope' }, m.token);
+		expect(forged.status).toBe(422);
+		expect(forged.body.errors).toHaveProperty('cursor');
+	});
+});

@@ -14,7 +14,7 @@ import {
 } from '../model.ts';
 import { billView, paymentView } from '../views.ts';
 import { rules, validate } from '../validate.ts';
-import { amountOrFail, getInput, merchantFor, postInput, search } from './common.ts';
+import { amountOrFail, cursorPage, getInput, merchantFor, postInput, search } from './common.ts';
 
 const createSchema = z.object({
 	amount: rules.numeric(),
@@ -31,6 +31,11 @@ const createSchema = z.object({
 
 const toggleSchema = z.object({ id: rules.string(), active: rules.boolean() });
 const idSchema = z.object({ id: rules.string() });
+const paymentsSchema = z.object({
+	id: rules.string(),
+	per_page: rules.integer().optional(),
+	cursor: rules.string(1000).optional(),
+});
 
 function ownBill(ctx: SandboxContext, merchant: Merchant, id: string): Bill | undefined {
 	const bill = ctx.state.bills.get(id);
@@ -93,16 +98,23 @@ export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 	app.get('/bill/payments', async (request) => {
 		const endpoint = 'bill/payments';
 		const merchant = merchantFor(ctx, request, endpoint);
-		const data = validate(idSchema, getInput(request));
+		const data = validate(paymentsSchema, getInput(request));
 		const bill = ownBill(ctx, merchant, data.id);
 		if (!bill) throw keyError(endpoint, 'bill_not_found');
 		const payments = paymentsOf(ctx.state, bill.id);
 		if (payments.length > merchant.tooManyPaymentsThreshold)
 			throw keyError(endpoint, 'too_many_payments');
-		return {
-			success: true,
-			data: payments.map((payment) => paymentView(payment, merchant)),
-		};
+		// Cursor-paged in both profiles (service-facts.md): `per_page` rows, or the merchant's
+		// paymentsPageSize; the rest through `links.next` / `meta.next_cursor`.
+		return cursorPage(
+			ctx,
+			request,
+			payments,
+			(payment) => paymentView(payment, merchant),
+			data.per_page,
+			data.cursor,
+			merchant.paymentsPageSize,
+		);
 	});
 
 	app.get('/bill/status', async (request) => {

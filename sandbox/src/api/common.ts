@@ -118,13 +118,30 @@ export function search<T extends { createdAt: number }>(
 	if (data.per_page === undefined && data.cursor === undefined) {
 		return { success: true, data: found.map(view) };
 	}
-	const perPage = data.per_page ?? 15;
+	return cursorPage(ctx, request, found, view, data.per_page, data.cursor, 15);
+}
+
+/**
+ * One cursor page of `items` (Laravel's cursorPaginate): `per_page` rows (1 to 1000, default
+ * `defaultPerPage`) from the position `cursor` names; `links` `{next, prev}` as full URLs with the
+ * request's query, `meta` `{per_page, next_cursor, prev_cursor}` (null at either end).
+ */
+export function cursorPage<T>(
+	ctx: SandboxContext,
+	request: FastifyRequest,
+	items: T[],
+	view: (item: T) => Record<string, unknown>,
+	perPageInput: number | undefined,
+	cursorInput: string | undefined,
+	defaultPerPage: number,
+): Record<string, unknown> {
+	const perPage = perPageInput ?? defaultPerPage;
 	if (perPage < 1 || perPage > 1000)
 		throw fieldError('per_page', 'The :attribute field must be between 1 and 1000.');
-	const offset = data.cursor === undefined ? 0 : decodeCursor(data.cursor);
+	const offset = cursorInput === undefined ? 0 : decodeCursor(cursorInput);
 	if (offset === null) throw fieldError('cursor', 'The :attribute is invalid.');
-	const page = found.slice(offset, offset + perPage);
-	const nextCursor = offset + perPage < found.length ? encodeCursor(offset + perPage) : null;
+	const page = items.slice(offset, offset + perPage);
+	const nextCursor = offset + perPage < items.length ? encodeCursor(offset + perPage) : null;
 	const prevCursor = offset > 0 ? encodeCursor(Math.max(0, offset - perPage)) : null;
 	const link = (cursor: string | null) => {
 		if (cursor === null) return null;
