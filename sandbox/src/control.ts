@@ -27,7 +27,7 @@ import {
 	payoutControlView,
 	shopView,
 } from './control-views.ts';
-import { ERROR_TABLE } from './errors.ts';
+import { FACTS_ERRORS, statusOf, type Endpoint } from './errors.ts';
 import { SandboxError, type Bill, type Merchant, type Payout, type Shop } from './model.ts';
 import { advancePayout } from './payouts.ts';
 
@@ -200,8 +200,9 @@ export async function controlRoutes(app: FastifyInstance, { ctx }: ContextOption
 	app.post('/faults', async (request) => {
 		const data = faultSchema.parse(body(request));
 		if (data.kind === 'error' && data.key !== undefined) {
-			const known = Object.values(ERROR_TABLE).some(
-				(table) => data.key !== undefined && data.key in table,
+			const known = Object.keys(FACTS_ERRORS).some(
+				(endpoint) =>
+					data.key !== undefined && statusOf(endpoint as Endpoint, data.key) !== undefined,
 			);
 			if (!known) throw new SandboxError(400, 'invalid_request', `unknown error key ${data.key}`);
 		}

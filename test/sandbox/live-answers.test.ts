@@ -271,3 +271,108 @@ describe.each(PROFILES)('bill/payments is cursor-paged (%s profile)', (profile) 
 		expect(forged.body.errors).toHaveProperty('cursor');
 	});
 });
+
+describe.each(PROFILES)('error bodies and the added error keys (%s profile)', (profile) => {
+	it('errorForm "error_code": the key in error_code, a sentence in error_message, no message; 401 and 422 keep their shape', async () => {
+		const m = await h.merchant({ profile, errorForm: 'error_code' });
+		const missing = await h.api('GET', 'payment/status', { id: 'nope' }, m.token);
+		expect(missing.status).toBe(422);
+		expect(missing.body).toEqual({
+			success: false,
+			error_code: 'api:error.payment_not_found',
+			error_message: 'Payment not found.',
+		});
+		const noPayout = await h.api('GET', 'payout/status', { id: 'nope' }, m.token);
+		expect(noPayout.body.error_code).toBe('api:error.payout_not_found');
+		expect(noPayout.body).not.toHaveProperty('message');
+		// Faults answer in the same form.
+		await h.control('POST', 'faults', { kind: '500', path: '/api/v1/bill/search' });
+		const failed = await h.api(
+			'GET',
+			'bill/search',
+			{ start_date: '2025-01-01', finish_date: '2025-01-02' },
+			m.token,
+		);
+		expect(failed.status).toBe(500);
+		expect(failed.body).toMatchObject({ error_code: 'api:error.general_error' });
+		await h.control('POST', 'faults', {
+			kind: 'error',
+			key: 'payout_not_found',
+			path: '/api/v1/payout/status',
+		});
+		const faulted = await h.api('GET', 'payout/status', { id: 'x' }, m.token);
+		expect(faulted.status).toBe(422);
+		expect(faulted.body.error_code).toBe('api:error.payout_not_found');
+		// Answers that carry no api:error key keep Laravel's shape.
+		const invalid = await h.api('GET', 'payment/status', {}, m.token);
+		expect(invalid.status).toBe(422);
+		expect(invalid.body.errors).toHaveProperty('id');
+		const anonymous = await h.api('GET', 'payment/status', { id: 'x' }, null);
+		expect(anonymous.body).toEqual({ message: 'Unauthenticated.' });
+		// Switched back: the document's message form.
+		await h.control('PATCH', `merchants/${m.merchantId}`, { errorForm: 'message' });
+		const back = await h.api('GET', 'payment/status', { id: 'nope' }, m.token);
+		expect(back.body).toEqual({ success: false, message: 'api:error.payment_not_found' });
+	});
+
+	it('ipAllowList: a request from another address answers 403 ip_access_denied, in either error form', async () => {
+		const m = await h.merchant({ profile, ipAllowList: ['203.0.113.7'] });
+		const denied = await h.api('GET', 'merchant/balance', {}, m.token);
+		expect(denied.status).toBe(403);
+		expect(denied.body).toEqual({ success: false, message: 'api:error.ip_access_denied' });
+		const create = await h.api('POST', 'bill/create', { amount: '1', shop_id: m.shopId }, m.token);
+		expect(create.status).toBe(403);
+		expect(create.body.message).toBe('api:error.ip_access_denied');
+		await h.control('PATCH', `merchants/${m.merchantId}`, { errorForm: 'error_code' });
+		const coded = await h.api('GET', 'merchant/balance', {}, m.token);
+		expect(coded.body.error_code).toBe('api:error.ip_access_denied');
+		// The test's own address on the list (or no list): answered.
+		await h.control('PATCH', `merchants/${m.merchantId}`, {
+			ipAllowList: ['203.0.113.7', '127.0.0.1'],
+		});
+		expect((await h.api('GET', 'merchant/balance', {}, m.token)).status).toBe(200);
+		await h.control('PATCH', `merchants/${m.merchantId}`, { ipAllowList: null });
+		expect((await h.api('GET', 'merchant/balance', {}, m.token)).status).toBe(200);
+		// A bad token is still 401 first.
+		expect((await h.api('GET', 'merchant/balance', {}, 'wrong')).status).toBe(401);
+	});
+
+	it('rejectBills: the next N bill/create answer 400 transaction_rejected, and make no bill', async () => {
+		const m = await h.merchant({ profile, rejectBills: 2 });
+		for (let i = 0; i < 2; i += 1) {
+			const rejected = await h.api(
+				'POST',
+				'bill/create',
+				{ amount: '10.00', shop_id: m.shopId },
+				m.token,
+			);
+			expect(rejected.status).toBe(400);
+			expect(rejected.body).toEqual({ success: false, message: 'api:error.transaction_rejected' });
+		}
+		expect((await h.control('GET', `merchants/${m.merchantId}`)).body.rejectBills).toBe(0);
+		const ok = await h.api('POST', 'bill/create', { amount: '10.00', shop_id: m.shopId }, m.token);
+		expect(ok.status).toBe(200);
+		const found = await h.api(
+			'GET',
+			'bill/search',
+			{ start_date: today(), finish_date: '2999-01-01' },
+			m.token,
+		);
+		expect(found.body.data).toHaveLength(1);
+		// A fault can give the key too.
+		const fault = await h.control('POST', 'faults', {
+			kind: 'error',
+			key: 'transaction_rejected',
+			path: '/api/v1/bill/create',
+		});
+		expect(fault.status).toBe(200);
+		const faulted = await h.api(
+			'POST',
+			'bill/create',
+			{ amount: '10.00', shop_id: m.shopId },
+			m.token,
+		);
+		expect(faulted.status).toBe(400);
+		expect(faulted.body.message).toBe('api:error.transaction_rejected');
+	});
+});

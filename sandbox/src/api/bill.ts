@@ -56,6 +56,10 @@ export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 		const currency = (data.currency_in ?? shop.defaultCurrency).toUpperCase();
 		if (!(CURRENCIES as readonly string[]).includes(currency))
 			throw keyError(endpoint, 'rate-not-found');
+		if (merchant.rejectBills > 0) {
+			merchant.rejectBills -= 1;
+			throw keyError(endpoint, 'transaction_rejected');
+		}
 		const bill = createBill(ctx.state, {
 			merchantId: merchant.id,
 			shopId: shop.id,

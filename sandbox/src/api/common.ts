@@ -8,7 +8,7 @@ import { fieldError, rules, toInput, validate, type Input } from '../validate.ts
 import { z } from 'zod';
 
 /**
- * Authentication and merchant checks, in this order: token → merchant exists → banned →
+ * Authentication and merchant checks, in this order: token → IP allow-list → merchant exists → banned →
  * subscription (where the endpoint checks it) → verified (payout creation).
  */
 export function merchantFor(
@@ -17,10 +17,10 @@ export function merchantFor(
 	endpoint: Endpoint,
 	checks: { subscription?: boolean; verified?: boolean } = {},
 ): Merchant {
-	const header = request.headers.authorization;
-	const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header.trim()) : null;
-	const merchant = match?.[1] ? ctx.state.merchantByToken(match[1]) : undefined;
+	const merchant = bearerMerchant(ctx, request);
 	if (!merchant) throw unauthenticated();
+	if (merchant.ipAllowList !== null && !merchant.ipAllowList.includes(clientIp(request)))
+		throw keyError(endpoint, 'ip_access_denied');
 	if (!merchant.exists) throw keyError(endpoint, 'merchant_not_found');
 	if (merchant.banned) throw keyError(endpoint, 'merchant_banned');
 	if (checks.subscription) {
@@ -31,6 +31,18 @@ export function merchantFor(
 	}
 	if (checks.verified && !merchant.verified) throw keyError(endpoint, 'merchant_not_verified');
 	return merchant;
+}
+
+/** The merchant whose token the request's `Authorization: Bearer` header carries. */
+export function bearerMerchant(ctx: SandboxContext, request: FastifyRequest): Merchant | undefined {
+	const header = request.headers.authorization;
+	const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header.trim()) : null;
+	return match?.[1] ? ctx.state.merchantByToken(match[1]) : undefined;
+}
+
+/** The caller's address, an IPv4-mapped IPv6 one written as IPv4. */
+function clientIp(request: FastifyRequest): string {
+	return request.ip.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
 }
 
 /** POST input: query fields merged under the body fields (as Laravel's input does). */
