@@ -376,3 +376,79 @@ describe.each(PROFILES)('error bodies and the added error keys (%s profile)', (p
 		expect(faulted.body.message).toBe('api:error.transaction_rejected');
 	});
 });
+
+describe.each(PROFILES)('shop and order filters, payment/search (%s profile)', (profile) => {
+	const range = { start_date: today(), finish_date: '2999-01-01' };
+
+	it('bill/search and payment/search filter by shop_id and order_id; payment/search lists payments by date as bill/search does', async () => {
+		const m = await h.merchant({ profile });
+		const other = await h.control('POST', 'shops', { merchantId: m.merchantId });
+		const inFirst = await bill(m.token, m.shopId, { order_id: 'first-1', type: 'multi' });
+		const inSecond = await bill(m.token, other.body.shopId, { order_id: 'second-1' });
+		const p1 = await pay(inFirst);
+		const p2 = await pay(inFirst);
+		const p3 = await pay(inSecond);
+		const ids = (answer: { body: { data: Array<{ id: string }> } }) =>
+			answer.body.data.map((row) => row.id).sort();
+
+		const allBills = await h.api('GET', 'bill/search', range, m.token);
+		expect(ids(allBills)).toEqual([inFirst, inSecond].sort());
+		const firstBills = await h.api('GET', 'bill/search', { ...range, shop_id: m.shopId }, m.token);
+		expect(ids(firstBills)).toEqual([inFirst]);
+		const byOrder = await h.api('GET', 'bill/search', { ...range, order_id: 'second-1' }, m.token);
+		expect(ids(byOrder)).toEqual([inSecond]);
+
+		const allPayments = await h.api('GET', 'payment/search', range, m.token);
+		expect(allPayments.status).toBe(200);
+		expect(ids(allPayments)).toEqual([p1.payment.id, p2.payment.id, p3.payment.id].sort());
+		expect(allPayments.body.data[0]).toMatchObject({
+			bill_id: expect.any(String),
+			status: 'SUCCESS',
+		});
+		const shopPayments = await h.api(
+			'GET',
+			'payment/search',
+			{ ...range, shop_id: other.body.shopId },
+			m.token,
+		);
+		expect(ids(shopPayments)).toEqual([p3.payment.id]);
+		const orderPayments = await h.api(
+			'GET',
+			'payment/search',
+			{ ...range, order_id: 'first-1' },
+			m.token,
+		);
+		expect(ids(orderPayments)).toEqual([p1.payment.id, p2.payment.id].sort());
+		// Another merchant's payments are not listed; the dates are required as on bill/search.
+		expect((await h.api('GET', 'payment/search', range)).body.data).toEqual([]);
+		const noDates = await h.api('GET', 'payment/search', {}, m.token);
+		expect(noDates.status).toBe(422);
+		expect(Object.keys(noDates.body.errors)).toEqual(['start_date', 'finish_date']);
+		// Paged as the profile pages bill/search.
+		const paged = await h.api('GET', 'payment/search', { ...range, per_page: '2' }, m.token);
+		expect(paged.body).toHaveProperty('meta');
+		if (profile === 'live') expect(paged.body.data).toHaveLength(2);
+		else expect(paged.body.meta.total).toBe(3);
+	});
+
+	it("requireShopId: bill/search without shop_id answers 422 naming shop_id; with it, the shop's bills", async () => {
+		const m = await h.merchant({ profile, requireShopId: true });
+		const id = await bill(m.token, m.shopId);
+		const refused = await h.api('GET', 'bill/search', range, m.token);
+		expect(refused.status).toBe(422);
+		expect(refused.body).toEqual({
+			message: 'The shop id field is required.',
+			errors: { shop_id: ['The shop id field is required.'] },
+		});
+		// Every rule is evaluated together, as Laravel does.
+		const both = await h.api('GET', 'bill/search', {}, m.token);
+		expect(Object.keys(both.body.errors)).toEqual(['start_date', 'finish_date', 'shop_id']);
+		const answered = await h.api('GET', 'bill/search', { ...range, shop_id: m.shopId }, m.token);
+		expect(answered.status).toBe(200);
+		expect(answered.body.data.map((row: { id: string }) => row.id)).toEqual([id]);
+		// payment/search does not require it.
+		expect((await h.api('GET', 'payment/search', range, m.token)).status).toBe(200);
+		await h.control('PATCH', `merchants/${m.merchantId}`, { requireShopId: false });
+		expect((await h.api('GET', 'bill/search', range, m.token)).status).toBe(200);
+	});
+});

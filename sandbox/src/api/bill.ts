@@ -11,6 +11,7 @@ import {
 	type Bill,
 	type Currency,
 	type Merchant,
+	type Payment,
 } from '../model.ts';
 import { billView, paymentView } from '../views.ts';
 import { rules, validate } from '../validate.ts';
@@ -133,7 +134,26 @@ export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 	app.get('/bill/search', async (request) => {
 		const merchant = merchantFor(ctx, request, 'bill/search');
 		const bills = [...ctx.state.bills.values()].filter((bill) => bill.merchantId === merchant.id);
-		return search(ctx, request, merchant, bills, (bill) => billView(bill, merchant));
+		return search(ctx, request, merchant, bills, (bill) => billView(bill, merchant), {
+			shopOf: (bill) => bill.shopId,
+			orderOf: (bill) => bill.orderId,
+			requireShopId: merchant.requireShopId,
+		});
+	});
+
+	// Payments in a date range (service-facts.md: the reference lists it): dates and pages as
+	// bill/search in the merchant's profile, filtered by the bill's shop and order.
+	app.get('/payment/search', async (request) => {
+		const merchant = merchantFor(ctx, request, 'payment/search');
+		const payments = [...ctx.state.payments.values()].filter(
+			(payment) => payment.merchantId === merchant.id,
+		);
+		const billOf = (payment: Payment) => ctx.state.bills.get(payment.billId) as Bill;
+		return search(ctx, request, merchant, payments, (payment) => paymentView(payment, merchant), {
+			shopOf: (payment) => billOf(payment).shopId,
+			orderOf: (payment) => billOf(payment).orderId,
+			requireShopId: false,
+		});
 	});
 
 	app.get('/payment/status', async (request) => {

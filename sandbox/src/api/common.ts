@@ -67,6 +67,8 @@ const searchSchema = z.object({
 	finish_date: rules.date(),
 	per_page: rules.integer().optional(),
 	cursor: rules.string(1000).optional(),
+	shop_id: rules.string().optional(),
+	order_id: rules.string().optional(),
 });
 
 /** The `spec` profile's query: the document's dates and Laravel's `page` (anything else ignored). */
@@ -74,7 +76,40 @@ const pageSchema = z.object({
 	start_date: rules.date(),
 	finish_date: rules.date(),
 	page: z.unknown().optional(),
+	shop_id: rules.string().optional(),
+	order_id: rules.string().optional(),
 });
+
+/**
+ * The filters bill/search and payment/search take beyond the document's dates (service-facts.md):
+ * `shop_id` and `order_id`, each applied when given; `requireShopId` makes `shop_id` required
+ * (Laravel's 422), as one deployment does.
+ */
+export interface SearchFilters<T> {
+	shopOf: (item: T) => string;
+	orderOf: (item: T) => string | null;
+	requireShopId: boolean;
+}
+
+function filtered<T>(
+	items: T[],
+	input: { shop_id?: string | undefined; order_id?: string | undefined },
+	filters: SearchFilters<T> | undefined,
+): T[] {
+	if (!filters) return items;
+	return items.filter(
+		(item) =>
+			(input.shop_id === undefined || filters.shopOf(item) === input.shop_id) &&
+			(input.order_id === undefined || filters.orderOf(item) === input.order_id),
+	);
+}
+
+const shopRequired =
+	(filters: SearchFilters<unknown> | undefined) =>
+	(input: Input): Record<string, string> =>
+		filters?.requireShopId && input['shop_id'] === undefined
+			? { shop_id: 'The :attribute field is required.' }
+			: {};
 
 interface Cursor {
 	o: number;
@@ -121,12 +156,15 @@ export function search<T extends { createdAt: number }>(
 	merchant: Merchant,
 	items: T[],
 	view: (item: T) => Record<string, unknown>,
+	filters?: SearchFilters<T>,
 ): Record<string, unknown> {
-	if (merchant.profile === 'spec') return searchSpec(ctx, request, merchant, items, view);
+	if (merchant.profile === 'spec') return searchSpec(ctx, request, merchant, items, view, filters);
 	const input = getInput(request);
-	const data = validate(searchSchema, input);
+	const data = validate(searchSchema, input, shopRequired(filters as SearchFilters<unknown>));
 	const { start, finish } = dayRange(data.start_date, data.finish_date);
-	const found = items.filter((item) => item.createdAt >= start && item.createdAt < finish + DAY_MS);
+	const found = filtered(items, data, filters).filter(
+		(item) => item.createdAt >= start && item.createdAt < finish + DAY_MS,
+	);
 	if (data.per_page === undefined && data.cursor === undefined) {
 		return { success: true, data: found.map(view) };
 	}
@@ -192,12 +230,13 @@ function searchSpec<T extends { createdAt: number }>(
 	merchant: Merchant,
 	items: T[],
 	view: (item: T) => Record<string, unknown>,
+	filters: SearchFilters<T> | undefined,
 ): Record<string, unknown> {
 	const input = getInput(request);
-	const data = validate(pageSchema, input);
+	const data = validate(pageSchema, input, shopRequired(filters as SearchFilters<unknown>));
 	const { start, finish } = dayRange(data.start_date, data.finish_date);
 	const offset = zoneOffsetMs(merchant.profile);
-	const found = items.filter(
+	const found = filtered(items, data, filters).filter(
 		(item) => item.createdAt >= start - offset && item.createdAt < finish - offset,
 	);
 	const perPage = merchant.searchPageSize;
