@@ -55,6 +55,9 @@ export function payRefusal(state: State, bill: Bill): SandboxError | null {
 		return new SandboxError(409, 'bill_is_finished', 'this bill is already paid');
 	}
 	if (!bill.active) return new SandboxError(409, 'bill_inactive', 'this bill is switched off');
+	const ttl = bill.extras?.ttl;
+	if (ttl !== undefined && state.now() >= bill.createdAt + ttl * 1000)
+		return new SandboxError(409, 'bill_expired', 'this bill has expired (its ttl has passed)');
 	const merchant = state.merchants.get(bill.merchantId);
 	const shop = state.shops.get(bill.shopId);
 	if (!merchant || !merchant.exists || merchant.banned) {
@@ -138,8 +141,8 @@ function redirectOf(bill: Bill, payment: Payment, merchant: Merchant, shop: Shop
 			payment.status === 'PROCESS'
 				? null
 				: isPaidStatus(payment.status)
-					? shop.successUrl
-					: shop.failUrl,
+					? (bill.extras?.successUrl ?? shop.successUrl)
+					: (bill.extras?.failUrl ?? shop.failUrl),
 		fields: {
 			InvId: invId,
 			OutSum: outSum,

@@ -58,6 +58,9 @@ export const shopFields = z.object({
 	defaultCurrency: z.string().min(1).max(16).optional(),
 	enabled: z.boolean().optional(),
 	accessDenied: z.boolean().optional(),
+	domain: z
+		.union([z.string().regex(/^[a-z0-9.-]+$/i, { error: 'must be a host name' }), z.null()])
+		.optional(),
 });
 
 export const accountFields = z.object({
@@ -164,6 +167,7 @@ export function applyShopPatch(shop: Shop, patch: z.output<typeof shopFields>): 
 	if (patch.defaultCurrency !== undefined) shop.defaultCurrency = patch.defaultCurrency;
 	if (patch.enabled !== undefined) shop.enabled = patch.enabled;
 	if (patch.accessDenied !== undefined) shop.accessDenied = patch.accessDenied;
+	if (patch.domain !== undefined) shop.domain = patch.domain?.toLowerCase() ?? null;
 }
 
 export function applyAccountPatch(

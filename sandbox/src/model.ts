@@ -160,6 +160,8 @@ export interface Shop {
 	defaultCurrency: string;
 	enabled: boolean;
 	accessDenied: boolean;
+	/** The shop's site (a host name): a bill's `return_url` must be on it or a subdomain (null: any). */
+	domain: string | null;
 }
 
 export interface PayoutAccount {
@@ -169,6 +171,32 @@ export interface PayoutAccount {
 	accountNumber: string;
 	banned: boolean;
 	directionAvailable: boolean;
+}
+
+/** A line of a bill's `items` as bill/create took it: name, price, quantity and any further text fields. */
+export interface BillItem {
+	name: string;
+	/** Cents. */
+	price: number;
+	/** As given (a positive decimal, e.g. `1` or `0.5`). */
+	quantity: string;
+	/** Other fields of the item (`vat`, `sku`, ...), kept as text. */
+	more: Record<string, string>;
+}
+
+/** What bill/create takes beyond the document (service-facts.md), each only when it was given. */
+export interface BillExtras {
+	/** Seconds the bill lives; it takes no payment after `createdAt + ttl`. */
+	ttl?: number;
+	locale?: 'ru' | 'en';
+	payerEmail?: string;
+	/** The bill's own Success / Fail URL (instead of the shop's) and its return link. */
+	successUrl?: string;
+	failUrl?: string;
+	returnUrl?: string;
+	/** Which payer fields the payment page asks for (`request_fields[email]=1`). */
+	requestFields?: Record<string, boolean>;
+	items?: BillItem[];
 }
 
 export interface Bill {
@@ -189,6 +217,8 @@ export interface Bill {
 	createdAt: number;
 	/** Lose the payment postbacks of this bill (see Merchant.losePostbacks). */
 	losePostback: boolean;
+	/** The fields beyond the document bill/create was given (absent: none). */
+	extras?: BillExtras;
 }
 
 export interface Payment {

@@ -140,6 +140,7 @@ export class State {
 			defaultCurrency: init.defaultCurrency ?? 'RUB',
 			enabled: init.enabled ?? true,
 			accessDenied: init.accessDenied ?? false,
+			domain: init.domain ?? null,
 		};
 		this.shops.set(shop.id, shop);
 		return shop;

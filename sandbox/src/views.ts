@@ -6,12 +6,18 @@
  */
 import { formatDateTime, zoneOffsetMs } from './dates.ts';
 import { toNumber } from './money.ts';
-import type { Bill, Payment, Payout, Profile } from './model.ts';
+import type { Bill, BillExtras, Payment, Payout, Profile } from './model.ts';
 
 /** What decides a view's fields: the merchant's live extras and profile. */
 export interface ViewOptions {
 	liveExtras: boolean;
 	profile: Profile;
+	/** Payment answers in their newer form (see MerchantSwitches.newPaymentFields). */
+	newPaymentFields?: boolean;
+	/** `order_id` on bills in the `live` profile (see MerchantSwitches.billOrderId). */
+	billOrderId?: boolean;
+	/** What the payment's refunds took back, in cents (refunded_amount of the newer form). */
+	refundedOf?: (payment: Payment) => number;
 }
 
 const createdAt = (ms: number, view: ViewOptions) => formatDateTime(ms, zoneOffsetMs(view.profile));
@@ -28,12 +34,38 @@ export function billView(bill: Bill, view: ViewOptions): Record<string, unknown>
 		...(view.liveExtras
 			? { ...(view.profile === 'live' ? { order_id: bill.orderId } : {}), active: bill.active }
 			: {}),
+		...(bill.extras ? extrasView(bill.extras) : {}),
+	};
+}
+
+/** The fields beyond the document a bill was created with, under the names bill/create took. */
+function extrasView(extras: BillExtras): Record<string, unknown> {
+	return {
+		...(extras.ttl !== undefined ? { ttl: extras.ttl } : {}),
+		...(extras.locale !== undefined ? { locale: extras.locale } : {}),
+		...(extras.payerEmail !== undefined ? { payer_email: extras.payerEmail } : {}),
+		...(extras.successUrl !== undefined ? { success_url: extras.successUrl } : {}),
+		...(extras.failUrl !== undefined ? { fail_url: extras.failUrl } : {}),
+		...(extras.returnUrl !== undefined ? { return_url: extras.returnUrl } : {}),
+		...(extras.requestFields !== undefined ? { request_fields: extras.requestFields } : {}),
+		...(extras.items !== undefined
+			? {
+					items: extras.items.map((item) => ({
+						name: item.name,
+						price: toNumber(item.price),
+						quantity: Number(item.quantity),
+						...item.more,
+					})),
+				}
+			: {}),
 	};
 }
 
 /**
  * A payment. `amount` is what the payer paid (= OutSum) in `live`; in `spec` it leaves out the
- * commission the payer paid on top (OutSum = amount + Commission then).
+ * commission the payer paid on top (OutSum = amount + Commission then). The newer form
+ * (newPaymentFields) has no `amount_received`; it carries `commission`, `account_amount` (the net
+ * credited, what `amount_received` was), `account_currency_code` and `refunded_amount`.
  */
 export function paymentView(payment: Payment, view: ViewOptions): Record<string, unknown> {
 	const amount =
@@ -43,11 +75,20 @@ export function paymentView(payment: Payment, view: ViewOptions): Record<string,
 		bill_id: payment.billId,
 		status: payment.status,
 		amount: toNumber(amount),
-		amount_received: toNumber(payment.received),
+		...(view.newPaymentFields ? {} : { amount_received: toNumber(payment.received) }),
 		from_card: payment.fromCard,
 		currency_in: payment.currency,
 		created_at: createdAt(payment.createdAt, view),
-		...(view.liveExtras ? { commission: toNumber(payment.commission) } : {}),
+		...(view.liveExtras || view.newPaymentFields
+			? { commission: toNumber(payment.commission) }
+			: {}),
+		...(view.newPaymentFields
+			? {
+					account_amount: toNumber(payment.received),
+					account_currency_code: payment.currency,
+					refunded_amount: toNumber(view.refundedOf?.(payment) ?? 0),
+				}
+			: {}),
 	};
 }
 

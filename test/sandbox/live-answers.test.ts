@@ -452,3 +452,171 @@ describe.each(PROFILES)('shop and order filters, payment/search (%s profile)', (
 		expect((await h.api('GET', 'bill/search', range, m.token)).status).toBe(200);
 	});
 });
+
+describe.each(PROFILES)(
+	"bill/create takes the current reference's fields (%s profile)",
+	(profile) => {
+		it('ttl, locale, payer_email, the URLs, request_fields[...] and items[...] as form fields: kept and shown by bill/status and bill/search', async () => {
+			const m = await merchantIn(profile);
+			const id = await bill(m.token, m.shopId, {
+				ttl: '3600',
+				locale: 'en',
+				payer_email: 'payer@example.com',
+				success_url: `${shop.url}/own-success`,
+				fail_url: `${shop.url}/own-fail`,
+				return_url: 'https://shop.example/back',
+				'request_fields[email]': '1',
+				'request_fields[phone]': '0',
+				'items[0][name]': 'Tea',
+				'items[0][price]': '60.00',
+				'items[0][quantity]': '1',
+				'items[0][vat]': 'none',
+				'items[1][name]': 'Cup',
+				'items[1][price]': '20',
+				'items[1][quantity]': '2',
+			});
+			const status = await h.api('GET', 'bill/status', { id }, m.token);
+			expect(status.body).toMatchObject({
+				ttl: 3600,
+				locale: 'en',
+				payer_email: 'payer@example.com',
+				success_url: `${shop.url}/own-success`,
+				fail_url: `${shop.url}/own-fail`,
+				return_url: 'https://shop.example/back',
+				request_fields: { email: true, phone: false },
+				items: [
+					{ name: 'Tea', price: 60, quantity: 1, vat: 'none' },
+					{ name: 'Cup', price: 20, quantity: 2 },
+				],
+			});
+			const found = await h.api(
+				'GET',
+				'bill/search',
+				{ start_date: today(), finish_date: '2999-01-01' },
+				m.token,
+			);
+			expect(found.body.data[0]).toMatchObject({ ttl: 3600, locale: 'en' });
+			// The bill's own Success URL wins over the shop's for the customer's redirect.
+			const paid = await pay(id);
+			expect(paid.redirect.url).toBe(`${shop.url}/own-success`);
+			// A bill created without them shows none of them (the document's fields only).
+			const plain = await bill(m.token, m.shopId);
+			const plainStatus = await h.api('GET', 'bill/status', { id: plain }, m.token);
+			for (const field of ['ttl', 'locale', 'payer_email', 'items', 'request_fields', 'return_url'])
+				expect(plainStatus.body).not.toHaveProperty(field);
+		});
+
+		it('the same fields as JSON; a ttl that has passed takes no payment', async () => {
+			const m = await h.merchant({ profile });
+			const created = await fetch(`${h.sb.url}/api/v1/bill/create`, {
+				method: 'POST',
+				headers: { authorization: `Bearer ${m.token}`, 'content-type': 'application/json' },
+				body: JSON.stringify({
+					amount: '80.00',
+					shop_id: m.shopId,
+					ttl: 60,
+					request_fields: { email: true },
+					items: [{ name: 'Tea', price: 80, quantity: 1 }],
+				}),
+			});
+			const body = (await created.json()) as { bill_id: string };
+			expect(created.status).toBe(200);
+			const status = await h.api('GET', 'bill/status', { id: body.bill_id }, m.token);
+			expect(status.body).toMatchObject({
+				ttl: 60,
+				request_fields: { email: true },
+				items: [{ name: 'Tea', price: 80, quantity: 1 }],
+			});
+			await h.control('POST', 'clock', { offsetMs: 61_000 });
+			try {
+				const late = await h.control('POST', `bills/${body.bill_id}/pay`, {});
+				expect(late.status).toBe(409);
+				expect(late.body.error).toBe('bill_expired');
+			} finally {
+				await h.control('POST', 'clock', { now: null });
+			}
+		});
+
+		it('refuses bad values with one Laravel 422 naming every field, and makes no bill', async () => {
+			const m = await h.merchant({ profile });
+			await h.control('PATCH', `shops/${m.shopId}`, { domain: 'shop.example' });
+			const refused = await h.api(
+				'POST',
+				'bill/create',
+				{
+					amount: '10.00',
+					shop_id: m.shopId,
+					ttl: '-5',
+					locale: 'de',
+					payer_email: 'not-an-email',
+					success_url: 'javascript:alert(1)',
+					return_url: 'https://elsewhere.example/back',
+					'request_fields[email]': 'maybe',
+					'items[0][price]': '0',
+					'items[0][quantity]': 'lots',
+				},
+				m.token,
+			);
+			expect(refused.status).toBe(422);
+			expect(refused.body.errors).toEqual({
+				ttl: ['The ttl field must be an integer.'],
+				locale: ['The selected locale is invalid.'],
+				payer_email: ['The payer email field must be a valid email address.'],
+				success_url: ['The success url field must be a valid URL.'],
+				return_url: ["The return url field must be on the shop's domain shop.example."],
+				request_fields: ['The request fields field must be a list of field names, each 1 or 0.'],
+				'items.0.name': ['The items.0.name field is required.'],
+				'items.0.price': ['The items.0.price field must be a number greater than 0.'],
+				'items.0.quantity': ['The items.0.quantity field must be a number greater than 0.'],
+			});
+			expect(refused.body.message).toBe('The ttl field must be an integer. (and 8 more errors)');
+			// On the shop's domain (or a subdomain) return_url is accepted.
+			const ok = await h.api(
+				'POST',
+				'bill/create',
+				{
+					amount: '10.00',
+					shop_id: m.shopId,
+					return_url: 'https://www.shop.example/back',
+					ttl: '0',
+				},
+				m.token,
+			);
+			expect(ok.status).toBe(422);
+			expect(ok.body.errors).toEqual({ ttl: ['The ttl field must be at least 1.'] });
+			const found = await h.api(
+				'GET',
+				'bill/search',
+				{ start_date: today(), finish_date: '2999-01-01' },
+				m.token,
+			);
+			expect(found.body.data).toEqual([]);
+		});
+	},
+);
+
+describe.each(PROFILES)('newPaymentFields (%s profile)', (profile) => {
+	it('payment answers drop amount_received and carry commission, account_amount, account_currency_code, refunded_amount', async () => {
+		const m = await h.merchant({ profile });
+		const id = await bill(m.token, m.shopId);
+		const { payment } = await pay(id);
+		const before = await h.api('GET', 'payment/status', { id: payment.id }, m.token);
+		expect(before.body).toHaveProperty('amount_received', 97);
+		expect(before.body).not.toHaveProperty('account_amount');
+		await h.control('PATCH', `merchants/${m.merchantId}`, { newPaymentFields: true });
+		const after = await h.api('GET', 'payment/status', { id: payment.id }, m.token);
+		expect(after.body).not.toHaveProperty('amount_received');
+		expect(after.body).toMatchObject({
+			success: true,
+			id: payment.id,
+			amount: 100,
+			commission: 3,
+			account_amount: 97,
+			account_currency_code: 'RUB',
+			refunded_amount: 0,
+		});
+		const listed = await h.api('GET', 'bill/payments', { id }, m.token);
+		expect(listed.body.data[0]).not.toHaveProperty('amount_received');
+		expect(listed.body.data[0]).toMatchObject({ account_amount: 97 });
+	});
+});

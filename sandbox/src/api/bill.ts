@@ -15,6 +15,7 @@ import {
 } from '../model.ts';
 import { billView, paymentView } from '../views.ts';
 import { rules, validate } from '../validate.ts';
+import { billExtras } from './bill-extras.ts';
 import { amountOrFail, cursorPage, getInput, merchantFor, postInput, search } from './common.ts';
 
 const createSchema = z.object({
@@ -47,7 +48,11 @@ export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 	app.post('/bill/create', async (request) => {
 		const endpoint = 'bill/create';
 		const merchant = merchantFor(ctx, request, endpoint, { subscription: true });
-		const data = validate(createSchema, postInput(request));
+		const input = postInput(request);
+		const requestedShop =
+			typeof input['shop_id'] === 'string' ? ctx.state.shops.get(input['shop_id']) : undefined;
+		const more = billExtras(input, requestedShop);
+		const data = validate(createSchema, input, () => more.errors);
 		const amount = amountOrFail(endpoint, data.amount);
 		const shop = ctx.state.shops.get(data.shop_id);
 		if (!shop) throw keyError(endpoint, 'shop_not_found');
@@ -73,6 +78,7 @@ export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 			name: data.name ?? null,
 			payerPaysCommission: data.payer_pays_commission === '1',
 			paymentMethod: data.payment_method ?? null,
+			...(Object.keys(more.extras).length > 0 ? { extras: more.extras } : {}),
 		});
 		const base = ctx.baseUrl(request);
 		return {
