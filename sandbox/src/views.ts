@@ -22,7 +22,11 @@ export interface ViewOptions {
 
 const createdAt = (ms: number, view: ViewOptions) => formatDateTime(ms, zoneOffsetMs(view.profile));
 
-/** A bill. `order_id` is a live extra, never shown in the `spec` profile (the document has none). */
+/**
+ * A bill. `order_id` is shown in the `live` profile (as the service's current reference shows it)
+ * unless the merchant hides it (billOrderId false), never in `spec` (the document has none);
+ * `active` is a live extra.
+ */
 export function billView(bill: Bill, view: ViewOptions): Record<string, unknown> {
 	return {
 		id: bill.id,
@@ -31,9 +35,8 @@ export function billView(bill: Bill, view: ViewOptions): Record<string, unknown>
 		type: bill.type,
 		currency_in: bill.currency,
 		created_at: createdAt(bill.createdAt, view),
-		...(view.liveExtras
-			? { ...(view.profile === 'live' ? { order_id: bill.orderId } : {}), active: bill.active }
-			: {}),
+		...(view.profile === 'live' && view.billOrderId !== false ? { order_id: bill.orderId } : {}),
+		...(view.liveExtras ? { active: bill.active } : {}),
 		...(bill.extras ? extrasView(bill.extras) : {}),
 	};
 }
