@@ -8,6 +8,7 @@ import Fastify, {
 } from 'fastify';
 import { billRoutes } from './api/bill.ts';
 import { payoutRoutes } from './api/payout.ts';
+import { refundRoutes } from './api/refund.ts';
 import { SandboxContext, type Fault, type SandboxOptions } from './context.ts';
 import { controlRoutes } from './control.ts';
 import { ApiError, endpointOf, errorBody, keyError } from './errors.ts';
@@ -19,6 +20,8 @@ const POST_ENDPOINTS = new Set([
 	'bill/toggle_activity',
 	'payout/personal/create',
 	'payout/regular/create',
+	'refund/full/create',
+	'refund/partial/create',
 ]);
 
 function takeFault(ctx: SandboxContext, path: string): Fault | undefined {
@@ -136,6 +139,7 @@ export function createSandbox(options: SandboxOptions = {}): {
 			api.setErrorHandler(apiErrorHandler(ctx));
 			await api.register(billRoutes, { ctx });
 			await api.register(payoutRoutes, { ctx });
+			await api.register(refundRoutes, { ctx });
 		},
 		{ prefix: '/api/v1' },
 	);

@@ -58,6 +58,8 @@ export const shopFields = z.object({
 	defaultCurrency: z.string().min(1).max(16).optional(),
 	enabled: z.boolean().optional(),
 	accessDenied: z.boolean().optional(),
+	refundUrl: url.optional(),
+	chargebackUrl: url.optional(),
 	domain: z
 		.union([z.string().regex(/^[a-z0-9.-]+$/i, { error: 'must be a host name' }), z.null()])
 		.optional(),
@@ -87,6 +89,13 @@ export const paySchema = z.object({
 	losePostback: z.boolean().optional(),
 });
 
+export const refundSchema = z.object({
+	amount: positiveAmount.optional(),
+	orderId: z.string().min(1).max(255).optional(),
+});
+
+export const chargebackSchema = z.object({ amount: positiveAmount.optional() });
+
 export const billPatch = z.object({ losePostback: z.boolean().optional() });
 
 export const advanceSchema = z.object({
@@ -113,7 +122,7 @@ export const faultSchema = z
 	});
 
 export const deliveriesQuery = z.object({
-	kind: z.enum(['payment', 'payout']).optional(),
+	kind: z.enum(['payment', 'payout', 'refund', 'chargeback']).optional(),
 	trsId: z.string().optional(),
 	id: z.string().optional(),
 });
@@ -167,6 +176,8 @@ export function applyShopPatch(shop: Shop, patch: z.output<typeof shopFields>): 
 	if (patch.defaultCurrency !== undefined) shop.defaultCurrency = patch.defaultCurrency;
 	if (patch.enabled !== undefined) shop.enabled = patch.enabled;
 	if (patch.accessDenied !== undefined) shop.accessDenied = patch.accessDenied;
+	if (patch.refundUrl !== undefined) shop.refundUrl = patch.refundUrl;
+	if (patch.chargebackUrl !== undefined) shop.chargebackUrl = patch.chargebackUrl;
 	if (patch.domain !== undefined) shop.domain = patch.domain?.toLowerCase() ?? null;
 }
 

@@ -79,7 +79,7 @@ export function merchantView(ctx: SandboxContext, merchant: Merchant): Record<st
  * The control views show every field (live extras on), in the merchant's profile: a payment's
  * `amount` and every `created_at` are the ones its API answers show.
  */
-function controlShape(ctx: SandboxContext, merchantId: string): ViewOptions {
+export function controlShape(ctx: SandboxContext, merchantId: string): ViewOptions {
 	return { liveExtras: true, profile: ctx.state.merchants.get(merchantId)?.profile ?? 'live' };
 }
 

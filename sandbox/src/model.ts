@@ -160,6 +160,10 @@ export interface Shop {
 	defaultCurrency: string;
 	enabled: boolean;
 	accessDenied: boolean;
+	/** Where refund postbacks go (null: the Result URL). */
+	refundUrl: string | null;
+	/** Where chargeback postbacks go (null: the Result URL). */
+	chargebackUrl: string | null;
 	/** The shop's site (a host name): a bill's `return_url` must be on it or a subdomain (null: any). */
 	domain: string | null;
 }
@@ -251,6 +255,54 @@ export interface Payout {
 	accountIdentifier: string;
 	currency: 'RUB';
 	createdAt: number;
+}
+
+/** Money a merchant sent back to the payer of a payment (refund/full/create, refund/partial/create). */
+export interface Refund {
+	id: string;
+	merchantId: string;
+	paymentId: string;
+	billId: string;
+	/** The merchant's own id for the refund (unique per merchant), or null. */
+	orderId: string | null;
+	kind: 'full' | 'partial';
+	/** Cents. */
+	amount: number;
+	currency: Currency;
+	/** Refunds are carried out at once in the sandbox. */
+	status: 'SUCCESS';
+	createdAt: number;
+}
+
+/** A payment the payer's bank took back (made by the control API). */
+export interface Chargeback {
+	id: string;
+	merchantId: string;
+	paymentId: string;
+	billId: string;
+	/** Cents. */
+	amount: number;
+	currency: Currency;
+	status: 'SUCCESS';
+	createdAt: number;
+}
+
+/** The signature of refund postbacks: MD5(Amount:Currency:BillId:PaymentId:Id:token), upper case. */
+export function refundSignature(
+	fields: { Amount: string; Currency: string; BillId: string; PaymentId: string; Id: string },
+	token: string,
+): string {
+	return md5Upper(
+		`${fields.Amount}:${fields.Currency}:${fields.BillId}:${fields.PaymentId}:${fields.Id}:${token}`,
+	);
+}
+
+/** The signature of chargeback postbacks: MD5(BillId:PaymentId:Id:token), upper case. */
+export function chargebackSignature(
+	fields: { BillId: string; PaymentId: string; Id: string },
+	token: string,
+): string {
+	return md5Upper(`${fields.BillId}:${fields.PaymentId}:${fields.Id}:${token}`);
 }
 
 export type Fields = Record<string, string>;

@@ -7,6 +7,8 @@ import {
 	randomId,
 	SandboxError,
 	type Bill,
+	type Chargeback,
+	type Refund,
 	type Fields,
 	type Merchant,
 	type MerchantSwitches,
@@ -17,12 +19,12 @@ import {
 	type Profile,
 	type Shop,
 } from './model.ts';
-import type { PostbackEncoding } from './postbacks.ts';
+import type { PostbackEncoding, PostbackKind } from './postbacks.ts';
 
 export interface StateOptions {
 	/** Delivers a postback (kind, url, fields, trsId). */
 	deliver: (
-		kind: 'payment' | 'payout',
+		kind: PostbackKind,
 		url: string,
 		fields: Fields,
 		trsId: string,
@@ -49,6 +51,8 @@ export class State {
 	bills = new Map<string, Bill>();
 	payments = new Map<string, Payment>();
 	payouts = new Map<string, Payout>();
+	refunds = new Map<string, Refund>();
+	chargebacks = new Map<string, Chargeback>();
 	clockOffsetMs = 0;
 	readonly options: StateOptions;
 	private tokenSeq = 71;
@@ -140,6 +144,8 @@ export class State {
 			defaultCurrency: init.defaultCurrency ?? 'RUB',
 			enabled: init.enabled ?? true,
 			accessDenied: init.accessDenied ?? false,
+			refundUrl: init.refundUrl ?? null,
+			chargebackUrl: init.chargebackUrl ?? null,
 			domain: init.domain ?? null,
 		};
 		this.shops.set(shop.id, shop);

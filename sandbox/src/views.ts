@@ -6,7 +6,7 @@
  */
 import { formatDateTime, zoneOffsetMs } from './dates.ts';
 import { toNumber } from './money.ts';
-import type { Bill, BillExtras, Payment, Payout, Profile } from './model.ts';
+import type { Bill, BillExtras, Chargeback, Payment, Payout, Profile, Refund } from './model.ts';
 
 /** What decides a view's fields: the merchant's live extras and profile. */
 export interface ViewOptions {
@@ -105,5 +105,32 @@ export function payoutView(payout: Payout, view: ViewOptions): Record<string, un
 		currency: payout.currency,
 		created_at: createdAt(payout.createdAt, view),
 		...(view.liveExtras ? { order_id: payout.orderId } : {}),
+	};
+}
+
+/** A refund as the refund endpoints answer it (field set unconfirmed: service-facts.md). */
+export function refundView(refund: Refund, view: ViewOptions): Record<string, unknown> {
+	return {
+		id: refund.id,
+		payment_id: refund.paymentId,
+		bill_id: refund.billId,
+		order_id: refund.orderId,
+		status: refund.status,
+		amount: toNumber(refund.amount),
+		currency: refund.currency,
+		created_at: createdAt(refund.createdAt, view),
+	};
+}
+
+/** A chargeback as payment/status?chargeback=1 lists it (field set unconfirmed). */
+export function chargebackView(item: Chargeback, view: ViewOptions): Record<string, unknown> {
+	return {
+		id: item.id,
+		payment_id: item.paymentId,
+		bill_id: item.billId,
+		status: item.status,
+		amount: toNumber(item.amount),
+		currency: item.currency,
+		created_at: createdAt(item.createdAt, view),
 	};
 }

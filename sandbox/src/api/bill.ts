@@ -13,7 +13,9 @@ import {
 	type Merchant,
 	type Payment,
 } from '../model.ts';
-import { billView, paymentView } from '../views.ts';
+import { billView, chargebackView, paymentView, refundView } from '../views.ts';
+import { toNumber } from '../money.ts';
+import { chargebacksOf, refundedOf as refundedCents, refundsOf } from '../refunds.ts';
 import { rules, validate } from '../validate.ts';
 import { billExtras } from './bill-extras.ts';
 import { amountOrFail, cursorPage, getInput, merchantFor, postInput, search } from './common.ts';
@@ -33,6 +35,11 @@ const createSchema = z.object({
 
 const toggleSchema = z.object({ id: rules.string(), active: rules.boolean() });
 const idSchema = z.object({ id: rules.string() });
+const paymentStatusSchema = z.object({
+	id: rules.string(),
+	refunds: rules.boolean().optional(),
+	chargeback: rules.boolean().optional(),
+});
 const paymentsSchema = z.object({
 	id: rules.string(),
 	per_page: rules.integer().optional(),
@@ -45,6 +52,7 @@ function ownBill(ctx: SandboxContext, merchant: Merchant, id: string): Bill | un
 }
 
 export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions): Promise<void> {
+	const refundedOf = (payment: Payment) => refundedCents(ctx.state, payment.id);
 	app.post('/bill/create', async (request) => {
 		const endpoint = 'bill/create';
 		const merchant = merchantFor(ctx, request, endpoint, { subscription: true });
@@ -121,7 +129,7 @@ export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 			ctx,
 			request,
 			payments,
-			(payment) => paymentView(payment, merchant),
+			(payment) => paymentView(payment, { ...merchant, refundedOf }),
 			data.per_page,
 			data.cursor,
 			merchant.paymentsPageSize,
@@ -155,20 +163,45 @@ export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 			(payment) => payment.merchantId === merchant.id,
 		);
 		const billOf = (payment: Payment) => ctx.state.bills.get(payment.billId) as Bill;
-		return search(ctx, request, merchant, payments, (payment) => paymentView(payment, merchant), {
-			shopOf: (payment) => billOf(payment).shopId,
-			orderOf: (payment) => billOf(payment).orderId,
-			requireShopId: false,
-		});
+		return search(
+			ctx,
+			request,
+			merchant,
+			payments,
+			(payment) => paymentView(payment, { ...merchant, refundedOf }),
+			{
+				shopOf: (payment) => billOf(payment).shopId,
+				orderOf: (payment) => billOf(payment).orderId,
+				requireShopId: false,
+			},
+		);
 	});
 
 	app.get('/payment/status', async (request) => {
 		const endpoint = 'payment/status';
 		const merchant = merchantFor(ctx, request, endpoint);
-		const data = validate(idSchema, getInput(request));
+		const data = validate(paymentStatusSchema, getInput(request));
 		const payment = ctx.state.payments.get(data.id);
 		if (!payment || payment.merchantId !== merchant.id)
 			throw keyError(endpoint, 'payment_not_found');
-		return { success: true, ...paymentView(payment, merchant) };
+		// refunds=1 / chargeback=1 (service-facts.md): the payment's refunds (and what they took
+		// back) and chargebacks listed beside it.
+		return {
+			success: true,
+			...paymentView(payment, { ...merchant, refundedOf }),
+			...(data.refunds
+				? {
+						refunded_amount: toNumber(refundedOf(payment)),
+						refunds: refundsOf(ctx.state, payment.id).map((refund) => refundView(refund, merchant)),
+					}
+				: {}),
+			...(data.chargeback
+				? {
+						chargebacks: chargebacksOf(ctx.state, payment.id).map((item) =>
+							chargebackView(item, merchant),
+						),
+					}
+				: {}),
+		};
 	});
 }
