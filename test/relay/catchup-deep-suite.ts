@@ -454,4 +454,24 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		await control('DELETE', '/faults');
 		expect((await admin(r, 'POST', '/catchup')).outcome).toBe('done');
 	});
+	it('a deployment that requires shop_id on bill/search: catch-up works with PAYPALYCH_SHOP_ID, and without it fails with catchup-failed naming the setting', async () => {
+		const m = await merchant({ requireShopId: true });
+		const paid = await m.pay((await m.bill('64.00')).billId);
+		const without = await relay(m.token);
+		const failed = await admin(without, 'POST', '/catchup');
+		expect(failed.outcome).toBe('failed');
+		expect(failed.error).toMatch(/bill\/search answered HTTP 422.*set PAYPALYCH_SHOP_ID/);
+		await waitFor(
+			() =>
+				alerts.received.some(
+					(a) => a.body.includes('catchup-failed') && a.body.includes('PAYPALYCH_SHOP_ID'),
+				),
+			'the catchup-failed alert naming PAYPALYCH_SHOP_ID',
+		);
+		await without.close();
+		const withShop = await relay(m.token, { PAYPALYCH_SHOP_ID: m.shopId });
+		const run = await admin(withShop, 'POST', '/catchup');
+		expect(run.outcome).toBe('done');
+		expect(trsIds(run)).toEqual([paid.paymentId]);
+	});
 }

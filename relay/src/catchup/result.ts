@@ -9,6 +9,7 @@ import {
 	listUrl,
 	widenedDates,
 } from '../contract.ts';
+import { ApiError } from '../service-api.ts';
 import type { ServiceApi } from '../service-api.ts';
 
 /** One event the catch-up stored: a final payment or payout no postback brought. */
@@ -105,8 +106,34 @@ export function windowOf(
 		apiRoot: apiRootOf(config.catchup.apiBaseUrl),
 		fetchPage: (url: string) => api.page(url),
 		firstUrl: (path: string, from: string, to = today) =>
-			listUrl(config.catchup.apiBaseUrl, path, { ...widenedDates(from, to), per_page: 100 }),
+			listUrl(config.catchup.apiBaseUrl, path, {
+				...widenedDates(from, to),
+				per_page: 100,
+				...(config.catchup.shopId && SHOP_FILTERED.test(path)
+					? { shop_id: config.catchup.shopId }
+					: {}),
+			}),
 	};
+}
+
+/** The searches the service filters by shop (service-facts.md); payout/search is not one. */
+const SHOP_FILTERED = /\/(?:bill|payment)\/search$/;
+
+/**
+ * A failed run's error for the operator: a search the service refused for want of `shop_id`
+ * (a deployment that requires it answers 422 naming the field) says which setting to set.
+ */
+export function runError(error: unknown, shopId: string | undefined): string {
+	const message = error instanceof Error ? error.message : String(error);
+	if (
+		shopId === undefined &&
+		error instanceof ApiError &&
+		error.status === 422 &&
+		SHOP_FILTERED.test(error.path.split('?')[0]) &&
+		/shop_id/i.test(`${error.key} ${error.answer}`)
+	)
+		return `${message}: the service requires shop_id on its searches; set PAYPALYCH_SHOP_ID to your shop's id`;
+	return message;
 }
 
 /**

@@ -11,7 +11,7 @@ import type { Alerter } from '../alerts.ts';
 import { BudgetSpent, ServiceApi } from '../service-api.ts';
 import { billPayments, oldestDay, readList } from './lists.ts';
 import { alertTrouble, logRun } from './result.ts';
-import { windowOf } from './result.ts';
+import { runError, windowOf } from './result.ts';
 import type { CatchupResult, Window } from './result.ts';
 import { isFinalBill, paymentPostback, payoutPostback } from './events.ts';
 import { addDays, createdDate, createdWithin } from '../contract.ts';
@@ -136,7 +136,7 @@ export class CatchupRunner {
 				result.outcome = 'partial';
 			} else {
 				result.outcome = 'failed';
-				result.error = error instanceof Error ? error.message : String(error);
+				result.error = runError(error, this.#o.config.catchup.shopId);
 			}
 		}
 		result.calls = api.calls;
