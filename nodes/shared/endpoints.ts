@@ -22,6 +22,15 @@ export const ENDPOINTS = {
 	sbpBanks: { method: 'GET', path: '/api/v1/payout/dictionaries/sbp_banks' },
 } as const satisfies Record<string, Endpoint>;
 
+/**
+ * Endpoints of the service's current public reference that the interface document does not list
+ * (service-facts.md): the action node calls them; the sandbox's error tables, held against
+ * ENDPOINTS by the oracle test, need not answer them.
+ */
+export const REFERENCE_ENDPOINTS = {
+	paymentSearch: { method: 'GET', path: '/api/v1/payment/search' },
+} as const satisfies Record<string, Endpoint>;
+
 export const DEFAULT_BASE_URL = 'https://pal24.pro';
 
 /** The base URL without trailing slashes, and without an `/api/v1` suffix pasted by mistake. */

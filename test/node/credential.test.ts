@@ -118,7 +118,7 @@ describe('node description', () => {
 		);
 		expect(table).toEqual({
 			bill: ['create', 'get', 'getPayments', 'search', 'setActive'],
-			payment: ['get'],
+			payment: ['get', 'search'],
 			balance: ['get'],
 			payout: ['createPersonal', 'createRegular', 'get', 'search'],
 			sbpBank: ['getMany'],

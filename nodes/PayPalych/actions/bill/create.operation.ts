@@ -8,7 +8,8 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { BILL_TYPES, CURRENCIES_IN, ENDPOINTS, PAYMENT_METHODS } from '../../../shared';
 import { normalizeResponse } from '../../helpers/normalize';
-import { checkAmount, checkRequired, inputError } from '../../helpers/validation';
+import { requiredShopId } from '../../helpers/shop';
+import { checkAmount, inputError } from '../../helpers/validation';
 import { apiRequest } from '../../transport';
 import { amountDescription } from '../common.descriptions';
 
@@ -47,11 +48,10 @@ const properties: INodeProperties[] = [
 		displayName: 'Shop ID',
 		name: 'shopId',
 		type: 'string',
-		required: true,
 		default: '',
 		placeholder: 'e.g. 9rQBbwZV1g',
 		description:
-			'ID of the shop the bill belongs to, from the shop settings of your merchant account',
+			"ID of the shop the bill belongs to, from the shop settings of your merchant account. Leave empty to use the credential's Shop ID.",
 	},
 	{
 		displayName: 'Amount',
@@ -146,11 +146,11 @@ const CHOICES: Record<string, { field: string; options: INodePropertyOptions[] }
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const node = this.getNode();
-	const shopId = checkRequired(
+	const shopId = await requiredShopId.call(
+		this,
 		node,
-		this.getNodeParameter('shopId', itemIndex),
+		this.getNodeParameter('shopId', itemIndex, ''),
 		itemIndex,
-		'Shop ID',
 	);
 	const amount = checkAmount(node, this.getNodeParameter('amount', itemIndex), itemIndex);
 	const extra = this.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
