@@ -236,7 +236,7 @@ export async function startFakeService(options: FakeServiceOptions = {}): Promis
 				if (!payment) return refuse(422, 'payment_not_found', 'Payment not found');
 				const body: Record<string, unknown> = { success: true, ...paymentView(payment) };
 				if (q.get('refunds') === '1') body.refunds = [{ id: `R-${payment.id}`, amount: 1 }];
-				if (q.get('chargeback') === '1') body.chargebacks = [];
+				if (q.get('chargeback') === '1') body.chargeback = [];
 				return { status: 200, body };
 			}
 			default:

@@ -201,9 +201,9 @@ describe.each(['none', 'cursor'] as const)('Payment, paging %s', (paging) => {
 		expect(plain.json.refunds).toBeUndefined();
 		const [both] = await get({ includeRefunds: true, includeChargebacks: true });
 		expect(both.json.refunds).toEqual([{ id: `R-${payment.id}`, amount: 1 }]);
-		expect(both.json.chargebacks).toEqual([]);
+		expect(both.json.chargeback).toEqual([]);
 		const [refundsOnly] = await get({ includeRefunds: true });
-		expect(refundsOnly.json.chargebacks).toBeUndefined();
+		expect(refundsOnly.json.chargeback).toBeUndefined();
 		expect(requestsTo(service, 'payment/status').map((r) => r.query)).toEqual([
 			{ id: payment.id },
 			{ id: payment.id, refunds: '1', chargeback: '1' },
@@ -230,5 +230,155 @@ describe('the Bill ID list on a service that requires shop_id', () => {
 		});
 		expect(list.results.map((r) => r.value)).toEqual(['B-LIST']);
 		expect(requestsTo(service, 'bill/search')[0].query.shop_id).toBe('CRED-SHOP');
+	});
+});
+
+describe('Bill › Create: the fields of the current reference', () => {
+	const create = (additionalFields: INodeParameters): INodeParameters => ({
+		resource: 'bill',
+		operation: 'create',
+		shopId: 'SHOP1',
+		amount: '1980',
+		additionalFields,
+	});
+	const sent = (target: FakeService) =>
+		requestsTo(target, 'bill/create').map((r) => Object.fromEntries(new URLSearchParams(r.body)));
+
+	it('sends ttl, locale, payer_email, the three URLs, request_fields[...] and items[...] as form fields', async () => {
+		service = await startFakeService();
+		const credential = credentialOf(service);
+		await runNode({
+			credential,
+			parameters: create({
+				ttl: 600,
+				locale: 'EN',
+				payerEmail: ' payer@example.com ',
+				successUrl: 'https://shop.example/thanks?order=1',
+				failUrl: 'http://shop.example/failed',
+				returnUrl: 'https://shop.example/cart',
+				requestFields: ['email', 'phone'],
+				itemsJson: JSON.stringify([
+					{ name: 'T-shirt', price: '990', quantity: 2, category: 'clothes', extra: { size: 'L' } },
+				]),
+			}),
+		});
+		await runNode({
+			credential,
+			parameters: create({
+				items: {
+					item: [
+						{ name: 'Mug', price: '500.5', quantity: 1 },
+						{ name: 'Tea', price: 479.5, quantity: 0.5, category: 'food' },
+					],
+				},
+			}),
+		});
+		const [withJson, withCollection] = sent(service);
+		expect(withJson).toEqual({
+			amount: '1980.00',
+			shop_id: 'SHOP1',
+			ttl: '600',
+			locale: 'en',
+			payer_email: 'payer@example.com',
+			success_url: 'https://shop.example/thanks?order=1',
+			fail_url: 'http://shop.example/failed',
+			return_url: 'https://shop.example/cart',
+			'request_fields[email]': '1',
+			'request_fields[phone]': '1',
+			'items[0][name]': 'T-shirt',
+			'items[0][price]': '990.00',
+			'items[0][quantity]': '2',
+			'items[0][category]': 'clothes',
+			'items[0][extra][size]': 'L',
+		});
+		expect(requestsTo(service, 'bill/create')[0].body).toContain('items%5B0%5D%5Bname%5D=T-shirt');
+		expect(withCollection).toEqual({
+			amount: '1980.00',
+			shop_id: 'SHOP1',
+			'items[0][name]': 'Mug',
+			'items[0][price]': '500.50',
+			'items[0][quantity]': '1',
+			'items[1][name]': 'Tea',
+			'items[1][price]': '479.50',
+			'items[1][quantity]': '0.5',
+			'items[1][category]': 'food',
+		});
+	});
+
+	const refusals: Array<[string, INodeParameters, RegExp]> = [
+		['TTL of 0', { ttl: 0 }, /^TTL must be a positive whole number of seconds/],
+		['a fractional TTL', { ttl: 1.5 }, /^TTL must be a positive whole number of seconds/],
+		['a TTL in words', { ttl: 'an hour' }, /^TTL must be a positive whole number of seconds/],
+		['a negative TTL', { ttl: '-5' }, /^TTL must be a positive whole number of seconds/],
+		[
+			'a payer email without @',
+			{ payerEmail: 'payer.example.com' },
+			/^Payer Email must be an email address/,
+		],
+		[
+			'a payer email with a space',
+			{ payerEmail: 'pa yer@example.com' },
+			/^Payer Email must be an email address/,
+		],
+		[
+			'a success URL without scheme',
+			{ successUrl: 'shop.example/thanks' },
+			/^Success URL must be a full http/,
+		],
+		['a javascript: fail URL', { failUrl: 'javascript:alert(1)' }, /^Fail URL must be a full http/],
+		['an ftp return URL', { returnUrl: 'ftp://shop.example/' }, /^Return URL must be a full http/],
+		['an unknown locale', { locale: 'de' }, /^Locale must be one of en, ru/],
+		[
+			'an unknown request field',
+			{ requestFields: ['email', 'address'] },
+			/^Request Fields must name only email, phone, name, comment/,
+		],
+		['items JSON that is not JSON', { itemsJson: '[{name:' }, /^Items \(JSON\) is not valid JSON/],
+		[
+			'items JSON that is not a list',
+			{ itemsJson: '{"name":"A"}' },
+			/^Items \(JSON\) must be a list/,
+		],
+		[
+			'an item without a price',
+			{ itemsJson: '[{"name":"A","quantity":1}]' },
+			/^Items: item 1's price/,
+		],
+		[
+			'an item with a float price of 3 decimals',
+			{ itemsJson: '[{"name":"A","price":1.005,"quantity":1}]' },
+			/^Items: item 1's price/,
+		],
+		[
+			'an item without a name',
+			{ itemsJson: '[{"price":"1","quantity":1}]' },
+			/^Items item 1 needs a name/,
+		],
+		[
+			'an item with quantity 0',
+			{ itemsJson: '[{"name":"A","price":"1","quantity":0}]' },
+			/^Items item 1's quantity must be a positive number/,
+		],
+		[
+			'an item with an unknown field',
+			{ itemsJson: '[{"name":"A","price":"1","quantity":1,"vat":"20"}]' },
+			/^Items item 1 has unknown fields vat/,
+		],
+		[
+			'items given twice',
+			{
+				itemsJson: '[{"name":"A","price":"1","quantity":1}]',
+				items: { item: [{ name: 'B', price: '1', quantity: 1 }] },
+			},
+			/^Items are given twice/,
+		],
+	];
+	it.each(refusals)('refuses %s before any request', async (_name, fields, message) => {
+		service = await startFakeService();
+		const error = await failure(
+			runNode({ credential: credentialOf(service), parameters: create(fields) }),
+		);
+		expect(error?.message).toMatch(message);
+		expect(service.requests).toHaveLength(0);
 	});
 });
