@@ -21,6 +21,8 @@ export interface FakeServiceOptions {
 	paging?: 'none' | 'cursor';
 	/** Rows per page when a paged request names no `per_page` (cursor paging only). */
 	defaultPerPage?: number;
+	/** Most rows per page whatever `per_page` asks (cursor paging only). */
+	maxPerPage?: number;
 	requireShopId?: boolean;
 	newPaymentFields?: boolean;
 }
@@ -65,6 +67,7 @@ export async function startFakeService(options: FakeServiceOptions = {}): Promis
 		errorForm: options.errorForm ?? 'message',
 		paging: options.paging ?? 'none',
 		defaultPerPage: options.defaultPerPage ?? 15,
+		maxPerPage: options.maxPerPage ?? 1000,
 		requireShopId: options.requireShopId ?? false,
 		newPaymentFields: options.newPaymentFields ?? false,
 	};
@@ -124,7 +127,10 @@ export async function startFakeService(options: FakeServiceOptions = {}): Promis
 		rows: Array<Record<string, unknown>>,
 	): { status: number; body: Record<string, unknown> } => {
 		if (settings.paging === 'none') return { status: 200, body: { success: true, data: rows } };
-		const perPage = Number(url.searchParams.get('per_page') ?? settings.defaultPerPage);
+		const perPage = Math.min(
+			settings.maxPerPage,
+			Number(url.searchParams.get('per_page') ?? settings.defaultPerPage),
+		);
 		const offset = Number(url.searchParams.get('cursor') ?? '0');
 		const slice = rows.slice(offset, offset + perPage);
 		const nextCursor = offset + perPage < rows.length ? String(offset + perPage) : null;

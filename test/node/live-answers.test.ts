@@ -382,3 +382,57 @@ describe('Bill › Create: the fields of the current reference', () => {
 		expect(service.requests).toHaveLength(0);
 	});
 });
+
+describe.each([
+	['none', false],
+	['cursor', false],
+	['cursor', true],
+] as const)(
+	'Bill › Get Payments, paging %s, newer payment fields %s',
+	(paging, newPaymentFields) => {
+		const getPayments = (extra: INodeParameters) =>
+			runNode({
+				credential: credentialOf(service!),
+				parameters: { resource: 'bill', operation: 'getPayments', billId: 'MULTI1', ...extra },
+			});
+
+		it('reads every page with Return All, stops at Limit otherwise', async () => {
+			service = await startFakeService({ paging, newPaymentFields, maxPerPage: 10 });
+			const made = service.addPayments('MULTI1', 25);
+			service.addPayments('OTHER', 3);
+			const all = await getPayments({ returnAll: true });
+			expect(all.map((i) => i.json.id)).toEqual(made.map((p) => p.id));
+			expect(requestsTo(service, 'bill/payments')).toHaveLength(paging === 'cursor' ? 3 : 1);
+			expect(all.every((i) => (i.pairedItem as { item: number }).item === 0)).toBe(true);
+			const first = all[0].json;
+			expect(first.amount).toBe(10);
+			if (newPaymentFields) {
+				expect(first).not.toHaveProperty('amount_received');
+				expect(first).toMatchObject({ commission: 0.3, account_amount: 9.7, refunded_amount: 0 });
+			} else {
+				expect(first.amount_received).toBe(9.7);
+			}
+
+			const limited = await getPayments({ returnAll: false, limit: 12 });
+			expect(limited.map((i) => i.json.id)).toEqual(made.slice(0, 12).map((p) => p.id));
+			const defaults = await getPayments({});
+			expect(defaults).toHaveLength(25);
+		});
+	},
+);
+
+it('Bill › Get Payments stops at its page cap with a message that says so, never a part of the list', async () => {
+	service = await startFakeService({ paging: 'cursor', maxPerPage: 1 });
+	service.addPayments('MULTI1', 1001);
+	const error = await failure(
+		runNode({
+			credential: credentialOf(service),
+			parameters: { resource: 'bill', operation: 'getPayments', billId: 'MULTI1', returnAll: true },
+		}),
+	);
+	expect(error?.message).toBe(
+		'Bill › Get Payments could not read the whole list: it has more than 1000 pages',
+	);
+	expect(error?.description).toContain('Turn off Return All and set a Limit');
+	expect(requestsTo(service, 'bill/payments')).toHaveLength(1000);
+}, 60_000);
