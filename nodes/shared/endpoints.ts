@@ -20,15 +20,12 @@ export const ENDPOINTS = {
 	payoutStatus: { method: 'GET', path: '/api/v1/payout/status' },
 	payoutSearch: { method: 'GET', path: '/api/v1/payout/search' },
 	sbpBanks: { method: 'GET', path: '/api/v1/payout/dictionaries/sbp_banks' },
-} as const satisfies Record<string, Endpoint>;
-
-/**
- * Endpoints of the service's current public reference that the interface document does not list
- * (service-facts.md): the action node calls them; the sandbox's error tables, held against
- * ENDPOINTS by the oracle test, need not answer them.
- */
-export const REFERENCE_ENDPOINTS = {
+	// Beyond the interface document: listed by the service's current reference (service-facts.md).
 	paymentSearch: { method: 'GET', path: '/api/v1/payment/search' },
+	refundFullCreate: { method: 'POST', path: '/api/v1/refund/full/create' },
+	refundPartialCreate: { method: 'POST', path: '/api/v1/refund/partial/create' },
+	refundStatus: { method: 'GET', path: '/api/v1/refund/status' },
+	refundSearch: { method: 'GET', path: '/api/v1/refund/search' },
 } as const satisfies Record<string, Endpoint>;
 
 export const DEFAULT_BASE_URL = 'https://pal24.pro';

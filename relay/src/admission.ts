@@ -8,7 +8,14 @@ import type { PostbackEvent, PostbackFields } from './contract.ts';
  * records (`orderUnknown`: the service did not tell the bill's order ID, so InvId is '').
  */
 export type Source =
-	| { via: 'postback'; body: string; contentType: string; tokenIndex: number }
+	| {
+			via: 'postback';
+			body: string;
+			contentType: string;
+			tokenIndex: number;
+			/** The sender's network (limits.ts networkOf): whose look-up allowance it spends. */
+			network?: string;
+	  }
 	| { via: 'catch-up'; orderUnknown: boolean };
 
 /** An event asking to be admitted: what a look-up reads. */

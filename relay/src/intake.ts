@@ -234,7 +234,7 @@ function boundedLookUp(budget: LookUpBudget, metrics: Metrics, apis: readonly Se
 		async ({ kind: asked, fields, source }) => {
 			if (asked !== kind || source.via !== 'postback') return undefined;
 			const call = () => check(apis[source.tokenIndex] ?? apis[0], fields);
-			return lookUpWithin(budget, metrics, kind, fields, call);
+			return lookUpWithin(budget, metrics, kind, fields, source.network ?? '', call);
 		};
 }
 
@@ -243,11 +243,12 @@ async function lookUpWithin(
 	metrics: Metrics,
 	kind: 'payment' | 'payout',
 	fields: PostbackFields,
+	network: string,
 	call: () => Promise<LookUpVerdict>,
 ): Promise<Exclude<Admission, { outcome: 'stored' }> | undefined> {
 	const unknown = kind === 'payment' ? 'unknown_payment' : 'unknown_payout';
 	const pairKey = pairKeyOf(kind, fields) ?? '';
-	const over = budget.take(pairKey, fields);
+	const over = budget.take(pairKey, fields, Date.now(), network);
 	if (over?.over === 'remembered') {
 		metrics.lookUps.inc({ kind, outcome: 'remembered' });
 		return { outcome: 'refused', status: 403, reason: unknown, detail: over.reason };
@@ -257,7 +258,7 @@ async function lookUpWithin(
 			outcome: 'refused',
 			status: 429,
 			reason: 'pair_limit',
-			detail: `too many ${kind} look-ups for one signed pair`,
+			detail: `too many ${kind} look-ups for one signed pair from this network`,
 			retryAfter: over.retryAfter,
 		};
 	}
@@ -265,7 +266,7 @@ async function lookUpWithin(
 		metrics.lookUpsThrottled.inc({ kind });
 		return {
 			outcome: 'unavailable',
-			reason: `the look-ups of all signed pairs this minute are spent (RELAY_LOOKUP_GLOBAL_LIMIT)`,
+			reason: `the look-ups of this network, or of all networks, this minute are spent (RELAY_LOOKUP_GLOBAL_LIMIT)`,
 			retryAfter: over.retryAfter,
 		};
 	}

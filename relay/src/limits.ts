@@ -13,9 +13,37 @@ import type { InsertResult, PairLimit } from './store/types.ts';
  * - redirects (success and fail share one signed pair) may store `RELAY_REDIRECT_LIMIT_PER_PAYMENT_DAY`
  *   events per pair a day, beside the per-minute limit of the routes (PairLimiter too);
  * - every look-up an incoming postback causes (look-ups.ts) is bounded (LookUpBudget): per signed
- *   pair and for all pairs together per minute, and a refusal is remembered for a while, so forged
- *   calls cannot spend the merchant's API quota.
+ *   pair and sender's network, per network, and for all together per minute, and a refusal is
+ *   remembered for a while, so forged calls cannot spend the merchant's API quota. Every buyer of a
+ *   MULTI link holds its signed pair: counting per network keeps a buyer's calls from spending the
+ *   allowance of the service's own postbacks, which come from the service's network.
  */
+
+/**
+ * The network a sender's address belongs to, as the allowances count it: an IPv4 /24, an IPv6
+ * /48 (what one site or customer is given); an IPv4-mapped IPv6 address counts as IPv4. Loopback
+ * is no network ('', as an unknown address): behind a reverse proxy the relay does not trust
+ * (RELAY_TRUST_PROXY unset) every sender is the proxy, and the allowances are shared as one.
+ */
+export function networkOf(address: string | undefined): string {
+	if (!address) return '';
+	const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+	const ip = mapped ? mapped[1] : address;
+	if (ip === '::1' || ip.startsWith('127.')) return '';
+	if (/^\d+\.\d+\.\d+\.\d+$/.test(ip)) return `${ip.split('.').slice(0, 3).join('.')}.0/24`;
+	if (!ip.includes(':')) return ip;
+	const [head, tail = ''] = ip.split('::');
+	const left = head ? head.split(':') : [];
+	const right = tail ? tail.split(':') : [];
+	const groups = ip.includes('::')
+		? [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right]
+		: left;
+	const prefix = groups
+		.slice(0, 3)
+		.map((g) => (Number.parseInt(g || '0', 16) || 0).toString(16))
+		.join(':');
+	return `${prefix}::/48`;
+}
 
 /**
  * Serialises check-then-store per signed pair inside this process, so a burst of parallel calls
@@ -63,12 +91,18 @@ export class PairLimiter {
 }
 
 /**
- * What bounds the look-ups an incoming postback makes the relay do with the service: a refusal is remembered for `refusalMemoryMs` (at most `remembered` of them, the
- * oldest forgotten first), each signed pair may cause `perPair` look-ups a minute, and all pairs
- * together `global` a minute. `take` answers what to do before a call; `refused` remembers one.
+ * What bounds the look-ups an incoming postback makes the relay do with the service. Each sender's
+ * network (networkOf) has its own allowances: `perPair` look-ups a minute for one signed pair, and
+ * half of `global` for all its pairs (when the network is known); all networks together have
+ * `global` a minute. A refusal is
+ * remembered for `refusalMemoryMs` (at most `remembered` of them, the oldest forgotten first)
+ * under the whole postback it refused: a postback that differs in any field (the genuine one
+ * beside a forged copy of it) is looked up on its own. `take` answers what to do before a call;
+ * `refused` remembers one.
  */
 export class LookUpBudget {
 	readonly #perPair: WindowCounter;
+	readonly #perNetwork: WindowCounter;
 	readonly #global: WindowCounter;
 	readonly #refusals = new Map<string, { until: number; reason: string }>();
 	readonly #memoryMs: number;
@@ -79,25 +113,34 @@ export class LookUpBudget {
 		remembered = 10_000,
 	) {
 		this.#perPair = new WindowCounter(options.perPair, 60_000);
+		this.#perNetwork = new WindowCounter(Math.max(1, Math.floor(options.global / 2)), 60_000);
 		this.#global = new WindowCounter(options.global, 60_000, 1);
 		this.#memoryMs = options.refusalMemoryMs;
 		this.#remembered = remembered;
 	}
 
-	/** The key a refusal is remembered under: the signed pair and the TrsId it was asked for. */
+	/**
+	 * The key a refusal is remembered under: the signed pair and every field of the postback as the
+	 * relay compares them (TrsId trimmed), so only the same postback again is refused from memory.
+	 */
 	static keyOf(pairKey: string, fields: PostbackFields): string {
-		return `${pairKey}\n${(fields.TrsId ?? '').trim()}`;
+		const canonical = Object.entries({ ...fields, TrsId: (fields.TrsId ?? '').trim() })
+			.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+			.map(([k, v]) => `${k}=${v}`);
+		return [pairKey, ...canonical].join('\n');
 	}
 
 	/**
 	 * Before a look-up: `remembered` (refused a short while ago: refuse again, no call), `pair`
-	 * (this signed pair's look-ups this minute are spent), `global` (all look-ups this minute are
-	 * spent), each with seconds to wait; undefined: make the call.
+	 * (this signed pair's look-ups from this network this minute are spent), `global` (this
+	 * network's share, or all look-ups this minute, are spent), each with seconds to wait;
+	 * undefined: make the call.
 	 */
 	take(
 		pairKey: string,
 		fields: PostbackFields,
 		now = Date.now(),
+		network = '',
 	):
 		| { over: 'remembered'; reason: string }
 		| { over: 'pair' | 'global'; retryAfter: number }
@@ -106,8 +149,10 @@ export class LookUpBudget {
 		const known = this.#refusals.get(key);
 		if (known && known.until > now) return { over: 'remembered', reason: known.reason };
 		if (known) this.#refusals.delete(key);
-		const pair = this.#perPair.take(pairKey, now);
+		const pair = this.#perPair.take(`${network}\n${pairKey}`, now);
 		if (pair !== undefined) return { over: 'pair', retryAfter: pair };
+		const share = network === '' ? undefined : this.#perNetwork.take(network, now);
+		if (share !== undefined) return { over: 'global', retryAfter: share };
 		const global = this.#global.take('all', now);
 		if (global !== undefined) return { over: 'global', retryAfter: global };
 		return undefined;

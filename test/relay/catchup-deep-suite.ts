@@ -201,6 +201,21 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		expect(await events(r)).toHaveLength(15);
 	});
 
+	it('36.3 the newest first: a backlog of old unread bills never delays a payment lost today by more than one run', async () => {
+		const m = await merchant();
+		// 12 NORMAL bills made and paid 20 days ago, never read: a backlog of 12 bill/payments calls.
+		await daysAgo(20, async () => {
+			for (let i = 0; i < 12; i++) await m.pay((await m.bill(`${200 + i}.00`)).billId);
+		});
+		const today = await m.pay((await m.bill('77.00')).billId);
+		// 8 calls: the payouts, the search of the last days, today's bill, then the backlog's share.
+		const r = await relay(m.token, { RELAY_CATCHUP_MAX_CALLS: '8' });
+		const first = await admin(r, 'POST', '/catchup');
+		expect(first).toMatchObject({ outcome: 'partial', deep: true });
+		expect(trsIds(first)).toEqual([today.paymentId]);
+		expect(first.toRead.bills).toBeGreaterThan(0);
+	});
+
 	it('catch-up reads a bill on page 2 of the search', async () => {
 		const m = await merchant({ searchPageSize: 2 });
 		const paid = [];

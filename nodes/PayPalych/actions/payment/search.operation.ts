@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { REFERENCE_ENDPOINTS } from '../../../shared';
+import { ENDPOINTS } from '../../../shared';
 import { searchByDates } from '../../helpers/search';
 import { searchFields, shopFilterField } from '../common.descriptions';
 
@@ -17,11 +17,7 @@ export const description = updateDisplayOptions(displayOptions, [
  * service's current reference, read like Bill › Search (a day more on each side, every page).
  */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
-	return await searchByDates.call(
-		this,
-		REFERENCE_ENDPOINTS.paymentSearch,
-		'Payment › Search',
-		itemIndex,
-		{ shopFilter: true },
-	);
+	return await searchByDates.call(this, ENDPOINTS.paymentSearch, 'Payment › Search', itemIndex, {
+		shopFilter: true,
+	});
 }
