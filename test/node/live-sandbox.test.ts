@@ -51,6 +51,48 @@ describe.each(PROFILES)('the sandbox answering as the live service, profile %s',
 		return bill_id;
 	}
 
+	it("Bill › Create's fields of the current reference reach the sandbox as the bill's own", async () => {
+		const merchant = await newMerchant(sandbox);
+		const [created] = await runNode({
+			credential: { ...merchant.credential, shopId: merchant.shopId },
+			parameters: {
+				resource: 'bill',
+				operation: 'create',
+				amount: '1480',
+				additionalFields: {
+					ttl: 900,
+					locale: 'en',
+					payerEmail: 'payer@example.com',
+					successUrl: 'https://shop.example/thanks',
+					failUrl: 'https://shop.example/failed',
+					returnUrl: 'https://shop.example/cart',
+					requestFields: ['email', 'comment'],
+					itemsJson: JSON.stringify([
+						{ name: 'T-shirt', price: '990', quantity: 1, category: 'clothes' },
+						{ name: 'Tea', price: 490, quantity: 0.5 },
+					]),
+				},
+			},
+		});
+		const [bill] = await runNode({
+			credential: merchant.credential,
+			parameters: { resource: 'bill', operation: 'get', billId: created.json.bill_id as string },
+		});
+		expect(bill.json).toMatchObject({
+			ttl: 900,
+			locale: 'en',
+			payer_email: 'payer@example.com',
+			success_url: 'https://shop.example/thanks',
+			fail_url: 'https://shop.example/failed',
+			return_url: 'https://shop.example/cart',
+			request_fields: { email: true, comment: true },
+			items: [
+				{ name: 'T-shirt', price: 990, quantity: 1, category: 'clothes' },
+				{ name: 'Tea', price: 490, quantity: 0.5 },
+			],
+		});
+	});
+
 	it('error keys in error_code: Payout › Create with an Order ID pays once, and the error names the key', async () => {
 		const merchant = await newMerchant(sandbox, { errorForm: 'error_code' });
 		const parameters: INodeParameters = {
