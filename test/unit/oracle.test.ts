@@ -12,7 +12,7 @@ import {
 	unauthenticated,
 	unauthorizedAction,
 	validationError,
-	type Endpoint,
+	type DocumentEndpoint as Endpoint,
 } from '../../sandbox/src/errors.ts';
 import * as model from '../../sandbox/src/model.ts';
 import { format2, MAX_CENTS, parseAmount } from '../../sandbox/src/money.ts';
@@ -90,9 +90,6 @@ const SANDBOX_ONLY_ERRORS: ReadonlyArray<{
  * not explain yet. Nothing checks that they are still missing: the catalogue may learn them.
  */
 const KEYS_BEYOND_CATALOGUE: Readonly<Record<string, string>> = {
-	ip_access_denied:
-		"service-facts.md: 403 when the request comes from outside the merchant's API IP allow-list",
-	transaction_rejected: 'service-facts.md: 400 on bill/create when the service rejects the bill',
 	refunds_not_enabled:
 		"the sandbox's name for the refusal when the refund API is not switched on (the reference names none)",
 	refund_not_found: "the sandbox's name for an unknown refund id on refund/status",
