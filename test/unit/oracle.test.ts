@@ -12,7 +12,7 @@ import {
 	unauthenticated,
 	unauthorizedAction,
 	validationError,
-	type Endpoint,
+	type DocumentEndpoint as Endpoint,
 } from '../../sandbox/src/errors.ts';
 import * as model from '../../sandbox/src/model.ts';
 import { format2, MAX_CENTS, parseAmount } from '../../sandbox/src/money.ts';
