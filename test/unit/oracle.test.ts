@@ -4,7 +4,9 @@ import { describe, expect, it } from 'vitest';
 // (nodes/shared, compiled) and the sandbox, the test oracle, which imports nothing of it. This
 // test holds their rules against each other so that neither drifts from the other unnoticed.
 import * as contract from '../../dist/nodes/shared/index.js';
+import { createHash } from 'node:crypto';
 import { paymentPostback } from '../../sandbox/src/billing.ts';
+import { chargebackPostback, refundPostback } from '../../sandbox/src/refunds.ts';
 import { formatDateTime, parseYmd } from '../../sandbox/src/dates.ts';
 import {
 	ERROR_TABLE,
@@ -330,6 +332,62 @@ describe('oracle: the sandbox keeps the contract', () => {
 					expect(fields, field).toHaveProperty(field);
 				expect(contract.verifyPostback('payout', fields, tokens[0])).toMatchObject({ ok: true });
 				expect(contract.POSTBACK_RULES.payout.statuses).toContain(fields.Status);
+			}
+		});
+
+		// Refund and chargeback postbacks (service-facts.md): checked against the contract once it
+		// has rules for them (nodes/shared), and against the formulas written out here meanwhile.
+		const rules = contract.POSTBACK_RULES as Record<string, unknown>;
+		it('a sandbox refund and chargeback postback carry the signatures service-facts.md gives (and pass the contract where it has rules for them)', () => {
+			const state = new State({ deliver: () => undefined, autoAdvanceMs: 0, liveExtras: false });
+			const m = state.createMerchant({ id: 'M1', token: tokens[0] });
+			const refund = refundPostback(
+				{
+					id: 'R1',
+					merchantId: 'M1',
+					paymentId: 'T1',
+					billId: 'B1',
+					orderId: null,
+					kind: 'partial',
+					amount: 1050,
+					currency: 'RUB',
+					status: 'SUCCESS',
+					createdAt: 0,
+				},
+				bill,
+				m,
+			);
+			expect(refund.SignatureValue).toBe(
+				createHash('md5').update(`10.50:RUB:B1:T1:R1:${tokens[0]}`).digest('hex').toUpperCase(),
+			);
+			const chargeback = chargebackPostback(
+				{
+					id: 'C1',
+					merchantId: 'M1',
+					paymentId: 'T1',
+					billId: 'B1',
+					amount: 1050,
+					currency: 'RUB',
+					status: 'SUCCESS',
+					createdAt: 0,
+				},
+				bill,
+				m,
+			);
+			expect(chargeback.SignatureValue).toBe(
+				createHash('md5').update(`B1:T1:C1:${tokens[0]}`).digest('hex').toUpperCase(),
+			);
+			for (const [kind, fields] of [
+				['refund', refund],
+				['chargeback', chargeback],
+			] as const) {
+				if (!(kind in rules)) continue;
+				const verify = contract.verifyPostback as (
+					event: string,
+					fields: Record<string, string>,
+					token: string,
+				) => { ok: boolean };
+				expect(verify(kind, fields, tokens[0]), kind).toMatchObject({ ok: true });
 			}
 		});
 
