@@ -13,6 +13,7 @@ export const SERVICE_SUITES = [
 	'test/relay/console.browser.test.ts',
 	'test/relay/console.test.ts',
 	'test/relay/crash.test.ts',
+	'test/relay/lookup-allowance.test.ts',
 	'test/relay/network-faults.test.ts',
 	'test/relay/operations.test.ts',
 	'test/relay/postgres.test.ts',
