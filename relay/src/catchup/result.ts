@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Alerter } from '../alerts.ts';
 import type { ServiceApi } from '../service-api.ts';
+import type { HeldRows } from './lists.ts';
 
 /** One event the catch-up stored: a final payment or payout no postback brought. */
 export interface FoundEvent {
@@ -39,6 +40,8 @@ export interface CatchupResult {
 	found: FoundEvent[];
 	skippedRecords: SkippedRecord[];
 	error?: string;
+	/** A partial run stopped at RELAY_CATCHUP_MAX_BYTES: what it held (also raised as catchup-failed). */
+	ceiling?: string;
 	startedAt: number;
 	durationMs: number;
 }
@@ -58,6 +61,8 @@ export interface Window {
 	apiRoot: string;
 	fetchPage: (url: string) => Promise<Record<string, unknown>>;
 	firstUrl: (path: string, from: string) => string;
+	/** The run's rows held across every page (RELAY_CATCHUP_MAX_BYTES). */
+	held: HeldRows;
 }
 
 /**
@@ -77,6 +82,14 @@ export async function alertTrouble(
 			result.skippedRecords.map((r) => `catchup-skipped:${r.kind}:${r.trsId}`),
 			`catch-up skipped ${result.skippedRecords.length} record(s) the store cannot hold; read them in the service's account`,
 			{ records: result.skippedRecords.slice(0, 50) },
+		);
+	}
+	if (result.ceiling !== undefined) {
+		await alerter?.raise(
+			'catchup-failed',
+			['catchup-ceiling'],
+			`catch-up stopped at its memory ceiling: ${result.ceiling}; the next run goes on where it stopped`,
+			{ ceiling: result.ceiling, toRead: result.toRead },
 		);
 	}
 	if (result.outcome === 'failed') {
@@ -118,6 +131,11 @@ export function logRun(logger: Logger, result: CatchupResult): void {
 	};
 	if (result.outcome === 'failed')
 		logger.error({ ...summary, error: result.error }, 'catch-up failed; the next run tries again');
+	else if (result.ceiling !== undefined)
+		logger.warn(
+			{ ...summary, ceiling: result.ceiling },
+			'catch-up stopped at its memory ceiling (RELAY_CATCHUP_MAX_BYTES); the next run goes on',
+		);
 	else if (result.outcome === 'partial')
 		logger.warn(
 			summary,

@@ -9,7 +9,7 @@ import type { Store } from '../store/types.ts';
 import type { Targets } from '../targets.ts';
 import type { Alerter } from '../alerts.ts';
 import { BudgetSpent, ServiceApi } from '../service-api.ts';
-import { billPayments, oldestDay, readList } from './lists.ts';
+import { HeldRows, MemoryCeilingReached, billPayments, oldestDay, readList } from './lists.ts';
 import { alertTrouble, logRun } from './result.ts';
 import type { CatchupResult, Window } from './result.ts';
 import { isFinalBill, paymentPostback, payoutPostback } from './events.ts';
@@ -141,6 +141,7 @@ export class CatchupRunner {
 		} catch (error) {
 			if (error instanceof BudgetSpent) {
 				result.outcome = 'partial';
+				if (error instanceof MemoryCeilingReached) result.ceiling = error.message;
 			} else {
 				result.outcome = 'failed';
 				result.error = error instanceof Error ? error.message : String(error);
@@ -224,6 +225,7 @@ export class CatchupRunner {
 			apiRoot,
 			fetchPage,
 			firstUrl,
+			held: new HeldRows(config.catchup.maxBytes),
 		};
 
 		const payoutsCut = this.#o.targets.payout.length > 0 ? await this.#readPayouts(w) : undefined;
@@ -243,6 +245,7 @@ export class CatchupRunner {
 				apiRoot,
 				share,
 				(row) => createdWithin(row, since, today),
+				w.held,
 			);
 			this.#resume.payouts = listed.next;
 			result.toRead.payouts = listed.next !== undefined;
@@ -277,6 +280,7 @@ export class CatchupRunner {
 			w.apiRoot,
 			Math.max(1, Math.floor((w.budget - api.calls) / 2)),
 			(row) => createdWithin(row, billSince, today),
+			w.held,
 		);
 		const listCut = listed.stopped;
 		const bills = listed.rows;
