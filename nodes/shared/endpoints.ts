@@ -20,6 +20,12 @@ export const ENDPOINTS = {
 	payoutStatus: { method: 'GET', path: '/api/v1/payout/status' },
 	payoutSearch: { method: 'GET', path: '/api/v1/payout/search' },
 	sbpBanks: { method: 'GET', path: '/api/v1/payout/dictionaries/sbp_banks' },
+	// Beyond the interface document: listed by the service's current reference (service-facts.md).
+	paymentSearch: { method: 'GET', path: '/api/v1/payment/search' },
+	refundFullCreate: { method: 'POST', path: '/api/v1/refund/full/create' },
+	refundPartialCreate: { method: 'POST', path: '/api/v1/refund/partial/create' },
+	refundStatus: { method: 'GET', path: '/api/v1/refund/status' },
+	refundSearch: { method: 'GET', path: '/api/v1/refund/search' },
 } as const satisfies Record<string, Endpoint>;
 
 export const DEFAULT_BASE_URL = 'https://pal24.pro';

@@ -302,6 +302,16 @@ export const fields = z.object({
 		.describe(
 			"the service's API address (https://; http:// only with RELAY_ALLOW_PLAIN_HTTP_API=1)",
 		),
+	PAYPALYCH_SHOP_ID: z
+		.string()
+		.trim()
+		.max(100)
+		.regex(/^[^\s&=#?]*$/, 'a shop id: no spaces, &, =, # or ?')
+		.optional()
+		.transform((v) => v || undefined)
+		.describe(
+			"your shop's id, sent as shop_id on the catch-up's bill/search and payment/search (a deployment that requires it refuses every search without it)",
+		),
 	RELAY_ALLOW_PLAIN_HTTP_API: flag(false).describe(
 		'1: accept an http:// PAYPALYCH_API_BASE_URL (the API token then travels in clear: a local sandbox or tests only)',
 	),

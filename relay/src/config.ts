@@ -88,6 +88,8 @@ export interface RelayConfig {
 		deepIntervalS: number;
 		/** The service's address (PAYPALYCH_API_BASE_URL), without a trailing slash. */
 		apiBaseUrl: string;
+		/** PAYPALYCH_SHOP_ID: sent as shop_id on bill/search and payment/search when set. */
+		shopId?: string;
 	};
 	alerts: {
 		/** Where alert messages are POSTed as JSON. */
@@ -331,5 +333,6 @@ function catchupOf(c: Fields): RelayConfig['catchup'] {
 		billDays: c.RELAY_CATCHUP_BILL_DAYS,
 		deepIntervalS: c.RELAY_CATCHUP_DEEP_INTERVAL_S,
 		apiBaseUrl: c.PAYPALYCH_API_BASE_URL,
+		shopId: c.PAYPALYCH_SHOP_ID,
 	};
 }

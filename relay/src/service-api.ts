@@ -65,12 +65,15 @@ export class ApiError extends Error {
 	readonly status: number | null;
 	/** The error key as the contract reads it (describeApiError: `api:error.*`, `http_<code>`, ...). */
 	readonly key: string;
-	constructor(path: string, status: number | null, message: string, key: string) {
+	/** The start of the refusal's answer (at most 1 KiB), for what the key does not say. */
+	readonly answer: string;
+	constructor(path: string, status: number | null, message: string, key: string, answer = '') {
 		super(message);
 		this.name = 'ApiError';
 		this.path = path;
 		this.status = status;
 		this.key = key;
+		this.answer = answer.slice(0, 1024);
 	}
 }
 
@@ -281,7 +284,7 @@ function apiError(path: string, status: number | null, text: string): ApiError {
 	}
 	const { key } = describeApiError(status, text);
 	const named = key === `http_${status}` ? '' : ` ${key.slice(0, 100)}`;
-	return new ApiError(path, status, `${path} answered HTTP ${status}${named}`, key);
+	return new ApiError(path, status, `${path} answered HTTP ${status}${named}`, key, text);
 }
 
 export interface BoundedRequestOptions {

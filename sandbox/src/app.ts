@@ -8,9 +8,11 @@ import Fastify, {
 } from 'fastify';
 import { billRoutes } from './api/bill.ts';
 import { payoutRoutes } from './api/payout.ts';
+import { refundRoutes } from './api/refund.ts';
 import { SandboxContext, type Fault, type SandboxOptions } from './context.ts';
 import { controlRoutes } from './control.ts';
-import { ApiError, endpointOf, keyError } from './errors.ts';
+import { ApiError, endpointOf, errorBody, keyError } from './errors.ts';
+import { bearerMerchant } from './api/common.ts';
 import { pageRoutes } from './pages.ts';
 
 const POST_ENDPOINTS = new Set([
@@ -18,6 +20,8 @@ const POST_ENDPOINTS = new Set([
 	'bill/toggle_activity',
 	'payout/personal/create',
 	'payout/regular/create',
+	'refund/full/create',
+	'refund/partial/create',
 ]);
 
 function takeFault(ctx: SandboxContext, path: string): Fault | undefined {
@@ -44,8 +48,15 @@ async function applyFault(
 	const fault = takeFault(ctx, path);
 	if (!fault) return undefined;
 	switch (fault.kind) {
-		case '500':
-			return reply.code(500).send({ success: false, message: 'api:error.general_error' });
+		case '500': {
+			const error = new ApiError(
+				500,
+				{ success: false, message: 'api:error.general_error' },
+				{},
+				'general_error',
+			);
+			return reply.code(500).send(errorBody(error, formOf(ctx, request)));
+		}
 		case '429':
 			return reply.code(429).header('retry-after', '1').send({ message: 'Too Many Attempts.' });
 		case 'delay':
@@ -64,29 +75,38 @@ async function applyFault(
 			const endpoint = endpointOf(path);
 			const error = endpoint
 				? keyError(endpoint, fault.key ?? 'general_error')
-				: new ApiError(400, { success: false, message: `api:error.${fault.key}` });
-			return reply.code(error.status).send(error.body);
+				: new ApiError(400, { success: false, message: `api:error.${fault.key}` }, {}, fault.key);
+			return reply.code(error.status).send(errorBody(error, formOf(ctx, request)));
 		}
 	}
 }
 
-/** Errors of the API: its own shapes; framework errors (body too large, bad JSON, bad media type) keep their 4xx. */
-function apiErrorHandler(
-	error: FastifyError | ApiError,
-	_request: FastifyRequest,
-	reply: FastifyReply,
-): void {
-	if (error instanceof ApiError) {
-		void reply.code(error.status).headers(error.headers).send(error.body);
-		return;
-	}
-	const status = typeof error.statusCode === 'number' ? error.statusCode : 500;
-	if (status >= 400 && status < 500) {
-		void reply.code(status).send({ success: false, message: error.message });
-		return;
-	}
-	void reply.code(500).send({ success: false, message: 'api:error.general_error' });
+/** The error form of the merchant whose token the request carries (`message` without one). */
+function formOf(ctx: SandboxContext, request: FastifyRequest): 'message' | 'error_code' {
+	return bearerMerchant(ctx, request)?.errorForm ?? 'message';
 }
+
+/** Errors of the API: its own shapes; framework errors (body too large, bad JSON, bad media type) keep their 4xx. */
+const apiErrorHandler = (ctx: SandboxContext) =>
+	function handle(
+		error: FastifyError | ApiError,
+		request: FastifyRequest,
+		reply: FastifyReply,
+	): void {
+		if (error instanceof ApiError) {
+			void reply
+				.code(error.status)
+				.headers(error.headers)
+				.send(errorBody(error, formOf(ctx, request)));
+			return;
+		}
+		const status = typeof error.statusCode === 'number' ? error.statusCode : 500;
+		if (status >= 400 && status < 500) {
+			void reply.code(status).send({ success: false, message: error.message });
+			return;
+		}
+		void reply.code(500).send({ success: false, message: 'api:error.general_error' });
+	};
 
 export function createSandbox(options: SandboxOptions = {}): {
 	app: FastifyInstance;
@@ -116,9 +136,10 @@ export function createSandbox(options: SandboxOptions = {}): {
 
 	void app.register(
 		async (api) => {
-			api.setErrorHandler(apiErrorHandler);
+			api.setErrorHandler(apiErrorHandler(ctx));
 			await api.register(billRoutes, { ctx });
 			await api.register(payoutRoutes, { ctx });
+			await api.register(refundRoutes, { ctx });
 		},
 		{ prefix: '/api/v1' },
 	);
@@ -143,7 +164,7 @@ export function createSandbox(options: SandboxOptions = {}): {
 			message: `Not found: ${request.method} ${request.url.split('?')[0]}`,
 		});
 	});
-	app.setErrorHandler(apiErrorHandler);
+	app.setErrorHandler(apiErrorHandler(ctx));
 	return { app, ctx };
 }
 

@@ -55,6 +55,9 @@ export function payRefusal(state: State, bill: Bill): SandboxError | null {
 		return new SandboxError(409, 'bill_is_finished', 'this bill is already paid');
 	}
 	if (!bill.active) return new SandboxError(409, 'bill_inactive', 'this bill is switched off');
+	const ttl = bill.extras?.ttl;
+	if (ttl !== undefined && state.now() >= bill.createdAt + ttl * 1000)
+		return new SandboxError(409, 'bill_expired', 'this bill has expired (its ttl has passed)');
 	const merchant = state.merchants.get(bill.merchantId);
 	const shop = state.shops.get(bill.shopId);
 	if (!merchant || !merchant.exists || merchant.banned) {
@@ -101,7 +104,9 @@ function randomFromCard(method: PaymentMethod): string {
 
 /**
  * The payment postback: the interface document's fields, plus the ones live postbacks are seen to
- * carry when the merchant emulates them (liveExtras).
+ * carry when the merchant emulates them (liveExtras). `TrsId` is the payment id, or the bill id
+ * when the merchant's `trsId` switch says so (then two payments of a MULTI bill with the same
+ * amount and status post identical fields).
  */
 export function paymentPostback(bill: Bill, payment: Payment, merchant: Merchant): Fields {
 	const invId = bill.orderId ?? '';
@@ -112,7 +117,7 @@ export function paymentPostback(bill: Bill, payment: Payment, merchant: Merchant
 		Commission: format2(payment.commission),
 		Currency: PAYMENT_POSTBACK_CURRENCY,
 		CurrencyIn: bill.currency,
-		TrsId: payment.id,
+		TrsId: merchant.trsId === 'bill' ? bill.id : payment.id,
 		Status: payment.status,
 		...(bill.custom !== null ? { custom: bill.custom } : {}),
 		...(merchant.liveExtras
@@ -136,8 +141,8 @@ function redirectOf(bill: Bill, payment: Payment, merchant: Merchant, shop: Shop
 			payment.status === 'PROCESS'
 				? null
 				: isPaidStatus(payment.status)
-					? shop.successUrl
-					: shop.failUrl,
+					? (bill.extras?.successUrl ?? shop.successUrl)
+					: (bill.extras?.failUrl ?? shop.failUrl),
 		fields: {
 			InvId: invId,
 			OutSum: outSum,
@@ -189,7 +194,7 @@ export function pay(
 	if (shop.resultUrl && status !== 'PROCESS') {
 		postback = paymentPostback(bill, payment, merchant);
 		const lost = merchant.losePostbacks || bill.losePostback || request.losePostback === true;
-		state.options.deliver('payment', shop.resultUrl, postback, payment.id, {
+		state.options.deliver('payment', shop.resultUrl, postback, postback['TrsId'] ?? payment.id, {
 			lost,
 			encoding: postbackEncoding(merchant),
 		});

@@ -1,5 +1,12 @@
 /** What every route plugin shares: the state, the postback deliverer, faults and options. */
-import { PROFILES, type Profile } from './model.ts';
+import {
+	ERROR_FORMS,
+	PROFILES,
+	SWITCH_DEFAULTS,
+	TRS_ID_KINDS,
+	type MerchantSwitches,
+	type Profile,
+} from './model.ts';
 import { Deliverer } from './postbacks.ts';
 import { State } from './state.ts';
 
@@ -32,6 +39,20 @@ export interface SandboxOptions {
 	 * switch it in the control API (`profile`).
 	 */
 	profile?: Profile;
+	/** What `TrsId` in payment postbacks names (default `payment`; see MerchantSwitches). */
+	trsId?: MerchantSwitches['trsId'];
+	/** Where error answers carry their key (default `message`). */
+	errorForm?: MerchantSwitches['errorForm'];
+	/** bill/search requires `shop_id` (default false). */
+	requireShopId?: boolean;
+	/** Payment answers in their newer form (default false). */
+	newPaymentFields?: boolean;
+	/** `order_id` on bill answers in the `live` profile (default true). */
+	billOrderId?: boolean;
+	/** Rows per page of bill/payments without `per_page` (default 15). */
+	paymentsPageSize?: number;
+	/** The refund API is switched on for new merchants (default false). */
+	refunds?: boolean;
 }
 
 export interface ResolvedOptions {
@@ -43,6 +64,7 @@ export interface ResolvedOptions {
 	bodyLimit: number;
 	liveExtras: boolean;
 	profile: Profile;
+	switches: MerchantSwitches;
 }
 
 export interface Demo {
@@ -91,7 +113,26 @@ export class SandboxContext {
 			bodyLimit: options.bodyLimit ?? 64 * 1024,
 			liveExtras: options.liveExtras ?? false,
 			profile: options.profile ?? 'live',
+			switches: {
+				trsId: options.trsId ?? SWITCH_DEFAULTS.trsId,
+				errorForm: options.errorForm ?? SWITCH_DEFAULTS.errorForm,
+				requireShopId: options.requireShopId ?? SWITCH_DEFAULTS.requireShopId,
+				newPaymentFields: options.newPaymentFields ?? SWITCH_DEFAULTS.newPaymentFields,
+				billOrderId: options.billOrderId ?? SWITCH_DEFAULTS.billOrderId,
+				paymentsPageSize: options.paymentsPageSize ?? SWITCH_DEFAULTS.paymentsPageSize,
+				refunds: options.refunds ?? SWITCH_DEFAULTS.refunds,
+			},
 		};
+		if (!(TRS_ID_KINDS as readonly string[]).includes(this.options.switches.trsId)) {
+			throw new Error(`trsId must be one of ${TRS_ID_KINDS.join(', ')}`);
+		}
+		if (!(ERROR_FORMS as readonly string[]).includes(this.options.switches.errorForm)) {
+			throw new Error(`errorForm must be one of ${ERROR_FORMS.join(', ')}`);
+		}
+		const size = this.options.switches.paymentsPageSize;
+		if (!Number.isSafeInteger(size) || size < 1 || size > 1000) {
+			throw new Error('paymentsPageSize must be a whole number from 1 to 1000');
+		}
 		if (!(PROFILES as readonly string[]).includes(this.options.profile)) {
 			throw new Error(`profile must be one of ${PROFILES.join(', ')}`);
 		}
@@ -122,6 +163,7 @@ export class SandboxContext {
 			autoAdvanceMs: this.options.autoAdvanceMs * this.options.timeFactor,
 			liveExtras: this.options.liveExtras,
 			profile: this.options.profile,
+			switches: this.options.switches,
 		});
 	}
 

@@ -4,7 +4,9 @@ import type { Fault } from './context.ts';
 import { parseControlAmount } from './money.ts';
 import {
 	CURRENCIES,
+	ERROR_FORMS,
 	PROFILES,
+	TRS_ID_KINDS,
 	REGULAR_DIRECTIONS,
 	type Merchant,
 	type PayoutAccount,
@@ -37,6 +39,15 @@ export const merchantPatch = z.object({
 	profile: z.enum(PROFILES).optional(),
 	searchPageSize: z.int().min(1).max(1000).optional(),
 	losePostbacks: z.boolean().optional(),
+	trsId: z.enum(TRS_ID_KINDS).optional(),
+	errorForm: z.enum(ERROR_FORMS).optional(),
+	requireShopId: z.boolean().optional(),
+	newPaymentFields: z.boolean().optional(),
+	billOrderId: z.boolean().optional(),
+	paymentsPageSize: z.int().min(1).max(1000).optional(),
+	refunds: z.boolean().optional(),
+	ipAllowList: z.union([z.array(z.string().min(1).max(64)), z.null()]).optional(),
+	rejectBills: z.int().min(0).max(1_000_000).optional(),
 });
 
 export const shopFields = z.object({
@@ -47,6 +58,11 @@ export const shopFields = z.object({
 	defaultCurrency: z.string().min(1).max(16).optional(),
 	enabled: z.boolean().optional(),
 	accessDenied: z.boolean().optional(),
+	refundUrl: url.optional(),
+	chargebackUrl: url.optional(),
+	domain: z
+		.union([z.string().regex(/^[a-z0-9.-]+$/i, { error: 'must be a host name' }), z.null()])
+		.optional(),
 });
 
 export const accountFields = z.object({
@@ -72,6 +88,13 @@ export const paySchema = z.object({
 	amount: positiveAmount.optional(),
 	losePostback: z.boolean().optional(),
 });
+
+export const refundSchema = z.object({
+	amount: positiveAmount.optional(),
+	orderId: z.string().min(1).max(255).optional(),
+});
+
+export const chargebackSchema = z.object({ amount: positiveAmount.optional() });
 
 export const billPatch = z.object({ losePostback: z.boolean().optional() });
 
@@ -99,7 +122,7 @@ export const faultSchema = z
 	});
 
 export const deliveriesQuery = z.object({
-	kind: z.enum(['payment', 'payout']).optional(),
+	kind: z.enum(['payment', 'payout', 'refund', 'chargeback']).optional(),
 	trsId: z.string().optional(),
 	id: z.string().optional(),
 });
@@ -134,6 +157,15 @@ export function applyMerchantPatch(
 	if (patch.profile !== undefined) merchant.profile = patch.profile;
 	if (patch.searchPageSize !== undefined) merchant.searchPageSize = patch.searchPageSize;
 	if (patch.losePostbacks !== undefined) merchant.losePostbacks = patch.losePostbacks;
+	if (patch.trsId !== undefined) merchant.trsId = patch.trsId;
+	if (patch.errorForm !== undefined) merchant.errorForm = patch.errorForm;
+	if (patch.requireShopId !== undefined) merchant.requireShopId = patch.requireShopId;
+	if (patch.newPaymentFields !== undefined) merchant.newPaymentFields = patch.newPaymentFields;
+	if (patch.billOrderId !== undefined) merchant.billOrderId = patch.billOrderId;
+	if (patch.paymentsPageSize !== undefined) merchant.paymentsPageSize = patch.paymentsPageSize;
+	if (patch.refunds !== undefined) merchant.refunds = patch.refunds;
+	if (patch.ipAllowList !== undefined) merchant.ipAllowList = patch.ipAllowList;
+	if (patch.rejectBills !== undefined) merchant.rejectBills = patch.rejectBills;
 }
 
 export function applyShopPatch(shop: Shop, patch: z.output<typeof shopFields>): void {
@@ -144,6 +176,9 @@ export function applyShopPatch(shop: Shop, patch: z.output<typeof shopFields>): 
 	if (patch.defaultCurrency !== undefined) shop.defaultCurrency = patch.defaultCurrency;
 	if (patch.enabled !== undefined) shop.enabled = patch.enabled;
 	if (patch.accessDenied !== undefined) shop.accessDenied = patch.accessDenied;
+	if (patch.refundUrl !== undefined) shop.refundUrl = patch.refundUrl;
+	if (patch.chargebackUrl !== undefined) shop.chargebackUrl = patch.chargebackUrl;
+	if (patch.domain !== undefined) shop.domain = patch.domain?.toLowerCase() ?? null;
 }
 
 export function applyAccountPatch(

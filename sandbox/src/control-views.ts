@@ -54,6 +54,15 @@ export function merchantView(ctx: SandboxContext, merchant: Merchant): Record<st
 		profile: merchant.profile,
 		searchPageSize: merchant.searchPageSize,
 		losePostbacks: merchant.losePostbacks,
+		trsId: merchant.trsId,
+		errorForm: merchant.errorForm,
+		requireShopId: merchant.requireShopId,
+		newPaymentFields: merchant.newPaymentFields,
+		billOrderId: merchant.billOrderId,
+		paymentsPageSize: merchant.paymentsPageSize,
+		refunds: merchant.refunds,
+		ipAllowList: merchant.ipAllowList,
+		rejectBills: merchant.rejectBills,
 		shops: [...ctx.state.shops.values()]
 			.filter((shop) => shop.merchantId === merchant.id)
 			.map(shopView),
@@ -70,7 +79,7 @@ export function merchantView(ctx: SandboxContext, merchant: Merchant): Record<st
  * The control views show every field (live extras on), in the merchant's profile: a payment's
  * `amount` and every `created_at` are the ones its API answers show.
  */
-function controlShape(ctx: SandboxContext, merchantId: string): ViewOptions {
+export function controlShape(ctx: SandboxContext, merchantId: string): ViewOptions {
 	return { liveExtras: true, profile: ctx.state.merchants.get(merchantId)?.profile ?? 'live' };
 }
 

@@ -10,6 +10,8 @@ import {
 	applyMerchantPatch,
 	applyShopPatch,
 	billPatch,
+	chargebackSchema,
+	refundSchema,
 	clockSchema,
 	deliveriesQuery,
 	faultSchema,
@@ -22,13 +24,31 @@ import {
 import {
 	accountView,
 	billControlView,
+	controlShape,
 	merchantView,
 	paymentControlView,
 	payoutControlView,
 	shopView,
 } from './control-views.ts';
-import { ERROR_TABLE } from './errors.ts';
-import { SandboxError, type Bill, type Merchant, type Payout, type Shop } from './model.ts';
+import { FACTS_ERRORS, statusOf, type Endpoint } from './errors.ts';
+import { format2 } from './money.ts';
+import {
+	SandboxError,
+	type Bill,
+	type Merchant,
+	type Payment,
+	type Payout,
+	type Shop,
+} from './model.ts';
+import {
+	chargebacksOf,
+	makeChargeback,
+	makeRefund,
+	refundableOf,
+	refundedOf,
+	refundsOf,
+} from './refunds.ts';
+import { chargebackView, refundView } from './views.ts';
 import { advancePayout } from './payouts.ts';
 
 function notFound(what: string, id: string): SandboxError {
@@ -171,6 +191,51 @@ export async function controlRoutes(app: FastifyInstance, { ctx }: ContextOption
 		};
 	});
 
+	const paymentOf = (id: string): Payment => {
+		const payment = ctx.state.payments.get(id);
+		if (!payment) throw notFound('payment', id);
+		return payment;
+	};
+	const paymentWithMoney = (payment: Payment) => ({
+		...paymentControlView(ctx, payment),
+		refunded_amount: format2(refundedOf(ctx.state, payment.id)),
+		refundable_amount: format2(refundableOf(ctx.state, payment)),
+		refunds: refundsOf(ctx.state, payment.id).map((refund) =>
+			refundView(refund, controlShape(ctx, payment.merchantId)),
+		),
+		chargebacks: chargebacksOf(ctx.state, payment.id).map((item) =>
+			chargebackView(item, controlShape(ctx, payment.merchantId)),
+		),
+	});
+	app.get('/payments/:id', async (request) => paymentWithMoney(paymentOf(param(request))));
+	// A refund made from the merchant's account (works whether the refund API is on or not).
+	app.post('/payments/:id/refund', async (request) => {
+		const payment = paymentOf(param(request));
+		const data = refundSchema.parse(body(request));
+		const { refund, postback } = makeRefund(
+			ctx.state,
+			payment,
+			data.amount ?? null,
+			data.orderId ?? null,
+		);
+		return {
+			refund: refundView(refund, controlShape(ctx, payment.merchantId)),
+			postback,
+			payment: paymentWithMoney(payment),
+		};
+	});
+	// The payer's bank takes the payment back.
+	app.post('/payments/:id/chargeback', async (request) => {
+		const payment = paymentOf(param(request));
+		const data = chargebackSchema.parse(body(request));
+		const { chargeback, postback } = makeChargeback(ctx.state, payment, data.amount ?? null);
+		return {
+			chargeback: chargebackView(chargeback, controlShape(ctx, payment.merchantId)),
+			postback,
+			payment: paymentWithMoney(payment),
+		};
+	});
+
 	const payoutOf = (id: string): Payout => {
 		const payout = ctx.state.payouts.get(id);
 		if (!payout) throw notFound('payout', id);
@@ -200,8 +265,9 @@ export async function controlRoutes(app: FastifyInstance, { ctx }: ContextOption
 	app.post('/faults', async (request) => {
 		const data = faultSchema.parse(body(request));
 		if (data.kind === 'error' && data.key !== undefined) {
-			const known = Object.values(ERROR_TABLE).some(
-				(table) => data.key !== undefined && data.key in table,
+			const known = Object.keys(FACTS_ERRORS).some(
+				(endpoint) =>
+					data.key !== undefined && statusOf(endpoint as Endpoint, data.key) !== undefined,
 			);
 			if (!known) throw new SandboxError(400, 'invalid_request', `unknown error key ${data.key}`);
 		}

@@ -5,7 +5,8 @@
  * checks the document leaves unstated and are listed in the README.
  */
 
-export type Endpoint =
+/** The endpoints of the interface document. */
+export type DocumentEndpoint =
 	| 'bill/create'
 	| 'bill/toggle_activity'
 	| 'bill/payments'
@@ -18,6 +19,16 @@ export type Endpoint =
 	| 'payout/status'
 	| 'payout/search'
 	| 'payout/dictionaries/sbp_banks';
+
+/** Endpoints the service's current reference lists beyond the document (service-facts.md). */
+export type FactsEndpoint =
+	| 'payment/search'
+	| 'refund/full/create'
+	| 'refund/partial/create'
+	| 'refund/status'
+	| 'refund/search';
+
+export type Endpoint = DocumentEndpoint | FactsEndpoint;
 
 const payoutCreate: Record<string, number> = {
 	invalid_amount: 400,
@@ -36,7 +47,11 @@ const payoutCreate: Record<string, number> = {
 	general_error: 500,
 };
 
-export const ERROR_TABLE: Record<Endpoint, Record<string, number>> = {
+/**
+ * The interface document's error lists, with the sandbox's additions for checks it leaves
+ * unstated (marked "added"; test/unit/oracle.test.ts holds them against the contract).
+ */
+export const ERROR_TABLE: Record<DocumentEndpoint, Record<string, number>> = {
 	'bill/create': {
 		invalid_amount: 403,
 		merchant_banned: 403,
@@ -114,16 +129,74 @@ export const ERROR_TABLE: Record<Endpoint, Record<string, number>> = {
 	},
 };
 
-/** An answer that ends a request: status code and JSON body. */
+/** Every authenticated endpoint: the merchant's API IP allow-list (service-facts.md). */
+const ipKeys = { ip_access_denied: 403 };
+const merchantKeys = {
+	merchant_banned: 403,
+	merchant_not_found: 403,
+	general_error: 500,
+	...ipKeys,
+};
+/** Refunds: the refund API off, the payment or refund unknown, more than the refundable amount. */
+const refundCreate = {
+	...merchantKeys,
+	refunds_not_enabled: 403,
+	payment_not_found: 422,
+	invalid_amount: 400,
+	refund_amount_exceeded: 400,
+	refund_not_allowed: 400,
+};
+
+/**
+ * Keys and endpoints beyond the document, from the service's current reference and its clients
+ * (service-facts.md): `ip_access_denied` everywhere, `transaction_rejected` on bill/create,
+ * payment/search and the refund API. The refund keys other than the document's are the
+ * sandbox's names (the reference publishes none); test/unit/oracle.test.ts lists them.
+ */
+export const FACTS_ERRORS: Record<Endpoint, Record<string, number>> = {
+	...(Object.fromEntries(
+		Object.keys(ERROR_TABLE).map((endpoint) => [endpoint, { ...ipKeys }]),
+	) as unknown as Record<DocumentEndpoint, Record<string, number>>),
+	'bill/create': { ...ipKeys, transaction_rejected: 400 },
+	'payment/search': { ...merchantKeys },
+	'refund/full/create': { ...refundCreate },
+	'refund/partial/create': { ...refundCreate },
+	'refund/status': { ...merchantKeys, refunds_not_enabled: 403, refund_not_found: 422 },
+	'refund/search': { ...merchantKeys, refunds_not_enabled: 403, payment_not_found: 422 },
+};
+
+/** A human sentence for the `error_message` of the `error_code` form. */
+const SENTENCES: Record<string, string> = {
+	ip_access_denied: 'Access denied for this IP address.',
+	transaction_rejected: 'The transaction was rejected.',
+	refunds_not_enabled: 'Refunds are not enabled for this merchant.',
+	refund_amount_exceeded: 'The refund amount exceeds the refundable amount of the payment.',
+};
+
+export function errorSentence(key: string): string {
+	const sentence = SENTENCES[key];
+	if (sentence) return sentence;
+	const words = key.replace(/[_-]+/g, ' ');
+	return `${words.charAt(0).toUpperCase()}${words.slice(1)}.`;
+}
+
+/** An answer that ends a request: status code and JSON body (and the `api:error` key, if any). */
 export class ApiError extends Error {
 	readonly status: number;
 	readonly body: Record<string, unknown>;
 	readonly headers: Record<string, string>;
-	constructor(status: number, body: Record<string, unknown>, headers: Record<string, string> = {}) {
+	readonly key: string | null;
+	constructor(
+		status: number,
+		body: Record<string, unknown>,
+		headers: Record<string, string> = {},
+		key: string | null = null,
+	) {
 		super(typeof body['message'] === 'string' ? body['message'] : `HTTP ${status}`);
 		this.status = status;
 		this.body = body;
 		this.headers = headers;
+		this.key = key;
 	}
 }
 
@@ -132,13 +205,38 @@ export function endpointOf(path: string): Endpoint | undefined {
 		.split('?')[0]
 		?.replace(/^\/api\/v1\//, '')
 		.replace(/\/+$/, '');
-	return bare !== undefined && bare in ERROR_TABLE ? (bare as Endpoint) : undefined;
+	return bare !== undefined && bare in FACTS_ERRORS ? (bare as Endpoint) : undefined;
+}
+
+/** The status `endpoint` gives `key` (the document's table, then the facts), or undefined. */
+export function statusOf(endpoint: Endpoint, key: string): number | undefined {
+	return (
+		(ERROR_TABLE as Partial<Record<Endpoint, Record<string, number>>>)[endpoint]?.[key] ??
+		FACTS_ERRORS[endpoint][key]
+	);
 }
 
 /** `{"success": false, "message": "api:error.<key>"}` with the status the endpoint gives that key. */
 export function keyError(endpoint: Endpoint, key: string, fallbackStatus = 400): ApiError {
-	const status = ERROR_TABLE[endpoint][key] ?? fallbackStatus;
-	return new ApiError(status, { success: false, message: `api:error.${key}` });
+	const status = statusOf(endpoint, key) ?? fallbackStatus;
+	return new ApiError(status, { success: false, message: `api:error.${key}` }, {}, key);
+}
+
+/**
+ * An error body in the merchant's form: `message` (the document), or `error_code` with the key
+ * and `error_message` with a sentence (no `message`). Answers without an api:error key (401,
+ * 403 unauthorized, 422 validation, 429) keep Laravel's shape.
+ */
+export function errorBody(
+	error: ApiError,
+	form: 'message' | 'error_code',
+): Record<string, unknown> {
+	if (form === 'message' || error.key === null) return error.body;
+	return {
+		success: false,
+		error_code: `api:error.${error.key}`,
+		error_message: errorSentence(error.key),
+	};
 }
 
 export function unauthenticated(): ApiError {

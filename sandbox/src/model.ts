@@ -67,7 +67,52 @@ export interface Balance {
 	hold: number;
 }
 
-export interface Merchant {
+/** What a payment postback's `TrsId` names: the payment (the reference's text) or its bill (its examples). */
+export const TRS_ID_KINDS = ['payment', 'bill'] as const;
+export type TrsIdKind = (typeof TRS_ID_KINDS)[number];
+/**
+ * Where an error answer carries its `api:error.*` key: `message` (the interface document) or
+ * `error_code` with a human `error_message` beside it (seen on some answers, service-facts.md).
+ */
+export const ERROR_FORMS = ['message', 'error_code'] as const;
+export type ErrorForm = (typeof ERROR_FORMS)[number];
+
+/**
+ * The switches for answers the live service is seen to give beyond the interface document
+ * (service-facts.md, "What the service's current public reference and its clients add"). Each
+ * works in either profile; new merchants take the instance's value, the control API sets one.
+ */
+export interface MerchantSwitches {
+	/** What `TrsId` in payment postbacks names (default `payment`). */
+	trsId: TrsIdKind;
+	/** Where error answers carry their key (default `message`). */
+	errorForm: ErrorForm;
+	/** bill/search refuses a request without `shop_id` (422), as one deployment does (default false). */
+	requireShopId: boolean;
+	/**
+	 * Payment answers in their newer form: no `amount_received`; `commission`, `account_amount`,
+	 * `account_currency_code` and `refunded_amount` instead (default false).
+	 */
+	newPaymentFields: boolean;
+	/** `order_id` on bill answers in the `live` profile (default true; `spec` never shows it). */
+	billOrderId: boolean;
+	/** Rows per page of bill/payments when the request names no `per_page` (default 15). */
+	paymentsPageSize: number;
+	/** The refund API is switched on for this merchant (default false: the service's refusal). */
+	refunds: boolean;
+}
+
+export const SWITCH_DEFAULTS: MerchantSwitches = {
+	trsId: 'payment',
+	errorForm: 'message',
+	requireShopId: false,
+	newPaymentFields: false,
+	billOrderId: true,
+	paymentsPageSize: 15,
+	refunds: false,
+};
+
+export interface Merchant extends MerchantSwitches {
 	id: string;
 	token: string;
 	exists: boolean;
@@ -99,6 +144,10 @@ export interface Merchant {
 	 * delivery log shows it as lost. The records (bills, payments, payouts) are unchanged.
 	 */
 	losePostbacks: boolean;
+	/** The merchant's API IP allow-list: a request from another address answers `ip_access_denied` (null: any). */
+	ipAllowList: string[] | null;
+	/** How many of the next bill/create requests answer `transaction_rejected`. */
+	rejectBills: number;
 }
 
 export interface Shop {
@@ -111,6 +160,12 @@ export interface Shop {
 	defaultCurrency: string;
 	enabled: boolean;
 	accessDenied: boolean;
+	/** Where refund postbacks go (null: the Result URL). */
+	refundUrl: string | null;
+	/** Where chargeback postbacks go (null: the Result URL). */
+	chargebackUrl: string | null;
+	/** The shop's site (a host name): a bill's `return_url` must be on it or a subdomain (null: any). */
+	domain: string | null;
 }
 
 export interface PayoutAccount {
@@ -120,6 +175,32 @@ export interface PayoutAccount {
 	accountNumber: string;
 	banned: boolean;
 	directionAvailable: boolean;
+}
+
+/** A line of a bill's `items` as bill/create took it: name, price, quantity and any further text fields. */
+export interface BillItem {
+	name: string;
+	/** Cents. */
+	price: number;
+	/** As given (a positive decimal, e.g. `1` or `0.5`). */
+	quantity: string;
+	/** Other fields of the item (`vat`, `sku`, ...), kept as text. */
+	more: Record<string, string>;
+}
+
+/** What bill/create takes beyond the document (service-facts.md), each only when it was given. */
+export interface BillExtras {
+	/** Seconds the bill lives; it takes no payment after `createdAt + ttl`. */
+	ttl?: number;
+	locale?: 'ru' | 'en';
+	payerEmail?: string;
+	/** The bill's own Success / Fail URL (instead of the shop's) and its return link. */
+	successUrl?: string;
+	failUrl?: string;
+	returnUrl?: string;
+	/** Which payer fields the payment page asks for (`request_fields[email]=1`). */
+	requestFields?: Record<string, boolean>;
+	items?: BillItem[];
 }
 
 export interface Bill {
@@ -140,6 +221,8 @@ export interface Bill {
 	createdAt: number;
 	/** Lose the payment postbacks of this bill (see Merchant.losePostbacks). */
 	losePostback: boolean;
+	/** The fields beyond the document bill/create was given (absent: none). */
+	extras?: BillExtras;
 }
 
 export interface Payment {
@@ -172,6 +255,54 @@ export interface Payout {
 	accountIdentifier: string;
 	currency: 'RUB';
 	createdAt: number;
+}
+
+/** Money a merchant sent back to the payer of a payment (refund/full/create, refund/partial/create). */
+export interface Refund {
+	id: string;
+	merchantId: string;
+	paymentId: string;
+	billId: string;
+	/** The merchant's own id for the refund (unique per merchant), or null. */
+	orderId: string | null;
+	kind: 'full' | 'partial';
+	/** Cents. */
+	amount: number;
+	currency: Currency;
+	/** Refunds are carried out at once in the sandbox. */
+	status: 'SUCCESS';
+	createdAt: number;
+}
+
+/** A payment the payer's bank took back (made by the control API). */
+export interface Chargeback {
+	id: string;
+	merchantId: string;
+	paymentId: string;
+	billId: string;
+	/** Cents. */
+	amount: number;
+	currency: Currency;
+	status: 'SUCCESS';
+	createdAt: number;
+}
+
+/** The signature of refund postbacks: MD5(Amount:Currency:BillId:PaymentId:Id:token), upper case. */
+export function refundSignature(
+	fields: { Amount: string; Currency: string; BillId: string; PaymentId: string; Id: string },
+	token: string,
+): string {
+	return md5Upper(
+		`${fields.Amount}:${fields.Currency}:${fields.BillId}:${fields.PaymentId}:${fields.Id}:${token}`,
+	);
+}
+
+/** The signature of chargeback postbacks: MD5(BillId:PaymentId:Id:token), upper case. */
+export function chargebackSignature(
+	fields: { BillId: string; PaymentId: string; Id: string },
+	token: string,
+): string {
+	return md5Upper(`${fields.BillId}:${fields.PaymentId}:${fields.Id}:${token}`);
 }
 
 export type Fields = Record<string, string>;

@@ -5,6 +5,9 @@
  */
 import type { Fields, Merchant } from './model.ts';
 
+/** What a postback tells of: a payment, a payout, a refund or a chargeback. */
+export type PostbackKind = 'payment' | 'payout' | 'refund' | 'chargeback';
+
 /** How a postback's fields are sent. */
 export type PostbackEncoding = 'form' | 'json';
 
@@ -55,7 +58,7 @@ export const MAX_ATTEMPTS = 6;
 export interface DeliveryAttempt {
 	/** The delivery: the same for every attempt of one postback. */
 	id: string;
-	kind: 'payment' | 'payout';
+	kind: PostbackKind;
 	trsId: string;
 	url: string;
 	body: Fields;
@@ -82,7 +85,7 @@ export interface DelivererOptions {
 
 interface Delivery {
 	id: string;
-	kind: 'payment' | 'payout';
+	kind: PostbackKind;
 	trsId: string;
 	url: string;
 	body: Fields;
@@ -114,7 +117,7 @@ export class Deliverer {
 	 * form fields (default) or a JSON object.
 	 */
 	send(
-		kind: 'payment' | 'payout',
+		kind: PostbackKind,
 		url: string,
 		body: Fields,
 		trsId: string,

@@ -7,20 +7,24 @@ import {
 	randomId,
 	SandboxError,
 	type Bill,
+	type Chargeback,
+	type Refund,
 	type Fields,
 	type Merchant,
+	type MerchantSwitches,
+	SWITCH_DEFAULTS,
 	type Payment,
 	type Payout,
 	type PayoutAccount,
 	type Profile,
 	type Shop,
 } from './model.ts';
-import type { PostbackEncoding } from './postbacks.ts';
+import type { PostbackEncoding, PostbackKind } from './postbacks.ts';
 
 export interface StateOptions {
 	/** Delivers a postback (kind, url, fields, trsId). */
 	deliver: (
-		kind: 'payment' | 'payout',
+		kind: PostbackKind,
 		url: string,
 		fields: Fields,
 		trsId: string,
@@ -32,6 +36,8 @@ export interface StateOptions {
 	liveExtras: boolean;
 	/** The profile of new merchants (see Merchant.profile; default `live`). */
 	profile?: Profile;
+	/** The switches new merchants start with (see MerchantSwitches; unset ones take SWITCH_DEFAULTS). */
+	switches?: Partial<MerchantSwitches>;
 }
 
 /** Rows per page of the `spec` profile's searches: Laravel's default. */
@@ -45,6 +51,8 @@ export class State {
 	bills = new Map<string, Bill>();
 	payments = new Map<string, Payment>();
 	payouts = new Map<string, Payout>();
+	refunds = new Map<string, Refund>();
+	chargebacks = new Map<string, Chargeback>();
 	clockOffsetMs = 0;
 	readonly options: StateOptions;
 	private tokenSeq = 71;
@@ -100,6 +108,10 @@ export class State {
 			profile: this.options.profile ?? 'live',
 			searchPageSize: SPEC_PAGE_SIZE,
 			losePostbacks: false,
+			ipAllowList: null,
+			rejectBills: 0,
+			...SWITCH_DEFAULTS,
+			...this.options.switches,
 		};
 		this.merchants.set(id, merchant);
 		this.tokens.set(token, id);
@@ -132,6 +144,9 @@ export class State {
 			defaultCurrency: init.defaultCurrency ?? 'RUB',
 			enabled: init.enabled ?? true,
 			accessDenied: init.accessDenied ?? false,
+			refundUrl: init.refundUrl ?? null,
+			chargebackUrl: init.chargebackUrl ?? null,
+			domain: init.domain ?? null,
 		};
 		this.shops.set(shop.id, shop);
 		return shop;

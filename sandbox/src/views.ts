@@ -6,17 +6,27 @@
  */
 import { formatDateTime, zoneOffsetMs } from './dates.ts';
 import { toNumber } from './money.ts';
-import type { Bill, Payment, Payout, Profile } from './model.ts';
+import type { Bill, BillExtras, Chargeback, Payment, Payout, Profile, Refund } from './model.ts';
 
 /** What decides a view's fields: the merchant's live extras and profile. */
 export interface ViewOptions {
 	liveExtras: boolean;
 	profile: Profile;
+	/** Payment answers in their newer form (see MerchantSwitches.newPaymentFields). */
+	newPaymentFields?: boolean;
+	/** `order_id` on bills in the `live` profile (see MerchantSwitches.billOrderId). */
+	billOrderId?: boolean;
+	/** What the payment's refunds took back, in cents (refunded_amount of the newer form). */
+	refundedOf?: (payment: Payment) => number;
 }
 
 const createdAt = (ms: number, view: ViewOptions) => formatDateTime(ms, zoneOffsetMs(view.profile));
 
-/** A bill. `order_id` is a live extra, never shown in the `spec` profile (the document has none). */
+/**
+ * A bill. `order_id` is shown in the `live` profile (as the service's current reference shows it)
+ * unless the merchant hides it (billOrderId false), never in `spec` (the document has none);
+ * `active` is a live extra.
+ */
 export function billView(bill: Bill, view: ViewOptions): Record<string, unknown> {
 	return {
 		id: bill.id,
@@ -25,15 +35,40 @@ export function billView(bill: Bill, view: ViewOptions): Record<string, unknown>
 		type: bill.type,
 		currency_in: bill.currency,
 		created_at: createdAt(bill.createdAt, view),
-		...(view.liveExtras
-			? { ...(view.profile === 'live' ? { order_id: bill.orderId } : {}), active: bill.active }
+		...(view.profile === 'live' && view.billOrderId !== false ? { order_id: bill.orderId } : {}),
+		...(view.liveExtras ? { active: bill.active } : {}),
+		...(bill.extras ? extrasView(bill.extras) : {}),
+	};
+}
+
+/** The fields beyond the document a bill was created with, under the names bill/create took. */
+function extrasView(extras: BillExtras): Record<string, unknown> {
+	return {
+		...(extras.ttl !== undefined ? { ttl: extras.ttl } : {}),
+		...(extras.locale !== undefined ? { locale: extras.locale } : {}),
+		...(extras.payerEmail !== undefined ? { payer_email: extras.payerEmail } : {}),
+		...(extras.successUrl !== undefined ? { success_url: extras.successUrl } : {}),
+		...(extras.failUrl !== undefined ? { fail_url: extras.failUrl } : {}),
+		...(extras.returnUrl !== undefined ? { return_url: extras.returnUrl } : {}),
+		...(extras.requestFields !== undefined ? { request_fields: extras.requestFields } : {}),
+		...(extras.items !== undefined
+			? {
+					items: extras.items.map((item) => ({
+						name: item.name,
+						price: toNumber(item.price),
+						quantity: Number(item.quantity),
+						...item.more,
+					})),
+				}
 			: {}),
 	};
 }
 
 /**
  * A payment. `amount` is what the payer paid (= OutSum) in `live`; in `spec` it leaves out the
- * commission the payer paid on top (OutSum = amount + Commission then).
+ * commission the payer paid on top (OutSum = amount + Commission then). The newer form
+ * (newPaymentFields) has no `amount_received`; it carries `commission`, `account_amount` (the net
+ * credited, what `amount_received` was), `account_currency_code` and `refunded_amount`.
  */
 export function paymentView(payment: Payment, view: ViewOptions): Record<string, unknown> {
 	const amount =
@@ -43,11 +78,20 @@ export function paymentView(payment: Payment, view: ViewOptions): Record<string,
 		bill_id: payment.billId,
 		status: payment.status,
 		amount: toNumber(amount),
-		amount_received: toNumber(payment.received),
+		...(view.newPaymentFields ? {} : { amount_received: toNumber(payment.received) }),
 		from_card: payment.fromCard,
 		currency_in: payment.currency,
 		created_at: createdAt(payment.createdAt, view),
-		...(view.liveExtras ? { commission: toNumber(payment.commission) } : {}),
+		...(view.liveExtras || view.newPaymentFields
+			? { commission: toNumber(payment.commission) }
+			: {}),
+		...(view.newPaymentFields
+			? {
+					account_amount: toNumber(payment.received),
+					account_currency_code: payment.currency,
+					refunded_amount: toNumber(view.refundedOf?.(payment) ?? 0),
+				}
+			: {}),
 	};
 }
 
@@ -61,5 +105,32 @@ export function payoutView(payout: Payout, view: ViewOptions): Record<string, un
 		currency: payout.currency,
 		created_at: createdAt(payout.createdAt, view),
 		...(view.liveExtras ? { order_id: payout.orderId } : {}),
+	};
+}
+
+/** A refund as the refund endpoints answer it (field set unconfirmed: service-facts.md). */
+export function refundView(refund: Refund, view: ViewOptions): Record<string, unknown> {
+	return {
+		id: refund.id,
+		payment_id: refund.paymentId,
+		bill_id: refund.billId,
+		order_id: refund.orderId,
+		status: refund.status,
+		amount: toNumber(refund.amount),
+		currency: refund.currency,
+		created_at: createdAt(refund.createdAt, view),
+	};
+}
+
+/** A chargeback as payment/status?chargeback=1 lists it (field set unconfirmed). */
+export function chargebackView(item: Chargeback, view: ViewOptions): Record<string, unknown> {
+	return {
+		id: item.id,
+		payment_id: item.paymentId,
+		bill_id: item.billId,
+		status: item.status,
+		amount: toNumber(item.amount),
+		currency: item.currency,
+		created_at: createdAt(item.createdAt, view),
 	};
 }

@@ -121,8 +121,9 @@ export async function startSandbox(options: {
 	const sandboxService = startService({
 		name: 'sandbox',
 		command: nodeBinary(),
-		// --live-extras: the stack emulates the live service, which shows a bill's order_id
-		// (service-facts.md), so the PayPalych Trigger can confirm a postback's InvId.
+		// --live-extras: the stack emulates the fields the live service is seen to add (the
+		// postback's BalanceAmount, a payment's commission, a bill's active). A bill's order_id,
+		// which the PayPalych Trigger needs to confirm a postback's InvId, is the sandbox's default.
 		args: [
 			join(REPO_ROOT, 'sandbox', 'src', 'bin.ts'),
 			'--port',

@@ -201,6 +201,21 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		expect(await events(r)).toHaveLength(15);
 	});
 
+	it('36.3 the newest first: a backlog of old unread bills never delays a payment lost today by more than one run', async () => {
+		const m = await merchant();
+		// 12 NORMAL bills made and paid 20 days ago, never read: a backlog of 12 bill/payments calls.
+		await daysAgo(20, async () => {
+			for (let i = 0; i < 12; i++) await m.pay((await m.bill(`${200 + i}.00`)).billId);
+		});
+		const today = await m.pay((await m.bill('77.00')).billId);
+		// 8 calls: the payouts, the search of the last days, today's bill, then the backlog's share.
+		const r = await relay(m.token, { RELAY_CATCHUP_MAX_CALLS: '8' });
+		const first = await admin(r, 'POST', '/catchup');
+		expect(first).toMatchObject({ outcome: 'partial', deep: true });
+		expect(trsIds(first)).toEqual([today.paymentId]);
+		expect(first.toRead.bills).toBeGreaterThan(0);
+	});
+
 	it('catch-up reads a bill on page 2 of the search', async () => {
 		const m = await merchant({ searchPageSize: 2 });
 		const paid = [];
@@ -438,5 +453,25 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		expect(alerts.received.filter((a) => a.body.includes('catchup-failed'))).toHaveLength(1);
 		await control('DELETE', '/faults');
 		expect((await admin(r, 'POST', '/catchup')).outcome).toBe('done');
+	});
+	it('a deployment that requires shop_id on bill/search: catch-up works with PAYPALYCH_SHOP_ID, and without it fails with catchup-failed naming the setting', async () => {
+		const m = await merchant({ requireShopId: true });
+		const paid = await m.pay((await m.bill('64.00')).billId);
+		const without = await relay(m.token);
+		const failed = await admin(without, 'POST', '/catchup');
+		expect(failed.outcome).toBe('failed');
+		expect(failed.error).toMatch(/bill\/search answered HTTP 422.*set PAYPALYCH_SHOP_ID/);
+		await waitFor(
+			() =>
+				alerts.received.some(
+					(a) => a.body.includes('catchup-failed') && a.body.includes('PAYPALYCH_SHOP_ID'),
+				),
+			'the catchup-failed alert naming PAYPALYCH_SHOP_ID',
+		);
+		await without.close();
+		const withShop = await relay(m.token, { PAYPALYCH_SHOP_ID: m.shopId });
+		const run = await admin(withShop, 'POST', '/catchup');
+		expect(run.outcome).toBe('done');
+		expect(trsIds(run)).toEqual([paid.paymentId]);
 	});
 }

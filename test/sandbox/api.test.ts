@@ -66,8 +66,8 @@ describe('bills', () => {
 		const id = await newBill({ order_id: 'ord-status', type: 'multi' });
 		const answer = await h.api('GET', 'bill/status', { id });
 		expect(answer.status).toBe(200);
-		// Exactly the interface document's fields by default.
-		expect(answer.body).toEqual({
+		// The interface document's fields and, as the service's current reference shows, order_id.
+		const documented = {
 			success: true,
 			id,
 			status: 'NEW',
@@ -75,12 +75,20 @@ describe('bills', () => {
 			type: 'MULTI',
 			currency_in: 'RUB',
 			created_at: expect.stringMatching(DATETIME),
-		});
-		// The live service is seen to add order_id and active: emulated when the merchant asks for it.
+		};
+		expect(answer.body).toEqual({ ...documented, order_id: 'ord-status' });
+		// billOrderId false: exactly the document's fields.
+		await h.control('PATCH', `merchants/${h.sb.merchantId}`, { billOrderId: false });
+		try {
+			expect((await h.api('GET', 'bill/status', { id })).body).toEqual(documented);
+		} finally {
+			await h.control('PATCH', `merchants/${h.sb.merchantId}`, { billOrderId: true });
+		}
+		// The live service is seen to add active: emulated when the merchant asks for it.
 		await h.control('PATCH', `merchants/${h.sb.merchantId}`, { liveExtras: true });
 		try {
 			const live = await h.api('GET', 'bill/status', { id });
-			expect(live.body).toEqual({ ...answer.body, order_id: 'ord-status', active: true });
+			expect(live.body).toEqual({ ...documented, order_id: 'ord-status', active: true });
 		} finally {
 			await h.control('PATCH', `merchants/${h.sb.merchantId}`, { liveExtras: false });
 		}

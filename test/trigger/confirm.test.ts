@@ -357,8 +357,11 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 		});
 
 		it('where the service shows no order ID for the bill: refused by default; Bill ID Only confirms the payment and not the InvId', async () => {
-			// live: a merchant without live extras; spec: no merchant shows it.
-			const documentOnly = await newMerchant(sb, { liveExtras: profile === 'spec' });
+			// live: a merchant that hides it (billOrderId false); spec: no merchant shows it.
+			const documentOnly = await newMerchant(sb, {
+				liveExtras: profile === 'spec',
+				billOrderId: false,
+			});
 			await control(sb, 'PATCH', `/shops/${documentOnly.shopId}`, {
 				resultUrl: 'http://127.0.0.1:9/closed',
 			});

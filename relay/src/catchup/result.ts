@@ -1,7 +1,17 @@
 import type { Logger } from 'pino';
 import type { Alerter } from '../alerts.ts';
+import type { RelayConfig } from '../config.ts';
+import {
+	SERVICE_TIME_ZONE,
+	addDays,
+	apiRootOf,
+	dateIn,
+	listUrl,
+	widenedDates,
+} from '../contract.ts';
+import { ApiError } from '../service-api.ts';
 import type { ServiceApi } from '../service-api.ts';
-import type { HeldRows } from './lists.ts';
+import { HeldRows } from './lists.ts';
 
 /** One event the catch-up stored: a final payment or payout no postback brought. */
 export interface FoundEvent {
@@ -60,9 +70,76 @@ export interface Window {
 	budget: number;
 	apiRoot: string;
 	fetchPage: (url: string) => Promise<Record<string, unknown>>;
-	firstUrl: (path: string, from: string) => string;
+	firstUrl: (path: string, from: string, to?: string) => string;
 	/** The run's rows held across every page (RELAY_CATCHUP_MAX_BYTES). */
 	held: HeldRows;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * What one run reads. Payments and payouts by their own date, never further back than the store
+ * keeps delivered events (RELAY_RETENTION_DAYS): a payment whose event was pruned would come back
+ * otherwise. Service days (Moscow), asked one day wider on each side and filtered by created_at.
+ */
+export function windowOf(
+	config: RelayConfig,
+	api: ServiceApi,
+	result: CatchupResult,
+	now: number,
+): Window {
+	const token = config.apiTokens[config.apiTokens.length - 1];
+	const days =
+		config.retentionDays > 0
+			? Math.max(1, Math.min(config.catchup.days, config.retentionDays - 1))
+			: config.catchup.days;
+	const today = dateIn(SERVICE_TIME_ZONE, new Date(now));
+	const since = addDays(today, -days);
+	const billSince = result.deep ? addDays(today, -config.catchup.billDays) : since;
+	result.billsSince = billSince;
+	return {
+		api,
+		result,
+		now,
+		token,
+		days,
+		today,
+		since,
+		billSince,
+		pruneBefore: now - (Math.max(days, config.catchup.billDays) + 2) * DAY_MS,
+		budget: config.catchup.maxCalls,
+		apiRoot: apiRootOf(config.catchup.apiBaseUrl),
+		fetchPage: (url: string) => api.page(url),
+		firstUrl: (path: string, from: string, to = today) =>
+			listUrl(config.catchup.apiBaseUrl, path, {
+				...widenedDates(from, to),
+				per_page: 100,
+				...(config.catchup.shopId && SHOP_FILTERED.test(path)
+					? { shop_id: config.catchup.shopId }
+					: {}),
+			}),
+		held: new HeldRows(config.catchup.maxBytes),
+	};
+}
+
+/** The searches the service filters by shop (service-facts.md); payout/search is not one. */
+const SHOP_FILTERED = /\/(?:bill|payment)\/search$/;
+
+/**
+ * A failed run's error for the operator: a search the service refused for want of `shop_id`
+ * (a deployment that requires it answers 422 naming the field) says which setting to set.
+ */
+export function runError(error: unknown, shopId: string | undefined): string {
+	const message = error instanceof Error ? error.message : String(error);
+	if (
+		shopId === undefined &&
+		error instanceof ApiError &&
+		error.status === 422 &&
+		SHOP_FILTERED.test(error.path.split('?')[0]) &&
+		/shop_id/i.test(`${error.key} ${error.answer}`)
+	)
+		return `${message}: the service requires shop_id on its searches; set PAYPALYCH_SHOP_ID to your shop's id`;
+	return message;
 }
 
 /**

@@ -9,23 +9,13 @@ import type { Store } from '../store/types.ts';
 import type { Targets } from '../targets.ts';
 import type { Alerter } from '../alerts.ts';
 import { BudgetSpent, ServiceApi } from '../service-api.ts';
-import { HeldRows, MemoryCeilingReached, billPayments, oldestDay, readList } from './lists.ts';
+import { MemoryCeilingReached, billPayments, oldestDay, readList } from './lists.ts';
 import { alertTrouble, logRun } from './result.ts';
+import { runError, windowOf } from './result.ts';
 import type { CatchupResult, Window } from './result.ts';
 import { isFinalBill, paymentPostback, payoutPostback } from './events.ts';
-import {
-	SERVICE_TIME_ZONE,
-	addDays,
-	apiRootOf,
-	createdDate,
-	createdWithin,
-	dateIn,
-	listUrl,
-	widenedDates,
-} from '../contract.ts';
+import { addDays, createdDate, createdWithin } from '../contract.ts';
 import { StoreInputError } from '../store/input.ts';
-
-const DAY_MS = 86_400_000;
 
 export type { CatchupResult, FoundEvent, SkippedRecord } from './result.ts';
 
@@ -66,7 +56,10 @@ export class CatchupRunner {
 	#deepDue = true;
 	#lastDeepAt = 0;
 	/** Where the payout list, and the bill search, resume after a run stopped at its share. */
-	readonly #resume: { payouts?: string; bills?: { key: string; url: string } } = {};
+	readonly #resume: {
+		payouts?: string;
+		bills?: Partial<Record<'recent' | 'deep', { key: string; url: string }>>;
+	} = {};
 	/** When each MULTI bill was last read: the least recently read go first. */
 	readonly #multiReadAt = new Map<string, number>();
 	/** Runs in a row that ended partial or failed, and since when. */
@@ -144,7 +137,7 @@ export class CatchupRunner {
 				if (error instanceof MemoryCeilingReached) result.ceiling = error.message;
 			} else {
 				result.outcome = 'failed';
-				result.error = error instanceof Error ? error.message : String(error);
+				result.error = runError(error, this.#o.config.catchup.shopId);
 			}
 		}
 		result.calls = api.calls;
@@ -192,46 +185,24 @@ export class CatchupRunner {
 	}
 
 	async #read(api: ServiceApi, result: CatchupResult, now: number): Promise<void> {
-		const { config } = this.#o;
-		const token = config.apiTokens[config.apiTokens.length - 1];
-		// Payments and payouts by their own date, never further back than the store keeps delivered
-		// events (RELAY_RETENTION_DAYS): a payment whose event was pruned would come back otherwise.
-		const days =
-			config.retentionDays > 0
-				? Math.max(1, Math.min(config.catchup.days, config.retentionDays - 1))
-				: config.catchup.days;
-		// Service days (Moscow), asked one day wider on each side and filtered by created_at.
-		const today = dateIn(SERVICE_TIME_ZONE, new Date(now));
-		const since = addDays(today, -days);
-		const billSince = result.deep ? addDays(today, -config.catchup.billDays) : since;
-		result.billsSince = billSince;
-		const pruneBefore = now - (Math.max(days, config.catchup.billDays) + 2) * DAY_MS;
-		const budget = config.catchup.maxCalls;
-		const apiRoot = apiRootOf(config.catchup.apiBaseUrl);
-		const fetchPage = (url: string) => api.page(url);
-		const firstUrl = (path: string, from: string) =>
-			listUrl(config.catchup.apiBaseUrl, path, { ...widenedDates(from, today), per_page: 100 });
-		const w: Window = {
-			api,
-			result,
-			now,
-			token,
-			days,
-			today,
-			since,
-			billSince,
-			pruneBefore,
-			budget,
-			apiRoot,
-			fetchPage,
-			firstUrl,
-			held: new HeldRows(config.catchup.maxBytes),
-		};
-
+		const w = windowOf(this.#o.config, api, result, now);
 		const payoutsCut = this.#o.targets.payout.length > 0 ? await this.#readPayouts(w) : undefined;
-		const stopped = this.#o.targets.payment.length > 0 ? await this.#readBills(w) : undefined;
+		const stopped = this.#o.targets.payment.length > 0 ? await this.#readAllBills(w) : undefined;
 		const cut = stopped ?? payoutsCut;
 		if (cut) throw cut;
+	}
+
+	/**
+	 * The newest first: every run reads the bills created in the last RELAY_CATCHUP_DAYS days
+	 * before anything older, so a backlog of old unread bills never delays a fresh loss by more
+	 * than one run; a deep run then gives the bills created before them (back to
+	 * RELAY_CATCHUP_BILL_DAYS) what is left of its budget: two searches over two date ranges that
+	 * do not overlap (one list call more than one search over both).
+	 */
+	async #readAllBills(w: Window): Promise<BudgetSpent | undefined> {
+		const recent = await this.#readBills(w, w.since, w.today, 'recent');
+		if (recent || w.billSince >= w.since) return recent;
+		return await this.#readBills(w, w.billSince, addDays(w.since, -1), 'deep');
 	}
 
 	/** Payouts, first and with at most a quarter of the budget; a cut list resumes next run. */
@@ -265,36 +236,45 @@ export class CatchupRunner {
 	 * two kinds take turns, MULTI bills least recently read first: neither starves the other, and a
 	 * run stopped at its budget resumes with what it did not read.
 	 */
-	async #readBills(w: Window): Promise<BudgetSpent | undefined> {
-		const { api, result, now, token, since, today, billSince } = w;
+	async #readBills(
+		w: Window,
+		billSince: string,
+		billUntil: string,
+		pass: 'recent' | 'deep',
+	): Promise<BudgetSpent | undefined> {
+		const { api, result, now } = w;
 		const { store } = this.#o;
 		let stopped: BudgetSpent | undefined;
 		// The list takes at most half of what is left: the bills it names must be read too.
-		// A deep search cut at its share resumes at its next page once the bills of the pages
-		// read are read (the next page's bills are then those to go on with).
-		const resumeKey = `${result.deep ? 'deep' : 'ordinary'}:${billSince}`;
-		const resumeAt = this.#resume.bills?.key === resumeKey ? this.#resume.bills.url : undefined;
+		// A search cut at its share resumes at its next page once the bills of the pages read are
+		// read (the next page's bills are then those to go on with).
+		const resumeKey = `${pass}:${billSince}:${billUntil}`;
+		const resume = this.#resume.bills?.[pass];
+		const resumeAt = resume?.key === resumeKey ? resume.url : undefined;
 		const listed = await readList(
 			w.fetchPage,
-			resumeAt ?? w.firstUrl('/api/v1/bill/search', billSince),
+			resumeAt ?? w.firstUrl('/api/v1/bill/search', billSince, billUntil),
 			w.apiRoot,
 			Math.max(1, Math.floor((w.budget - api.calls) / 2)),
-			(row) => createdWithin(row, billSince, today),
+			(row) => createdWithin(row, billSince, billUntil),
 			w.held,
 		);
 		const listCut = listed.stopped;
 		const bills = listed.rows;
-		result.bills = bills.length;
-		result.toRead.billPages = listed.next !== undefined;
-		result.oldestBillDate = oldestDay(bills);
+		result.bills += bills.length;
+		result.toRead.billPages ||= listed.next !== undefined;
+		const oldest = oldestDay(bills);
+		if (oldest !== null && (result.oldestBillDate === null || oldest < result.oldestBillDate))
+			result.oldestBillDate = oldest;
 		const isMulti = (bill: Record<string, unknown>) => canonicalStatus(bill.type) === 'MULTI';
 		const markOf = (bill: Record<string, unknown>) =>
 			`bill:${String(bill.id)}:${canonicalStatus(bill.status)}`;
 		const normal = bills.filter((b) => !isMulti(b) && isFinalBill(b));
 		const known = new Set(await store.catchupMarks(normal.map(markOf)));
+		// The newest first: a fresh loss before an old backlog.
 		const normalQueue = normal
 			.filter((b) => !known.has(markOf(b)))
-			.sort((a, b) => String(a.created_at ?? '').localeCompare(String(b.created_at ?? '')));
+			.sort((a, b) => String(b.created_at ?? '').localeCompare(String(a.created_at ?? '')));
 		const multiQueue = bills
 			.filter(isMulti)
 			.sort(
@@ -316,25 +296,37 @@ export class CatchupRunner {
 			if (payments === undefined) continue;
 			result.billsRead += 1;
 			if (isMulti(bill)) this.#multiReadAt.set(String(bill.id), now);
-			const invId = orderIdOf(bill);
-			// A bill created in the ordinary window: a payment whose date cannot be read is its.
-			const recentBill = createdWithin(bill, since, today);
-			for (const payment of payments) {
-				const day = createdDate(payment.created_at);
-				if (day === undefined ? !recentBill : day < since || day > today) continue;
-				const fields = paymentPostback(payment, invId ?? '', token);
-				if (!fields) continue;
-				result.payments += 1;
-				await this.#admit('payment', fields, result, invId === undefined);
-			}
+			await this.#admitPayments(w, bill, payments);
 			if (!isMulti(bill)) await store.addCatchupMarks([markOf(bill)], now, w.pruneBefore);
 		}
-		result.toRead.bills = normalQueue.length;
-		result.toRead.multiBills = multiQueue.length;
+		result.toRead.bills += normalQueue.length;
+		result.toRead.multiBills += multiQueue.length;
 		if (normalQueue.length === 0 && multiQueue.every((b) => this.#multiReadAt.has(String(b.id))))
-			this.#resume.bills = listed.next ? { key: resumeKey, url: listed.next } : undefined;
+			this.#resume.bills = {
+				...this.#resume.bills,
+				[pass]: listed.next ? { key: resumeKey, url: listed.next } : undefined,
+			};
 		stopped ??= listCut;
 		return stopped;
+	}
+
+	/** The payments of one bill made in the window, each admitted as its postback would be. */
+	async #admitPayments(
+		{ result, token, since, today }: Window,
+		bill: Record<string, unknown>,
+		payments: ReadonlyArray<Record<string, unknown>>,
+	): Promise<void> {
+		const invId = orderIdOf(bill);
+		// A bill created in the ordinary window: a payment whose date cannot be read is its.
+		const recentBill = createdWithin(bill, since, today);
+		for (const payment of payments) {
+			const day = createdDate(payment.created_at);
+			if (day === undefined ? !recentBill : day < since || day > today) continue;
+			const fields = paymentPostback(payment, invId ?? '', token);
+			if (!fields) continue;
+			result.payments += 1;
+			await this.#admit('payment', fields, result, invId === undefined);
+		}
 	}
 
 	/**

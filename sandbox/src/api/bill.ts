@@ -11,10 +11,14 @@ import {
 	type Bill,
 	type Currency,
 	type Merchant,
+	type Payment,
 } from '../model.ts';
-import { billView, paymentView } from '../views.ts';
+import { billView, chargebackView, paymentView, refundView } from '../views.ts';
+import { toNumber } from '../money.ts';
+import { chargebacksOf, refundedOf as refundedCents, refundsOf } from '../refunds.ts';
 import { rules, validate } from '../validate.ts';
-import { amountOrFail, getInput, merchantFor, postInput, search } from './common.ts';
+import { billExtras } from './bill-extras.ts';
+import { amountOrFail, cursorPage, getInput, merchantFor, postInput, search } from './common.ts';
 
 const createSchema = z.object({
 	amount: rules.numeric(),
@@ -31,6 +35,16 @@ const createSchema = z.object({
 
 const toggleSchema = z.object({ id: rules.string(), active: rules.boolean() });
 const idSchema = z.object({ id: rules.string() });
+const paymentStatusSchema = z.object({
+	id: rules.string(),
+	refunds: rules.boolean().optional(),
+	chargeback: rules.boolean().optional(),
+});
+const paymentsSchema = z.object({
+	id: rules.string(),
+	per_page: rules.integer().optional(),
+	cursor: rules.string(1000).optional(),
+});
 
 function ownBill(ctx: SandboxContext, merchant: Merchant, id: string): Bill | undefined {
 	const bill = ctx.state.bills.get(id);
@@ -38,10 +52,15 @@ function ownBill(ctx: SandboxContext, merchant: Merchant, id: string): Bill | un
 }
 
 export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions): Promise<void> {
+	const refundedOf = (payment: Payment) => refundedCents(ctx.state, payment.id);
 	app.post('/bill/create', async (request) => {
 		const endpoint = 'bill/create';
 		const merchant = merchantFor(ctx, request, endpoint, { subscription: true });
-		const data = validate(createSchema, postInput(request));
+		const input = postInput(request);
+		const requestedShop =
+			typeof input['shop_id'] === 'string' ? ctx.state.shops.get(input['shop_id']) : undefined;
+		const more = billExtras(input, requestedShop);
+		const data = validate(createSchema, input, () => more.errors);
 		const amount = amountOrFail(endpoint, data.amount);
 		const shop = ctx.state.shops.get(data.shop_id);
 		if (!shop) throw keyError(endpoint, 'shop_not_found');
@@ -51,6 +70,10 @@ export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 		const currency = (data.currency_in ?? shop.defaultCurrency).toUpperCase();
 		if (!(CURRENCIES as readonly string[]).includes(currency))
 			throw keyError(endpoint, 'rate-not-found');
+		if (merchant.rejectBills > 0) {
+			merchant.rejectBills -= 1;
+			throw keyError(endpoint, 'transaction_rejected');
+		}
 		const bill = createBill(ctx.state, {
 			merchantId: merchant.id,
 			shopId: shop.id,
@@ -63,6 +86,7 @@ export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 			name: data.name ?? null,
 			payerPaysCommission: data.payer_pays_commission === '1',
 			paymentMethod: data.payment_method ?? null,
+			...(Object.keys(more.extras).length > 0 ? { extras: more.extras } : {}),
 		});
 		const base = ctx.baseUrl(request);
 		return {
@@ -93,16 +117,23 @@ export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 	app.get('/bill/payments', async (request) => {
 		const endpoint = 'bill/payments';
 		const merchant = merchantFor(ctx, request, endpoint);
-		const data = validate(idSchema, getInput(request));
+		const data = validate(paymentsSchema, getInput(request));
 		const bill = ownBill(ctx, merchant, data.id);
 		if (!bill) throw keyError(endpoint, 'bill_not_found');
 		const payments = paymentsOf(ctx.state, bill.id);
 		if (payments.length > merchant.tooManyPaymentsThreshold)
 			throw keyError(endpoint, 'too_many_payments');
-		return {
-			success: true,
-			data: payments.map((payment) => paymentView(payment, merchant)),
-		};
+		// Cursor-paged in both profiles (service-facts.md): `per_page` rows, or the merchant's
+		// paymentsPageSize; the rest through `links.next` / `meta.next_cursor`.
+		return cursorPage(
+			ctx,
+			request,
+			payments,
+			(payment) => paymentView(payment, { ...merchant, refundedOf }),
+			data.per_page,
+			data.cursor,
+			merchant.paymentsPageSize,
+		);
 	});
 
 	app.get('/bill/status', async (request) => {
@@ -117,16 +148,60 @@ export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 	app.get('/bill/search', async (request) => {
 		const merchant = merchantFor(ctx, request, 'bill/search');
 		const bills = [...ctx.state.bills.values()].filter((bill) => bill.merchantId === merchant.id);
-		return search(ctx, request, merchant, bills, (bill) => billView(bill, merchant));
+		return search(ctx, request, merchant, bills, (bill) => billView(bill, merchant), {
+			shopOf: (bill) => bill.shopId,
+			orderOf: (bill) => bill.orderId,
+			requireShopId: merchant.requireShopId,
+		});
+	});
+
+	// Payments in a date range (service-facts.md: the reference lists it): dates and pages as
+	// bill/search in the merchant's profile, filtered by the bill's shop and order.
+	app.get('/payment/search', async (request) => {
+		const merchant = merchantFor(ctx, request, 'payment/search');
+		const payments = [...ctx.state.payments.values()].filter(
+			(payment) => payment.merchantId === merchant.id,
+		);
+		const billOf = (payment: Payment) => ctx.state.bills.get(payment.billId) as Bill;
+		return search(
+			ctx,
+			request,
+			merchant,
+			payments,
+			(payment) => paymentView(payment, { ...merchant, refundedOf }),
+			{
+				shopOf: (payment) => billOf(payment).shopId,
+				orderOf: (payment) => billOf(payment).orderId,
+				requireShopId: false,
+			},
+		);
 	});
 
 	app.get('/payment/status', async (request) => {
 		const endpoint = 'payment/status';
 		const merchant = merchantFor(ctx, request, endpoint);
-		const data = validate(idSchema, getInput(request));
+		const data = validate(paymentStatusSchema, getInput(request));
 		const payment = ctx.state.payments.get(data.id);
 		if (!payment || payment.merchantId !== merchant.id)
 			throw keyError(endpoint, 'payment_not_found');
-		return { success: true, ...paymentView(payment, merchant) };
+		// refunds=1 / chargeback=1 (service-facts.md): the payment's refunds (and what they took
+		// back) and chargebacks listed beside it.
+		return {
+			success: true,
+			...paymentView(payment, { ...merchant, refundedOf }),
+			...(data.refunds
+				? {
+						refunded_amount: toNumber(refundedOf(payment)),
+						refunds: refundsOf(ctx.state, payment.id).map((refund) => refundView(refund, merchant)),
+					}
+				: {}),
+			...(data.chargeback
+				? {
+						chargebacks: chargebacksOf(ctx.state, payment.id).map((item) =>
+							chargebackView(item, merchant),
+						),
+					}
+				: {}),
+		};
 	});
 }

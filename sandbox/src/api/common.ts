@@ -8,7 +8,7 @@ import { fieldError, rules, toInput, validate, type Input } from '../validate.ts
 import { z } from 'zod';
 
 /**
- * Authentication and merchant checks, in this order: token → merchant exists → banned →
+ * Authentication and merchant checks, in this order: token → IP allow-list → merchant exists → banned →
  * subscription (where the endpoint checks it) → verified (payout creation).
  */
 export function merchantFor(
@@ -17,10 +17,10 @@ export function merchantFor(
 	endpoint: Endpoint,
 	checks: { subscription?: boolean; verified?: boolean } = {},
 ): Merchant {
-	const header = request.headers.authorization;
-	const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header.trim()) : null;
-	const merchant = match?.[1] ? ctx.state.merchantByToken(match[1]) : undefined;
+	const merchant = bearerMerchant(ctx, request);
 	if (!merchant) throw unauthenticated();
+	if (merchant.ipAllowList !== null && !merchant.ipAllowList.includes(clientIp(request)))
+		throw keyError(endpoint, 'ip_access_denied');
 	if (!merchant.exists) throw keyError(endpoint, 'merchant_not_found');
 	if (merchant.banned) throw keyError(endpoint, 'merchant_banned');
 	if (checks.subscription) {
@@ -31,6 +31,18 @@ export function merchantFor(
 	}
 	if (checks.verified && !merchant.verified) throw keyError(endpoint, 'merchant_not_verified');
 	return merchant;
+}
+
+/** The merchant whose token the request's `Authorization: Bearer` header carries. */
+export function bearerMerchant(ctx: SandboxContext, request: FastifyRequest): Merchant | undefined {
+	const header = request.headers.authorization;
+	const match = typeof header === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(header.trim()) : null;
+	return match?.[1] ? ctx.state.merchantByToken(match[1]) : undefined;
+}
+
+/** The caller's address, an IPv4-mapped IPv6 one written as IPv4. */
+function clientIp(request: FastifyRequest): string {
+	return request.ip.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
 }
 
 /** POST input: query fields merged under the body fields (as Laravel's input does). */
@@ -55,6 +67,8 @@ const searchSchema = z.object({
 	finish_date: rules.date(),
 	per_page: rules.integer().optional(),
 	cursor: rules.string(1000).optional(),
+	shop_id: rules.string().optional(),
+	order_id: rules.string().optional(),
 });
 
 /** The `spec` profile's query: the document's dates and Laravel's `page` (anything else ignored). */
@@ -62,7 +76,40 @@ const pageSchema = z.object({
 	start_date: rules.date(),
 	finish_date: rules.date(),
 	page: z.unknown().optional(),
+	shop_id: rules.string().optional(),
+	order_id: rules.string().optional(),
 });
+
+/**
+ * The filters bill/search and payment/search take beyond the document's dates (service-facts.md):
+ * `shop_id` and `order_id`, each applied when given; `requireShopId` makes `shop_id` required
+ * (Laravel's 422), as one deployment does.
+ */
+export interface SearchFilters<T> {
+	shopOf: (item: T) => string;
+	orderOf: (item: T) => string | null;
+	requireShopId: boolean;
+}
+
+function filtered<T>(
+	items: T[],
+	input: { shop_id?: string | undefined; order_id?: string | undefined },
+	filters: SearchFilters<T> | undefined,
+): T[] {
+	if (!filters) return items;
+	return items.filter(
+		(item) =>
+			(input.shop_id === undefined || filters.shopOf(item) === input.shop_id) &&
+			(input.order_id === undefined || filters.orderOf(item) === input.order_id),
+	);
+}
+
+const shopRequired =
+	(filters: SearchFilters<unknown> | undefined) =>
+	(input: Input): Record<string, string> =>
+		filters?.requireShopId && input['shop_id'] === undefined
+			? { shop_id: 'The :attribute field is required.' }
+			: {};
 
 interface Cursor {
 	o: number;
@@ -109,22 +156,42 @@ export function search<T extends { createdAt: number }>(
 	merchant: Merchant,
 	items: T[],
 	view: (item: T) => Record<string, unknown>,
+	filters?: SearchFilters<T>,
 ): Record<string, unknown> {
-	if (merchant.profile === 'spec') return searchSpec(ctx, request, merchant, items, view);
+	if (merchant.profile === 'spec') return searchSpec(ctx, request, merchant, items, view, filters);
 	const input = getInput(request);
-	const data = validate(searchSchema, input);
+	const data = validate(searchSchema, input, shopRequired(filters as SearchFilters<unknown>));
 	const { start, finish } = dayRange(data.start_date, data.finish_date);
-	const found = items.filter((item) => item.createdAt >= start && item.createdAt < finish + DAY_MS);
+	const found = filtered(items, data, filters).filter(
+		(item) => item.createdAt >= start && item.createdAt < finish + DAY_MS,
+	);
 	if (data.per_page === undefined && data.cursor === undefined) {
 		return { success: true, data: found.map(view) };
 	}
-	const perPage = data.per_page ?? 15;
+	return cursorPage(ctx, request, found, view, data.per_page, data.cursor, 15);
+}
+
+/**
+ * One cursor page of `items` (Laravel's cursorPaginate): `per_page` rows (1 to 1000, default
+ * `defaultPerPage`) from the position `cursor` names; `links` `{next, prev}` as full URLs with the
+ * request's query, `meta` `{per_page, next_cursor, prev_cursor}` (null at either end).
+ */
+export function cursorPage<T>(
+	ctx: SandboxContext,
+	request: FastifyRequest,
+	items: T[],
+	view: (item: T) => Record<string, unknown>,
+	perPageInput: number | undefined,
+	cursorInput: string | undefined,
+	defaultPerPage: number,
+): Record<string, unknown> {
+	const perPage = perPageInput ?? defaultPerPage;
 	if (perPage < 1 || perPage > 1000)
 		throw fieldError('per_page', 'The :attribute field must be between 1 and 1000.');
-	const offset = data.cursor === undefined ? 0 : decodeCursor(data.cursor);
+	const offset = cursorInput === undefined ? 0 : decodeCursor(cursorInput);
 	if (offset === null) throw fieldError('cursor', 'The :attribute is invalid.');
-	const page = found.slice(offset, offset + perPage);
-	const nextCursor = offset + perPage < found.length ? encodeCursor(offset + perPage) : null;
+	const page = items.slice(offset, offset + perPage);
+	const nextCursor = offset + perPage < items.length ? encodeCursor(offset + perPage) : null;
 	const prevCursor = offset > 0 ? encodeCursor(Math.max(0, offset - perPage)) : null;
 	const link = (cursor: string | null) => {
 		if (cursor === null) return null;
@@ -163,12 +230,13 @@ function searchSpec<T extends { createdAt: number }>(
 	merchant: Merchant,
 	items: T[],
 	view: (item: T) => Record<string, unknown>,
+	filters: SearchFilters<T> | undefined,
 ): Record<string, unknown> {
 	const input = getInput(request);
-	const data = validate(pageSchema, input);
+	const data = validate(pageSchema, input, shopRequired(filters as SearchFilters<unknown>));
 	const { start, finish } = dayRange(data.start_date, data.finish_date);
 	const offset = zoneOffsetMs(merchant.profile);
-	const found = items.filter(
+	const found = filtered(items, data, filters).filter(
 		(item) => item.createdAt >= start - offset && item.createdAt < finish - offset,
 	);
 	const perPage = merchant.searchPageSize;

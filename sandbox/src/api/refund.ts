@@ -1,0 +1,141 @@
+/**
+ * The refund API the service's current reference lists (service-facts.md): refund/full/create,
+ * refund/partial/create, refund/status and refund/search. Switched on per merchant (`refunds`);
+ * off, every call answers 403 `refunds_not_enabled` after the merchant checks.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { ContextOptions, SandboxContext } from '../context.ts';
+import { DAY_MS, parseYmd } from '../dates.ts';
+import { keyError, validationError, type Endpoint } from '../errors.ts';
+import type { Merchant, Payment } from '../model.ts';
+import { makeRefund, refundRefusal } from '../refunds.ts';
+import { rules, validate, type Input } from '../validate.ts';
+import { refundView } from '../views.ts';
+import { amountOrFail, cursorPage, getInput, merchantFor, postInput } from './common.ts';
+
+const fullSchema = z.object({ payment_id: rules.string(), order_id: rules.string().optional() });
+const partialSchema = z.object({
+	payment_id: rules.string(),
+	amount: rules.numeric(),
+	order_id: rules.string().optional(),
+});
+const statusSchema = z.object({ id: rules.string() });
+const searchSchema = z.object({
+	payment_id: rules.string().optional(),
+	start_date: rules.date().optional(),
+	finish_date: rules.date().optional(),
+	per_page: rules.integer().optional(),
+	cursor: rules.string(1000).optional(),
+});
+
+/** Dates are required without a payment_id (Laravel's required_without), and in order. */
+function searchRules(input: Input): Record<string, string> {
+	const errors: Record<string, string> = {};
+	if (input['payment_id'] === undefined) {
+		for (const field of ['start_date', 'finish_date'])
+			if (input[field] === undefined)
+				errors[field] = 'The :attribute field is required when payment id is not present.';
+	}
+	const start = typeof input['start_date'] === 'string' ? parseYmd(input['start_date']) : null;
+	const finish = typeof input['finish_date'] === 'string' ? parseYmd(input['finish_date']) : null;
+	if (start !== null && finish !== null && finish < start)
+		errors['finish_date'] = 'The :attribute field must be a date after or equal to start date.';
+	return errors;
+}
+
+function refundMerchant(
+	ctx: SandboxContext,
+	request: FastifyRequest,
+	endpoint: Endpoint,
+): Merchant {
+	const merchant = merchantFor(ctx, request, endpoint);
+	if (!merchant.refunds) throw keyError(endpoint, 'refunds_not_enabled');
+	return merchant;
+}
+
+function ownPayment(
+	ctx: SandboxContext,
+	merchant: Merchant,
+	endpoint: Endpoint,
+	id: string,
+): Payment {
+	const payment = ctx.state.payments.get(id);
+	if (!payment || payment.merchantId !== merchant.id) throw keyError(endpoint, 'payment_not_found');
+	return payment;
+}
+
+function orderIdTaken(ctx: SandboxContext, merchant: Merchant, orderId: string | undefined): void {
+	if (orderId === undefined) return;
+	const taken = [...ctx.state.refunds.values()].some(
+		(refund) => refund.merchantId === merchant.id && refund.orderId === orderId,
+	);
+	if (taken) throw validationError({ order_id: ['The order id has already been taken.'] });
+}
+
+export async function refundRoutes(app: FastifyInstance, { ctx }: ContextOptions): Promise<void> {
+	const create = (
+		endpoint: Endpoint,
+		merchant: Merchant,
+		paymentId: string,
+		amount: number | null,
+		orderId: string | undefined,
+	) => {
+		const payment = ownPayment(ctx, merchant, endpoint, paymentId);
+		const refusal = refundRefusal(ctx.state, payment, amount);
+		if (refusal) throw keyError(endpoint, refusal);
+		const { refund } = makeRefund(ctx.state, payment, amount, orderId ?? null);
+		return { success: true, ...refundView(refund, merchant) };
+	};
+
+	app.post('/refund/full/create', async (request) => {
+		const endpoint = 'refund/full/create';
+		const merchant = refundMerchant(ctx, request, endpoint);
+		const data = validate(fullSchema, postInput(request));
+		orderIdTaken(ctx, merchant, data.order_id);
+		return create(endpoint, merchant, data.payment_id, null, data.order_id);
+	});
+
+	app.post('/refund/partial/create', async (request) => {
+		const endpoint = 'refund/partial/create';
+		const merchant = refundMerchant(ctx, request, endpoint);
+		const data = validate(partialSchema, postInput(request));
+		orderIdTaken(ctx, merchant, data.order_id);
+		const amount = amountOrFail(endpoint, data.amount);
+		return create(endpoint, merchant, data.payment_id, amount, data.order_id);
+	});
+
+	app.get('/refund/status', async (request) => {
+		const endpoint = 'refund/status';
+		const merchant = refundMerchant(ctx, request, endpoint);
+		const data = validate(statusSchema, getInput(request));
+		const refund = ctx.state.refunds.get(data.id);
+		if (!refund || refund.merchantId !== merchant.id) throw keyError(endpoint, 'refund_not_found');
+		return { success: true, ...refundView(refund, merchant) };
+	});
+
+	app.get('/refund/search', async (request) => {
+		const endpoint = 'refund/search';
+		const merchant = refundMerchant(ctx, request, endpoint);
+		const data = validate(searchSchema, getInput(request), searchRules);
+		if (data.payment_id !== undefined) ownPayment(ctx, merchant, endpoint, data.payment_id);
+		const start = data.start_date === undefined ? null : parseYmd(data.start_date);
+		const finish = data.finish_date === undefined ? null : parseYmd(data.finish_date);
+		const refunds = [...ctx.state.refunds.values()].filter(
+			(refund) =>
+				refund.merchantId === merchant.id &&
+				(data.payment_id === undefined || refund.paymentId === data.payment_id) &&
+				(start === null || refund.createdAt >= start) &&
+				(finish === null || refund.createdAt < finish + DAY_MS),
+		);
+		return cursorPage(
+			ctx,
+			request,
+			refunds,
+			(refund) => refundView(refund, merchant),
+			data.per_page,
+			data.cursor,
+			15,
+		);
+	});
+}
