@@ -27,7 +27,7 @@ export {
 	dateIn,
 	describeApiError,
 	listUrl,
-	readPages,
+	pages,
 	widenedDates,
 	confirmPayment,
 	confirmPayout,

@@ -9,7 +9,7 @@ import type { Store } from '../store/types.ts';
 import type { Targets } from '../targets.ts';
 import type { Alerter } from '../alerts.ts';
 import { BudgetSpent, ServiceApi } from '../service-api.ts';
-import { billPayments, oldestDay, readList } from './lists.ts';
+import { MemoryCeilingReached, billPayments, oldestDay, readList } from './lists.ts';
 import { alertTrouble, logRun } from './result.ts';
 import { runError, windowOf } from './result.ts';
 import type { CatchupResult, Window } from './result.ts';
@@ -134,6 +134,7 @@ export class CatchupRunner {
 		} catch (error) {
 			if (error instanceof BudgetSpent) {
 				result.outcome = 'partial';
+				if (error instanceof MemoryCeilingReached) result.ceiling = error.message;
 			} else {
 				result.outcome = 'failed';
 				result.error = runError(error, this.#o.config.catchup.shopId);
@@ -215,6 +216,7 @@ export class CatchupRunner {
 				apiRoot,
 				share,
 				(row) => createdWithin(row, since, today),
+				w.held,
 			);
 			this.#resume.payouts = listed.next;
 			result.toRead.payouts = listed.next !== undefined;
@@ -255,6 +257,7 @@ export class CatchupRunner {
 			w.apiRoot,
 			Math.max(1, Math.floor((w.budget - api.calls) / 2)),
 			(row) => createdWithin(row, billSince, billUntil),
+			w.held,
 		);
 		const listCut = listed.stopped;
 		const bills = listed.rows;
