@@ -104,7 +104,7 @@ export function baseEnv(
 		// The sandbox (the service's stand-in) listens on plain http.
 		RELAY_ALLOW_PLAIN_HTTP_API: '1',
 		// These tests sign payout postbacks themselves, with no service to look the TrsId up;
-		// attacks.test.ts runs the payout check (the default) against the sandbox.
+		// test/relay/attacks/ runs the payout check (the default) against the sandbox.
 		RELAY_PAYOUT_CHECK: 'off',
 		RELAY_BASE_DELAY_MS: '20',
 		RELAY_MAX_DELAY_MS: '200',
