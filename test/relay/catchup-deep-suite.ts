@@ -13,7 +13,7 @@ import type { RunningRelay } from '../../relay/src/server.ts';
 import { ADMIN_TOKEN, Target, baseEnv, form, tempDir, waitFor } from './helpers.ts';
 import type { SuiteStore } from './fresh-store.ts';
 import { sandboxControl, sandboxMerchant } from './sandbox-merchant.ts';
-import { cookieOf, submitLogin } from './console-suite.ts';
+import { cookieOf, submitLogin } from './console-login.ts';
 
 type Json = Record<string, any>;
 const DAY_MS = 86_400_000;

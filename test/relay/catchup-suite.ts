@@ -7,7 +7,7 @@ import { startSandbox } from '../../sandbox/src/index.ts';
 import type { RunningSandbox } from '../../sandbox/src/index.ts';
 import { start } from '../../relay/src/server.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
-import { cookieOf, submitLogin } from './console-suite.ts';
+import { cookieOf, submitLogin } from './console-login.ts';
 import { ADMIN_TOKEN, Target, baseEnv, form, md5, tempDir, waitFor } from './helpers.ts';
 import type { SuiteStore } from './fresh-store.ts';
 import { sandboxControl, sandboxMerchant } from './sandbox-merchant.ts';

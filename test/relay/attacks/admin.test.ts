@@ -4,7 +4,7 @@
  * say in a `Before:` comment what the relay did before.
  */
 import { expect, it } from 'vitest';
-import { cookieOf, submitLogin } from '../console-suite.ts';
+import { cookieOf, submitLogin } from '../console-login.ts';
 import { ADMIN_TOKEN, form } from '../helpers.ts';
 import { FORM, onEveryStoreKind } from './world.ts';
 

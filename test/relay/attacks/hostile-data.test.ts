@@ -7,7 +7,7 @@
 import { expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../../relay/src/config.ts';
 import { start } from '../../../relay/src/server.ts';
-import { cookieOf, submitLogin } from '../console-suite.ts';
+import { cookieOf, submitLogin } from '../console-login.ts';
 import { ADMIN_TOKEN, Target, baseEnv, paymentFields, redirectFields } from '../helpers.ts';
 import { sandboxMerchant } from '../sandbox-merchant.ts';
 import { sb, sink, ownServer, until, onEveryStoreKind } from './world.ts';

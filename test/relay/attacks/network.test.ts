@@ -7,7 +7,7 @@ import { connect } from 'node:net';
 import { expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../../relay/src/config.ts';
 import { start } from '../../../relay/src/server.ts';
-import { submitLogin } from '../console-suite.ts';
+import { submitLogin } from '../console-login.ts';
 import { baseEnv, form, redirectFields } from '../helpers.ts';
 import { FORM, sb, sink, onEveryStoreKind } from './world.ts';
 
