@@ -79,6 +79,27 @@ export function tempDir(): { dir: string; cleanup: () => void } {
 	return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+let home: string | undefined;
+/** An empty home folder of this test process's own, removed when the process ends. */
+export function testHome(): string {
+	if (home === undefined) {
+		const made = mkdtempSync(join(tmpdir(), 'relay-test-home-'));
+		process.once('exit', () => rmSync(made, { recursive: true, force: true }));
+		home = made;
+	}
+	return home;
+}
+
+/**
+ * The whole environment of a child process a test starts: PATH (to find node), HOME (the test's
+ * own, never the account's: a child without HOME reads the password database's home folder, not
+ * the $HOME the test runs with) and what the test sets, which may name another HOME. Nothing else
+ * of the shell the tests run in (RELAY_*, XDG_*, LOG_LEVEL) reaches the child.
+ */
+export function childEnv(env: Record<string, string> = {}): Record<string, string> {
+	return { PATH: process.env.PATH ?? '', HOME: testHome(), ...env };
+}
+
 export function baseEnv(
 	dir: string,
 	targets: {
@@ -246,7 +267,7 @@ export async function spawnRelay(
 ): Promise<RelayProcess> {
 	const proc = spawn(options.command ?? NODE, options.args ?? [RELAY_BIN], {
 		cwd: options.cwd ?? ROOT,
-		env: { PATH: process.env.PATH ?? '', ...env },
+		env: childEnv(env),
 		stdio: ['ignore', 'pipe', 'pipe'],
 	});
 	const exited = new Promise<number | null>((resolve) =>
