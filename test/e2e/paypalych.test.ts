@@ -24,12 +24,13 @@ import {
 	type ExecutionSummary,
 	type WorkflowJson,
 } from '../../scripts/harness/n8n.ts';
-import { Phases, waitFor } from '../../scripts/harness/proc.ts';
+import { Phases } from '../../scripts/harness/proc.ts';
 import { startSink, type Sink } from '../../scripts/harness/sink.ts';
 import { startStack, type Stack } from '../../scripts/harness/stack.ts';
 import { answeredPostback, ownerFor } from '../../scripts/harness/suite.ts';
 import { utcDay } from '../helpers/sandbox.ts';
 import { PG_MISSING, createTestDatabase, type TestDatabase } from '../relay/pg.ts';
+import { waitFor, OUTSIDE } from '../../scripts/harness/wait.ts';
 
 /** The relay's store: SQLite by default; paypalych-postgres.test.ts runs this suite on PostgreSQL. */
 const RELAY_STORE = process.env.PAYPALYCH_E2E_RELAY_STORE === 'postgres' ? 'postgres' : 'sqlite';
@@ -105,8 +106,7 @@ async function waitForExecutions(workflowId: string, count: number): Promise<Exe
 			);
 			return list.length >= count ? list : undefined;
 		},
-		60_000,
-		250,
+		{ timeoutMs: 60_000, everyMs: 250 },
 	);
 }
 
@@ -272,7 +272,7 @@ describe.skipIf(SKIP)(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, (
 		await waitFor(
 			`the shop call for ${orderId}`,
 			() => (paidCalls(orderId).length >= 1 ? true : undefined),
-			60_000,
+			{ ...OUTSIDE, timeoutMs: 60_000 },
 		);
 		expect(paidCalls(orderId)).toHaveLength(1);
 		expect(paidCalls(orderId)[0].body).toMatchObject({
@@ -355,7 +355,7 @@ describe.skipIf(SKIP)(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, (
 		await waitFor(
 			`the shop call for ${realOrder}`,
 			() => (paidCalls(realOrder).length === 1 ? true : undefined),
-			60_000,
+			{ ...OUTSIDE, timeoutMs: 60_000 },
 		);
 		const executions = await waitForExecutions(EXAMPLE_IDS.paymentPaid, before + 1);
 		expect(executions).toHaveLength(before + 1);
@@ -416,25 +416,33 @@ describe.skipIf(SKIP)(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, (
 			expect(delivery.status, 'the relay acknowledges while n8n is down').toBe(200);
 		}
 		// The relay has tried n8n and failed: every delivery is pending with at least one attempt.
-		const events = await waitFor('the relay to store the three postbacks', async () => {
-			const { data } = await relayAdmin<{ data: Json[] }>('/events?kind=payment&limit=1000');
-			const ours = data.filter((e) => payments.some((p) => p.id === e.fields.TrsId));
-			return ours.length === payments.length ? ours : undefined;
-		});
+		const events = await waitFor(
+			'the relay to store the three postbacks',
+			async () => {
+				const { data } = await relayAdmin<{ data: Json[] }>('/events?kind=payment&limit=1000');
+				const ours = data.filter((e) => payments.some((p) => p.id === e.fields.TrsId));
+				return ours.length === payments.length ? ours : undefined;
+			},
+			OUTSIDE,
+		);
 		outage.events = events;
-		await waitFor('failed delivery attempts while n8n is down', async () => {
-			for (const event of events) {
-				const { deliveries } = await relayAdmin<{ deliveries: Json[] }>(`/events/${event.id}`);
-				if (
-					!(
-						deliveries.length > 0 &&
-						deliveries.every((d) => d.status === 'pending' && d.attempts >= 1)
+		await waitFor(
+			'failed delivery attempts while n8n is down',
+			async () => {
+				for (const event of events) {
+					const { deliveries } = await relayAdmin<{ deliveries: Json[] }>(`/events/${event.id}`);
+					if (
+						!(
+							deliveries.length > 0 &&
+							deliveries.every((d) => d.status === 'pending' && d.attempts >= 1)
+						)
 					)
-				)
-					return undefined;
-			}
-			return true;
-		});
+						return undefined;
+				}
+				return true;
+			},
+			OUTSIDE,
+		);
 		// The service sends one of them again (a retry): the relay must not hand it over twice.
 		const [first] = (
 			await stack.control<{ data: Json[] }>(
@@ -458,7 +466,7 @@ describe.skipIf(SKIP)(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, (
 			await waitFor(
 				`the shop calls for ${orders.join(', ')}`,
 				() => (orders.every((o) => paidCalls(o).length >= 1) ? true : undefined),
-				60_000,
+				{ ...OUTSIDE, timeoutMs: 60_000 },
 			);
 		} catch (error) {
 			const deliveries = await Promise.all(
@@ -480,7 +488,7 @@ describe.skipIf(SKIP)(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, (
 					`relay: ${JSON.stringify(deliveries)}\nexecutions: ${JSON.stringify(executions)}\nn8n log:\n${stack.n8n.tail()}`,
 			);
 		}
-		await waitFor('the relay to finish its deliveries', allDelivered);
+		await waitFor('the relay to finish its deliveries', allDelivered, OUTSIDE);
 		expect(await handledSinceOutage()).toEqual(payments.map((p) => `success ${p.id}`).sort());
 		for (const orderId of orders) expect(paidCalls(orderId), orderId).toHaveLength(1);
 		phases.mark('each queued postback ran its workflow once');
@@ -505,7 +513,7 @@ describe.skipIf(SKIP)(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, (
 		});
 		expect(replay.status).toBe(200);
 		expect(((await replay.json()) as Json).events).toBe(outage.events.length);
-		await waitFor('the replayed deliveries', allDelivered);
+		await waitFor('the replayed deliveries', allDelivered, OUTSIDE);
 		expect(await handledSinceOutage()).toEqual(
 			outage.payments.map((p) => `success ${p.id}`).sort(),
 		);
@@ -620,24 +628,28 @@ describe.skipIf(SKIP)(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, (
 			trsId: string,
 			status: string,
 		): Promise<Array<{ event: Json; deliveries: Json[] }>> {
-			return await waitFor(`the relay's deliveries of ${trsId} ${status} to finish`, async () => {
-				const { data } = await relayAdmin<{ data: Json[] }>('/events?kind=payment&limit=1000');
-				const ours = data.filter(
-					(e) =>
-						String(e.fields.TrsId).trim() === trsId &&
-						String(e.fields.Status).trim().toUpperCase() === status,
-				);
-				if (ours.length === 0) return undefined;
-				const detailed = await Promise.all(
-					ours.map((e) => relayAdmin<{ event: Json; deliveries: Json[] }>(`/events/${e.id}`)),
-				);
-				const done = detailed.every(
-					(d) =>
-						d.deliveries.length > 0 &&
-						d.deliveries.every((x) => x.status === 'delivered' || x.status === 'dead'),
-				);
-				return done ? detailed : undefined;
-			});
+			return await waitFor(
+				`the relay's deliveries of ${trsId} ${status} to finish`,
+				async () => {
+					const { data } = await relayAdmin<{ data: Json[] }>('/events?kind=payment&limit=1000');
+					const ours = data.filter(
+						(e) =>
+							String(e.fields.TrsId).trim() === trsId &&
+							String(e.fields.Status).trim().toUpperCase() === status,
+					);
+					if (ours.length === 0) return undefined;
+					const detailed = await Promise.all(
+						ours.map((e) => relayAdmin<{ event: Json; deliveries: Json[] }>(`/events/${e.id}`)),
+					);
+					const done = detailed.every(
+						(d) =>
+							d.deliveries.length > 0 &&
+							d.deliveries.every((x) => x.status === 'delivered' || x.status === 'dead'),
+					);
+					return done ? detailed : undefined;
+				},
+				OUTSIDE,
+			);
 		}
 
 		it('a Fail redirect turned into a SUCCESS postback marks nothing paid, through the relay and straight to n8n', async () => {
@@ -674,7 +686,7 @@ describe.skipIf(SKIP)(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, (
 					paidCalls(`e2e-sec-twin-${stamp}`).length === 1
 						? true
 						: undefined,
-				60_000,
+				{ ...OUTSIDE, timeoutMs: 60_000 },
 			);
 			for (const borrowed of [cheap.payment.id, twin.payment.id]) {
 				const forged = { ...victim.redirect.fields, TrsId: borrowed, Status: 'SUCCESS' };
@@ -704,7 +716,7 @@ describe.skipIf(SKIP)(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, (
 			await waitFor(
 				`the shop call for ${orderId}`,
 				() => (paidCalls(orderId).length === 1 ? true : undefined),
-				60_000,
+				{ ...OUTSIDE, timeoutMs: 60_000 },
 			);
 			const before = (await stack.n8n.settledExecutions(EXAMPLE_IDS.paymentPaid)).length;
 			const genuine = paid.postback;
@@ -745,7 +757,7 @@ describe.skipIf(SKIP)(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, (
 						.filter((r) => (r.body as Json).InvId === orderId);
 					return calls.length > 0 ? calls : undefined;
 				},
-				60_000,
+				{ ...OUTSIDE, timeoutMs: 60_000 },
 			);
 			// The shop backend's placeholder was replaced with the suite's stand-in backend.
 			expect(report.body).toMatchObject({
@@ -771,11 +783,10 @@ describe.skipIf(SKIP)(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, (
 			});
 			const paid = await payFull(await createBill('500.00', orderId));
 			const payoutOrderId = `seller-payment-${String(paid.payment.id)}-SUCCESS`;
-			await waitFor(
-				'both seller workflows',
-				() => (sellerCalls().length >= 2 ? true : undefined),
-				60_000,
-			);
+			await waitFor('both seller workflows', () => (sellerCalls().length >= 2 ? true : undefined), {
+				...OUTSIDE,
+				timeoutMs: 60_000,
+			});
 			const payouts = async () =>
 				(
 					await stack.control<{ data: Json[] }>(
@@ -794,15 +805,19 @@ describe.skipIf(SKIP)(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, (
 			// An operator replays the event: the triggers know it, nothing runs again.
 			const [event] = await settledRelayEvents(String(paid.payment.id), 'SUCCESS');
 			await relayAdmin(`/events/${event.event.id}/replay`, 'POST');
-			await waitFor('the replayed deliveries', async () => {
-				const { deliveries } = await relayAdmin<{ deliveries: Json[] }>(
-					`/events/${event.event.id}`,
-				);
-				return deliveries.length >= 2 * event.deliveries.length &&
-					deliveries.every((d) => d.status === 'delivered')
-					? true
-					: undefined;
-			});
+			await waitFor(
+				'the replayed deliveries',
+				async () => {
+					const { deliveries } = await relayAdmin<{ deliveries: Json[] }>(
+						`/events/${event.event.id}`,
+					);
+					return deliveries.length >= 2 * event.deliveries.length &&
+						deliveries.every((d) => d.status === 'delivered')
+						? true
+						: undefined;
+				},
+				OUTSIDE,
+			);
 			await stack.n8n.settledExecutions(EXAMPLE_IDS.sellerPayout);
 			expect(sellerCalls()).toHaveLength(2);
 			expect(await payouts()).toHaveLength(1);
@@ -870,7 +885,7 @@ describe.skipIf(SKIP)(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, (
 			await waitFor(
 				'a shop call for each of the 40 orders',
 				() => (orders.every((o) => paidCalls(o).length >= 1) ? true : undefined),
-				90_000,
+				{ ...OUTSIDE, timeoutMs: 90_000 },
 			);
 		} catch (error) {
 			const missing = orders.flatMap((o, i) => (paidCalls(o).length === 0 ? [i] : []));

@@ -10,16 +10,8 @@ import {
 	suggestVariable,
 	variableHelp,
 } from '../../relay/src/config.ts';
-import {
-	ADMIN_TOKEN,
-	NODE,
-	RELAY_BIN,
-	ROOT,
-	TOKEN,
-	childEnv,
-	tempDir,
-	waitFor,
-} from './helpers.ts';
+import { ADMIN_TOKEN, NODE, RELAY_BIN, ROOT, TOKEN, childEnv, tempDir } from './helpers.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 // The relay's command line as an operator meets it: --help, --version, a misspelt variable, a
 // Node.js that is too old, a database or port that does not work.
@@ -146,9 +138,8 @@ describe('paypalych-relay command line', () => {
 			let log = '';
 			relay.stdout.on('data', (chunk: Buffer) => (log += chunk.toString()));
 			relay.stderr.on('data', (chunk: Buffer) => (log += chunk.toString()));
-			await waitFor(
-				() => (log.includes('relay listening') ? true : undefined),
-				'the relay to listen',
+			await waitFor('the relay to listen', () =>
+				log.includes('relay listening') ? true : undefined,
 			);
 			const folder = join(tmp.dir, '.local', 'state', 'paypalych-relay');
 			const file = join(folder, 'relay.sqlite');

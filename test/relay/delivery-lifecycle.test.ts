@@ -7,8 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { start } from '../../relay/src/server.ts';
 import { SqliteStore } from '../../relay/src/store/sqlite.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
-import { LogSink, Target, baseEnv, paymentFields, tempDir, waitFor } from './helpers.ts';
+import { LogSink, Target, baseEnv, paymentFields, tempDir } from './helpers.ts';
 import { admin, openDb, postPayment } from './deliveries.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 describe('forwarder with a short retry budget', () => {
 	const tmp = tempDir();
@@ -39,9 +40,8 @@ describe('forwarder with a short retry budget', () => {
 		target.responder = () => ({ status: 503 });
 		expect(await postPayment(relay, paymentFields('T-dead-1'))).toBe(200);
 		expect(await postPayment(relay, paymentFields('T-dead-2'))).toBe(200);
-		await waitFor(
-			() => ['T-dead-1', 'T-dead-2'].every((id) => store.deliveriesFor(id)[0]?.status === 'dead'),
-			'dead',
+		await waitFor('dead', () =>
+			['T-dead-1', 'T-dead-2'].every((id) => store.deliveriesFor(id)[0]?.status === 'dead'),
 		);
 		const d = store.deliveriesFor('T-dead-1')[0];
 		expect(Number(d.attempts)).toBeGreaterThanOrEqual(2);
@@ -56,10 +56,8 @@ describe('forwarder with a short retry budget', () => {
 		target.responder = () => ({ status: 200 });
 		const res = await admin(relay, '/dead/requeue', { method: 'POST', body: '{}' });
 		expect(await res.json()).toEqual({ requeued: 2 });
-		await waitFor(
-			() =>
-				['T-dead-1', 'T-dead-2'].every((id) => store.deliveriesFor(id)[0]?.status === 'delivered'),
-			'delivered after requeue',
+		await waitFor('delivered after requeue', () =>
+			['T-dead-1', 'T-dead-2'].every((id) => store.deliveriesFor(id)[0]?.status === 'delivered'),
 		);
 		// Attempt numbers go on after a requeue; the new budget counts from attempt_base.
 		const requeued = store.deliveriesFor('T-dead-1')[0];
@@ -97,8 +95,8 @@ describe('forwarder with RELAY_REQUIRE_RECEIPT=false (a target that is not a Pay
 	it('counts a plain 2xx as delivered on the first attempt', async () => {
 		expect(await postPayment(relay, paymentFields('T-generic'))).toBe(200);
 		await waitFor(
-			() => store.deliveriesFor('T-generic')[0]?.status === 'delivered',
 			'delivered without a receipt',
+			() => store.deliveriesFor('T-generic')[0]?.status === 'delivered',
 		);
 		expect(store.deliveriesFor('T-generic')[0].attempts).toBe(1);
 		expect(target.received).toHaveLength(1);
@@ -124,7 +122,7 @@ describe('graceful shutdown', () => {
 		try {
 			let relay = await start(env);
 			expect(await postPayment(relay, paymentFields('T-shutdown'))).toBe(200);
-			await waitFor(() => slow.received.length === 1, 'in flight');
+			await waitFor('in flight', () => slow.received.length === 1);
 			await relay.close();
 			const store = openDb(tmp.dir);
 			const d = store.deliveriesFor('T-shutdown')[0];
@@ -136,11 +134,11 @@ describe('graceful shutdown', () => {
 			slow.responder = () => ({ status: 200 });
 			relay = await start(env);
 			try {
-				await waitFor(() => slow.received.length === 2, 'sent after restart');
+				await waitFor('sent after restart', () => slow.received.length === 2);
 				const again = openDb(tmp.dir);
 				await waitFor(
-					() => again.deliveriesFor('T-shutdown')[0].status === 'delivered',
 					'delivered',
+					() => again.deliveriesFor('T-shutdown')[0].status === 'delivered',
 				);
 				again.db.close();
 			} finally {
@@ -164,7 +162,7 @@ describe('graceful shutdown', () => {
 		try {
 			const relay = await start(env);
 			expect(await postPayment(relay, paymentFields('T-finish'))).toBe(200);
-			await waitFor(() => slow.received.length === 1, 'in flight');
+			await waitFor('in flight', () => slow.received.length === 1);
 			await relay.close();
 			const store = openDb(tmp.dir);
 			expect(store.deliveriesFor('T-finish')[0].status).toBe('delivered');
@@ -218,7 +216,7 @@ describe('hand-off: a postback stored while the forwarder has free slots is sent
 		// One at a time: each finds a free slot and is delivered with no claim at all.
 		for (let i = 0; i < 5; i++) {
 			expect(await postPayment(relay, paymentFields(`HAND-${i}`))).toBe(200);
-			await waitFor(() => target.received.length === i + 1, `delivery ${i}`);
+			await waitFor(`delivery ${i}`, () => target.received.length === i + 1);
 		}
 		expect(claims.rows).toBe(0);
 		const first = await store.listDeliveries({ limit: 10 });
@@ -229,8 +227,8 @@ describe('hand-off: a postback stored while the forwarder has free slots is sent
 			Array.from({ length: 12 }, (_, i) => postPayment(relay, paymentFields(`HAND-BURST-${i}`))),
 		);
 		expect(statuses).toEqual(statuses.map(() => 200));
-		await waitFor(() => target.received.length === 17, 'the burst delivered');
-		await waitFor(async () => (await store.counts()).delivered === 17, 'every delivery recorded');
+		await waitFor('the burst delivered', () => target.received.length === 17);
+		await waitFor('every delivery recorded', async () => (await store.counts()).delivered === 17);
 		expect(claims.rows).toBeGreaterThanOrEqual(8);
 		const trsIds = target.received.map((r) => new URLSearchParams(r.body).get('TrsId'));
 		expect(new Set(trsIds).size).toBe(17);

@@ -11,9 +11,9 @@ import {
 	paymentFields,
 	payoutFields,
 	tempDir,
-	waitFor,
 } from './helpers.ts';
 import { FORM, admin, openDb, postPayment } from './deliveries.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 describe('forwarder against real targets (long budget)', () => {
 	const tmp = tempDir();
@@ -58,22 +58,18 @@ describe('forwarder against real targets (long budget)', () => {
 		);
 		expect(statuses.every((s) => s === 200)).toBe(true);
 		// Every delivery has failed at least once against the closed port.
-		await waitFor(
-			() =>
-				ids.every((id) =>
-					store.deliveriesFor(id).some((d) => Number(d.attempts) >= 2 && d.last_error),
-				),
-			'failed attempts',
+		await waitFor('failed attempts', () =>
+			ids.every((id) =>
+				store.deliveriesFor(id).some((d) => Number(d.attempts) >= 2 && d.last_error),
+			),
 		);
 		expect(store.deliveriesFor(ids[0])[0].status).not.toBe('dead');
 		late = await new Target().listen(downPort);
-		await waitFor(
-			() => ids.every((id) => late!.received.some((r) => r.body.includes(`TrsId=${id}&`))),
-			'all payouts after recovery',
+		await waitFor('all payouts after recovery', () =>
+			ids.every((id) => late!.received.some((r) => r.body.includes(`TrsId=${id}&`))),
 		);
-		await waitFor(
-			() => ids.every((id) => store.deliveriesFor(id)[0].status === 'delivered'),
-			'delivered state',
+		await waitFor('delivered state', () =>
+			ids.every((id) => store.deliveriesFor(id)[0].status === 'delivered'),
 		);
 		const metrics = await (await fetch(`${relay.url}/metrics`)).text();
 		expect(
@@ -90,8 +86,8 @@ describe('forwarder against real targets (long budget)', () => {
 				: { status: 200 };
 		expect(await postPayment(relay, fields)).toBe(200);
 		await waitFor(
-			() => store.deliveriesFor('T-429')[0]?.status === 'delivered',
 			'delivered after 429',
+			() => store.deliveriesFor('T-429')[0]?.status === 'delivered',
 		);
 		const hits = target.received.filter((r) => r.body.includes('TrsId=T-429&'));
 		expect(hits).toHaveLength(2);
@@ -155,9 +151,8 @@ describe('forwarder against real targets (long budget)', () => {
 		for (const id of Object.keys(answers))
 			expect(await postPayment(relay, paymentFields(id))).toBe(200);
 		// Unclamped, the first would wait 31 years; it is retried after at most RELAY_MAX_DELAY_MS.
-		await waitFor(
-			() => Object.keys(answers).every((id) => store.deliveriesFor(id)[0]?.status === 'delivered'),
-			'delivered after Retry-After',
+		await waitFor('delivered after Retry-After', () =>
+			Object.keys(answers).every((id) => store.deliveriesFor(id)[0]?.status === 'delivered'),
 		);
 		for (const id of Object.keys(answers)) {
 			const hits = target.received.filter((r) => r.body.includes(`TrsId=${id}&`));
@@ -177,8 +172,8 @@ describe('forwarder against real targets (long budget)', () => {
 				: { status: 200 };
 		expect(await postPayment(relay, fields)).toBe(200);
 		await waitFor(
-			() => store.deliveriesFor('T-404')[0]?.status === 'delivered',
 			'delivered after 404s',
+			() => store.deliveriesFor('T-404')[0]?.status === 'delivered',
 		);
 		const hits = target.received.filter((r) => r.body.includes('TrsId=T-404&'));
 		expect(hits.map((h) => h.headers['x-paypalych-delivery-attempt'])).toEqual(['1', '2', '3']);
@@ -201,8 +196,8 @@ describe('forwarder against real targets (long budget)', () => {
 				: { status: 200, receipt: 'duplicate' };
 		expect(await postPayment(relay, paymentFields('T-no-receipt'))).toBe(200);
 		await waitFor(
-			() => store.deliveriesFor('T-no-receipt')[0]?.status === 'delivered',
 			'delivered with a receipt',
+			() => store.deliveriesFor('T-no-receipt')[0]?.status === 'delivered',
 		);
 		const hits = target.received.filter((r) => r.body.includes('TrsId=T-no-receipt&'));
 		expect(hits.map((h) => h.headers['x-paypalych-delivery-attempt'])).toEqual(['1', '2']);
@@ -233,8 +228,8 @@ describe('forwarder against real targets (long budget)', () => {
 				: { status: 200, receipt: 'accepted' };
 		expect(await postPayment(relay, paymentFields('T-starting'))).toBe(200);
 		await waitFor(
-			() => Number(store.deliveriesFor('T-starting')[0]?.attempts) >= 3,
 			'attempts during start-up',
+			() => Number(store.deliveriesFor('T-starting')[0]?.attempts) >= 3,
 		);
 		const during = store.deliveriesFor('T-starting')[0];
 		expect(during.status).not.toBe('delivered');
@@ -242,8 +237,8 @@ describe('forwarder against real targets (long budget)', () => {
 		expect(String(during.last_error)).toContain('X-PayPalych-Receipt');
 		startingUp = false;
 		await waitFor(
-			() => store.deliveriesFor('T-starting')[0]?.status === 'delivered',
 			'delivered after start-up',
+			() => store.deliveriesFor('T-starting')[0]?.status === 'delivered',
 		);
 		const d = store.deliveriesFor('T-starting')[0];
 		expect(Number(d.attempts)).toBeGreaterThanOrEqual(4);
@@ -259,8 +254,8 @@ describe('forwarder against real targets (long budget)', () => {
 				: { status: 200 };
 		expect(await postPayment(relay, paymentFields('T-timeout'))).toBe(200);
 		await waitFor(
-			() => store.deliveriesFor('T-timeout')[0]?.status === 'delivered',
 			'delivered after a timeout',
+			() => store.deliveriesFor('T-timeout')[0]?.status === 'delivered',
 		);
 		const hits = target.received.filter((r) => r.body.includes('TrsId=T-timeout&'));
 		expect(hits.map((h) => h.headers['x-paypalych-delivery-attempt'])).toEqual(['1', '2']);
@@ -279,7 +274,7 @@ describe('forwarder against real targets (long budget)', () => {
 		target.responder = (req) =>
 			req.body.includes('TrsId=T-400&') ? { status: 400 } : { status: 200 };
 		expect(await postPayment(relay, paymentFields('T-400'))).toBe(200);
-		await waitFor(() => store.deliveriesFor('T-400')[0]?.status === 'dead', 'dead after 400');
+		await waitFor('dead after 400', () => store.deliveriesFor('T-400')[0]?.status === 'dead');
 		expect(store.deliveriesFor('T-400')[0].attempts).toBe(1);
 		const dead = (await (await admin(relay, '/dead')).json()) as {
 			data: Array<{ id: number; lastStatus: number }>;
@@ -293,8 +288,8 @@ describe('forwarder against real targets (long budget)', () => {
 		);
 		expect(requeue.status).toBe(200);
 		await waitFor(
-			() => store.deliveriesFor('T-400')[0]?.status === 'delivered',
 			'delivered after requeue',
+			() => store.deliveriesFor('T-400')[0]?.status === 'delivered',
 		);
 	});
 
@@ -303,7 +298,7 @@ describe('forwarder against real targets (long budget)', () => {
 		target.responder = (req) =>
 			req.body.includes('TrsId=T-422&') ? { status: 422, body: reason } : { status: 200 };
 		expect(await postPayment(relay, paymentFields('T-422'))).toBe(200);
-		await waitFor(() => store.deliveriesFor('T-422')[0]?.status === 'dead', 'dead after 422');
+		await waitFor('dead after 422', () => store.deliveriesFor('T-422')[0]?.status === 'dead');
 		const id = Number(store.deliveriesFor('T-422')[0].id);
 		const kept = Buffer.from(reason, 'utf8')
 			.subarray(0, 1024)
@@ -326,7 +321,7 @@ describe('forwarder against real targets (long budget)', () => {
 
 		target.responder = () => ({ status: 200, body: 'ok' });
 		expect((await admin(relay, `/deliveries/${id}/requeue`, { method: 'POST' })).status).toBe(200);
-		await waitFor(() => store.deliveriesFor('T-422')[0]?.status === 'delivered', 'requeued');
+		await waitFor('requeued', () => store.deliveriesFor('T-422')[0]?.status === 'delivered');
 		const after = (await (await admin(relay, `/deliveries/${id}/attempts`)).json()) as Attempts;
 		// The requeued attempt is number 2 (numbers never repeat), asked for by an operator.
 		expect(after.data.map((a) => [a.attempt, a.origin, a.outcome, a.response])).toEqual([
@@ -343,12 +338,10 @@ describe('forwarder against real targets (long budget)', () => {
 		expect(await postPayment(relay, paymentFields('T-replay-1'))).toBe(200);
 		expect(await postPayment(relay, paymentFields('T-replay-2'))).toBe(200);
 		const t1 = Date.now() + 1;
-		await waitFor(
-			() =>
-				['T-replay-1', 'T-replay-2'].every(
-					(id) => store.deliveriesFor(id)[0]?.status === 'delivered',
-				),
-			'first delivery',
+		await waitFor('first delivery', () =>
+			['T-replay-1', 'T-replay-2'].every(
+				(id) => store.deliveriesFor(id)[0]?.status === 'delivered',
+			),
 		);
 		const countOf = (id: string) =>
 			target.received.filter((r) => r.body.includes(`TrsId=${id}&`)).length;
@@ -356,7 +349,7 @@ describe('forwarder against real targets (long budget)', () => {
 
 		const one = await admin(relay, `/events/${eventId}/replay`, { method: 'POST' });
 		expect(await one.json()).toEqual({ eventId, deliveries: 1 });
-		await waitFor(() => countOf('T-replay-1') === 2, 'single replay');
+		await waitFor('single replay', () => countOf('T-replay-1') === 2);
 		const replayed = target.received.filter((r) => r.body.includes('TrsId=T-replay-1&'));
 		expect(replayed[1].headers['x-paypalych-event-id']).toBe(eventId);
 
@@ -365,7 +358,7 @@ describe('forwarder against real targets (long budget)', () => {
 			body: JSON.stringify({ from: t0, to: new Date(t1).toISOString(), kind: 'payment' }),
 		});
 		expect(await range.json()).toEqual({ events: 2, deliveries: 2 });
-		await waitFor(() => countOf('T-replay-1') === 3 && countOf('T-replay-2') === 2, 'range replay');
+		await waitFor('range replay', () => countOf('T-replay-1') === 3 && countOf('T-replay-2') === 2);
 		expect(
 			(
 				await admin(relay, '/replay', {

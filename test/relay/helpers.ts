@@ -223,21 +223,6 @@ export async function freePort(): Promise<number> {
 	return await getPort({ host: '127.0.0.1' });
 }
 
-export async function waitFor<T>(
-	fn: () => T | Promise<T>,
-	what: string,
-	timeoutMs = 20_000,
-	everyMs = 25,
-): Promise<NonNullable<T>> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const v = await fn();
-		if (v) return v as NonNullable<T>;
-		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-		await new Promise((r) => setTimeout(r, everyMs));
-	}
-}
-
 /** Collects pino's JSON lines. */
 export class LogSink {
 	lines: string[] = [];

@@ -18,10 +18,10 @@ import {
 	control,
 	api,
 	sandboxCalls,
-	until,
 	metric,
 	onEveryStoreKind,
 } from './world.ts';
+import { waitFor } from '../../../scripts/harness/wait.ts';
 
 onEveryStoreKind(
 	'forged postbacks and redirects: the look-up and the twin check',
@@ -93,12 +93,12 @@ onEveryStoreKind(
 						data: Array<{ eventId: string; lastStatus: number | null; attempts: number }>;
 					}
 				).data;
-			const dead = await until('the old postback to go dead', async () =>
+			const dead = await waitFor('the old postback to go dead', async () =>
 				(await deliveries('dead')).find((d) => d.eventId === old.eventId),
 			);
 			expect(dead.lastStatus).toBe(422);
 			// The new one is retried (503): it may still be a postback that ran ahead of the service.
-			const retried = await until('the new postback to be retried', async () =>
+			const retried = await waitFor('the new postback to be retried', async () =>
 				(await deliveries('pending')).find((d) => d.lastStatus === 503),
 			);
 			expect(retried.eventId).not.toBe(old.eventId);
@@ -127,7 +127,7 @@ onEveryStoreKind(
 			const forged = { ...genuine, custom: 'crm=attacker', Commission: '999.00' };
 			expect((await post(r, '/postback/payment', forged)).statusCode).toBe(200);
 			expect((await post(r, '/postback/payment', genuine)).statusCode).toBe(200);
-			const item = await until('the execution', async () => trigger.executions[0]?.[0][0].json);
+			const item = await waitFor('the execution', async () => trigger.executions[0]?.[0][0].json);
 			expect(item.confirmed).toBe(true);
 			expect(item.TrsId).toBe(genuine.TrsId);
 			// Nothing the signature or the service does not cover is presented as the service's.
@@ -168,7 +168,7 @@ onEveryStoreKind(
 				...forged,
 			});
 			expect(res.statusCode).toBeLessThan(400);
-			const item = await until('the execution', async () => trigger.executions[0]?.[0][0].json);
+			const item = await waitFor('the execution', async () => trigger.executions[0]?.[0][0].json);
 			for (const name of Object.keys(forged)) expect(item, name).not.toHaveProperty(name);
 			expect(item.unverified).toMatchObject(forged);
 			expect(item).toMatchObject({ event: 'success', paymentProof: false, InvId: 'order-forged' });
@@ -224,7 +224,7 @@ onEveryStoreKind(
 				forwarded,
 				/** Once the genuine delivery came, and a while after: the target got only the genuine one. */
 				onlyGenuineForwarded: async () => {
-					await until('the genuine delivery', async () =>
+					await waitFor('the genuine delivery', async () =>
 						forwarded().length > 0 ? true : undefined,
 					);
 					await settle();
@@ -284,7 +284,7 @@ onEveryStoreKind(
 			expect(await f.lookUps('known')).toBe(1);
 			const both = [f.genuine.InvId, f.forged.InvId].sort();
 			expect(await f.stored()).toEqual(both);
-			await until('both deliveries', async () => (f.forwarded().length >= 2 ? true : undefined));
+			await waitFor('both deliveries', async () => (f.forwarded().length >= 2 ? true : undefined));
 			await settle();
 			expect(f.forwarded()).toEqual(both);
 		});
@@ -310,7 +310,7 @@ onEveryStoreKind(
 			expect(await sandboxCalls('payment/status')).toBe(1);
 			expect((await f.lookUps('known')) + (await f.lookUps('refused'))).toBe(1);
 			expect(await f.stored()).toHaveLength(2);
-			await until('both deliveries', async () => (f.forwarded().length >= 2 ? true : undefined));
+			await waitFor('both deliveries', async () => (f.forwarded().length >= 2 ? true : undefined));
 			await settle();
 			expect(f.forwarded()).toHaveLength(2);
 		});
@@ -347,7 +347,7 @@ onEveryStoreKind(
 				await metric(r, 'paypalych_relay_rejected_total{kind="payout",reason="unknown_payout"}'),
 			).toBe(1);
 			expect(await events(r)).toBe(1);
-			await until('the payout delivery', async () =>
+			await waitFor('the payout delivery', async () =>
 				sink.received.some((x) => x.path === '/payout' && x.body.includes(id)) ? true : undefined,
 			);
 			await settle();

@@ -10,7 +10,8 @@ import { start } from '../../../relay/src/server.ts';
 import { cookieOf, submitLogin } from '../console-login.ts';
 import { ADMIN_TOKEN, Target, baseEnv, paymentFields, redirectFields } from '../helpers.ts';
 import { sandboxMerchant } from '../sandbox-merchant.ts';
-import { sb, sink, ownServer, until, onEveryStoreKind } from './world.ts';
+import { sb, sink, ownServer, onEveryStoreKind } from './world.ts';
+import { waitFor } from '../../../scripts/harness/wait.ts';
 
 onEveryStoreKind(
 	'hostile data: input, answers and records the relay cannot hold',
@@ -94,7 +95,7 @@ onEveryStoreKind(
 						data: Array<{ id: number; target: string; lastResponse: string | null }>;
 					}
 				).data;
-			await until('one delivered and one dead', async () =>
+			await waitFor('one delivered and one dead', async () =>
 				(await list('delivered')).length === 1 && (await list('dead')).length === 1
 					? true
 					: undefined,
@@ -196,7 +197,7 @@ onEveryStoreKind(
 				{ kind: 'payment', trsId: nul.paymentId, reason: expect.stringMatching(/NUL/) },
 			]);
 			const alerted = () => alerts.received.filter((a) => a.body.includes('catchup-failed'));
-			await until('the catchup-failed alert', async () =>
+			await waitFor('the catchup-failed alert', async () =>
 				alerted().length > 0 ? true : undefined,
 			);
 			// A later lost payment is caught up by the next run; the bad bills are not read again and

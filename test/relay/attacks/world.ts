@@ -73,15 +73,6 @@ export async function ownServer(
 	return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-export async function until<T>(what: string, read: () => Promise<T | undefined>): Promise<T> {
-	for (let i = 0; i < 1000; i++) {
-		const value = await read();
-		if (value !== undefined) return value;
-		await new Promise((r) => setTimeout(r, 20));
-	}
-	throw new Error(`timed out waiting for ${what}`);
-}
-
 /** The value of one Prometheus counter line of /metrics (0 when absent). */
 export const metric = async (r: RunningRelay, line: string) => {
 	const text = (await r.app.inject({ method: 'GET', url: '/metrics' })).body;
