@@ -20,6 +20,7 @@ import {
 	sandboxCalls,
 	metric,
 	onEveryStoreKind,
+	knownPayout,
 } from './world.ts';
 import { waitFor } from '../../../scripts/harness/wait.ts';
 
@@ -40,19 +41,7 @@ onEveryStoreKind(
 			expect(refused.statusCode).toBe(403);
 			expect(await events(r)).toBe(0);
 
-			const created = await api('payout/personal/create', {
-				amount: '120.00',
-				payout_account_id: sb.payoutAccountId,
-				order_id: `attack-payout-${storeKind}`,
-			});
-			const id = String(created.data[0].id);
-			const amount = String(created.data[0].amount);
-			const genuine = {
-				TrsId: id,
-				Amount: amount,
-				Status: 'SUCCESS',
-				SignatureValue: md5(`${amount}:${id}:${TOKEN}`),
-			};
+			const { genuine } = await knownPayout(`attack-payout-${storeKind}`);
 			expect((await post(r, '/postback/payout', genuine)).statusCode).toBe(200);
 			expect(await events(r)).toBe(1);
 			// The service cannot be asked (down): 503, nothing stored, the service sends it again later.
@@ -318,22 +307,10 @@ onEveryStoreKind(
 		// Security review, finding 18d.
 		it("a payout postback with a stored payout's TrsId and status and another amount is looked up and refused (403); the genuine one is forwarded once", async () => {
 			const r = await relay();
-			const created = await api('payout/personal/create', {
-				amount: '120.00',
-				payout_account_id: sb.payoutAccountId,
-				order_id: `attack-18d-${storeKind}`,
-			});
-			const id = String(created.data[0].id);
-			const amount = String(created.data[0].amount);
+			const { id, genuine } = await knownPayout(`attack-18d-${storeKind}`);
 			// The service sends a SUCCESS postback once it shows the payout as SUCCESS (before, the
 			// look-up answers 503: not final yet, the service retries).
 			await control('POST', `payouts/${id}/advance`, { status: 'SUCCESS' });
-			const genuine = {
-				TrsId: id,
-				Amount: amount,
-				Status: 'SUCCESS',
-				SignatureValue: md5(`${amount}:${id}:${TOKEN}`),
-			};
 			// A valid signature for another amount with this id (a payment redirect whose InvId is it).
 			const forged = { ...genuine, Amount: '999.00', SignatureValue: md5(`999.00:${id}:${TOKEN}`) };
 			await control('DELETE', 'calls');

@@ -16,6 +16,7 @@ import {
 	metric,
 	asPayout,
 	onEveryStoreKind,
+	knownPayout,
 } from './world.ts';
 
 onEveryStoreKind(
@@ -88,19 +89,7 @@ onEveryStoreKind(
 			expect(await sandboxCalls('payout/status')).toBe(5);
 			expect(await metric(r, 'paypalych_relay_lookups_throttled_total{kind="payout"}')).toBe(16);
 			// A genuine payout in that minute is not refused: 503, the service sends it again later.
-			const created = await api('payout/personal/create', {
-				amount: '120.00',
-				payout_account_id: sb.payoutAccountId,
-				order_id: `ceiling-${storeKind}`,
-			});
-			const id = String(created.data[0].id);
-			const amount = String(created.data[0].amount);
-			const genuine = {
-				TrsId: id,
-				Amount: amount,
-				Status: 'SUCCESS',
-				SignatureValue: md5(`${amount}:${id}:${TOKEN}`),
-			};
+			const { genuine } = await knownPayout(`ceiling-${storeKind}`);
 			const later = await post(r, '/postback/payout', genuine);
 			expect(later.statusCode).toBe(503);
 			expect(Number(later.headers['retry-after'])).toBeGreaterThan(0);

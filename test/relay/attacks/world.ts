@@ -13,7 +13,16 @@ import { startSandbox } from '../../../sandbox/src/index.ts';
 import { start } from '../../../relay/src/server.ts';
 import type { RunningRelay } from '../../../relay/src/server.ts';
 import type { Store } from '../../../relay/src/store/types.ts';
-import { ADMIN_TOKEN, TOKEN, Target, baseEnv, form, redirectFields, tempDir } from '../helpers.ts';
+import {
+	ADMIN_TOKEN,
+	TOKEN,
+	Target,
+	baseEnv,
+	form,
+	md5,
+	redirectFields,
+	tempDir,
+} from '../helpers.ts';
 import { createTestDatabase } from '../pg.ts';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
@@ -71,6 +80,27 @@ export async function ownServer(
 			}),
 	);
 	return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/**
+ * A payout of 120.00 the service knows (made through its API under `orderId`), and the SUCCESS
+ * postback the service would sign for it.
+ */
+export async function knownPayout(orderId: string) {
+	const created = await api('payout/personal/create', {
+		amount: '120.00',
+		payout_account_id: sb.payoutAccountId,
+		order_id: orderId,
+	});
+	const id = String(created.data[0].id);
+	const amount = String(created.data[0].amount);
+	const genuine = {
+		TrsId: id,
+		Amount: amount,
+		Status: 'SUCCESS',
+		SignatureValue: md5(`${amount}:${id}:${TOKEN}`),
+	};
+	return { id, genuine };
 }
 
 /** The value of one Prometheus counter line of /metrics (0 when absent). */
