@@ -7,7 +7,11 @@ import base from './vitest.config.mts';
  * that every suite using PostgreSQL or a browser is listed here.
  */
 export const SERVICE_SUITES = [
-	'test/relay/attacks.test.ts',
+	'test/relay/attacks/admin.test.ts',
+	'test/relay/attacks/forgery.test.ts',
+	'test/relay/attacks/hostile-data.test.ts',
+	'test/relay/attacks/limits.test.ts',
+	'test/relay/attacks/network.test.ts',
 	'test/relay/catchup-deep.test.ts',
 	'test/relay/catchup.test.ts',
 	'test/relay/console.browser.test.ts',

@@ -10,10 +10,11 @@ import { addDays, dateIn } from '../../nodes/shared/dates.ts';
 import { signPayout } from '../../nodes/shared/signature.ts';
 import { start } from '../../relay/src/server.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
-import { ADMIN_TOKEN, Target, baseEnv, form, tempDir, waitFor } from './helpers.ts';
+import { ADMIN_TOKEN, Target, baseEnv, form, tempDir } from './helpers.ts';
 import type { SuiteStore } from './fresh-store.ts';
 import { sandboxControl, sandboxMerchant } from './sandbox-merchant.ts';
-import { cookieOf, submitLogin } from './console-suite.ts';
+import { cookieOf, submitLogin } from './console-login.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 type Json = Record<string, any>;
 const DAY_MS = 86_400_000;
@@ -186,7 +187,7 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		const run = await admin(r, 'POST', '/catchup');
 		expect(run).toMatchObject({ outcome: 'done', deep: true, payments: 15 });
 		expect(trsIds(run)).toEqual(paid.map((p) => p.paymentId).sort());
-		await waitFor(() => target.received.length >= 15, 'the 15 forwarded');
+		await waitFor('the 15 forwarded', () => target.received.length >= 15);
 
 		// The MULTI link is read again (it can take more payments): nothing new.
 		const again = await admin(r, 'POST', '/catchup', { deep: true });
@@ -280,7 +281,7 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		// Partial for longer than RELAY_CATCHUP_DEEP_INTERVAL_S (60 s): catchup-failed, once.
 		clock.offsetMs = 61_000;
 		expect((await admin(r, 'POST', '/catchup')).outcome).toBe('partial');
-		await waitFor(() => partialAlerts().length === 1, 'the partial-for-long alert');
+		await waitFor('the partial-for-long alert', () => partialAlerts().length === 1);
 		clock.offsetMs = 90_000;
 		expect((await admin(r, 'POST', '/catchup')).outcome).toBe('partial');
 		await new Promise((resolve) => setTimeout(resolve, 300));
@@ -343,15 +344,13 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		const ofC = await events(r, `&trsId=${cPaid.paymentId}`);
 		expect(ofC.map((e) => e.source).sort()).toEqual(['catch-up', 'postback']);
 		const genuineC = ofC.find((e) => e.source === 'catch-up')!;
-		await waitFor(
-			() =>
-				target.received.some((x) => {
-					const body = new URLSearchParams(x.body);
-					return (
-						body.get('TrsId') === cPaid.paymentId && body.get('OutSum') === genuineC.fields.OutSum
-					);
-				}),
-			'the genuine C forwarded',
+		await waitFor('the genuine C forwarded', () =>
+			target.received.some((x) => {
+				const body = new URLSearchParams(x.body);
+				return (
+					body.get('TrsId') === cPaid.paymentId && body.get('OutSum') === genuineC.fields.OutSum
+				);
+			}),
 		);
 
 		// After the catch-up event, the late genuine postback of B and a forged one with its TrsId
@@ -425,9 +424,8 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		expect(trsIds(run)).toEqual([good.paymentId, payoutId].sort());
 		expect(run.skippedRecords).toHaveLength(1);
 		expect(run.skippedRecords[0].reason).toMatch(/NUL/);
-		await waitFor(
-			() => alerts.received.some((a) => a.body.includes('catchup-failed')),
-			'the catchup-failed alert',
+		await waitFor('the catchup-failed alert', () =>
+			alerts.received.some((a) => a.body.includes('catchup-failed')),
 		);
 		// Its bill is marked read like any other: the next run does not stop on it again, and
 		// nothing is alerted twice.
@@ -445,9 +443,8 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		expect(failed.outcome).toBe('failed');
 		const failedAgain = await admin(r, 'POST', '/catchup');
 		expect(failedAgain.outcome).toBe('failed');
-		await waitFor(
-			() => alerts.received.some((a) => a.body.includes('catchup-failed')),
-			'the catchup-failed alert',
+		await waitFor('the catchup-failed alert', () =>
+			alerts.received.some((a) => a.body.includes('catchup-failed')),
 		);
 		await new Promise((resolve) => setTimeout(resolve, 300));
 		expect(alerts.received.filter((a) => a.body.includes('catchup-failed'))).toHaveLength(1);
