@@ -202,6 +202,19 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		expect(await events(r)).toHaveLength(15);
 	});
 
+	it('a MULTI link with 25 payments over three pages of bill/payments: catch-up finds the lost payments on page 3', async () => {
+		const m = await merchant({ paymentsPageSize: 10 });
+		const link = await m.bill('30.00', 'MULTI');
+		const paid = [];
+		for (let i = 0; i < 25; i++) paid.push(await m.pay(link.billId));
+		const r = await relay(m.token);
+		const run = await admin(r, 'POST', '/catchup');
+		expect(run).toMatchObject({ outcome: 'done', payments: 25 });
+		expect(trsIds(run)).toEqual(paid.map((p) => p.paymentId).sort());
+		// The last five are on page 3.
+		for (const p of paid.slice(20)) expect(trsIds(run)).toContain(p.paymentId);
+	});
+
 	it('36.3 the newest first: a backlog of old unread bills never delays a payment lost today by more than one run', async () => {
 		const m = await merchant();
 		// 12 NORMAL bills made and paid 20 days ago, never read: a backlog of 12 bill/payments calls.
