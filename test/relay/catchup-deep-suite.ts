@@ -458,12 +458,10 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		const failed = await admin(without, 'POST', '/catchup');
 		expect(failed.outcome).toBe('failed');
 		expect(failed.error).toMatch(/bill\/search answered HTTP 422.*set PAYPALYCH_SHOP_ID/);
-		await waitFor(
-			() =>
-				alerts.received.some(
-					(a) => a.body.includes('catchup-failed') && a.body.includes('PAYPALYCH_SHOP_ID'),
-				),
-			'the catchup-failed alert naming PAYPALYCH_SHOP_ID',
+		await waitFor('the catchup-failed alert naming PAYPALYCH_SHOP_ID', () =>
+			alerts.received.some(
+				(a) => a.body.includes('catchup-failed') && a.body.includes('PAYPALYCH_SHOP_ID'),
+			),
 		);
 		await without.close();
 		const withShop = await relay(m.token, { PAYPALYCH_SHOP_ID: m.shopId });
