@@ -24,6 +24,7 @@ export const SERVICE_SUITES = [
 	'test/relay/store-plans.test.ts',
 	'test/relay/store.test.ts',
 	'test/relay/stores-parity.test.ts',
+	'test/relay/trsid-canonical.test.ts',
 ];
 
 export default mergeConfig(base, {
