@@ -3,10 +3,17 @@
 // behind a per-merchant switch that works in both profiles. The switches set for a whole sandbox
 // (options, bin flags): live-options.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { harness, listener, md5, today, type Harness } from './helpers.ts';
+import {
+	harness,
+	listener,
+	md5,
+	today,
+	type Harness,
+	shopMerchants,
+	type Listener,
+} from './helpers.ts';
 import { waitFor } from '../../scripts/harness/wait.ts';
 
-type Listener = Awaited<ReturnType<typeof listener>>;
 const PROFILES = ['live', 'spec'] as const;
 
 let h: Harness;
@@ -20,22 +27,7 @@ afterAll(async () => {
 	await shop.close();
 });
 
-async function merchantIn(profile: 'live' | 'spec', fields: Record<string, unknown> = {}) {
-	const m = await h.merchant({ profile, ...fields });
-	await h.control('PATCH', `shops/${m.shopId}`, { resultUrl: `${shop.url}/result/${m.shopId}` });
-	return m;
-}
-
-async function bill(token: string, shopId: string, params: Record<string, string> = {}) {
-	const created = await h.api(
-		'POST',
-		'bill/create',
-		{ amount: '100.00', shop_id: shopId, ...params },
-		token,
-	);
-	expect(created.status, created.text).toBe(200);
-	return created.body.bill_id as string;
-}
+const { merchantIn, bill } = shopMerchants(() => ({ h, shop }));
 
 const pay = async (billId: string, body: Record<string, unknown> = {}) => {
 	const paid = await h.control('POST', `bills/${billId}/pay`, body);
