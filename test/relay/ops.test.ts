@@ -3,11 +3,14 @@
  * to date), log times are ISO 8601, every delivery has an info line, `/readyz` names what is wrong
  * with the store, and the relay's root says what it is (a page, or JSON when asked).
  */
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../relay/src/app.ts';
 import { loadConfig } from '../../relay/src/config.ts';
 import { storeProblem } from '../../relay/src/routes/health.ts';
 import { migrationsOf } from '../../relay/src/schema-log.ts';
+import { SqliteStore } from '../../relay/src/store/sqlite.ts';
 import { onEveryStore } from './fresh-store.ts';
 import { LogSink, Target, baseEnv, form, paymentFields, tempDir, waitFor } from './helpers.ts';
 import { PG_ADMIN_URL, adminQuery, createTestDatabase } from './pg.ts';
@@ -137,6 +140,39 @@ describe('/readyz names what is wrong with the store', () => {
 		expect(await ready()).toEqual({ code: 200, status: 'ready' });
 		return { app, ready };
 	};
+
+	it('SQLite locked by another connection: "busy"; closed: "closed"', async () => {
+		const tmp = tempDir();
+		cleanups.push(async () => tmp.cleanup());
+		const file = join(tmp.dir, 'locked.sqlite');
+		const store = await SqliteStore.open(file);
+		const config = loadConfig(
+			baseEnv(
+				tmp.dir,
+				{ payment: ['http://127.0.0.1:9/x'] },
+				{ RELAY_DATABASE: file, LOG_LEVEL: 'silent', RELAY_CATCHUP_INTERVAL_S: '0' },
+			),
+		);
+		const app = await buildApp(config, { store, forwarder: false });
+		cleanups.push(() => app.close());
+		const ready = async () => {
+			const res = await app.inject({ method: 'GET', url: '/readyz' });
+			return { code: res.statusCode, ...(res.json() as Line) } as Line;
+		};
+		expect((await ready()).code).toBe(200);
+		const other = new DatabaseSync(file);
+		other.exec('PRAGMA busy_timeout = 0');
+		other.exec('BEGIN IMMEDIATE');
+		try {
+			expect(await ready()).toMatchObject({ code: 503, problem: 'busy' });
+		} finally {
+			other.exec('ROLLBACK');
+			other.close();
+		}
+		expect((await ready()).code).toBe(200);
+		await store.close();
+		expect(await ready()).toMatchObject({ code: 503, problem: 'closed' });
+	}, 30_000);
 
 	it('PostgreSQL made read-only: "read-only", not "not reachable"', async () => {
 		const db = await createTestDatabase();
