@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { ConfigError, loadConfig } from '../../relay/src/config.ts';
 import { defaultDatabasePath } from '../../relay/src/config-fields.ts';
 import { targetsByKind } from '../../relay/src/targets.ts';
-import { ADMIN_TOKEN, NODE, RELAY_BIN, TOKEN } from './helpers.ts';
+import { ADMIN_TOKEN, NODE, RELAY_BIN, TOKEN, childEnv } from './helpers.ts';
 
 const minimal = {
 	PAYPALYCH_API_TOKEN: TOKEN,
@@ -355,11 +355,10 @@ describe('relay configuration', () => {
 
 	it('stops the real binary at start-up with a message naming the variable', () => {
 		const run = spawnSync(NODE, [RELAY_BIN], {
-			env: {
-				PATH: process.env.PATH ?? '',
+			env: childEnv({
 				RELAY_ADMIN_TOKEN: ADMIN_TOKEN,
 				RELAY_PAYMENT_TARGETS: 'http://127.0.0.1:1/x',
-			},
+			}),
 			encoding: 'utf8',
 			timeout: 15_000,
 		});

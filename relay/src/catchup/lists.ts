@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { createdDate, pages } from '../contract.ts';
 import { ApiError, BudgetSpent } from '../service-api.ts';
-import type { ServiceApi } from '../service-api.ts';
+import type { Window } from './result.ts';
 
 /** One catch-up run held more of the service's rows than RELAY_CATCHUP_MAX_BYTES: it stops there. */
 export class MemoryCeilingReached extends BudgetSpent {
@@ -80,19 +80,44 @@ export async function readList(
 	}
 }
 
-/** A bill's payments; undefined: the service refused this bill (skipped); BudgetSpent: stop. */
+/** The most pages of one bill's payments a run reads (100 rows a page): a cap, said in the log. */
+export const BILL_PAYMENT_PAGES = 100;
+
+/**
+ * A bill's payments, every page (`bill/payments` is cursor-paged on the live service: a MULTI
+ * link's later payments are on its later pages), through the shared page reader. undefined: the
+ * service refused this bill (skipped); BudgetSpent: the run's budget, deadline or memory ceiling
+ * stopped it (the bill is not marked read: the next run reads it again). Past BILL_PAYMENT_PAGES
+ * pages the rest is left unread and the log says so.
+ */
 export async function billPayments(
-	api: ServiceApi,
+	w: Pick<Window, 'fetchPage' | 'apiRoot' | 'held' | 'billPaymentsUrl'>,
 	bill: Record<string, unknown>,
 	logger: Logger,
 ): Promise<Record<string, unknown>[] | undefined | BudgetSpent> {
+	const rows: Record<string, unknown>[] = [];
 	try {
-		const answer = await api.billPayments(String(bill.id));
-		return Array.isArray(answer.data)
-			? (answer.data as unknown[]).filter(
-					(p): p is Record<string, unknown> => p !== null && typeof p === 'object',
-				)
-			: [];
+		for await (const page of pages<unknown>(w.fetchPage, {
+			firstUrl: w.billPaymentsUrl(String(bill.id)),
+			apiRoot: w.apiRoot,
+			maxPages: BILL_PAYMENT_PAGES,
+		})) {
+			let kept = 0;
+			for (const row of page.rows) {
+				if (row === null || typeof row !== 'object') continue;
+				rows.push(row as Record<string, unknown>);
+				kept += 1;
+			}
+			const weight = page.rows.length > 0 ? Math.ceil((page.bytes * kept) / page.rows.length) : 0;
+			const over = w.held.add(kept, weight);
+			if (over && page.next !== undefined) return over;
+			if (page.end === 'page_cap')
+				logger.warn(
+					{ bill: bill.id, pages: BILL_PAYMENT_PAGES, payments: rows.length },
+					"catch-up read the first pages of a bill's payments, up to its cap; the rest are not read",
+				);
+		}
+		return rows;
 	} catch (error) {
 		if (error instanceof BudgetSpent) return error;
 		// One bill the service refuses (too_many_payments, bill_not_found) does not stop the run.

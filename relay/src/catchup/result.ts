@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Alerter } from '../alerts.ts';
 import type { RelayConfig } from '../config.ts';
 import {
+	ENDPOINTS,
 	SERVICE_TIME_ZONE,
 	addDays,
 	apiRootOf,
@@ -73,6 +74,8 @@ export interface Window {
 	firstUrl: (path: string, from: string, to?: string) => string;
 	/** The run's rows held across every page (RELAY_CATCHUP_MAX_BYTES). */
 	held: HeldRows;
+	/** The first page of a bill's payments (`bill/payments`: cursor-paged on the service). */
+	billPaymentsUrl: (billId: string) => string;
 }
 
 const DAY_MS = 86_400_000;
@@ -119,6 +122,9 @@ export function windowOf(
 					: {}),
 			}),
 		held: new HeldRows(config.catchup.maxBytes),
+		// No per_page: the service's own page size, whatever its largest allowed one is.
+		billPaymentsUrl: (billId: string) =>
+			listUrl(config.catchup.apiBaseUrl, ENDPOINTS.billPayments.path, { id: billId }),
 	};
 }
 

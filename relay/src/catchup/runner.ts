@@ -287,7 +287,7 @@ export class CatchupRunner {
 			const queue = queues[turn % 2].length > 0 ? queues[turn % 2] : queues[(turn + 1) % 2];
 			turn += 1;
 			const bill = queue[0];
-			const payments = await billPayments(api, bill, this.#o.logger);
+			const payments = await billPayments(w, bill, this.#o.logger);
 			if (payments instanceof BudgetSpent) {
 				stopped = payments;
 				break;
