@@ -12,7 +12,8 @@ import { storeProblem } from '../../relay/src/routes/health.ts';
 import { migrationsOf } from '../../relay/src/schema-log.ts';
 import { SqliteStore } from '../../relay/src/store/sqlite.ts';
 import { onEveryStore } from './fresh-store.ts';
-import { LogSink, Target, baseEnv, form, paymentFields, tempDir, waitFor } from './helpers.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
+import { LogSink, Target, baseEnv, form, paymentFields, tempDir } from './helpers.ts';
 import { PG_ADMIN_URL, adminQuery, createTestDatabase } from './pg.ts';
 
 type Line = Record<string, any>;
@@ -77,9 +78,8 @@ onEveryStore('start-up log and delivery log', (suiteStore) => {
 				payload: form(paymentFields('T-log-1')),
 			});
 			expect(posted.statusCode).toBe(200);
-			const delivered = await waitFor(
-				() => linesOf(sink).find((l) => l.msg === 'delivered'),
-				'the delivered line',
+			const delivered = await waitFor('the delivered line', () =>
+				linesOf(sink).find((l) => l.msg === 'delivered'),
 			);
 			expect(delivered).toMatchObject({
 				level: 30,
@@ -183,10 +183,10 @@ describe('/readyz names what is wrong with the store', () => {
 		await adminQuery(
 			`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${db.name}'`,
 		);
-		const answer = await waitFor(async () => {
+		const answer = await waitFor('a read-only answer', async () => {
 			const r = await ready();
 			return r.problem === 'read-only' ? r : undefined;
-		}, 'a read-only answer');
+		});
 		expect(answer).toMatchObject({
 			code: 503,
 			status: 'unavailable',
@@ -197,17 +197,17 @@ describe('/readyz names what is wrong with the store', () => {
 		await adminQuery(
 			`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${db.name}'`,
 		);
-		await waitFor(async () => (await ready()).code === 200, 'ready again');
+		await waitFor('ready again', async () => (await ready()).code === 200);
 	}, 60_000);
 
 	it('PostgreSQL gone: "unreachable"', async () => {
 		const db = await createTestDatabase();
 		const { ready } = await relayOn(db.url);
 		await db.drop();
-		const answer = await waitFor(async () => {
+		const answer = await waitFor('a 503', async () => {
 			const r = await ready();
 			return r.code === 503 ? r : undefined;
-		}, 'a 503');
+		});
 		expect(answer).toMatchObject({ code: 503, problem: 'unreachable' });
 		expect(PG_ADMIN_URL).toBeTruthy();
 	}, 60_000);
