@@ -21,6 +21,7 @@ export const SERVICE_SUITES = [
 	'test/relay/lookup-allowance.test.ts',
 	'test/relay/network-faults.test.ts',
 	'test/relay/operations.test.ts',
+	'test/relay/ops.test.ts',
 	'test/relay/postgres.test.ts',
 	'test/relay/store-plans.test.ts',
 	'test/relay/store.test.ts',

@@ -18,10 +18,12 @@ import { Metrics } from './metrics.ts';
 import { adminRoutes } from './routes/admin.ts';
 import { jsonErrorHandler } from './routes/errors.ts';
 import { healthRoutes } from './routes/health.ts';
+import { homeRoutes } from './routes/home.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { Operations } from './operations.ts';
 import { Reads } from './reads.ts';
 import { postbackRoutes } from './routes/postbacks.ts';
+import { logSchema, schemaVersionOf } from './schema-log.ts';
 import { openStore } from './store/open.ts';
 import { Pruner } from './store/retention.ts';
 import { SqliteStore } from './store/sqlite.ts';
@@ -172,8 +174,7 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 		deps.logger || deps.logStream ? undefined : bufferedStdoutLogger(config.logLevel);
 	const logger = deps.logger ?? buffered?.logger ?? createLogger(config.logLevel, deps.logStream);
 	const ownStore = deps.store === undefined;
-	const store =
-		deps.store ?? (await openStore(config.database, logger.child({ component: 'store' })));
+	const store = deps.store ?? (await openOwnStore(config.database, logger));
 	const metrics = deps.metrics ?? new Metrics({ store: storeKind(config.database) });
 	const pruner =
 		config.retentionDays > 0
@@ -202,6 +203,7 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 
 	// Beside the context, each plugin that needs one more thing of the store gets that alone.
 	app.register(postbackRoutes, { ctx });
+	app.register(homeRoutes);
 	app.register(healthRoutes, { ping: () => store.ping() });
 	app.register(metricsRoutes, { metrics, deliveryCounts: () => store.counts() });
 	app.register(adminRoutes, { ctx, prefix: '/admin' });
@@ -235,6 +237,15 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 /** `/admin` and everything under it (the admin API and the console). */
 export function isAdminPath(url: string): boolean {
 	return url === '/admin' || url.startsWith('/admin/') || url.startsWith('/admin?');
+}
+
+/** The store RELAY_DATABASE names, opened (and migrated), with the migrations it ran logged. */
+async function openOwnStore(database: string, logger: Logger): Promise<Store> {
+	const storeLogger = logger.child({ component: 'store' });
+	const before = await schemaVersionOf(database);
+	const store = await openStore(database, storeLogger);
+	logSchema(storeLogger, database, before);
+	return store;
 }
 
 /** The console's logouts, kept in the store for every instance and restart: that port alone. */

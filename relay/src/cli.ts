@@ -8,7 +8,8 @@ const USAGE = `Usage: paypalych-relay [--help | --version]
 
 Receives PayPalych postbacks and redirects, verifies and stores them, and forwards them to n8n
 webhooks until they are delivered. Configured by environment variables only; a RELAY_* or
-PAYPALYCH_* variable the relay does not know is refused.
+PAYPALYCH_* variable the relay does not know is refused, and so is any other one letter from
+a variable it reads (PROT, LOG_LEVL).
 
 backup FILE copies the SQLite store RELAY_DATABASE names into FILE while the relay runs (a new
 file; a relay started on it delivers what was pending). A PostgreSQL store: pg_dump.`;

@@ -173,16 +173,23 @@ export const VARIABLES: readonly string[] = Object.keys(fields.shape);
 /** Variables of the relay's own namespaces: one of these that the relay does not read is a typo. */
 const OWN_PREFIX = /^(RELAY|PAYPALYCH)_/;
 
+/**
+ * Edits between two names: a letter added, removed or changed, or two neighbours swapped
+ * (`PROT` is one edit from `PORT`).
+ */
 function distance(a: string, b: string): number {
-	let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+	const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+		Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+	);
 	for (let i = 1; i <= a.length; i++) {
-		const row = [i];
 		for (let j = 1; j <= b.length; j++) {
-			row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+			const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+			d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+			if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+				d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
 		}
-		prev = row;
 	}
-	return prev[b.length];
+	return d[a.length][b.length];
 }
 
 /** The known variable closest to `name`, when it is close enough to be a misspelling. */
@@ -199,18 +206,41 @@ export function suggestVariable(name: string): string | undefined {
 	return bestDistance <= Math.max(2, Math.floor(name.length / 3)) ? best : undefined;
 }
 
-/** RELAY_* and PAYPALYCH_* variables in `env` that the relay does not read, one line each. */
+/**
+ * The variable the relay reads that `name` (outside RELAY_* and PAYPALYCH_*) is one edit from, in
+ * any case: `PROT`, `LOG_LEVL`, `port` are the relay's PORT and LOG_LEVEL mistyped, not another
+ * program's. Undefined for every other name of the environment.
+ */
+export function lookalikeOf(name: string): string | undefined {
+	if (VARIABLES.includes(name)) return undefined;
+	const upper = name.toUpperCase();
+	return VARIABLES.find((known) => distance(upper, known) <= 1);
+}
+
+/**
+ * Variables in `env` the relay does not read but that are its own: any RELAY_* or PAYPALYCH_*
+ * name, and any other name one edit from one it reads. One line each.
+ */
 function unknownVariables(env: Record<string, string | undefined>): Array<[string, string]> {
-	return Object.keys(env)
-		.filter((name) => OWN_PREFIX.test(name) && !VARIABLES.includes(name))
-		.sort()
-		.map((name) => {
+	const issues: Array<[string, string]> = [];
+	for (const name of Object.keys(env).sort()) {
+		if (VARIABLES.includes(name)) continue;
+		if (OWN_PREFIX.test(name)) {
 			const suggestion = suggestVariable(name);
-			return [
+			issues.push([
 				name,
 				`unknown variable${suggestion ? `; did you mean ${suggestion}?` : ' (see paypalych-relay --help)'}`,
-			];
-		});
+			]);
+			continue;
+		}
+		const lookalike = lookalikeOf(name);
+		if (lookalike)
+			issues.push([
+				name,
+				`unknown variable, one letter from the relay's ${lookalike}; did you mean ${lookalike}? (rename it, or unset it if it belongs to another program)`,
+			]);
+	}
+	return issues;
 }
 
 export interface VariableHelp {

@@ -266,7 +266,8 @@ export class Forwarder {
 		});
 		metrics.delivered.inc({ kind: d.kind });
 		metrics.latency.observe(Math.max(0, now - d.receivedAt) / 1000);
-		logger.debug({ ...logFields(d, answer), receipt: answer.receipt }, 'delivered');
+		// One info line per delivery: what reached which target, and what the trigger answered.
+		logger.info({ ...logFields(d, answer), receipt: answer.receipt }, 'delivered');
 	}
 
 	async #failed(

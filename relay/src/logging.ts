@@ -51,9 +51,16 @@ export class RelayLogController extends LogController {
 	}
 }
 
-/** pino JSON at `level`, written to `stream` (stdout by default, synchronously). */
+/**
+ * pino JSON at `level`, written to `stream` (stdout by default, synchronously). Each line's `time`
+ * is an ISO 8601 UTC time (`2026-11-26T19:13:53.123Z`), as a person or a log shipper reads it.
+ */
 export function createLogger(level: string, stream?: DestinationStream): Logger {
-	const options = { level, redact: { paths: REDACT_PATHS, censor: '[redacted]' } };
+	const options = {
+		level,
+		redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+		timestamp: pino.stdTimeFunctions.isoTime,
+	};
 	return stream ? pino(options, stream) : pino(options);
 }
 

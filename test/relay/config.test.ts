@@ -366,4 +366,52 @@ describe('relay configuration', () => {
 		expect(run.stderr).toContain('PAYPALYCH_API_TOKEN');
 		expect(run.stderr).not.toContain(ADMIN_TOKEN);
 	});
+
+	it('refuses a variable one edit from one it reads (PROT, LOG_LEVL, port), naming the known one', () => {
+		const error = errorOf({ ...minimal, PROT: '9000', LOG_LEVL: 'debug', port: '9001' });
+		expect(error.variables).toEqual(['LOG_LEVL', 'PROT', 'port']);
+		expect(error.message).toMatch(
+			/PROT: unknown variable, one letter from the relay's PORT; did you mean PORT\?/,
+		);
+		expect(error.message).toMatch(/LOG_LEVL: .*did you mean LOG_LEVEL\?/);
+		expect(error.message).toMatch(/port: .*did you mean PORT\?/);
+		for (const typo of ['HOTS', 'HOSTS', 'LOGLEVEL', 'PORTS'])
+			expect(errorOf({ ...minimal, [typo]: '1' }).variables).toEqual([typo]);
+		// Every other program's variables pass, however close to each other they are.
+		const machine = {
+			HOME: '/home/x',
+			HOSTNAME: 'box',
+			PATH: '/usr/bin',
+			PWD: '/',
+			USER: 'relay',
+			LANG: 'C.UTF-8',
+			TZ: 'UTC',
+			NODE_ENV: 'production',
+			NODE_OPTIONS: '',
+			TERM: 'xterm',
+			SHELL: '/bin/sh',
+			PGHOST: 'db',
+			PGPORT: '5432',
+			DATABASE_URL: 'postgres://x',
+			KUBERNETES_PORT: 'tcp://10.0.0.1:443',
+			KUBERNETES_SERVICE_HOST: '10.0.0.1',
+			STATE_DIRECTORY: '/var/lib/paypalych-relay',
+			INVOCATION_ID: 'x',
+			JOURNAL_STREAM: '8:1',
+		};
+		expect(() =>
+			loadConfig({ ...minimal, ...machine, PORT: '9000', LOG_LEVEL: 'warn' }),
+		).not.toThrow();
+	});
+
+	it('stops the real binary at start-up on PROT, naming PORT', () => {
+		const run = spawnSync(NODE, [RELAY_BIN], {
+			env: { PATH: process.env.PATH ?? '', ...minimal, PROT: '9000' },
+			encoding: 'utf8',
+			timeout: 15_000,
+		});
+		expect(run.status).toBe(2);
+		expect(run.stderr).toContain('PROT: unknown variable');
+		expect(run.stderr).toContain('did you mean PORT?');
+	});
 });

@@ -7,6 +7,7 @@ import { noteRequest } from '../log-context.ts';
 import { networkOf } from '../limits.ts';
 import { clientFault } from './errors.ts';
 import type { ClientFault } from './errors.ts';
+import { page } from './page.ts';
 
 type Verdict =
 	| { ok: true; fields: PostbackFields; tokenIndex: number }
@@ -70,18 +71,6 @@ function redirectLimits(
 		},
 	};
 }
-
-// The customer's pages after paying: readable on a phone, with no outside resource to load.
-const PAGE_STYLE =
-	'body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;' +
-	'background:#f4f5f7;color:#1f2328;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}' +
-	'main{max-width:28rem;margin:1rem;padding:2rem;background:#fff;border-radius:12px;' +
-	'box-shadow:0 1px 3px rgba(0,0,0,.12)}h1{margin:0 0 .5rem;font-size:1.4rem}p{margin:0}';
-
-const page = (title: string, text: string) =>
-	`<!doctype html><html lang="en"><head><meta charset="utf-8">` +
-	`<meta name="viewport" content="width=device-width,initial-scale=1"><title>${title}</title>` +
-	`<style>${PAGE_STYLE}</style></head><body><main><h1>${title}</h1><p>${text}</p></main></body></html>`;
 
 const text = (reply: FastifyReply, code: number, body: string) =>
 	reply.code(code).type('text/plain; charset=utf-8').send(body);
