@@ -410,3 +410,37 @@ describe.each(PROFILES)('Refund resource against the sandbox, profile %s', (prof
 		expect(byDates.some((i) => i.json.id === made.json.id)).toBe(true);
 	});
 });
+
+// A service that refuses the refund API with its generic 403 (no refund key): the same advice.
+describe('a refund API refused without the refunds_not_enabled key', () => {
+	it('403 "This action is unauthorized." and a bare 403: the answer plus "ask the service\'s support to enable refunds"', async () => {
+		const { createServer } = await import('node:http');
+		let body = JSON.stringify({ message: 'This action is unauthorized.' });
+		const server = createServer((_request, response) => {
+			response.writeHead(403, { 'content-type': 'application/json' });
+			response.end(body);
+		});
+		await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+		const { port } = server.address() as { port: number };
+		const credential = { apiToken: 'token', baseUrl: `http://127.0.0.1:${port}` };
+		try {
+			for (const answer of [body, JSON.stringify({ message: 'Forbidden' })]) {
+				body = answer;
+				const error = await runNode({
+					credential,
+					parameters: { resource: 'refund', operation: 'get', refundId: 'r1' },
+				}).then(
+					() => undefined,
+					(e: Error & { description?: string; httpCode?: string }) => e,
+				);
+				expect(error?.httpCode).toBe('403');
+				expect(error?.description?.toLowerCase()).toContain(
+					"ask the service's support to enable refunds",
+				);
+				expect(error?.description).not.toContain('direct payouts');
+			}
+		} finally {
+			await new Promise((resolve) => server.close(resolve));
+		}
+	});
+});

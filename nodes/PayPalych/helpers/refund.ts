@@ -8,7 +8,14 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import { ENDPOINTS, UNAUTHORIZED_KEY, canonicalStatus, formatCents, toCents } from '../../shared';
+import {
+	ENDPOINTS,
+	ERROR_CATALOGUE,
+	UNAUTHORIZED_KEY,
+	canonicalStatus,
+	formatCents,
+	toCents,
+} from '../../shared';
 import { apiRequest, errorKeyOf, httpCodeOf } from '../transport';
 import { limitOf, runsAsTool } from './guardrails';
 import { recordOf } from './normalize';
@@ -41,6 +48,11 @@ export async function withRefundAdvice<T>(
 			key === UNAUTHORIZED_KEY ||
 			(key === 'http_403' && httpCodeOf(error) === 403);
 		if (notEnabled && error instanceof NodeApiError) {
+			// The unauthorized sentence's own hint is about payouts: not what a refund call needs.
+			const payoutHint = ERROR_CATALOGUE[UNAUTHORIZED_KEY].hint;
+			if (key === UNAUTHORIZED_KEY && payoutHint && error.description) {
+				error.description = error.description.replace(`${payoutHint}.`, '').trim();
+			}
 			if (!(error.description ?? '').includes('enable refunds')) {
 				error.description = [error.description, ENABLE_REFUNDS_ADVICE].filter(Boolean).join(' ');
 			}
