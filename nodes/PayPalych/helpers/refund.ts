@@ -36,7 +36,7 @@ const NOT_COUNTED_REFUND_STATUSES: readonly string[] = ['FAIL', 'DECLINED'];
  * says to ask support to enable refunds.
  */
 export async function withRefundAdvice<T>(
-	this: IExecuteFunctions,
+	context: IExecuteFunctions,
 	call: () => Promise<T>,
 ): Promise<T> {
 	try {
@@ -59,7 +59,7 @@ export async function withRefundAdvice<T>(
 		}
 		throw error instanceof NodeApiError || error instanceof NodeOperationError
 			? error
-			: new NodeApiError(this.getNode(), error as JsonObject);
+			: new NodeApiError(context.getNode(), error as JsonObject);
 	}
 }
 
@@ -163,7 +163,7 @@ export async function readRefundable(
 		qs: { id: paymentId, refunds: '1', chargeback: '1' },
 		itemIndex,
 	});
-	const refunds = await withRefundAdvice.call(
+	const refunds = await withRefundAdvice(
 		this,
 		async () =>
 			await listAll.call(
@@ -432,7 +432,7 @@ export async function createRefundOnce(
 	const endpoint = cents === undefined ? ENDPOINTS.refundFullCreate : ENDPOINTS.refundPartialCreate;
 	let answer: IDataObject;
 	try {
-		answer = await withRefundAdvice.call(
+		answer = await withRefundAdvice(
 			this,
 			async () =>
 				await apiRequest.call(this, endpoint, {

@@ -30,7 +30,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		itemIndex,
 		'Refund ID',
 	);
-	const answer = await withRefundAdvice.call(
+	const answer = await withRefundAdvice(
 		this,
 		async () => await apiRequest.call(this, ENDPOINTS.refundStatus, { qs: { id }, itemIndex }),
 	);

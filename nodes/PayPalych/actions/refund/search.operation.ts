@@ -50,7 +50,7 @@ export const description = updateDisplayOptions(displayOptions, properties);
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const searchBy = this.getNodeParameter('searchBy', itemIndex, 'paymentId') as string;
 	if (searchBy === 'dates') {
-		return await withRefundAdvice.call(
+		return await withRefundAdvice(
 			this,
 			async () =>
 				await searchByDates.call(this, ENDPOINTS.refundSearch, 'Refund › Search', itemIndex),
@@ -64,7 +64,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	);
 	const returnAll = this.getNodeParameter('returnAll', itemIndex, false) as boolean;
 	const limit = returnAll ? undefined : (this.getNodeParameter('limit', itemIndex, 50) as number);
-	const refunds = await withRefundAdvice.call(
+	const refunds = await withRefundAdvice(
 		this,
 		async () =>
 			await listAll.call(
