@@ -206,6 +206,30 @@ describe.each(PROFILES)('Refund resource against the sandbox, profile %s', (prof
 		]);
 	});
 
+	it('a 5xx after which nothing was refunded: the error says a re-run is safe, and the re-run refunds once', async () => {
+		const merchant = await refundMerchant();
+		const paymentId = await paidPayment(merchant, '400');
+		await control(sandbox, 'POST', '/faults', {
+			kind: '500',
+			path: '/api/v1/refund/partial/create',
+			count: 1,
+		});
+		const error = await failure(
+			runNode({ credential: merchant.credential, parameters: create(paymentId, '150', 'five-1') }),
+		);
+		expect(error?.message).toContain('api:error.general_error');
+		expect(error?.description).toContain(
+			'running this node again with Order ID five-1 is safe, it never refunds an Order ID twice',
+		);
+		expect(await refundsOf(paymentId)).toHaveLength(0);
+		const [made] = await runNode({
+			credential: merchant.credential,
+			parameters: create(paymentId, '150', 'five-1'),
+		});
+		expect(made.json).toMatchObject({ order_id: 'five-1', already_existed: false });
+		expect(await refundsOf(paymentId)).toHaveLength(1);
+	});
+
 	it('more than the payment can still give back is refused before any money call', async () => {
 		const merchant = await refundMerchant();
 		const paymentId = await paidPayment(merchant, '500');
