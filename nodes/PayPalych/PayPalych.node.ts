@@ -10,6 +10,7 @@ import * as balance from './actions/balance';
 import * as bill from './actions/bill';
 import * as payment from './actions/payment';
 import * as payout from './actions/payout';
+import * as refund from './actions/refund';
 import { router } from './actions/router';
 import * as sbpBank from './actions/sbpBank';
 import { listSearch } from './methods';
@@ -23,7 +24,7 @@ export class PayPalych implements INodeType {
 		version: 1,
 		subtitle: '={{$parameter["operation"] + ": " + $parameter["resource"]}}',
 		description:
-			'Create bills (payment links), read payments and balances, and send payouts with PayPalych',
+			'Create bills (payment links), read payments and balances, send payouts and refunds with PayPalych',
 		defaults: { name: 'PayPalych' },
 		usableAsTool: true,
 		// Not NodeConnectionTypes.Main: n8n 1.x before 1.85 lacks that export (see ../compat).
@@ -50,6 +51,12 @@ export class PayPalych implements INodeType {
 						description: 'A withdrawal from the balance to an account, a card or SBP',
 					},
 					{
+						name: 'Refund',
+						value: 'refund',
+						description:
+							"Money of a payment sent back to the payer (the refund API, switched on by the service's support)",
+					},
+					{
 						name: 'SBP Bank',
 						value: 'sbpBank',
 						description: 'Banks reachable through the Faster Payments System',
@@ -61,6 +68,7 @@ export class PayPalych implements INodeType {
 			...payment.description,
 			...balance.description,
 			...payout.description,
+			...refund.description,
 			...sbpBank.description,
 		],
 	};

@@ -4,5 +4,6 @@ export type PayPalychMap = {
 	bill: 'create' | 'get' | 'getPayments' | 'search' | 'setActive';
 	payment: 'get' | 'search';
 	payout: 'createPersonal' | 'createRegular' | 'get' | 'search';
+	refund: 'create' | 'get' | 'search';
 	sbpBank: 'getMany';
 };

@@ -117,6 +117,24 @@ export const ERROR_CATALOGUE: Readonly<Record<string, ErrorEntry>> = {
 		message: 'The service rejected the transaction',
 		hint: 'Check the amount, currency and payment method of the bill, or contact PayPalych support with the time of the request',
 	},
+	// The refund API of the service's current reference (service-facts.md); the key names are
+	// unconfirmed, and a refusal without one is recognised by the refund operations themselves.
+	'api:error.refunds_not_enabled': {
+		message: 'The refund API is not switched on for your merchant account',
+		hint: "Ask the service's support to enable refunds for your merchant account; nothing was refunded",
+	},
+	'api:error.refund_amount_exceeded': {
+		message: 'The refund is more than the payment can still give back',
+		hint: 'Read the payment with Payment > Get (Include Refunds) and refund at most its amount minus refunded_amount',
+	},
+	'api:error.refund_not_allowed': {
+		message: 'This payment cannot be refunded',
+		hint: 'Only a payment that took money (SUCCESS, OVERPAID, UNDERPAID) can be refunded',
+	},
+	'api:error.refund_not_found': {
+		message: 'No refund has this ID',
+		hint: 'Use the id of a Refund > Create output item or of a refund postback',
+	},
 	'api:error.general_error': {
 		message: 'The service had an internal error',
 		hint: 'Try again later; if it persists, contact PayPalych support',

@@ -6,6 +6,7 @@ import * as balance from './balance';
 import * as bill from './bill';
 import * as payment from './payment';
 import * as payout from './payout';
+import * as refund from './refund';
 import * as sbpBank from './sbpBank';
 
 type OperationRun = (this: IExecuteFunctions, itemIndex: number) => Promise<IDataObject[]>;
@@ -25,6 +26,11 @@ const OPERATIONS = {
 		createRegular: payout.createRegular.execute,
 		get: payout.get.execute,
 		search: payout.search.execute,
+	},
+	refund: {
+		create: refund.create.execute,
+		get: refund.get.execute,
+		search: refund.search.execute,
 	},
 	sbpBank: { getMany: sbpBank.getMany.execute },
 } satisfies { [R in keyof PayPalychMap]: Record<PayPalychMap[R], OperationRun> };

@@ -86,7 +86,7 @@ export function runsAsTool(this: IExecuteFunctions): boolean {
 	return (type.split('.').pop() ?? '').endsWith('Tool');
 }
 
-function limitOf(
+export function limitOf(
 	this: IExecuteFunctions,
 	value: unknown,
 	field: string,
