@@ -112,7 +112,7 @@ describe('refund and chargeback signatures', () => {
 			orderId: null,
 			kind: 'partial' as const,
 			amount: 1050,
-			currency: 'RUB',
+			currency: 'RUB' as const,
 			status: 'SUCCESS',
 			createdAt: 0,
 		};
