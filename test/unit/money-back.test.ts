@@ -113,7 +113,7 @@ describe('refund and chargeback signatures', () => {
 			kind: 'partial' as const,
 			amount: 1050,
 			currency: 'RUB' as const,
-			status: 'SUCCESS',
+			status: 'SUCCESS' as const,
 			createdAt: 0,
 		};
 		const r = refundPostback(record, bill, merchant);
