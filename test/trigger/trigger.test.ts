@@ -749,7 +749,7 @@ describe('lifecycle and memory', () => {
 		expect(seen.has('b')).toBe(false);
 	});
 
-	it('the node is a trigger that is not usable as a tool and offers the four events', () => {
+	it('the node is a trigger that is not usable as a tool and offers the six events', () => {
 		const d = new PayPalychTrigger().description;
 		expect(d.name).toBe('payPalychTrigger');
 		expect(d.inputs).toEqual([]);
@@ -758,11 +758,14 @@ describe('lifecycle and memory', () => {
 			expect.objectContaining({ httpMethod: 'POST', responseMode: 'onReceived' }),
 		]);
 		const event = d.properties.find((p) => p.name === 'event');
+		// In the order n8n's lint asks for (alphabetical by name).
 		expect(event?.options?.map((o) => (o as { value: string }).value)).toEqual([
+			'chargeback',
+			'fail',
 			'payment',
 			'payout',
+			'refund',
 			'success',
-			'fail',
 		]);
 	});
 });
