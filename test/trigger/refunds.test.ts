@@ -214,6 +214,44 @@ describe.each(PROFILES)('sandbox profile %s', (profile) => {
 		expect(itemsOf(t.refund)).toHaveLength(before + 1);
 	});
 
+	it('with the refund API on, refund/status decides: "not found" there is a retry, not a look at the payment', async () => {
+		await control('PATCH', `merchants/${sb.merchantId}`, { refunds: true });
+		try {
+			const { paymentId, billId, orderId } = await paidBill(quietShop);
+			const made = await control('POST', `payments/${paymentId}/refund`, { amount: '5.00' });
+			const genuine: Fields = {
+				Id: made.refund.id,
+				Amount: '5.00',
+				Currency: 'RUB',
+				Status: 'SUCCESS',
+				InvId: orderId,
+				BillId: billId,
+				PaymentId: paymentId,
+			};
+			genuine.SignatureValue = signRefund(genuine);
+			const before = itemsOf(t.refund).length;
+			await control('POST', 'faults', {
+				kind: 'error',
+				key: 'refund_not_found',
+				count: 1,
+				path: '/api/v1/refund/status',
+			});
+			expect(await postForm(t.refund.url, genuine)).toMatchObject({
+				status: 503,
+				receipt: 'retry',
+			});
+			expect(itemsOf(t.refund)).toHaveLength(before);
+			expect(await postForm(t.refund.url, genuine)).toMatchObject({
+				status: 200,
+				receipt: 'accepted',
+			});
+			expect(itemsOf(t.refund)).toHaveLength(before + 1);
+		} finally {
+			await control('DELETE', 'faults');
+			await control('PATCH', `merchants/${sb.merchantId}`, { refunds: false });
+		}
+	});
+
 	it('one URL in all three fields with Also Accept: a payment, its refund and its chargeback each start it once, with event', async () => {
 		const { paymentId } = await paidBill(allShop);
 		await delivered('payment', paymentId).catch(() => undefined);
