@@ -54,8 +54,15 @@ export class PayPalychTrigger implements INodeType {
 						? PASTE_TARGET[event]
 						: 'PayPalych merchant account';
 				const url = this.getNodeWebhookUrl('default') ?? 'the URL shown in the node';
+				const also =
+					event === 'payment' ? (this.getNodeParameter('alsoAccept', []) as string[]) : [];
+				const more = also
+					.map((kind) =>
+						kind === 'refund' ? ' and as the Refund URL' : ' and as the Chargeback URL',
+					)
+					.join('');
 				this.logger.info(
-					`PayPalych Trigger: the service cannot register URLs through its API, so nothing was registered. Paste ${url} as the ${target}.`,
+					`PayPalych Trigger: the service cannot register URLs through its API, so nothing was registered. Paste ${url} as the ${target}${more}.`,
 				);
 				return true;
 			},

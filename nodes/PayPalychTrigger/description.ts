@@ -26,7 +26,7 @@ export const triggerPanel: TriggerPanelDefinition = {
 		'PayPalych has no API to register notification URLs: copy the URL above and paste it into your merchant account',
 	executionsHelp: {
 		inactive:
-			'<b>While building</b>: click "Listen for test event", paste the <b>Test URL</b> where this event is set (Result URL, payout webhook, Success URL or Fail URL), then pay a bill or finish a payout. The call shows up here.<br /><br />' +
+			'<b>While building</b>: click "Listen for test event", paste the <b>Test URL</b> where this event is set (Result URL, payout webhook, Success URL, Fail URL, Refund URL or Chargeback URL), then pay a bill, finish a payout or refund a payment. The call shows up here.<br /><br />' +
 			'<b>In production</b>: put the workflow live (<b>Publish</b> in n8n 2.x, the <b>Active</b> switch in n8n 1.x) and paste the <b>Production URL</b> there instead. Every verified call then starts the workflow once and shows up in the executions list.',
 		active:
 			'<b>While building</b>: click "Listen for test event", paste the <b>Test URL</b> where this event is set, then trigger the event. The call shows up here.<br /><br />' +

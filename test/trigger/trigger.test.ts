@@ -721,6 +721,8 @@ describe('lifecycle and memory', () => {
 		['payout', 'payout webhook URL under Webhooks'],
 		['success', 'Success URL'],
 		['fail', 'Fail URL'],
+		['refund', 'Refund URL'],
+		['chargeback', 'Chargeback URL'],
 	])(
 		'%s: registers nothing at the service, succeeds and says where to paste the production URL',
 		async (event, where) => {
@@ -736,6 +738,14 @@ describe('lifecycle and memory', () => {
 			expect(deleted.result).toBe(true);
 		},
 	);
+
+	it('a payment trigger with Also Accept says to paste its URL as the Refund and Chargeback URL too', async () => {
+		const parameters = { event: 'payment', alsoAccept: ['refund', 'chargeback'] };
+		const created = await callWebhookMethod({ ...options, parameters }, 'create');
+		const message = created.logs.map((l) => l.message).join('\n');
+		expect(message).toContain('Result URL');
+		expect(message).toContain('and as the Refund URL and as the Chargeback URL');
+	});
 
 	it('the memory keeps the newest keys in order and drops the oldest', () => {
 		const data: IDataObject = {};
