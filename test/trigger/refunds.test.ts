@@ -300,6 +300,17 @@ describe.each(PROFILES)('sandbox profile %s', (profile) => {
 					entry.message.includes('Refund URL'),
 			),
 		).toBe(true);
+		// So does a Payout trigger (a refund is never taken as a payout, nor answered OK).
+		const payout = await startTrigger({ event: 'payout' }, { apiToken: sb.token, baseUrl: sb.url });
+		try {
+			expect(await postForm(payout.url, first.body)).toMatchObject({
+				status: 503,
+				receipt: 'retry',
+			});
+			expect(payout.executions).toHaveLength(0);
+		} finally {
+			await payout.close();
+		}
 		// A Refund trigger refuses a chargeback the same way.
 		const chargeback = await control('POST', `payments/${paymentId}/chargeback`, {});
 		const [cb] = await delivered('chargeback', chargeback.chargeback.id);
