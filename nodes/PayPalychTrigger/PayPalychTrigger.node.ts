@@ -7,10 +7,10 @@ import {
 	type IWebhookResponseData,
 } from 'n8n-workflow';
 import { MAIN_CONNECTION } from '../compat';
-import { isPostbackEvent } from '../shared';
+import { isMoneyBackEvent, isPostbackEvent } from '../shared';
 import { send, type PlainResponse } from './answer';
 import { PASTE_TARGET, properties, triggerPanel } from './description';
-import { receive, type N8nRequest } from './pipeline';
+import { receive, receiveMoneyBackCall, type N8nRequest } from './pipeline';
 
 export class PayPalychTrigger implements INodeType {
 	description: INodeTypeDescription = {
@@ -20,9 +20,9 @@ export class PayPalychTrigger implements INodeType {
 		group: ['trigger'],
 		version: 1,
 		subtitle:
-			'={{ {"payment": "Payment postback", "payout": "Payout postback", "success": "Success redirect", "fail": "Fail redirect"}[$parameter["event"]] }}',
+			'={{ {"payment": "Payment postback", "payout": "Payout postback", "success": "Success redirect", "fail": "Fail redirect", "refund": "Refund postback", "chargeback": "Chargeback postback"}[$parameter["event"]] }}',
 		description:
-			'Starts the workflow when PayPalych reports a payment or a payout, or a customer returns after paying',
+			'Starts the workflow when PayPalych reports a payment, a payout, a refund or a chargeback, or a customer returns after paying',
 		defaults: { name: 'PayPalych Trigger' },
 		inputs: [],
 		// Not NodeConnectionTypes.Main: n8n 1.x before 1.85 lacks that export (see ../compat).
@@ -49,10 +49,20 @@ export class PayPalychTrigger implements INodeType {
 			},
 			async create(this: IHookFunctions): Promise<boolean> {
 				const event = this.getNodeParameter('event', 'payment') as string;
-				const target = isPostbackEvent(event) ? PASTE_TARGET[event] : 'PayPalych merchant account';
+				const target =
+					isPostbackEvent(event) || isMoneyBackEvent(event)
+						? PASTE_TARGET[event]
+						: 'PayPalych merchant account';
 				const url = this.getNodeWebhookUrl('default') ?? 'the URL shown in the node';
+				const also =
+					event === 'payment' ? (this.getNodeParameter('alsoAccept', []) as string[]) : [];
+				const more = also
+					.map((kind) =>
+						kind === 'refund' ? ' and as the Refund URL' : ' and as the Chargeback URL',
+					)
+					.join('');
 				this.logger.info(
-					`PayPalych Trigger: the service cannot register URLs through its API, so nothing was registered. Paste ${url} as the ${target}.`,
+					`PayPalych Trigger: the service cannot register URLs through its API, so nothing was registered. Paste ${url} as the ${target}${more}.`,
 				);
 				return true;
 			},
@@ -67,6 +77,12 @@ export class PayPalychTrigger implements INodeType {
 
 	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		const event = this.getNodeParameter('event', 'payment') as string;
+		if (isMoneyBackEvent(event)) {
+			const req = this.getRequestObject() as unknown as N8nRequest;
+			const res = this.getResponseObject() as unknown as PlainResponse;
+			const call = { context: this, event, workflowId: this.getWorkflow().id };
+			return send(call, res, await receiveMoneyBackCall(call, req));
+		}
 		if (!isPostbackEvent(event)) {
 			throw new NodeOperationError(this.getNode(), `Unknown event "${event}"`);
 		}

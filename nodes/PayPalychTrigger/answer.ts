@@ -55,7 +55,7 @@ export const printable = (why: string) =>
 		c.charCodeAt(0) < 32 || c.charCodeAt(0) === 127 ? '?' : c,
 	).join('');
 
-export function refused(call: Call, status: number, why: string): Answer {
+export function refused(call: { event: string }, status: number, why: string): Answer {
 	const reason = printable(why);
 	return {
 		status,
@@ -72,7 +72,7 @@ export function ignored(message: string): Answer {
 	return { status: 200, body: 'OK', receipt: 'ignored', log: { level: 'debug', message } };
 }
 
-export function duplicate(call: Call, which: string): Answer {
+export function duplicate(call: { event: string }, which: string): Answer {
 	return {
 		status: 200,
 		body: 'OK',
@@ -116,7 +116,11 @@ function write(res: PlainResponse, answer: Answer): void {
  * when the node answers, whereas its own deferred "onReceived" answer comes after the run has
  * taken over the static data, and a new key could then be lost (seen with n8n 2.41.1).
  */
-export function send(call: Call, res: PlainResponse, answer: Answer): IWebhookResponseData {
+export function send(
+	call: Pick<Call, 'context' | 'workflowId'>,
+	res: PlainResponse,
+	answer: Answer,
+): IWebhookResponseData {
 	if (answer.log) {
 		call.context.logger[answer.log.level](answer.log.message, { workflowId: call.workflowId });
 	}

@@ -7,7 +7,12 @@ export const PASTE_TARGET = {
 	payout: 'payout webhook URL under Webhooks in your PayPalych merchant account',
 	success: 'Success URL in the shop settings of your PayPalych merchant account',
 	fail: 'Fail URL in the shop settings of your PayPalych merchant account',
+	refund: 'Refund URL in the shop settings of your PayPalych merchant account',
+	chargeback: 'Chargeback URL in the shop settings of your PayPalych merchant account',
 } as const;
+
+const MONEY_BACK_IS_NOT_A_PAYMENT =
+	'The output never reads as a payment: it has no <b>paid</b> and no <b>status</b>; branch on <b>event</b>, and on <b>refunded</b> / <b>refundStatus</b> (or <b>chargedBack</b> / <b>chargebackStatus</b>). ';
 
 const TEST_VS_PRODUCTION =
 	'Use the Test URL only while "Listen for test event" is running (one call, shown in the editor). ' +
@@ -21,7 +26,7 @@ export const triggerPanel: TriggerPanelDefinition = {
 		'PayPalych has no API to register notification URLs: copy the URL above and paste it into your merchant account',
 	executionsHelp: {
 		inactive:
-			'<b>While building</b>: click "Listen for test event", paste the <b>Test URL</b> where this event is set (Result URL, payout webhook, Success URL or Fail URL), then pay a bill or finish a payout. The call shows up here.<br /><br />' +
+			'<b>While building</b>: click "Listen for test event", paste the <b>Test URL</b> where this event is set (Result URL, payout webhook, Success URL, Fail URL, Refund URL or Chargeback URL), then pay a bill, finish a payout or refund a payment. The call shows up here.<br /><br />' +
 			'<b>In production</b>: put the workflow live (<b>Publish</b> in n8n 2.x, the <b>Active</b> switch in n8n 1.x) and paste the <b>Production URL</b> there instead. Every verified call then starts the workflow once and shows up in the executions list.',
 		active:
 			'<b>While building</b>: click "Listen for test event", paste the <b>Test URL</b> where this event is set, then trigger the event. The call shows up here.<br /><br />' +
@@ -42,6 +47,16 @@ export const properties: INodeProperties[] = [
 		default: 'payment',
 		options: [
 			{
+				name: 'Chargeback Postback (Chargeback URL)',
+				value: 'chargeback',
+				description: "The service reports a chargeback of a payment (the shop's Chargeback URL)",
+			},
+			{
+				name: 'Fail Redirect (Fail URL)',
+				value: 'fail',
+				description: "The customer's browser comes back after a failed payment",
+			},
+			{
 				name: 'Payment Postback (Result URL)',
 				value: 'payment',
 				description: 'The service reports a finished payment of a bill',
@@ -52,14 +67,14 @@ export const properties: INodeProperties[] = [
 				description: 'The service reports a payout that succeeded, failed or was declined',
 			},
 			{
+				name: 'Refund Postback (Refund URL)',
+				value: 'refund',
+				description: "The service reports a refund of a payment (the shop's Refund URL)",
+			},
+			{
 				name: 'Success Redirect (Success URL)',
 				value: 'success',
 				description: "The customer's browser comes back after a successful payment",
-			},
-			{
-				name: 'Fail Redirect (Fail URL)',
-				value: 'fail',
-				description: "The customer's browser comes back after a failed payment",
 			},
 		],
 		description:
@@ -103,6 +118,50 @@ export const properties: INodeProperties[] = [
 		type: 'notice',
 		default: '',
 		displayOptions: { show: { event: ['fail'] } },
+	},
+	{
+		displayName:
+			"Paste this node's Production URL as the <b>Refund URL</b> in the shop settings of your PayPalych merchant account (or paste the Payment trigger's URL there and select Refund in its Also Accept option). " +
+			'Each refund is confirmed with the PayPalych API (refund/status, or the refunds payment/status lists) and must belong to the bill and order it names. ' +
+			MONEY_BACK_IS_NOT_A_PAYMENT +
+			TEST_VS_PRODUCTION,
+		name: 'refundNotice',
+		type: 'notice',
+		default: '',
+		displayOptions: { show: { event: ['refund'] } },
+	},
+	{
+		displayName:
+			"Paste this node's Production URL as the <b>Chargeback URL</b> in the shop settings of your PayPalych merchant account (or paste the Payment trigger's URL there and select Chargeback in its Also Accept option). " +
+			'Each chargeback is confirmed with the PayPalych API (the chargebacks payment/status lists) and must belong to the bill and order it names. ' +
+			MONEY_BACK_IS_NOT_A_PAYMENT +
+			TEST_VS_PRODUCTION,
+		name: 'chargebackNotice',
+		type: 'notice',
+		default: '',
+		displayOptions: { show: { event: ['chargeback'] } },
+	},
+	{
+		displayName: 'Also Accept',
+		name: 'alsoAccept',
+		type: 'multiOptions',
+		default: [],
+		options: [
+			{
+				name: 'Refund',
+				value: 'refund',
+				description: 'Refund postbacks posted to this URL (its URL pasted as the Refund URL too)',
+			},
+			{
+				name: 'Chargeback',
+				value: 'chargeback',
+				description:
+					'Chargeback postbacks posted to this URL (its URL pasted as the Chargeback URL too)',
+			},
+		],
+		description:
+			"Refunds and chargebacks this payment trigger takes too, when you paste its URL into the Refund URL and Chargeback URL fields as well: each item then says what it is in event (payment, refund, chargeback), so one Switch node tells them apart. A refund or chargeback that is not selected here is refused with a 503 (the service retries it) and n8n's log names the fix.",
+		displayOptions: { show: { event: ['payment'] } },
 	},
 	{
 		displayName: 'Statuses',
@@ -150,7 +209,7 @@ export const properties: INodeProperties[] = [
 		default: true,
 		description:
 			"Whether to look the postback up with the PayPalych API (payment/status or payout/status, with the credential) before starting the workflow. The workflow starts only when the service's own record has the same transaction, status, amount and (for payments) order ID, and the output then carries that record (payment or payout) and confirmed: true. Turning this off trusts the postback's Status and TrsId, which the signature does not cover: anyone who saw a Success or Fail redirect of your shop can then make a workflow mark an order paid.",
-		displayOptions: { show: { event: ['payment', 'payout'] } },
+		displayOptions: { show: { event: ['payment', 'payout', 'refund', 'chargeback'] } },
 	},
 	{
 		displayName: 'Order Check',
@@ -172,7 +231,9 @@ export const properties: INodeProperties[] = [
 			},
 		],
 		description: 'How the trigger makes sure the payment belongs to the order the postback names',
-		displayOptions: { show: { event: ['payment'], confirmWithApi: [true] } },
+		displayOptions: {
+			show: { event: ['payment', 'refund', 'chargeback'], confirmWithApi: [true] },
+		},
 	},
 	{
 		displayName: 'Send Customer To',

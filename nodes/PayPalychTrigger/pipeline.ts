@@ -8,7 +8,9 @@ import {
 	canonicalStatus,
 	describeRejection,
 	eventKeyOf,
+	isMoneyBackEvent,
 	isPaidStatus,
+	postbackKindOf,
 	postbackKey,
 	verifiedItem,
 	verifyPostback,
@@ -29,6 +31,7 @@ import {
 	type Verdict,
 } from './answer';
 import { confirmWithService } from './confirm';
+import { notMoneyBack, receiveMoneyBack, type MoneyBackCall } from './refund';
 import {
 	MAX_BODY_BYTES,
 	SeenPostbacks,
@@ -49,6 +52,10 @@ export interface N8nRequest {
 /** A call the relay forwarded for another event is not this node's. */
 function forwardedElsewhere(call: Call, req: N8nRequest): Verdict<void> {
 	const forwardedAs = req.headers[EVENT_HEADER];
+	// A refund or chargeback forwarded to this URL is decided by its body (see receiveMoneyBack).
+	if (isMoneyBackEvent(typeof forwardedAs === 'string' && forwardedAs.trim().toLowerCase())) {
+		return pass(undefined);
+	}
 	if (typeof forwardedAs === 'string' && forwardedAs.trim().toLowerCase() !== call.event) {
 		return stop(
 			ignored(
@@ -74,7 +81,10 @@ async function rawBodyOf(req: N8nRequest, contentType: string): Promise<Buffer |
 }
 
 /** The postback's fields, from the raw body or from what n8n parsed. */
-async function readBody(call: Call, req: N8nRequest): Promise<Verdict<PostbackFields>> {
+export async function readBody(
+	call: Pick<Call, 'context'> & { event: string },
+	req: N8nRequest,
+): Promise<Verdict<PostbackFields>> {
 	const contentType = String(req.headers['content-type'] ?? '');
 	let raw: Buffer | undefined;
 	try {
@@ -271,6 +281,8 @@ export async function receive(call: Call, req: N8nRequest): Promise<Answer> {
 	const body = await readBody(call, req);
 	if (!body.ok) return body.answer;
 	const fields = body.value;
+	// A refund or chargeback (one URL pasted into several fields) is never taken as this event.
+	if (postbackKindOf(fields) === 'moneyBack') return receiveMoneyBack(call, req.headers, fields);
 	const signed = await verifySignature(call, fields);
 	if (!signed.ok) return signed.answer;
 
@@ -292,4 +304,23 @@ export async function receive(call: Call, req: N8nRequest): Promise<Answer> {
 	const confirmed = await confirm(call, event, req, fields, memory);
 	if (!confirmed.ok) return confirmed.answer;
 	return confirmedItem(call, memory, confirmed.value, item);
+}
+
+/**
+ * What a Refund or Chargeback trigger answers: a call the relay forwarded as another kind is not
+ * this node's; a body that is no refund or chargeback is asked to come back (the log names the
+ * fix); a refund or chargeback goes through receiveMoneyBack.
+ */
+export async function receiveMoneyBackCall(call: MoneyBackCall, req: N8nRequest): Promise<Answer> {
+	const forwardedAs = req.headers[EVENT_HEADER];
+	const as = typeof forwardedAs === 'string' ? forwardedAs.trim().toLowerCase() : undefined;
+	if (as !== undefined && as !== call.event && !isMoneyBackEvent(as)) {
+		return ignored(
+			`PayPalych Trigger (${call.event}) ignored a call forwarded as ${as.slice(0, 20)}`,
+		);
+	}
+	const body = await readBody(call, req);
+	if (!body.ok) return body.answer;
+	if (postbackKindOf(body.value) !== 'moneyBack') return notMoneyBack(call);
+	return receiveMoneyBack(call, req.headers, body.value);
 }

@@ -11,6 +11,7 @@ export * from './endpoints';
 export * from './errors';
 export * from './headers';
 export * from './money';
+export * from './money-back';
 export * from './pagination';
 export * from './postback';
 export * from './signature';

@@ -12,7 +12,27 @@ import { decimalToNumber, toCents } from './money';
 export type PostbackEvent = 'payment' | 'payout' | 'success' | 'fail';
 export const POSTBACK_EVENTS: readonly PostbackEvent[] = ['payment', 'payout', 'success', 'fail'];
 
+/**
+ * Money going back to the payer: the refund and chargeback postbacks the service posts to the
+ * shop's Refund URL and Chargeback URL (service-facts.md; not in the interface document). Kept
+ * apart from PostbackEvent so that everything keyed by the four events stays as it is.
+ */
+export type MoneyBackEvent = 'refund' | 'chargeback';
+export const MONEY_BACK_EVENTS: readonly MoneyBackEvent[] = ['refund', 'chargeback'];
+
+/** Every kind of call with a signature rule. */
+export type SignedEvent = PostbackEvent | MoneyBackEvent;
+
+export function isMoneyBackEvent(value: unknown): value is MoneyBackEvent {
+	return typeof value === 'string' && (MONEY_BACK_EVENTS as readonly string[]).includes(value);
+}
+
 export interface PostbackRule {
+	/**
+	 * The fields the signature covers, in order: the service signs upper-case
+	 * `MD5(<field 1>:<field 2>:...:token)` over the values exactly as sent.
+	 */
+	signedFields: readonly string[];
 	/** First signed field (the amount). */
 	amountField: string;
 	/** Second signed field (the order or transaction id). */
@@ -31,8 +51,17 @@ export interface PostbackRule {
 	amountFields: readonly string[];
 }
 
-export const POSTBACK_RULES: Readonly<Record<PostbackEvent, PostbackRule>> = {
+/** A refund's or chargeback's rule: the service's id of it is `Id`, its payment `PaymentId`. */
+export type MoneyBackRule = Omit<PostbackRule, 'amountField' | 'idField'> & {
+	/** The field holding the service's id of the refund or chargeback. */
+	recordIdField: 'Id';
+};
+
+export const POSTBACK_RULES: Readonly<
+	Record<PostbackEvent, PostbackRule> & Record<MoneyBackEvent, MoneyBackRule>
+> = {
 	payment: {
+		signedFields: ['OutSum', 'InvId'],
 		amountField: 'OutSum',
 		idField: 'InvId',
 		required: ['OutSum', 'TrsId', 'Status', 'SignatureValue'],
@@ -41,6 +70,7 @@ export const POSTBACK_RULES: Readonly<Record<PostbackEvent, PostbackRule>> = {
 		amountFields: ['OutSum', 'Commission', 'BalanceAmount'],
 	},
 	payout: {
+		signedFields: ['Amount', 'TrsId'],
 		amountField: 'Amount',
 		idField: 'TrsId',
 		required: ['Amount', 'TrsId', 'Status', 'SignatureValue'],
@@ -49,6 +79,7 @@ export const POSTBACK_RULES: Readonly<Record<PostbackEvent, PostbackRule>> = {
 		amountFields: ['Amount', 'Commission', 'BalanceAmount', 'BalanceCommission'],
 	},
 	success: {
+		signedFields: ['OutSum', 'InvId'],
 		amountField: 'OutSum',
 		idField: 'InvId',
 		required: ['OutSum', 'SignatureValue'],
@@ -57,12 +88,34 @@ export const POSTBACK_RULES: Readonly<Record<PostbackEvent, PostbackRule>> = {
 		amountFields: ['OutSum'],
 	},
 	fail: {
+		signedFields: ['OutSum', 'InvId'],
 		amountField: 'OutSum',
 		idField: 'InvId',
 		required: ['OutSum', 'SignatureValue'],
 		statuses: [],
 		deduplicate: false,
 		amountFields: ['OutSum'],
+	},
+	// Refund postback: `Id, Amount, Currency, Status, InvId, BillId, PaymentId, SignatureValue`,
+	// signed `MD5(Amount:Currency:BillId:PaymentId:Id:token)`. Status is not signed and not
+	// required: the service's record gives it.
+	refund: {
+		signedFields: ['Amount', 'Currency', 'BillId', 'PaymentId', 'Id'],
+		recordIdField: 'Id',
+		required: ['Amount', 'Currency', 'BillId', 'PaymentId', 'Id', 'SignatureValue'],
+		statuses: [],
+		deduplicate: true,
+		amountFields: ['Amount'],
+	},
+	// Chargeback postback, signed `MD5(BillId:PaymentId:Id:token)`; its other fields (the sandbox
+	// sends the refund's set) are unconfirmed and not required.
+	chargeback: {
+		signedFields: ['BillId', 'PaymentId', 'Id'],
+		recordIdField: 'Id',
+		required: ['BillId', 'PaymentId', 'Id', 'SignatureValue'],
+		statuses: [],
+		deduplicate: true,
+		amountFields: ['Amount'],
 	},
 };
 
@@ -152,12 +205,12 @@ function fieldsFromObject(value: unknown): ParseResult {
 
 /** The signature the service puts on a call of this kind, computed from the received values. */
 export function expectedSignature(
-	event: PostbackEvent,
+	event: SignedEvent,
 	fields: PostbackFields,
 	token: string,
 ): string {
-	const rule = POSTBACK_RULES[event];
-	return md5Upper(`${fields[rule.amountField] ?? ''}:${fields[rule.idField] ?? ''}:${token}`);
+	const signed = POSTBACK_RULES[event].signedFields.map((field) => fields[field] ?? '');
+	return md5Upper(`${signed.join(':')}:${token}`);
 }
 
 export type VerifyResult =
@@ -170,7 +223,7 @@ export type VerifyResult =
  * Every token is tried, whatever matched first, so the time taken does not tell which.
  */
 export function verifyPostback(
-	event: PostbackEvent,
+	event: SignedEvent,
 	fields: PostbackFields,
 	tokens: string | readonly string[],
 ): VerifyResult {
@@ -263,7 +316,7 @@ export function amountKey(amount: string): string {
  * Built from the event, the transaction ID and the canonical status: `payment-<TrsId>-SUCCESS`;
  * a TrsId outside `[A-Za-z0-9_.-]` or longer than 40 characters is replaced by a SHA-256 digest.
  */
-export function eventKeyOf(event: PostbackEvent, trsId: string, status: string): string {
+export function eventKeyOf(event: SignedEvent, trsId: string, status: string): string {
 	const id = trsId.trim();
 	const part = /^[A-Za-z0-9_.-]{1,40}$/.test(id)
 		? id

@@ -5,6 +5,7 @@ import { createHash, timingSafeEqual } from 'crypto';
  *
  * Payment postback and success/fail redirects: upper-case MD5 of `OutSum:InvId:token`.
  * Payout postback: upper-case MD5 of `Amount:TrsId:token`.
+ * Refund and chargeback postbacks: see signRefund and signChargeback.
  * The values are hashed exactly as received (the string "18.50", never a re-formatted number).
  */
 
@@ -35,4 +36,22 @@ export function signaturesMatch(expected: string, received: string): boolean {
 	const a = Buffer.from(expected.toUpperCase(), 'ascii');
 	const b = Buffer.from(received.toUpperCase(), 'ascii');
 	return timingSafeEqual(a, b);
+}
+
+/** Refund postback (service-facts.md): upper-case MD5 of `Amount:Currency:BillId:PaymentId:Id:token`. */
+export function signRefund(
+	fields: { Amount: string; Currency: string; BillId: string; PaymentId: string; Id: string },
+	token: string,
+): string {
+	return md5Upper(
+		`${fields.Amount}:${fields.Currency}:${fields.BillId}:${fields.PaymentId}:${fields.Id}:${token}`,
+	);
+}
+
+/** Chargeback postback (service-facts.md): upper-case MD5 of `BillId:PaymentId:Id:token`. */
+export function signChargeback(
+	fields: { BillId: string; PaymentId: string; Id: string },
+	token: string,
+): string {
+	return md5Upper(`${fields.BillId}:${fields.PaymentId}:${fields.Id}:${token}`);
 }

@@ -40,5 +40,15 @@ export {
 	postbackKey,
 	toCents,
 	verifyPostback,
+	MONEY_BACK_EVENTS,
+	identifyMoneyBack,
+	isMoneyBackEvent,
+	moneyBackKey,
+	postbackKindOf,
 } from '../../nodes/shared/index.ts';
-export type { PostbackEvent, PostbackFields } from '../../nodes/shared/index.ts';
+export type {
+	MoneyBackEvent,
+	PostbackEvent,
+	PostbackFields,
+	SignedEvent,
+} from '../../nodes/shared/index.ts';

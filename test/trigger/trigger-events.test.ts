@@ -284,6 +284,8 @@ describe('lifecycle and memory', () => {
 		['payout', 'payout webhook URL under Webhooks'],
 		['success', 'Success URL'],
 		['fail', 'Fail URL'],
+		['refund', 'Refund URL'],
+		['chargeback', 'Chargeback URL'],
 	])(
 		'%s: registers nothing at the service, succeeds and says where to paste the production URL',
 		async (event, where) => {
@@ -312,7 +314,15 @@ describe('lifecycle and memory', () => {
 		expect(seen.has('b')).toBe(false);
 	});
 
-	it('the node is a trigger that is not usable as a tool and offers the four events', () => {
+	it('a payment trigger with Also Accept says to paste its URL as the Refund and Chargeback URL too', async () => {
+		const parameters = { event: 'payment', alsoAccept: ['refund', 'chargeback'] };
+		const created = await callWebhookMethod({ ...options, parameters }, 'create');
+		const message = created.logs.map((l) => l.message).join('\n');
+		expect(message).toContain('Result URL');
+		expect(message).toContain('and as the Refund URL and as the Chargeback URL');
+	});
+
+	it('the node is a trigger that is not usable as a tool and offers the six events', () => {
 		const d = new PayPalychTrigger().description;
 		expect(d.name).toBe('payPalychTrigger');
 		expect(d.inputs).toEqual([]);
@@ -321,11 +331,14 @@ describe('lifecycle and memory', () => {
 			expect.objectContaining({ httpMethod: 'POST', responseMode: 'onReceived' }),
 		]);
 		const event = d.properties.find((p) => p.name === 'event');
+		// In the order n8n's lint asks for (alphabetical by name).
 		expect(event?.options?.map((o) => (o as { value: string }).value)).toEqual([
+			'chargeback',
+			'fail',
 			'payment',
 			'payout',
+			'refund',
 			'success',
-			'fail',
 		]);
 	});
 });
