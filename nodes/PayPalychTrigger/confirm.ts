@@ -27,7 +27,15 @@ export const CONFIRM_TIMEOUT_MS = 1500;
 const MIN_RETRY_MS = 250;
 
 export type ConfirmResult =
-	| { ok: true; record: IDataObject; orderConfirmed?: boolean }
+	| {
+			ok: true;
+			record: IDataObject;
+			orderConfirmed?: boolean;
+			/** The bill's order ID as the service shows it (null: none; undefined: not shown). */
+			orderId?: string | null;
+			/** The service's amount the postback's OutSum matched (payments). */
+			amount?: string;
+	  }
 	| Extract<Confirmation, { ok: false; retry: false }>
 	/** `unknown`: the service answered that it does not know the payment, payout or bill. */
 	| { ok: false; retry: true; reason: string; unknown?: boolean };
@@ -127,6 +135,12 @@ export async function confirmWithService(
 	}
 	const verdict = confirmPayment(fields, record, orderId, requireOrderId);
 	return verdict.ok
-		? { ok: true, record: recordOf(record), orderConfirmed: verdict.orderConfirmed }
+		? {
+				ok: true,
+				record: recordOf(record),
+				orderConfirmed: verdict.orderConfirmed,
+				orderId,
+				amount: verdict.amount,
+			}
 		: verdict;
 }

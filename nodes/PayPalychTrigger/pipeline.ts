@@ -226,6 +226,32 @@ async function confirm(
 	return stop(refused(call, 422, reason));
 }
 
+/** The postback's own order and amount fields, which the signature alone does not bind. */
+const UNBOUND_FIELDS = ['InvId', 'OutSum'];
+
+/**
+ * The service's bill id, order ID and amount at the top of a confirmed payment's item. Where the
+ * order is not bound (Bill ID Only, or a service that shows no order ID), the postback's InvId
+ * and OutSum may come from another order's redirect signature: they go under `unverified`, so a
+ * workflow that reads the order or the amount finds the service's.
+ */
+function serviceFigures(item: IDataObject, record: IDataObject, confirmed: Confirmed): void {
+	const billId = record.bill_id;
+	item.billId = typeof billId === 'string' || typeof billId === 'number' ? String(billId) : null;
+	item.orderId = confirmed.orderId ?? null;
+	item.amount = confirmed.amount ?? null;
+	item.amountNumber = confirmed.amount === undefined ? null : Number(confirmed.amount);
+	if (confirmed.orderConfirmed === true) return;
+	const unverified = { ...((item.unverified as IDataObject | undefined) ?? {}) };
+	for (const field of UNBOUND_FIELDS) {
+		if (!(field in item)) continue;
+		unverified[field] = item[field];
+		delete item[field];
+	}
+	delete item.OutSumNumber;
+	item.unverified = unverified;
+}
+
 /**
  * The item of a confirmed postback, with the service's record. The service's own id and status
  * are remembered too: a replay whose TrsId is spelled another way but names the same record is a
@@ -253,6 +279,7 @@ function confirmedItem(
 	if (event === 'payment') {
 		item.paid = isPaidStatus(record.status);
 		item.orderConfirmed = confirmed.orderConfirmed === true;
+		serviceFigures(item, record, confirmed);
 		item.payment = record;
 	} else {
 		item.payout = record;
