@@ -199,12 +199,17 @@ async function confirm(
 	let verdict: Awaited<ReturnType<typeof confirmWithService>>;
 	try {
 		const requireOrderId = call.context.getNodeParameter('orderCheck', 'orderId') !== 'billId';
-		verdict = await confirmWithService(call.context, event, fields, requireOrderId);
-		if (verdict.ok) memory.seen.remember(memory.key);
+		verdict = await confirmWithService(call.context, event, fields, requireOrderId, (id, status) =>
+			memory.seen.has(recordKeyOf(event, id, status)),
+		);
+		// A postback whose TrsId names a bill is not remembered by its own key: the next payment of
+		// the same MULTI link posts the very same fields. Its payment's key is (see confirmedItem).
+		if (verdict.ok && verdict.viaBill === undefined) memory.seen.remember(memory.key);
 	} finally {
 		memory.seen.release(memory.key);
 	}
 	if (verdict.ok) return pass(verdict);
+	if ('delivered' in verdict) return stop(duplicate(call, memory.label));
 	const reason = printable(`Not confirmed by the service: ${verdict.reason}`);
 	const receivedAt = Number(req.headers[RECEIVED_AT_HEADER]);
 	const waited = Number.isFinite(receivedAt) && receivedAt > 0 ? Date.now() - receivedAt : 0;
@@ -224,6 +229,11 @@ async function confirm(
 		);
 	}
 	return stop(refused(call, 422, reason));
+}
+
+/** The memory's key of one record of the service (a payment or payout in one status). */
+function recordKeyOf(event: PostbackEvent, id: string, status: string): string {
+	return JSON.stringify([event, 'record', id, canonicalStatus(status)]);
 }
 
 /** The postback's own order and amount fields, which the signature alone does not bind. */
@@ -265,15 +275,11 @@ function confirmedItem(
 ): Answer {
 	const { event } = call;
 	const record = confirmed.record;
-	const recordKey = JSON.stringify([
-		event,
-		'record',
-		String(record.id),
-		canonicalStatus(record.status),
-	]);
+	const recordKey = recordKeyOf(event, String(record.id), String(record.status));
 	if (memory.seen.has(recordKey)) return duplicate(call, memory.label);
 	memory.seen.remember(recordKey);
 	item.confirmed = true;
+	if (event === 'payment') item.trsIdNames = confirmed.viaBill === undefined ? 'payment' : 'bill';
 	item.status = canonicalStatus(record.status);
 	item.eventKey = eventKeyOf(event, String(record.id), String(record.status));
 	if (event === 'payment') {

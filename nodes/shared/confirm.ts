@@ -243,3 +243,96 @@ export function confirmPayout(
 	if (mismatch) return mismatch;
 	return { ok: true };
 }
+
+/**
+ * What a payment postback whose TrsId names a bill (some deployments send the bill id; a MULTI
+ * link's payments then post identical fields) confirms: one payment of that bill.
+ * - `claim`: a payment of the bill that confirms the postback (confirmPayment, with the bill's
+ *   order ID) and was not delivered yet: this postback is that payment's one event;
+ * - `delivered`: payments of the bill confirm it, and every one was delivered already: a retry;
+ * - otherwise a refusal or a retry, as confirmPayment says for the payments listed (no payment
+ *   yet, or one still NEW or PROCESS: retry later, before `delivered`, since the postback may be
+ *   that payment's, run ahead of it).
+ * Payments are taken in the order the service lists them. `isDelivered(paymentId, status)` asks
+ * the caller's memory (the trigger's dedupe, the relay's store).
+ */
+export type BillPaymentChoice =
+	| {
+			ok: true;
+			payment: Record<string, unknown>;
+			orderConfirmed: boolean;
+			orderId: string | null | undefined;
+			amount?: string;
+	  }
+	| { ok: false; delivered: true; retry: false; reason: string }
+	| Extract<Confirmation, { ok: false }>;
+
+export function chooseBillPayment(
+	fields: PostbackFields,
+	bill: Record<string, unknown>,
+	payments: ReadonlyArray<Record<string, unknown>>,
+	isDelivered: (paymentId: string, status: string) => boolean,
+	requireOrderId = true,
+): BillPaymentChoice {
+	const trsId = (fields.TrsId ?? '').trim();
+	const billId = text(bill.id);
+	if (billId !== trsId) {
+		return {
+			ok: false,
+			retry: false,
+			reason: `the service answered bill ${billId || '(none)'} for TrsId ${trsId}`,
+		};
+	}
+	const billOrderId = orderIdOf(bill);
+	let retry: string | undefined;
+	let refusal: string | undefined;
+	let delivered = 0;
+	for (const payment of payments) {
+		const paymentId = text(payment.id);
+		if (paymentId === '' || (payment.bill_id !== undefined && text(payment.bill_id) !== billId)) {
+			continue;
+		}
+		const orderId = billOrderId !== undefined ? billOrderId : orderIdOf(payment);
+		const verdict = confirmPayment(
+			{ ...fields, TrsId: paymentId },
+			payment,
+			orderId,
+			requireOrderId,
+		);
+		if (!verdict.ok) {
+			if (verdict.retry) retry ??= verdict.reason;
+			else refusal ??= verdict.reason;
+			continue;
+		}
+		if (isDelivered(paymentId, canonicalStatus(payment.status))) {
+			delivered++;
+			continue;
+		}
+		return {
+			ok: true,
+			payment,
+			orderConfirmed: verdict.orderConfirmed === true,
+			orderId,
+			amount: verdict.amount,
+		};
+	}
+	// A payment still NEW or PROCESS may be the one this postback ran ahead of: retry later rather
+	// than call it a duplicate.
+	if (retry !== undefined) return { ok: false, retry: true, reason: `bill ${billId}: ${retry}` };
+	if (delivered > 0) {
+		return {
+			ok: false,
+			delivered: true,
+			retry: false,
+			reason: `every payment of bill ${billId} this postback names (${delivered}) was delivered already`,
+		};
+	}
+	if (payments.length === 0) {
+		return { ok: false, retry: true, reason: `bill ${billId} shows no payment yet` };
+	}
+	return {
+		ok: false,
+		retry: false,
+		reason: `no payment of bill ${billId} confirms the postback: ${refusal ?? 'none matches'}`,
+	};
+}

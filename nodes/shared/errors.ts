@@ -163,6 +163,12 @@ export function describeApiError(httpCode: number | undefined, body: unknown): D
 	}
 
 	let key = serviceMessage !== undefined ? keyOf(serviceMessage) : undefined;
+	// Some answers carry the key outside `message` (service-facts.md): `error_code`, `error_message`
+	// or `error`.
+	for (const field of ['error_code', 'error_message', 'error']) {
+		const value = record?.[field];
+		if (!key && typeof value === 'string') key = keyOf(value);
+	}
 	if (!key && httpCode === 401) key = UNAUTHENTICATED_KEY;
 	if (!key && (fieldErrors || httpCode === 422)) key = VALIDATION_KEY;
 	if (!key) key = httpCode ? `http_${httpCode}` : 'network_error';
