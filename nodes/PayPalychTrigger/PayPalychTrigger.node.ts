@@ -18,7 +18,9 @@ export class PayPalychTrigger implements INodeType {
 		name: 'payPalychTrigger',
 		icon: { light: 'file:../../icons/paypalych.svg', dark: 'file:../../icons/paypalych.dark.svg' },
 		group: ['trigger'],
-		version: 1,
+		// 2: the default Statuses of a payment trigger are the paid ones (version 1: every status).
+		version: [1, 2],
+		defaultVersion: 2,
 		subtitle:
 			'={{ {"payment": "Payment postback", "payout": "Payout postback", "success": "Success redirect", "fail": "Fail redirect"}[$parameter["event"]] }}',
 		description:

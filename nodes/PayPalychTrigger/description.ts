@@ -33,6 +33,30 @@ export const triggerPanel: TriggerPanelDefinition = {
 
 const statusOption = (value: string, description: string) => ({ name: value, value, description });
 
+/** The payment statuses a version 2 node starts the workflow for by default: the paid ones. */
+export const PAID_STATUSES = ['SUCCESS', 'OVERPAID'];
+
+/** The Statuses of a payment trigger as version 1 had it (every status by default). */
+const paymentStatuses: INodeProperties = {
+	displayName: 'Statuses',
+	name: 'paymentStatuses',
+	type: 'multiOptions',
+	default: ['SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL', OTHER_STATUSES],
+	options: [
+		statusOption('SUCCESS', 'Paid in full'),
+		statusOption('OVERPAID', 'Paid more than the bill (counts as paid)'),
+		statusOption('UNDERPAID', 'Paid less than the bill (not paid)'),
+		statusOption('FAIL', 'The payment failed'),
+		{
+			name: 'Any Other Status',
+			value: OTHER_STATUSES,
+			description: 'A status the service does not document (for example CANCELLED)',
+		},
+	],
+	description:
+		'Which payment statuses start the workflow. Other verified postbacks are answered OK and start nothing. Nothing selected means every status.',
+};
+
 export const properties: INodeProperties[] = [
 	{
 		displayName: 'Event',
@@ -104,25 +128,15 @@ export const properties: INodeProperties[] = [
 		default: '',
 		displayOptions: { show: { event: ['fail'] } },
 	},
+	// Version 1 started the workflow for every payment status by default; version 2 only for the
+	// paid ones. Each version keeps its own default, so existing workflows keep what they had.
+	{ ...paymentStatuses, displayOptions: { show: { event: ['payment'], '@version': [1] } } },
 	{
-		displayName: 'Statuses',
-		name: 'paymentStatuses',
-		type: 'multiOptions',
-		default: ['SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL', OTHER_STATUSES],
-		options: [
-			statusOption('SUCCESS', 'Paid in full'),
-			statusOption('OVERPAID', 'Paid more than the bill (counts as paid)'),
-			statusOption('UNDERPAID', 'Paid less than the bill (not paid)'),
-			statusOption('FAIL', 'The payment failed'),
-			{
-				name: 'Any Other Status',
-				value: OTHER_STATUSES,
-				description: 'A status the service does not document (for example CANCELLED)',
-			},
-		],
+		...paymentStatuses,
+		default: PAID_STATUSES,
 		description:
-			'Which payment statuses start the workflow. Other verified postbacks are answered OK and start nothing. Nothing selected means every status.',
-		displayOptions: { show: { event: ['payment'] } },
+			'Which payment statuses start the workflow. By default only the paid ones (SUCCESS, OVERPAID), so a "payment → mark the order paid" workflow cannot mark a declined or short payment paid; add UNDERPAID, FAIL or Any Other Status to handle those too (then check paid in the workflow). Other verified postbacks are answered OK and start nothing. Nothing selected means every status.',
+		displayOptions: { show: { event: ['payment'], '@version': [2] } },
 	},
 	{
 		displayName: 'Statuses',
