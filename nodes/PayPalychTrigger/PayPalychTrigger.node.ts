@@ -27,8 +27,9 @@ export class PayPalychTrigger implements INodeType {
 			'Starts the workflow when PayPalych reports a payment or a payout, or a customer returns after paying',
 		defaults: { name: 'PayPalych Trigger' },
 		inputs: [],
-		// Not NodeConnectionTypes.Main: n8n 1.x before 1.85 lacks that export (see ../compat).
-		outputs: [MAIN_CONNECTION],
+		// Not NodeConnectionTypes.Main: n8n 1.x before 1.85 lacks that export (see ../compat). A
+		// second output, Refused, only when Output Refused Calls is on (outputs by expression).
+		outputs: `={{ $parameter["refusedOutput"] === true ? [{ "type": "${MAIN_CONNECTION}", "displayName": "Confirmed" }, { "type": "${MAIN_CONNECTION}", "displayName": "Refused" }] : ["${MAIN_CONNECTION}"] }}`,
 		credentials: [{ name: 'payPalychApi', required: true }],
 		webhooks: [
 			{
@@ -77,6 +78,10 @@ export class PayPalychTrigger implements INodeType {
 		const call = { context: this, event, workflowId: this.getWorkflow().id };
 		// Answered here, before n8n starts the execution (see send): the memory of postbacks the
 		// steps updated is saved with the answer.
-		return send(call, res, await receive(call, req));
+		const refusedOutput =
+			event !== 'success' &&
+			event !== 'fail' &&
+			this.getNodeParameter('refusedOutput', false) === true;
+		return send(call, res, await receive(call, req), refusedOutput);
 	}
 }

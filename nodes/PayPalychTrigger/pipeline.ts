@@ -323,6 +323,22 @@ export async function receive(call: Call, req: N8nRequest): Promise<Answer> {
 	const claimed = claim(call, memory);
 	if (!claimed.ok) return claimed.answer;
 	const confirmed = await confirm(call, event, req, fields, memory);
-	if (!confirmed.ok) return confirmed.answer;
+	if (!confirmed.ok) {
+		const answer = confirmed.answer;
+		if (answer.receipt !== 'rejected') return answer;
+		// Signed, refused by the service's record: every field is the sender's word.
+		return {
+			...answer,
+			refusal: {
+				event,
+				refused: true,
+				confirmed: false,
+				reason: answer.body,
+				httpStatus: answer.status,
+				receivedAt: item.receivedAt,
+				unverified: { ...fields },
+			},
+		};
+	}
 	return confirmedItem(call, memory, confirmed.value, item);
 }
