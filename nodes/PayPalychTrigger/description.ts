@@ -182,7 +182,7 @@ export const properties: INodeProperties[] = [
 				name: 'Bill ID Only',
 				value: 'billId',
 				description:
-					"For deployments that do not show a bill's order ID: the payment and its bill are confirmed, InvId is not (orderConfirmed is false). Find the order by payment.bill_id, which you saved when you created the bill, never by InvId.",
+					"For deployments that do not show a bill's order ID: the payment and its bill are confirmed, InvId is not (orderConfirmed is false, and InvId and OutSum are moved under unverified). Find the order by billId (the service's), which you saved when you created the bill, and use amount (the service's), never InvId or OutSum.",
 			},
 		],
 		description: 'How the trigger makes sure the payment belongs to the order the postback names',
