@@ -18,15 +18,18 @@ export class PayPalychTrigger implements INodeType {
 		name: 'payPalychTrigger',
 		icon: { light: 'file:../../icons/paypalych.svg', dark: 'file:../../icons/paypalych.dark.svg' },
 		group: ['trigger'],
-		version: 1,
+		// 2: the default Statuses of a payment trigger are the paid ones (version 1: every status).
+		version: [1, 2],
+		defaultVersion: 2,
 		subtitle:
 			'={{ {"payment": "Payment postback", "payout": "Payout postback", "success": "Success redirect", "fail": "Fail redirect", "refund": "Refund postback", "chargeback": "Chargeback postback"}[$parameter["event"]] }}',
 		description:
 			'Starts the workflow when PayPalych reports a payment, a payout, a refund or a chargeback, or a customer returns after paying',
 		defaults: { name: 'PayPalych Trigger' },
 		inputs: [],
-		// Not NodeConnectionTypes.Main: n8n 1.x before 1.85 lacks that export (see ../compat).
-		outputs: [MAIN_CONNECTION],
+		// Not NodeConnectionTypes.Main: n8n 1.x before 1.85 lacks that export (see ../compat). A
+		// second output, Refused, only when Output Refused Calls is on (outputs by expression).
+		outputs: `={{ $parameter["refusedOutput"] === true ? [{ "type": "${MAIN_CONNECTION}", "displayName": "Confirmed" }, { "type": "${MAIN_CONNECTION}", "displayName": "Refused" }] : ["${MAIN_CONNECTION}"] }}`,
 		credentials: [{ name: 'payPalychApi', required: true }],
 		webhooks: [
 			{
@@ -91,6 +94,10 @@ export class PayPalychTrigger implements INodeType {
 		const call = { context: this, event, workflowId: this.getWorkflow().id };
 		// Answered here, before n8n starts the execution (see send): the memory of postbacks the
 		// steps updated is saved with the answer.
-		return send(call, res, await receive(call, req));
+		const refusedOutput =
+			event !== 'success' &&
+			event !== 'fail' &&
+			this.getNodeParameter('refusedOutput', false) === true;
+		return send(call, res, await receive(call, req), refusedOutput);
 	}
 }

@@ -38,6 +38,11 @@ export interface Answer {
 	location?: string;
 	log?: { level: 'debug' | 'info' | 'warn'; message: string };
 	item?: IDataObject;
+	/**
+	 * A signed call the service's record refused (422): what the Refused output gets when the
+	 * merchant turned it on. Never on the first output, never with `paid`.
+	 */
+	refusal?: IDataObject;
 }
 
 /** What a step decided: go on with a value, or stop with the answer. */
@@ -120,12 +125,16 @@ export function send(
 	call: Pick<Call, 'context' | 'workflowId'>,
 	res: PlainResponse,
 	answer: Answer,
+	refusedOutput = false,
 ): IWebhookResponseData {
 	if (answer.log) {
 		call.context.logger[answer.log.level](answer.log.message, { workflowId: call.workflowId });
 	}
 	write(res, answer);
-	return answer.item
-		? { noWebhookResponse: true, workflowData: [[{ json: answer.item }]] }
-		: { noWebhookResponse: true };
+	if (answer.item) return { noWebhookResponse: true, workflowData: [[{ json: answer.item }]] };
+	if (refusedOutput && answer.refusal) {
+		// The second output ("Refused"): an execution the merchant sees, off the paid path.
+		return { noWebhookResponse: true, workflowData: [[], [{ json: answer.refusal }]] };
+	}
+	return { noWebhookResponse: true };
 }

@@ -2,16 +2,21 @@ import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
 import {
 	ENDPOINTS,
+	apiRootOf,
+	chooseBillPayment,
 	confirmPayment,
 	confirmPayout,
 	billOfUnnamedOrder,
+	listUrl,
+	normalizeBaseUrl,
 	orderIdOf,
+	readPages,
 	type Confirmation,
 	type Endpoint,
 	type PostbackFields,
 } from '../shared';
 import { recordOf } from '../PayPalych/helpers/normalize';
-import { apiRequest, errorKeyOf, httpCodeOf } from '../PayPalych/transport';
+import { CREDENTIAL_NAME, apiRequest, errorKeyOf, httpCodeOf } from '../PayPalych/transport';
 
 /**
  * How long the whole confirmation may take, retry included. The trigger answers the service (or
@@ -27,7 +32,19 @@ export const CONFIRM_TIMEOUT_MS = 1500;
 const MIN_RETRY_MS = 250;
 
 export type ConfirmResult =
-	| { ok: true; record: IDataObject; orderConfirmed?: boolean }
+	| {
+			ok: true;
+			record: IDataObject;
+			orderConfirmed?: boolean;
+			/** The bill's order ID as the service shows it (null: none; undefined: not shown). */
+			orderId?: string | null;
+			/** The service's amount the postback's OutSum matched (payments). */
+			amount?: string;
+			/** Set when TrsId named a bill: its id (the record is one of its payments). */
+			viaBill?: string;
+	  }
+	/** TrsId names a bill whose payments that confirm the postback were all delivered already. */
+	| { ok: false; retry: false; delivered: true; reason: string }
 	| Extract<Confirmation, { ok: false; retry: false }>
 	/** `unknown`: the service answered that it does not know the payment, payout or bill. */
 	| { ok: false; retry: true; reason: string; unknown?: boolean };
@@ -73,6 +90,7 @@ async function get(
 	endpoint: Endpoint,
 	qs: Record<string, string>,
 	deadline: number,
+	url?: string,
 ): Promise<{ record: IDataObject } | { error: unknown }> {
 	let failure: unknown;
 	for (let attempt = 1; attempt <= 2; attempt++) {
@@ -80,7 +98,7 @@ async function get(
 		if (attempt === 2 && (!transient(failure) || left < MIN_RETRY_MS)) break;
 		const timeoutMs = Math.max(1, Math.min(CONFIRM_TIMEOUT_MS, left));
 		try {
-			return { record: await apiRequest.call(context, endpoint, { qs, timeoutMs }) };
+			return { record: await apiRequest.call(context, endpoint, { qs, timeoutMs, url }) };
 		} catch (error) {
 			failure = error;
 		}
@@ -95,11 +113,80 @@ async function get(
  * is required: under Bill ID Only the payment's answer suffices. Every look-up shares one budget
  * (CONFIRM_BUDGET_MS).
  */
+/** Most pages of `bill/payments` read for one confirmation (within its time budget anyway). */
+export const BILL_PAYMENTS_MAX_PAGES = 50;
+
+/** Rows asked for per page of `bill/payments`. */
+const BILL_PAYMENTS_PER_PAGE = 100;
+
+/**
+ * When `payment/status` does not know the TrsId: whether it names a bill (`bill/status`), and then
+ * every page of its payments (`bill/payments`), one of which must confirm the postback and not be
+ * delivered yet (chooseBillPayment in the contract).
+ */
+async function confirmByBill(
+	context: IWebhookFunctions,
+	fields: PostbackFields,
+	trsId: string,
+	requireOrderId: boolean,
+	isDelivered: (paymentId: string, status: string) => boolean,
+	deadline: number,
+	notFound: unknown,
+): Promise<ConfirmResult> {
+	const bill = await get(context, ENDPOINTS.billStatus, { id: trsId }, deadline);
+	if ('error' in bill) {
+		// Neither a payment nor a bill of this id (or the bill could not be read): as the payment.
+		return errorKeyOf(bill.error) === 'api:error.bill_not_found'
+			? unreachable(`Payment or bill ${trsId}`, notFound)
+			: unreachable(`Bill ${trsId}`, bill.error);
+	}
+	const credentials = await context.getCredentials(CREDENTIAL_NAME);
+	const base = normalizeBaseUrl(credentials.baseUrl);
+	let list;
+	try {
+		list = await readPages<IDataObject>(
+			async (url) => {
+				const page = await get(context, ENDPOINTS.billPayments, {}, deadline, url);
+				if ('error' in page) throw page.error;
+				return page.record;
+			},
+			{
+				firstUrl: listUrl(base, ENDPOINTS.billPayments.path, {
+					id: trsId,
+					per_page: BILL_PAYMENTS_PER_PAGE,
+				}),
+				apiRoot: apiRootOf(base),
+				maxPages: BILL_PAYMENTS_MAX_PAGES,
+			},
+		);
+	} catch (error) {
+		return unreachable(`The payments of bill ${trsId}`, error);
+	}
+	if (!list.complete) {
+		return {
+			ok: false,
+			retry: true,
+			reason: `the payments of bill ${trsId} could not be read to the end (${list.end} after ${list.pages} pages)`,
+		};
+	}
+	const choice = chooseBillPayment(fields, bill.record, list.rows, isDelivered, requireOrderId);
+	if (!choice.ok) return choice;
+	return {
+		ok: true,
+		record: recordOf(choice.payment as IDataObject),
+		orderConfirmed: choice.orderConfirmed,
+		orderId: choice.orderId,
+		amount: choice.amount,
+		viaBill: trsId,
+	};
+}
+
 export async function confirmWithService(
 	context: IWebhookFunctions,
 	event: 'payment' | 'payout',
 	fields: PostbackFields,
 	requireOrderId = true,
+	isDelivered: (paymentId: string, status: string) => boolean = () => false,
 ): Promise<ConfirmResult> {
 	const trsId = (fields.TrsId ?? '').trim();
 	if (trsId === '') return { ok: false, retry: false, reason: 'TrsId is empty' };
@@ -111,6 +198,18 @@ export async function confirmWithService(
 		deadline,
 	);
 	if ('error' in found) {
+		if (event === 'payment' && errorKeyOf(found.error) === 'api:error.payment_not_found') {
+			// Some deployments send the bill id as TrsId.
+			return await confirmByBill(
+				context,
+				fields,
+				trsId,
+				requireOrderId,
+				isDelivered,
+				deadline,
+				found.error,
+			);
+		}
 		return unreachable(`${event === 'payment' ? 'Payment' : 'Payout'} ${trsId}`, found.error);
 	}
 	const record = found.record;
@@ -127,6 +226,12 @@ export async function confirmWithService(
 	}
 	const verdict = confirmPayment(fields, record, orderId, requireOrderId);
 	return verdict.ok
-		? { ok: true, record: recordOf(record), orderConfirmed: verdict.orderConfirmed }
+		? {
+				ok: true,
+				record: recordOf(record),
+				orderConfirmed: verdict.orderConfirmed,
+				orderId,
+				amount: verdict.amount,
+			}
 		: verdict;
 }

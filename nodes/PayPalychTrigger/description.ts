@@ -38,6 +38,30 @@ export const triggerPanel: TriggerPanelDefinition = {
 
 const statusOption = (value: string, description: string) => ({ name: value, value, description });
 
+/** The payment statuses a version 2 node starts the workflow for by default: the paid ones. */
+export const PAID_STATUSES = ['SUCCESS', 'OVERPAID'];
+
+/** The Statuses of a payment trigger as version 1 had it (every status by default). */
+const paymentStatuses: INodeProperties = {
+	displayName: 'Statuses',
+	name: 'paymentStatuses',
+	type: 'multiOptions',
+	default: ['SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL', OTHER_STATUSES],
+	options: [
+		statusOption('SUCCESS', 'Paid in full'),
+		statusOption('OVERPAID', 'Paid more than the bill (counts as paid)'),
+		statusOption('UNDERPAID', 'Paid less than the bill (not paid)'),
+		statusOption('FAIL', 'The payment failed'),
+		{
+			name: 'Any Other Status',
+			value: OTHER_STATUSES,
+			description: 'A status the service does not document (for example CANCELLED)',
+		},
+	],
+	description:
+		'Which payment statuses start the workflow. Other verified postbacks are answered OK and start nothing. Nothing selected means every status.',
+};
+
 export const properties: INodeProperties[] = [
 	{
 		displayName: 'Event',
@@ -119,6 +143,9 @@ export const properties: INodeProperties[] = [
 		default: '',
 		displayOptions: { show: { event: ['fail'] } },
 	},
+	// Version 1 started the workflow for every payment status by default; version 2 only for the
+	// paid ones. Each version keeps its own default, so existing workflows keep what they had.
+	{ ...paymentStatuses, displayOptions: { show: { event: ['payment'], '@version': [1] } } },
 	{
 		displayName:
 			"Paste this node's Production URL as the <b>Refund URL</b> in the shop settings of your PayPalych merchant account (or paste the Payment trigger's URL there and select Refund in its Also Accept option). " +
@@ -164,24 +191,11 @@ export const properties: INodeProperties[] = [
 		displayOptions: { show: { event: ['payment'] } },
 	},
 	{
-		displayName: 'Statuses',
-		name: 'paymentStatuses',
-		type: 'multiOptions',
-		default: ['SUCCESS', 'UNDERPAID', 'OVERPAID', 'FAIL', OTHER_STATUSES],
-		options: [
-			statusOption('SUCCESS', 'Paid in full'),
-			statusOption('OVERPAID', 'Paid more than the bill (counts as paid)'),
-			statusOption('UNDERPAID', 'Paid less than the bill (not paid)'),
-			statusOption('FAIL', 'The payment failed'),
-			{
-				name: 'Any Other Status',
-				value: OTHER_STATUSES,
-				description: 'A status the service does not document (for example CANCELLED)',
-			},
-		],
+		...paymentStatuses,
+		default: PAID_STATUSES,
 		description:
-			'Which payment statuses start the workflow. Other verified postbacks are answered OK and start nothing. Nothing selected means every status.',
-		displayOptions: { show: { event: ['payment'] } },
+			'Which payment statuses start the workflow. By default only the paid ones (SUCCESS, OVERPAID), so a "payment → mark the order paid" workflow cannot mark a declined or short payment paid; add UNDERPAID, FAIL or Any Other Status to handle those too (then check paid in the workflow). Other verified postbacks are answered OK and start nothing. Nothing selected means every status.',
+		displayOptions: { show: { event: ['payment'], '@version': [2] } },
 	},
 	{
 		displayName: 'Statuses',
@@ -227,13 +241,22 @@ export const properties: INodeProperties[] = [
 				name: 'Bill ID Only',
 				value: 'billId',
 				description:
-					"For deployments that do not show a bill's order ID: the payment and its bill are confirmed, InvId is not (orderConfirmed is false). Find the order by payment.bill_id, which you saved when you created the bill, never by InvId.",
+					"For deployments that do not show a bill's order ID: the payment and its bill are confirmed, InvId is not (orderConfirmed is false, and InvId and OutSum are moved under unverified). Find the order by billId (the service's), which you saved when you created the bill, and use amount (the service's), never InvId or OutSum.",
 			},
 		],
 		description: 'How the trigger makes sure the payment belongs to the order the postback names',
 		displayOptions: {
 			show: { event: ['payment', 'refund', 'chargeback'], confirmWithApi: [true] },
 		},
+	},
+	{
+		displayName: 'Output Refused Calls',
+		name: 'refusedOutput',
+		type: 'boolean',
+		default: false,
+		description:
+			"Whether a signed call the service's record contradicts (HTTP 422: another status, amount or order, an unknown TrsId) starts an execution on a second output, Refused, with the reason. n8n shows no execution for a refused call otherwise: the reason is only in n8n's log. The Refused output never carries paid; every postback field there is under unverified. Forged or unsigned calls (401) never start anything.",
+		displayOptions: { show: { event: ['payment', 'payout'], confirmWithApi: [true] } },
 	},
 	{
 		displayName: 'Send Customer To',

@@ -209,12 +209,17 @@ async function confirm(
 	let verdict: Awaited<ReturnType<typeof confirmWithService>>;
 	try {
 		const requireOrderId = call.context.getNodeParameter('orderCheck', 'orderId') !== 'billId';
-		verdict = await confirmWithService(call.context, event, fields, requireOrderId);
-		if (verdict.ok) memory.seen.remember(memory.key);
+		verdict = await confirmWithService(call.context, event, fields, requireOrderId, (id, status) =>
+			memory.seen.has(recordKeyOf(event, id, status)),
+		);
+		// A postback whose TrsId names a bill is not remembered by its own key: the next payment of
+		// the same MULTI link posts the very same fields. Its payment's key is (see confirmedItem).
+		if (verdict.ok && verdict.viaBill === undefined) memory.seen.remember(memory.key);
 	} finally {
 		memory.seen.release(memory.key);
 	}
 	if (verdict.ok) return pass(verdict);
+	if ('delivered' in verdict) return stop(duplicate(call, memory.label));
 	const reason = printable(`Not confirmed by the service: ${verdict.reason}`);
 	const receivedAt = Number(req.headers[RECEIVED_AT_HEADER]);
 	const waited = Number.isFinite(receivedAt) && receivedAt > 0 ? Date.now() - receivedAt : 0;
@@ -236,6 +241,37 @@ async function confirm(
 	return stop(refused(call, 422, reason));
 }
 
+/** The memory's key of one record of the service (a payment or payout in one status). */
+function recordKeyOf(event: PostbackEvent, id: string, status: string): string {
+	return JSON.stringify([event, 'record', id, canonicalStatus(status)]);
+}
+
+/** The postback's own order and amount fields, which the signature alone does not bind. */
+const UNBOUND_FIELDS = ['InvId', 'OutSum'];
+
+/**
+ * The service's bill id, order ID and amount at the top of a confirmed payment's item. Where the
+ * order is not bound (Bill ID Only, or a service that shows no order ID), the postback's InvId
+ * and OutSum may come from another order's redirect signature: they go under `unverified`, so a
+ * workflow that reads the order or the amount finds the service's.
+ */
+function serviceFigures(item: IDataObject, record: IDataObject, confirmed: Confirmed): void {
+	const billId = record.bill_id;
+	item.billId = typeof billId === 'string' || typeof billId === 'number' ? String(billId) : null;
+	item.orderId = confirmed.orderId ?? null;
+	item.amount = confirmed.amount ?? null;
+	item.amountNumber = confirmed.amount === undefined ? null : Number(confirmed.amount);
+	if (confirmed.orderConfirmed === true) return;
+	const unverified = { ...((item.unverified as IDataObject | undefined) ?? {}) };
+	for (const field of UNBOUND_FIELDS) {
+		if (!(field in item)) continue;
+		unverified[field] = item[field];
+		delete item[field];
+	}
+	delete item.OutSumNumber;
+	item.unverified = unverified;
+}
+
 /**
  * The item of a confirmed postback, with the service's record. The service's own id and status
  * are remembered too: a replay whose TrsId is spelled another way but names the same record is a
@@ -249,20 +285,17 @@ function confirmedItem(
 ): Answer {
 	const { event } = call;
 	const record = confirmed.record;
-	const recordKey = JSON.stringify([
-		event,
-		'record',
-		String(record.id),
-		canonicalStatus(record.status),
-	]);
+	const recordKey = recordKeyOf(event, String(record.id), String(record.status));
 	if (memory.seen.has(recordKey)) return duplicate(call, memory.label);
 	memory.seen.remember(recordKey);
 	item.confirmed = true;
+	if (event === 'payment') item.trsIdNames = confirmed.viaBill === undefined ? 'payment' : 'bill';
 	item.status = canonicalStatus(record.status);
 	item.eventKey = eventKeyOf(event, String(record.id), String(record.status));
 	if (event === 'payment') {
 		item.paid = isPaidStatus(record.status);
 		item.orderConfirmed = confirmed.orderConfirmed === true;
+		serviceFigures(item, record, confirmed);
 		item.payment = record;
 	} else {
 		item.payout = record;
@@ -302,7 +335,23 @@ export async function receive(call: Call, req: N8nRequest): Promise<Answer> {
 	const claimed = claim(call, memory);
 	if (!claimed.ok) return claimed.answer;
 	const confirmed = await confirm(call, event, req, fields, memory);
-	if (!confirmed.ok) return confirmed.answer;
+	if (!confirmed.ok) {
+		const answer = confirmed.answer;
+		if (answer.receipt !== 'rejected') return answer;
+		// Signed, refused by the service's record: every field is the sender's word.
+		return {
+			...answer,
+			refusal: {
+				event,
+				refused: true,
+				confirmed: false,
+				reason: answer.body,
+				httpStatus: answer.status,
+				receivedAt: item.receivedAt,
+				unverified: { ...fields },
+			},
+		};
+	}
 	return confirmedItem(call, memory, confirmed.value, item);
 }
 

@@ -34,8 +34,11 @@ export function billOfUnnamedOrder(payment: Readonly<Record<string, unknown>>): 
  * `payout/status`) for the postback's TrsId is the proof; these rules compare the two.
  */
 export type Confirmation =
-	/** `orderConfirmed`: whether InvId was compared with the bill's order ID (see confirmPayment). */
-	| { ok: true; orderConfirmed?: boolean }
+	/**
+	 * `orderConfirmed`: whether InvId was compared with the bill's order ID (see confirmPayment).
+	 * `amount`: the service's amount the signed amount matched, as `0.00` text (payments).
+	 */
+	| { ok: true; orderConfirmed?: boolean; amount?: string }
 	/** The record contradicts the postback: it must never start a workflow. */
 	| { ok: false; retry: false; reason: string }
 	/** The record may not be final yet (NEW, PROCESS, MODERATING): ask the sender to retry later. */
@@ -96,12 +99,6 @@ function sameStatus(kind: 'payment' | 'payout', service: string, postback: strin
 	return kind === 'payout' && (PAYOUT_POSTBACK_CONFIRMED_BY[postback] ?? []).includes(service);
 }
 
-/** A commission a postback names: a plain, non-negative decimal, in whole cents. */
-function commissionOf(value: string | undefined): number | undefined {
-	const cents = toCents(value);
-	return cents !== undefined && cents >= 0 ? cents : undefined;
-}
-
 /** The signed amount field against the record's possible amounts (whole cents; unknown ones left out). */
 function compareAmount(
 	kind: 'payment' | 'payout',
@@ -112,6 +109,15 @@ function compareAmount(
 	const cents = toCents(sent);
 	const candidates = amounts.filter((value): value is number => value !== undefined);
 	if (cents !== undefined && candidates.includes(cents)) return undefined;
+	return amountMismatch(kind, field, sent, candidates);
+}
+
+function amountMismatch(
+	kind: 'payment' | 'payout',
+	field: string,
+	sent: string | undefined,
+	candidates: number[],
+): Confirmation {
 	const shown = candidates.map(formatCents).join(' / ') || 'no amount';
 	return {
 		ok: false,
@@ -147,16 +153,15 @@ function compareStatus(
  * order ID of the bill it belongs to.
  * - the payment's id is the postback's TrsId;
  * - the statuses are the same in canonical form (NEW or PROCESS on the service: retry later);
- * - OutSum is one of the payment's amounts: `amount` (what the payer paid, commission included
- *   when the payer pays it), what it credited (`amount_received`, or `account_amount` in newer
- *   answers, see receivedCents), that plus `commission` (the service
- *   facts: OutSum includes the commission when the payer pays it), or `amount` plus the
- *   postback's own `Commission` (a service whose `amount` leaves out the commission the payer
- *   paid, and that shows no commission field). `Commission` is not signed: a caller holding a
- *   redirect's signature can choose it. That is safe because the order binding below, not the
- *   amount, is what ties the signed pair to this payment: the payment must belong to the bill of
- *   the signed InvId, and its status must be the postback's, so such a call can only confirm a
- *   payment the service shows as it is;
+ * - OutSum is one of the amounts the service shows for the payment: `amount` (what the payer
+ *   paid, commission included when the payer pays it), what it credited (`amount_received`, or
+ *   `account_amount` in newer answers, see receivedCents), that plus `commission`, or `amount + commission` when the postback's `Commission` is the very commission
+ *   the service shows (the service facts: OutSum includes the commission when the payer pays it;
+ *   a service may show an `amount` without it, with its `commission` beside).
+ *   The postback's own `Commission` never counts: it is not signed, and a caller holding another
+ *   order's redirect signature (OutSum 1000.00) could otherwise claim a 100.00 payment with
+ *   Commission 900.00. A service that shows neither an amount with the payer's commission nor the
+ *   commission itself cannot confirm such an OutSum: the postback is refused, naming it;
  * - the bill's order ID is the postback's InvId (an absent InvId is an empty one, a bill created
  *   without order_id has none). `billOrderId` undefined means the service returned no order ID
  *   field at all (the interface document gives bills none; the live service is seen to add it):
@@ -173,15 +178,20 @@ export function confirmPayment(
 ): Confirmation {
 	const received = receivedCents(payment);
 	const amount = toCents(payment.amount);
+	const commission = toCents(payment.commission);
 	const mismatch =
 		compareRecord('payment', fields, payment) ??
 		compareAmount('payment', 'OutSum', fields.OutSum, [
 			amount,
 			received,
-			sum(received, toCents(payment.commission)),
-			sum(amount, commissionOf(fields.Commission)),
+			sum(received, commission),
+			// The payer's commission on top of an amount that leaves it out: only when the postback
+			// names the very commission the service shows.
+			toCents(fields.Commission) === commission ? sum(amount, commission) : undefined,
 		]);
 	if (mismatch) return mismatch;
+	// OutSum is one of the service's own amounts: the confirmed amount is the service's.
+	const confirmedAmount = formatCents(toCents(fields.OutSum) as number);
 	const currency = text(payment.currency_in);
 	if (
 		currency !== '' &&
@@ -195,7 +205,7 @@ export function confirmPayment(
 		};
 	}
 	if (billOrderId === undefined) {
-		if (!requireOrderId) return { ok: true, orderConfirmed: false };
+		if (!requireOrderId) return { ok: true, orderConfirmed: false, amount: confirmedAmount };
 		return {
 			ok: false,
 			retry: false,
@@ -210,7 +220,7 @@ export function confirmPayment(
 			reason: `InvId ${JSON.stringify(invId)} is not the order ID of bill ${text(payment.bill_id)} (${JSON.stringify(billOrderId ?? '')})`,
 		};
 	}
-	return { ok: true, orderConfirmed: true };
+	return { ok: true, orderConfirmed: true, amount: confirmedAmount };
 }
 
 /**
@@ -232,4 +242,97 @@ export function confirmPayout(
 		]);
 	if (mismatch) return mismatch;
 	return { ok: true };
+}
+
+/**
+ * What a payment postback whose TrsId names a bill (some deployments send the bill id; a MULTI
+ * link's payments then post identical fields) confirms: one payment of that bill.
+ * - `claim`: a payment of the bill that confirms the postback (confirmPayment, with the bill's
+ *   order ID) and was not delivered yet: this postback is that payment's one event;
+ * - `delivered`: payments of the bill confirm it, and every one was delivered already: a retry;
+ * - otherwise a refusal or a retry, as confirmPayment says for the payments listed (no payment
+ *   yet, or one still NEW or PROCESS: retry later, before `delivered`, since the postback may be
+ *   that payment's, run ahead of it).
+ * Payments are taken in the order the service lists them. `isDelivered(paymentId, status)` asks
+ * the caller's memory (the trigger's dedupe, the relay's store).
+ */
+export type BillPaymentChoice =
+	| {
+			ok: true;
+			payment: Record<string, unknown>;
+			orderConfirmed: boolean;
+			orderId: string | null | undefined;
+			amount?: string;
+	  }
+	| { ok: false; delivered: true; retry: false; reason: string }
+	| Extract<Confirmation, { ok: false }>;
+
+export function chooseBillPayment(
+	fields: PostbackFields,
+	bill: Record<string, unknown>,
+	payments: ReadonlyArray<Record<string, unknown>>,
+	isDelivered: (paymentId: string, status: string) => boolean,
+	requireOrderId = true,
+): BillPaymentChoice {
+	const trsId = (fields.TrsId ?? '').trim();
+	const billId = text(bill.id);
+	if (billId !== trsId) {
+		return {
+			ok: false,
+			retry: false,
+			reason: `the service answered bill ${billId || '(none)'} for TrsId ${trsId}`,
+		};
+	}
+	const billOrderId = orderIdOf(bill);
+	let retry: string | undefined;
+	let refusal: string | undefined;
+	let delivered = 0;
+	for (const payment of payments) {
+		const paymentId = text(payment.id);
+		if (paymentId === '' || (payment.bill_id !== undefined && text(payment.bill_id) !== billId)) {
+			continue;
+		}
+		const orderId = billOrderId !== undefined ? billOrderId : orderIdOf(payment);
+		const verdict = confirmPayment(
+			{ ...fields, TrsId: paymentId },
+			payment,
+			orderId,
+			requireOrderId,
+		);
+		if (!verdict.ok) {
+			if (verdict.retry) retry ??= verdict.reason;
+			else refusal ??= verdict.reason;
+			continue;
+		}
+		if (isDelivered(paymentId, canonicalStatus(payment.status))) {
+			delivered++;
+			continue;
+		}
+		return {
+			ok: true,
+			payment,
+			orderConfirmed: verdict.orderConfirmed === true,
+			orderId,
+			amount: verdict.amount,
+		};
+	}
+	// A payment still NEW or PROCESS may be the one this postback ran ahead of: retry later rather
+	// than call it a duplicate.
+	if (retry !== undefined) return { ok: false, retry: true, reason: `bill ${billId}: ${retry}` };
+	if (delivered > 0) {
+		return {
+			ok: false,
+			delivered: true,
+			retry: false,
+			reason: `every payment of bill ${billId} this postback names (${delivered}) was delivered already`,
+		};
+	}
+	if (payments.length === 0) {
+		return { ok: false, retry: true, reason: `bill ${billId} shows no payment yet` };
+	}
+	return {
+		ok: false,
+		retry: false,
+		reason: `no payment of bill ${billId} confirms the postback: ${refusal ?? 'none matches'}`,
+	};
 }

@@ -105,9 +105,9 @@ export function checkPayoutRecord(api: ServiceApi, fields: PostbackFields): Prom
 /**
  * Asks the service whether it knows a final payment with the postback's TrsId, status and amount
  * (`payment/status?id=`), compared the way the trigger does (confirmPayment in nodes/shared: OutSum
- * is the payment's `amount`, `amount_received`, `amount_received + commission` or `amount` plus
- * the postback's Commission; CurrencyIn; and InvId against the order ID when the payment record
- * names one). A payment not yet final (NEW, PROCESS): 503, the service retries. Used for a payment
+ * is the payment's `amount`, `amount_received`, `amount_received + commission`, or `amount +
+ * commission` when the postback's Commission is the record's own; CurrencyIn; and InvId against
+ * the order ID when the payment record names one). A payment not yet final (NEW, PROCESS): 503, the service retries. Used for a payment
  * postback over RELAY_PAIR_LIMIT (a popular MULTI link: one InvId and amount for every sale).
  */
 export function checkPayment(api: ServiceApi, fields: PostbackFields): Promise<LookUpVerdict> {

@@ -70,6 +70,8 @@ export interface HarnessOptions {
 	 * parser consumes the stream): the node must fall back to getBodyData().
 	 */
 	parsedBodyOnly?: boolean;
+	/** The node's typeVersion (1 unless given). */
+	typeVersion?: number;
 }
 
 export interface CallRecord {
@@ -215,7 +217,7 @@ export async function startWebhookHarness(options: HarnessOptions): Promise<Webh
 		id: '8f1c2d3e-0000-4000-8000-000000000001',
 		name: nodeName,
 		type: options.typeName,
-		typeVersion: 1,
+		typeVersion: options.typeVersion ?? 1,
 		position: [0, 0],
 		parameters: options.parameters,
 		credentials: { [options.credentialType]: { id: 'cred-1', name: 'PayPalych test' } },

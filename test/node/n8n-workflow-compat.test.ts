@@ -90,7 +90,36 @@ describe.each([OLDEST, CURRENT])(
 			expect(action.description.inputs).toEqual(['main']);
 			expect(action.description.outputs).toEqual(['main']);
 			expect(trigger.description.name).toBe('payPalychTrigger');
-			expect(trigger.description.outputs).toEqual(['main']);
+			// The trigger's outputs are an expression (a second output, Refused, when Output Refused
+			// Calls is on): evaluated by this n8n-workflow as n8n does when it draws the node.
+			const { Workflow, NodeHelpers } = load('n8n-workflow') as {
+				Workflow: new (options: unknown) => unknown;
+				NodeHelpers: {
+					getNodeOutputs: (workflow: unknown, node: unknown, description: unknown) => unknown;
+				};
+			};
+			const outputsWith = (refusedOutput: boolean) => {
+				const node = {
+					id: '1',
+					name: 'T',
+					type: 'n8n-nodes-paypalych.payPalychTrigger',
+					typeVersion: 2,
+					position: [0, 0],
+					parameters: { event: 'payment', refusedOutput },
+				};
+				const nodeTypes = {
+					getByName: () => trigger,
+					getByNameAndVersion: () => trigger,
+					getKnownTypes: () => ({}),
+				};
+				const workflow = new Workflow({ nodes: [node], connections: {}, active: false, nodeTypes });
+				return NodeHelpers.getNodeOutputs(workflow, node, trigger.description);
+			};
+			expect(outputsWith(false)).toEqual(['main']);
+			expect(outputsWith(true)).toEqual([
+				{ type: 'main', displayName: 'Confirmed' },
+				{ type: 'main', displayName: 'Refused' },
+			]);
 			const [credential] = pkg.n8n.credentials.map(construct) as unknown as Array<{ name: string }>;
 			expect(credential.name).toBe('payPalychApi');
 		});

@@ -300,10 +300,11 @@ describe('look-ups of incoming postbacks', () => {
 		currency_in: 'RUB',
 	});
 
-	it('over the pair limit, stores a payment the service knows as final with that amount (also amount + Commission) and refuses (403) the rest', async () => {
+	it('over the pair limit, stores a payment the service knows as final with that amount (also amount + the commission the record names) and refuses (403) the rest', async () => {
 		const api = await service({
 			S3: record('S3', '10.50'),
-			S4: record('S4', '10.00'), // OutSum 10.50 = amount 10.00 + the postback's Commission 0.50
+			// OutSum 10.50 = amount 10.00 + the commission 0.50 the record shows and the postback names.
+			S4: { ...record('S4', '10.00'), commission: '0.50' },
 			S5: record('S5', '10.50', 'PROCESS'),
 			S6: record('S6', '99.00'),
 			S7: record('S7', '10.50', 'FAIL'),

@@ -375,10 +375,15 @@ describe("confirming a postback with the service's record", () => {
 	};
 
 	it('confirms when id, status (any spelling), amount and order agree', () => {
-		expect(confirmPayment(postback, payment, 'o-1')).toEqual({ ok: true, orderConfirmed: true });
+		expect(confirmPayment(postback, payment, 'o-1')).toEqual({
+			ok: true,
+			orderConfirmed: true,
+			amount: '103.00',
+		});
 		expect(confirmPayment({ ...postback, Status: ' success' }, payment, 'o-1')).toEqual({
 			ok: true,
 			orderConfirmed: true,
+			amount: '103.00',
 		});
 	});
 
@@ -387,6 +392,7 @@ describe("confirming a postback with the service's record", () => {
 		expect(confirmPayment(postback, payment, undefined, false)).toEqual({
 			ok: true,
 			orderConfirmed: false,
+			amount: '103.00',
 		});
 		expect(
 			confirmPayment({ ...postback, OutSum: '1.00' }, payment, undefined, false),
@@ -412,16 +418,26 @@ describe("confirming a postback with the service's record", () => {
 		});
 	});
 
-	it("takes OutSum as amount + the postback's Commission, for a service whose amount leaves out the payer's commission and shows none", () => {
-		// The spec profile's payment: amount without the commission the payer paid, no commission field.
-		const plain = { ...payment, amount: 100, amount_received: 100, commission: undefined };
-		expect(confirmPayment({ ...postback, Commission: '3.00' }, plain, 'o-1')).toEqual({
+	it("counts a commission only when the service's record names the same one: the postback's own Commission is the sender's word", () => {
+		// A service whose amount leaves out the payer's commission and that shows the commission.
+		const shown = { ...payment, amount: 100, amount_received: 97, commission: 3 };
+		expect(confirmPayment({ ...postback, Commission: '3.00' }, shown, 'o-1')).toEqual({
 			ok: true,
 			orderConfirmed: true,
+			amount: '103.00',
 		});
-		expect(confirmPayment({ ...postback, Commission: '3' }, plain, 'o-1').ok).toBe(true);
-		// Without Commission, with another one, or a negative or unreadable one: not the amount.
-		for (const Commission of [undefined, '2.99', '-3.00', 'three', '1e0']) {
+		expect(confirmPayment({ ...postback, Commission: '3' }, shown, 'o-1').ok).toBe(true);
+		// Another Commission than the service's, or none: amount + commission does not count.
+		for (const Commission of [undefined, '2.99', '-3.00', 'three']) {
+			const fields = Commission === undefined ? postback : { ...postback, Commission };
+			expect(confirmPayment(fields, shown, 'o-1'), String(Commission)).toMatchObject({
+				ok: false,
+				retry: false,
+			});
+		}
+		// A service that shows no commission at all: the postback's Commission never makes OutSum.
+		const plain = { ...payment, amount: 100, amount_received: 100, commission: undefined };
+		for (const Commission of [undefined, '3.00', '3']) {
 			const fields = Commission === undefined ? postback : { ...postback, Commission };
 			expect(confirmPayment(fields, plain, 'o-1'), String(Commission)).toMatchObject({
 				ok: false,
@@ -429,11 +445,11 @@ describe("confirming a postback with the service's record", () => {
 				reason: expect.stringContaining('OutSum 103.00 is not the payment'),
 			});
 		}
-		// The order binding still decides: the right sum on another order's bill is refused.
-		expect(confirmPayment({ ...postback, Commission: '3.00' }, plain, 'o-2')).toMatchObject({
-			ok: false,
-			reason: expect.stringContaining('o-2'),
-		});
+		// The forgery: another order's redirect (OutSum 1000.00) on a 100.00 payment, Commission 900.
+		const hundred = { ...payment, amount: 100, amount_received: 97, commission: 3 };
+		const forged = { ...postback, OutSum: '1000.00', InvId: 'order-X', Commission: '900.00' };
+		expect(confirmPayment(forged, hundred, undefined, false)).toMatchObject({ ok: false });
+		expect(confirmPayment(forged, plain, undefined, false)).toMatchObject({ ok: false });
 	});
 
 	it('refuses another status, another payment, another order, an unknown order and another currency', () => {
@@ -461,6 +477,7 @@ describe("confirming a postback with the service's record", () => {
 		expect(confirmPayment({ ...postback, InvId: '' }, payment, null)).toEqual({
 			ok: true,
 			orderConfirmed: true,
+			amount: '103.00',
 		});
 		expect(confirmPayment(postback, payment, null)).toMatchObject({ ok: false });
 		expect(confirmPayment({ ...postback, CurrencyIn: 'USD' }, payment, 'o-1')).toMatchObject({
