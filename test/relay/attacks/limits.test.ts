@@ -160,7 +160,9 @@ onEveryStoreKind(
 			it(`a popular MULTI link (${profile} profile): 12 genuine payments in a row are all stored, 3 forged TrsIds on its pair refused (403), with bounded look-ups`, async () => {
 				// Before: from the 11th payment of one signed pair in the window, 429 for the genuine ones.
 				// `spec`: the document's answers only (no `commission` field; `amount` leaves out the
-				// commission the payer paid, so OutSum = amount + the postback's Commission).
+				// commission the payer paid). Nothing the service shows there makes OutSum with the
+				// payer's commission (the postback's own Commission never counts), so the merchant
+				// pays the commission on that profile.
 				await control('PATCH', `merchants/${sb.merchantId}`, {
 					profile,
 					liveExtras: profile === 'live',
@@ -177,7 +179,7 @@ onEveryStoreKind(
 					shop_id: sb.shopId,
 					order_id: `link-${storeKind}-${profile}`,
 					type: 'multi',
-					payer_pays_commission: '1',
+					payer_pays_commission: profile === 'live' ? '1' : '0',
 				});
 				const billId = String(bill.bill_id ?? bill.data?.bill_id);
 				await control('DELETE', 'calls');
