@@ -1,6 +1,5 @@
 import { POSTBACK_EVENTS } from '../contract.ts';
 import type { PostbackEvent } from '../contract.ts';
-import { checkCall } from './input.ts';
 import { toAttempt, toDelivery, toEvent } from './rows.ts';
 import {
 	ACTIVITY_QUERIES,
@@ -31,7 +30,7 @@ import type {
 	DeliveryCounts,
 	DeliveryFilter,
 	EventFilter,
-	StoreReads,
+	ReadStore,
 	StoredEvent,
 	TargetHealth,
 } from './types.ts';
@@ -40,29 +39,25 @@ import type {
 export const field: FieldExpr = (name) => `(fields_json ->> '${name}')`;
 
 /** The PostgreSQL store's reads (one query each); the store gives them its durable pool. */
-export abstract class PostgresReads implements StoreReads {
+export abstract class PostgresReads implements ReadStore {
 	protected abstract read(sql: string, params?: Param[] | unknown[]): Promise<Row[]>;
 
 	async listEvents(filter: EventFilter): Promise<StoredEvent[]> {
-		checkCall('listEvents', [filter]);
 		const q = eventsQuery(filter, field);
 		return (await this.read(numbered(q.sql), q.params)).map(toEvent);
 	}
 
 	async getEvent(id: string): Promise<StoredEvent | undefined> {
-		checkCall('getEvent', [id]);
 		const [row] = await this.read(numbered(GET_EVENT), [id]);
 		return row ? toEvent(row) : undefined;
 	}
 
 	async listDeliveries(filter: DeliveryFilter): Promise<Delivery[]> {
-		checkCall('listDeliveries', [filter]);
 		const q = deliveriesQuery(filter);
 		return (await this.read(numbered(q.sql), q.params)).map(toDelivery);
 	}
 
 	async eventIdsInRange(from: number, to: number, kind?: PostbackEvent): Promise<string[]> {
-		checkCall('eventIdsInRange', [from, to, kind]);
 		const q = eventIdsQuery(from, to, kind);
 		return (await this.read(numbered(q.sql), q.params)).map((r) => String(r.id));
 	}
@@ -72,14 +67,12 @@ export abstract class PostgresReads implements StoreReads {
 	}
 
 	async listAttempts(deliveryIds: readonly number[]): Promise<DeliveryAttempt[]> {
-		checkCall('listAttempts', [deliveryIds]);
 		if (deliveryIds.length === 0) return [];
 		const q = attemptsQuery(deliveryIds);
 		return (await this.read(numbered(q.sql), q.params)).map(toAttempt);
 	}
 
 	async activity(from: number, to: number, bucketMs: number): Promise<ActivityBucket[]> {
-		checkCall('activity', [from, to, bucketMs]);
 		const buckets = checkActivityRange(from, to, bucketMs);
 		const params = activityParams(from, to, bucketMs);
 		const [received, delivered, failed] = await Promise.all(
@@ -91,25 +84,21 @@ export abstract class PostgresReads implements StoreReads {
 	}
 
 	async targetHealth(since: number): Promise<TargetHealth[]> {
-		checkCall('targetHealth', [since]);
 		return (await this.read(numbered(TARGET_HEALTH), [since])).map(toHealth);
 	}
 
 	async getDelivery(id: number): Promise<Delivery | undefined> {
-		checkCall('getDelivery', [id]);
 		const [row] = await this.read(numbered(GET_DELIVERY), [id]);
 		return row ? toDelivery(row) : undefined;
 	}
 
 	async deliveriesOfEvents(eventIds: readonly string[]): Promise<Delivery[]> {
-		checkCall('deliveriesOfEvents', [eventIds]);
 		if (eventIds.length === 0) return [];
 		const q = deliveriesOfEventsQuery(eventIds);
 		return (await this.read(numbered(q.sql), q.params)).map(toDelivery);
 	}
 
 	async deadDeliveries(target?: string): Promise<Delivery[]> {
-		checkCall('deadDeliveries', [target]);
 		const q = deadDeliveriesQuery(target);
 		return (await this.read(numbered(q.sql), q.params)).map(toDelivery);
 	}
@@ -120,7 +109,6 @@ export abstract class PostgresReads implements StoreReads {
 	}
 
 	async sessionRevoked(id: string): Promise<boolean> {
-		checkCall('sessionRevoked', [id]);
 		return (await this.read(numbered(SESSION_REVOKED), [id])).length > 0;
 	}
 }

@@ -28,7 +28,7 @@ import {
 	DROP_EXPIRED_REVOCATIONS,
 	REVOKE_SESSION,
 } from './sql.ts';
-import { checkCall } from './input.ts';
+import { checkedAtEdge } from './input.ts';
 import type { Param, Row } from './sql.ts';
 import type {
 	ClaimedDelivery,
@@ -137,7 +137,10 @@ export class PostgresStore extends PostgresReads implements Store {
 		);
 	}
 
-	/** Connects, applies the schema migrations and starts listening for new work. */
+	/**
+	 * Connects, applies the schema migrations and starts listening for new work; resolves with the
+	 * store's input checked at its edge (checkedAtEdge).
+	 */
 	static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
 		const store = new PostgresStore(url, options);
 		try {
@@ -153,7 +156,7 @@ export class PostgresStore extends PostgresReads implements Store {
 			await store.close();
 			throw error;
 		}
-		return store;
+		return checkedAtEdge(store);
 	}
 
 	async #rows<T extends QueryResultRow = Row>(
@@ -197,11 +200,6 @@ export class PostgresStore extends PostgresReads implements Store {
 	/** Group commit (see GroupInserter): resolves after the commit that carried the event. */
 	insertEvent(event: NewEvent): Promise<InsertResult> {
 		if (this.#closed) return Promise.reject(new Error('store is closed'));
-		try {
-			checkCall('insertEvent', [event]);
-		} catch (error) {
-			return Promise.reject(error as Error);
-		}
 		return this.#inserts.insert(event);
 	}
 
@@ -220,7 +218,6 @@ export class PostgresStore extends PostgresReads implements Store {
 	 * twice runs as consecutive statements (one per run without repeats) in one transaction.
 	 */
 	async recordResults(given: readonly DeliveryResult[]): Promise<void> {
-		checkCall('recordResults', [given]);
 		if (given.length === 0) return;
 		const results = given.map(storableResult);
 		const runs = runsWithoutRepeats(results);
@@ -247,7 +244,6 @@ export class PostgresStore extends PostgresReads implements Store {
 		targets: TargetsByKind,
 		now: number,
 	): Promise<number> {
-		checkCall('replayEvents', [eventIds, targets, now]);
 		const created = await this.#inTransaction(this.#durable, async (client) => {
 			let n = 0;
 			for (const [kind, list] of Object.entries(targets)) {
@@ -262,7 +258,6 @@ export class PostgresStore extends PostgresReads implements Store {
 	}
 
 	async requeueDead(ids: readonly number[] | undefined, now: number): Promise<number> {
-		checkCall('requeueDead', [ids, now]);
 		if (this.#closed) throw new Error('store is closed');
 		const r =
 			ids === undefined
@@ -279,7 +274,6 @@ export class PostgresStore extends PostgresReads implements Store {
 	 * lock); then check them again with a fresh snapshot, and delete what is still prunable.
 	 */
 	async prune(before: number, limit: number): Promise<number> {
-		checkCall('prune', [before, limit]);
 		return this.#inTransaction(this.#book, async (client) => {
 			const locked = await client.query<{ id: string }>(
 				`${numbered(PRUNABLE)} FOR UPDATE SKIP LOCKED`,
@@ -302,7 +296,6 @@ export class PostgresStore extends PostgresReads implements Store {
 	}
 
 	async revokeSession(id: string, expiresAt: number, now: number): Promise<void> {
-		checkCall('revokeSession', [id, expiresAt, now]);
 		await this.#rows(this.#durable, numbered(DROP_EXPIRED_REVOCATIONS), [now]);
 		await this.#rows(this.#durable, numbered(REVOKE_SESSION), [id, expiresAt]);
 	}
