@@ -11,7 +11,7 @@ import { startSandbox } from '../../sandbox/src/index.ts';
 import { ConfigError, loadConfig } from '../../relay/src/config.ts';
 import { start } from '../../relay/src/server.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
-import { openStore } from '../../relay/src/store/open.ts';
+import { openStore } from '../../relay/src/store-open.ts';
 import type { Store } from '../../relay/src/store/types.ts';
 import type { WebhookHarness } from '../helpers/webhook-harness.ts';
 import { startTrigger } from '../helpers/trigger-harness.ts';

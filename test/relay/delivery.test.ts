@@ -9,7 +9,7 @@ import {
 	retryAfterDelay,
 } from '../../relay/src/retry-policy.ts';
 import { start } from '../../relay/src/server.ts';
-import { SqliteStore } from '../../relay/src/store/sqlite.ts';
+import { SqliteStore } from '../../relay/src/store-sqlite/store.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
 import {
 	ADMIN_TOKEN,

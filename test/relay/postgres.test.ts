@@ -4,8 +4,8 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { start } from '../../relay/src/server.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
-import { PG_MIGRATIONS, migrate } from '../../relay/src/store/pg-schema.ts';
-import { PostgresStore } from '../../relay/src/store/postgres.ts';
+import { PG_MIGRATIONS, migrate } from '../../relay/src/store-postgres/schema.ts';
+import { PostgresStore } from '../../relay/src/store-postgres/store.ts';
 import {
 	ADMIN_TOKEN,
 	LogSink,

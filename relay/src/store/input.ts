@@ -1,4 +1,5 @@
 import { StoreInputError } from '../errors.ts';
+import { MAX_ACTIVITY_BUCKETS } from './types.ts';
 import type { DeliveryFilter, DeliveryResult, EventFilter, NewEvent, Store } from './types.ts';
 
 /**
@@ -147,6 +148,23 @@ export function checkResults(results: readonly DeliveryResult[]): void {
 	});
 }
 
+/** Bad activity arguments get a clear error before any query runs. */
+export function checkActivityRange(from: number, to: number, bucketMs: number): void {
+	for (const [name, v] of [
+		['from', from],
+		['to', to],
+		['bucketMs', bucketMs],
+	] as const) {
+		if (!Number.isSafeInteger(v))
+			throw new RangeError(`activity: ${name} must be an integer (epoch ms), got ${v}`);
+	}
+	if (bucketMs <= 0) throw new RangeError('activity: bucketMs must be positive');
+	if (to <= from) throw new RangeError('activity: from must be before to');
+	const buckets = Math.ceil((to - from) / bucketMs);
+	if (buckets > MAX_ACTIVITY_BUCKETS)
+		throw new RangeError(`activity: ${buckets} buckets asked for; at most ${MAX_ACTIVITY_BUCKETS}`);
+}
+
 /** The check of each store operation's arguments (an operation without one takes none from outside). */
 type Checks = {
 	[Op in keyof Store]?: (...args: Parameters<NonNullable<Store[Op]>>) => void;
@@ -175,10 +193,10 @@ const CHECKS: Checks = {
 		checkOptionalText('kind', kind, 16);
 	},
 	listAttempts: (ids) => checkIds('delivery ids', ids, checkDeliveryId),
-	// bucketMs is the activity's own range check (a clearer message than a bad whole number).
-	activity: (from, to) => {
+	activity: (from, to, bucketMs) => {
 		checkInt('from', from);
 		checkInt('to', to);
+		checkActivityRange(from, to, bucketMs);
 	},
 	targetHealth: (since) => checkInt('since', since),
 	prune: (before, limit) => {

@@ -3,11 +3,11 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { POSTBACK_EVENTS } from '../contract.ts';
 import type { PostbackEvent } from '../contract.ts';
-import { checkedAtEdge } from './input.ts';
-import { fillPairKeys, pairKeyOf } from './pair-key.ts';
-import type { KeylessEvent } from './pair-key.ts';
-import { SqliteEngine } from './sqlite-engine.ts';
-import type { EngineCall, EngineOp, EngineResult } from './sqlite-engine.ts';
+import { checkedAtEdge } from '../store/input.ts';
+import { fillPairKeys, pairKeyOf } from '../store/pair-key.ts';
+import type { KeylessEvent } from '../store/pair-key.ts';
+import { SqliteEngine } from './engine.ts';
+import type { EngineCall, EngineOp, EngineResult } from './engine.ts';
 import type {
 	ActivityBucket,
 	ClaimedDelivery,
@@ -23,7 +23,7 @@ import type {
 	StoredEvent,
 	TargetHealth,
 	TargetsByKind,
-} from './types.ts';
+} from '../store/types.ts';
 
 export interface SqliteStoreOptions {
 	/**
@@ -65,7 +65,7 @@ export class SqliteStore implements Store {
 		}
 		// Source (tests) or compiled (relay/dist): the worker file has this module's own extension.
 		const worker = new Worker(
-			new URL(`./sqlite-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url),
+			new URL(`./worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url),
 			{ workerData: { path } },
 		);
 		this.#worker = worker;
