@@ -218,12 +218,13 @@ const CHECKS: Checks = {
  * methods, its fields) is passed through unchanged, so an opened store is still its class.
  */
 export function checkedAtEdge<S extends Store>(engine: S): S {
-	const checked = new Map<PropertyKey, unknown>();
+	// By the method itself, not its name: a method replaced on the store (a test's spy) is wrapped anew.
+	const checked = new WeakMap<object, unknown>();
 	return new Proxy(engine, {
 		get(target, key) {
 			const value: unknown = Reflect.get(target, key, target);
 			if (typeof value !== 'function') return value;
-			let fn = checked.get(key);
+			let fn = checked.get(value);
 			if (fn === undefined) {
 				const method = value as (...args: unknown[]) => unknown;
 				const check = CHECKS[key as keyof Store] as ((...args: unknown[]) => void) | undefined;
@@ -237,7 +238,7 @@ export function checkedAtEdge<S extends Store>(engine: S): S {
 							return method.apply(target, args);
 						}
 					: method.bind(target);
-				checked.set(key, fn);
+				checked.set(value, fn);
 			}
 			return fn;
 		},
