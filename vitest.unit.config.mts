@@ -7,18 +7,24 @@ import base from './vitest.config.mts';
  * that every suite using PostgreSQL or a browser is listed here.
  */
 export const SERVICE_SUITES = [
-	'test/relay/attacks.test.ts',
+	'test/relay/attacks/admin.test.ts',
+	'test/relay/attacks/forgery.test.ts',
+	'test/relay/attacks/hostile-data.test.ts',
+	'test/relay/attacks/limits.test.ts',
+	'test/relay/attacks/network.test.ts',
 	'test/relay/catchup-deep.test.ts',
 	'test/relay/catchup.test.ts',
 	'test/relay/console.browser.test.ts',
 	'test/relay/console.test.ts',
 	'test/relay/crash.test.ts',
+	'test/relay/lookup-allowance.test.ts',
 	'test/relay/network-faults.test.ts',
 	'test/relay/operations.test.ts',
 	'test/relay/postgres.test.ts',
 	'test/relay/store-plans.test.ts',
 	'test/relay/store.test.ts',
 	'test/relay/stores-parity.test.ts',
+	'test/relay/trsid-canonical.test.ts',
 ];
 
 export default mergeConfig(base, {

@@ -38,6 +38,15 @@ export class PayPalychApi implements ICredentialType {
 			description:
 				'Address of the service without /api/v1: https://pal24.pro, https://paypalych.com, https://palych.io, a white-label copy, or a local sandbox such as http://127.0.0.1:8787',
 		},
+		{
+			displayName: 'Shop ID',
+			name: 'shopId',
+			type: 'string',
+			default: '',
+			placeholder: 'e.g. 9rQBbwZV1g',
+			description:
+				'Optional. The shop of the shop settings in your merchant account: the default Shop ID of Bill › Create, and sent as shop_id on Bill › Search, Payment › Search and the Bill ID list (some deployments require it there). A Shop ID set on the node wins.',
+		},
 	];
 
 	authenticate: IAuthenticateGeneric = {

@@ -1,5 +1,5 @@
 /**
- * Part of `npm run lint:packages`: the import rules of relay/src (relay/README.md, "Layout"), read
+ * Part of `npm run lint:packages`: the import rules of relay/src (docs/developer/relay.md, "Layout and import rules"), read
  * from the import graph the TypeScript parser sees:
  *
  * 1. No circle of runtime imports. A circle that a type-only import closes (`import type`,

@@ -2,7 +2,7 @@
 export type PayPalychMap = {
 	balance: 'get';
 	bill: 'create' | 'get' | 'getPayments' | 'search' | 'setActive';
-	payment: 'get';
+	payment: 'get' | 'search';
 	payout: 'createPersonal' | 'createRegular' | 'get' | 'search';
 	sbpBank: 'getMany';
 };

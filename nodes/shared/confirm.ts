@@ -1,4 +1,4 @@
-import { formatCents, toCents } from './money';
+import { formatCents, receivedCents, toCents } from './money';
 import { PAYOUT_POSTBACK_CONFIRMED_BY, canonicalStatus } from './statuses';
 import type { PostbackFields } from './postback';
 
@@ -148,7 +148,8 @@ function compareStatus(
  * - the payment's id is the postback's TrsId;
  * - the statuses are the same in canonical form (NEW or PROCESS on the service: retry later);
  * - OutSum is one of the payment's amounts: `amount` (what the payer paid, commission included
- *   when the payer pays it), `amount_received`, `amount_received + commission` (the service
+ *   when the payer pays it), what it credited (`amount_received`, or `account_amount` in newer
+ *   answers, see receivedCents), that plus `commission` (the service
  *   facts: OutSum includes the commission when the payer pays it), or `amount` plus the
  *   postback's own `Commission` (a service whose `amount` leaves out the commission the payer
  *   paid, and that shows no commission field). `Commission` is not signed: a caller holding a
@@ -170,7 +171,7 @@ export function confirmPayment(
 	billOrderId: string | null | undefined,
 	requireOrderId = true,
 ): Confirmation {
-	const received = toCents(payment.amount_received);
+	const received = receivedCents(payment);
 	const amount = toCents(payment.amount);
 	const mismatch =
 		compareRecord('payment', fields, payment) ??

@@ -109,6 +109,14 @@ export const ERROR_CATALOGUE: Readonly<Record<string, ErrorEntry>> = {
 		message: 'The request would create too many payouts',
 		hint: 'Split the amount into smaller payouts',
 	},
+	'api:error.ip_access_denied': {
+		message: "This server's address is not on the API allow-list of your merchant account",
+		hint: "Add this server's address to the API allow-list in your merchant account",
+	},
+	'api:error.transaction_rejected': {
+		message: 'The service rejected the transaction',
+		hint: 'Check the amount, currency and payment method of the bill, or contact PayPalych support with the time of the request',
+	},
 	'api:error.general_error': {
 		message: 'The service had an internal error',
 		hint: 'Try again later; if it persists, contact PayPalych support',
@@ -149,10 +157,66 @@ function keyOf(message: string): string | undefined {
 	return m ? m[0] : undefined;
 }
 
+/** The fields of an error answer that may carry its key, in the order they are read. */
+export const ERROR_KEY_FIELDS = [
+	'message',
+	'error',
+	'error_code',
+	'error_message',
+	'errors',
+] as const;
+
+/**
+ * The key in one field's value: a string (`"api:error.payout_not_found"`, `"Unauthenticated."`,
+ * or a catalogue name without its prefix in a code field, `"payout_not_found"`), or the first
+ * key among the values of an array or an object (`errors`), a few levels deep.
+ */
+function keyIn(value: unknown, bareNames: boolean, depth = 0): string | undefined {
+	if (typeof value === 'string') {
+		const key = keyOf(value);
+		if (key) return key;
+		const bare = value.trim();
+		if (bareNames && /^[A-Za-z0-9_-]+$/.test(bare) && ERROR_CATALOGUE[`api:error.${bare}`])
+			return `api:error.${bare}`;
+		return undefined;
+	}
+	if (depth >= 3 || typeof value !== 'object' || value === null) return undefined;
+	for (const entry of Array.isArray(value) ? value : Object.values(value)) {
+		const key = keyIn(entry, bareNames, depth + 1);
+		if (key) return key;
+	}
+	return undefined;
+}
+
+/**
+ * The one reader of an error answer's key, wherever the service puts it: `message` (the
+ * interface document's place), `error`, `error_code`, `error_message`, or `errors` (a string, a
+ * list or an object of field messages), in that order; the first `api:error.*` key (or the 401
+ * and unauthorized sentences) found. A JSON text is parsed first. Undefined when none carries one.
+ */
+export function apiErrorKeyOf(body: unknown): string | undefined {
+	const record = asRecord(body);
+	if (!record) return typeof body === 'string' ? keyOf(body) : undefined;
+	for (const field of ERROR_KEY_FIELDS) {
+		const key = keyIn(record[field], field === 'error' || field === 'error_code');
+		if (key) return key;
+	}
+	return undefined;
+}
+
+/** The service's own text beside the key: `message`, else `error_message`, else `error`. */
+function serviceText(record: Record<string, unknown> | undefined): string | undefined {
+	for (const field of ['message', 'error_message', 'error']) {
+		const value = record?.[field];
+		if (typeof value === 'string' && value.trim() !== '') return value;
+	}
+	return undefined;
+}
+
 /** Turns an error answer of the service into a key and sentences a merchant understands. */
 export function describeApiError(httpCode: number | undefined, body: unknown): DescribedError {
 	const record = asRecord(body);
-	const serviceMessage = typeof record?.message === 'string' ? record.message : undefined;
+	const serviceMessage = serviceText(record);
 	const rawErrors = asRecord(record?.errors);
 	let fieldErrors: Record<string, string[]> | undefined;
 	if (rawErrors) {
@@ -162,7 +226,7 @@ export function describeApiError(httpCode: number | undefined, body: unknown): D
 		}
 	}
 
-	let key = serviceMessage !== undefined ? keyOf(serviceMessage) : undefined;
+	let key = apiErrorKeyOf(record ?? body);
 	if (!key && httpCode === 401) key = UNAUTHENTICATED_KEY;
 	if (!key && (fieldErrors || httpCode === 422)) key = VALIDATION_KEY;
 	if (!key) key = httpCode ? `http_${httpCode}` : 'network_error';

@@ -137,3 +137,24 @@ function stripTrailingZeros(text: string): string {
 	if (!text.includes('.')) return text;
 	return text.replace(/0+$/, '').replace(/\.$/, '');
 }
+
+/**
+ * What a payment credited to the merchant, in whole cents, whichever answer the service gives:
+ * `amount_received` (the interface document's field), else `account_amount` (newer answers drop
+ * `amount_received` and add it) when it is in the payment's own currency
+ * (`account_currency_code` absent or the same as `currency_in`). Undefined when neither is there.
+ */
+export function receivedCents(payment: Readonly<Record<string, unknown>>): number | undefined {
+	const received = toCents(payment.amount_received);
+	if (received !== undefined) return received;
+	const accountCurrency =
+		typeof payment.account_currency_code === 'string' ? payment.account_currency_code.trim() : '';
+	const currency = typeof payment.currency_in === 'string' ? payment.currency_in.trim() : '';
+	if (
+		accountCurrency !== '' &&
+		currency !== '' &&
+		accountCurrency.toUpperCase() !== currency.toUpperCase()
+	)
+		return undefined;
+	return toCents(payment.account_amount);
+}

@@ -14,6 +14,8 @@
  * left out. Pure: the caller passes the function that fetches one page (with its credentials).
  */
 
+import { createHash } from 'crypto';
+
 /** Fetches one page: a GET of this absolute URL with the credential, answering the JSON object. */
 export type PageFetcher = (url: string) => Promise<Record<string, unknown>>;
 
@@ -40,6 +42,8 @@ export interface Page<T> {
 	number: number;
 	/** Its rows (`data`), without rows already yielded on an earlier page. */
 	rows: T[];
+	/** The size of the page's `data` as JSON, in characters: what its rows weigh. */
+	bytes: number;
 	/** The URL of the next page: where a reader that stops here resumes. Undefined on the last. */
 	next?: string;
 	/** Set on the last page yielded: why there is no next one. */
@@ -186,7 +190,10 @@ export async function* pages<T = Record<string, unknown>>(
 		const answer = await fetchPage(url);
 		const data = Array.isArray(answer.data) ? (answer.data as unknown[]) : [];
 		const current = positiveInt(objectOf(answer.meta)?.current_page);
-		const content = JSON.stringify(data);
+		const text = JSON.stringify(data);
+		const bytes = text.length;
+		// A digest, not the rows' text: every page read is remembered without being held.
+		const content = createHash('sha256').update(text).digest('base64');
 		// The same page number, or the same rows, as a page read before: the service ignored the
 		// page asked for.
 		const repeated =
@@ -196,7 +203,7 @@ export async function* pages<T = Record<string, unknown>>(
 		if (current !== undefined) readMarks.add(`page ${current}`);
 		readContents.add(content);
 		if (repeated) {
-			yield { url, number, rows: [], end: 'repeated_page' };
+			yield { url, number, rows: [], bytes: 0, end: 'repeated_page' };
 			return;
 		}
 		const rows: T[] = [];
@@ -210,24 +217,31 @@ export async function* pages<T = Record<string, unknown>>(
 			rows.push(row as T);
 		}
 		if (data.length === 0) {
-			yield { url, number, rows, end: 'empty_page' };
+			yield { url, number, rows, bytes, end: 'empty_page' };
 			return;
 		}
 		const { next, refused } = nextPageUrl(answer, url, options.apiRoot);
 		const refusedNext = refused === undefined ? {} : { refusedNext: refused };
 		if (next === undefined) {
-			yield { url, number, rows, end: refused ? 'refused_next' : 'last_page', ...refusedNext };
+			yield {
+				url,
+				number,
+				rows,
+				bytes,
+				end: refused ? 'refused_next' : 'last_page',
+				...refusedNext,
+			};
 			return;
 		}
 		if (pageMarks(next).some((mark) => readMarks.has(mark))) {
-			yield { url, number, rows, end: 'repeated_page', ...refusedNext };
+			yield { url, number, rows, bytes, end: 'repeated_page', ...refusedNext };
 			return;
 		}
 		if (number >= maxPages) {
-			yield { url, number, rows, next, end: 'page_cap', ...refusedNext };
+			yield { url, number, rows, bytes, next, end: 'page_cap', ...refusedNext };
 			return;
 		}
-		yield { url, number, rows, next, ...refusedNext };
+		yield { url, number, rows, bytes, next, ...refusedNext };
 		url = next;
 	}
 }

@@ -190,6 +190,12 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 	// status and reason, anything else a bare 500 with the cause in the log. The console answers
 	// its own as pages.
 	app.setErrorHandler(jsonErrorHandler);
+	// Nothing under /admin may be kept by a browser or a proxy: the API's lists, its refusals
+	// (401, 429, a schema's 400, an unknown path's 404) and the console's pages alike. Set before
+	// routing, so every answer has it; a route may still say otherwise (the console's style sheet).
+	app.addHook('onRequest', async (request, reply) => {
+		if (isAdminPath(request.url)) reply.header('cache-control', 'no-store');
+	});
 
 	// Limits only where a route asks for one (the redirect routes); postbacks are never limited.
 	await app.register(rateLimit, { global: false });
@@ -224,6 +230,11 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 		buffered?.stop();
 	});
 	return app;
+}
+
+/** `/admin` and everything under it (the admin API and the console). */
+export function isAdminPath(url: string): boolean {
+	return url === '/admin' || url.startsWith('/admin/') || url.startsWith('/admin?');
 }
 
 /** The console's logouts, kept in the store for every instance and restart: that port alone. */

@@ -269,6 +269,10 @@ export const fields = z.object({
 	RELAY_CATCHUP_MAX_CALLS: int(1, 200).describe(
 		'API calls one catch-up run may make at the most (the next run goes on)',
 	),
+	// What one run may hold of the service's lists (bills, payouts), counted across every page.
+	RELAY_CATCHUP_MAX_BYTES: int(1_048_576, 64 * 1_048_576).describe(
+		"bytes of the service's list rows one catch-up run may hold, across every page (at least 1 MiB); over it the run stops partial, raises catchup-failed, and the next run goes on",
+	),
 	RELAY_ALERT_TARGETS: urlList.describe(
 		'URLs (comma-separated) the relay posts a JSON alert to: postbacks found by catch-up, dead deliveries, an old backlog',
 	),

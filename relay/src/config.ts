@@ -80,6 +80,8 @@ export interface RelayConfig {
 		days: number;
 		/** Most API calls one run makes (the rest waits for the next run). */
 		maxCalls: number;
+		/** Most bytes of the service's list rows one run holds, across every page (RELAY_CATCHUP_MAX_BYTES). */
+		maxBytes: number;
 		/** How many days back a deep run searches bills by their creation date. */
 		billDays: number;
 		/** Seconds between deep runs (the first run after start is deep). */
@@ -327,6 +329,7 @@ function catchupOf(c: Fields): RelayConfig['catchup'] {
 		intervalS: c.RELAY_CATCHUP_INTERVAL_S,
 		days: c.RELAY_CATCHUP_DAYS,
 		maxCalls: c.RELAY_CATCHUP_MAX_CALLS,
+		maxBytes: c.RELAY_CATCHUP_MAX_BYTES,
 		billDays: c.RELAY_CATCHUP_BILL_DAYS,
 		deepIntervalS: c.RELAY_CATCHUP_DEEP_INTERVAL_S,
 		apiBaseUrl: c.PAYPALYCH_API_BASE_URL,

@@ -4,7 +4,7 @@
  * import is of the TypeScript source, not of the community package's build, so
  * `tsc -p relay/tsconfig.json` checks it on a fresh clone, and `npm run build -w relay`
  * (`tsc -p relay/tsconfig.build.json`) compiles it together with the relay into `relay/dist/`
- * (`dist/nodes/shared/*.js`, CommonJS; see relay/README.md, *Build*).
+ * (`dist/nodes/shared/*.js`, CommonJS; see docs/developer/relay.md, *Build*).
  */
 export {
 	DELIVERY_ATTEMPT_HEADER,
@@ -27,7 +27,7 @@ export {
 	dateIn,
 	describeApiError,
 	listUrl,
-	readPages,
+	pages,
 	widenedDates,
 	confirmPayment,
 	confirmPayout,

@@ -44,7 +44,7 @@ export function onePaymentOneEvent(
 		const trsId = (fields.TrsId ?? '').trim();
 		if (trsId === '') return undefined;
 		const status = canonicalStatus(fields.Status);
-		const same = (await store.listEvents({ kind, trsId: fields.TrsId, limit: 50 })).filter(
+		const same = (await store.listEvents({ kind, trsId, limit: 50 })).filter(
 			(e) => canonicalStatus(e.fields.Status) === status,
 		);
 		if (source.via === 'postback') {

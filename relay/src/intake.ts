@@ -36,6 +36,21 @@ export interface IntakeOptions {
 
 const FORM = 'application/x-www-form-urlencoded';
 
+/**
+ * The fields as the relay compares and stores them: `TrsId` trimmed, as the trigger reads it. A
+ * copy of a postback whose TrsId differs only by white space is the same payment's (its twin), so
+ * it is looked up like any other copy under another signed pair, never stored beside it unseen.
+ * The body forwarded is the one received, untouched (the trigger trims the same way).
+ */
+export function canonicalFields(fields: PostbackFields): PostbackFields {
+	if (fields.TrsId === undefined) return fields;
+	const trsId = canonicalTrsId(fields.TrsId);
+	return trsId === fields.TrsId ? fields : { ...fields, TrsId: trsId };
+}
+
+/** A TrsId as the relay compares it: white space around it removed. */
+export const canonicalTrsId = (trsId: string): string => trsId.trim();
+
 /** A catch-up event's body: the form the service sends its postbacks as. */
 const formBody = (fields: PostbackFields) => new URLSearchParams(fields).toString();
 
@@ -84,8 +99,13 @@ export class Intake {
 		this.#paymentKnown = bounded('payment', checkPayment);
 	}
 
-	/** Admits one verified event; resolves after the commit. Store errors are thrown. */
-	async admit(kind: PostbackEvent, fields: PostbackFields, source: Source): Promise<Admission> {
+	/**
+	 * Admits one verified event; resolves after the commit. Store errors are thrown. Its TrsId is
+	 * made canonical here, once (canonicalFields): every comparison after this point, the store's
+	 * twin check and dedupe included, sees the one spelling the trigger compares.
+	 */
+	async admit(kind: PostbackEvent, sent: PostbackFields, source: Source): Promise<Admission> {
+		const fields = canonicalFields(sent);
 		const candidate: Candidate = { kind, fields, source };
 		for (const lookUp of this.#lookUps) {
 			const answer = await lookUp(candidate);
@@ -93,7 +113,7 @@ export class Intake {
 		}
 		if (source.via !== 'postback') return this.#stored(candidate, await this.#insert(candidate));
 		if (kind === 'success' || kind === 'fail') return this.#redirect(candidate);
-		return await this.#postback(candidate, (fields.TrsId ?? '').trim() !== '');
+		return await this.#postback(candidate, (fields.TrsId ?? '') !== '');
 	}
 
 	/**

@@ -164,7 +164,7 @@ export class ServiceApi {
 		return this.#call(url, path);
 	}
 
-	/** One page of a list by its absolute URL (the shared readPages' fetcher). */
+	/** One page of a list by its absolute URL (the shared `pages`' fetcher). */
 	page(url: string): Promise<ApiRecord> {
 		const parsed = new URL(url);
 		return this.#call(parsed, parsed.pathname.replace(/^.*(\/api\/v1\/)/, '$1'));

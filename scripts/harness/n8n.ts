@@ -21,11 +21,11 @@ import {
 	run,
 	sleep,
 	startService,
-	waitFor,
 	waitForHttp,
 	type RunResult,
 	type Service,
 } from './proc.ts';
+import { waitFor } from './wait.ts';
 
 export {
 	NODE_TYPE,
@@ -348,8 +348,7 @@ export class N8n {
 				previous = key;
 				return settled ? list : undefined;
 			},
-			60_000,
-			everyMs,
+			{ timeoutMs: 60_000, everyMs: everyMs },
 		);
 	}
 

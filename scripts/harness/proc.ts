@@ -244,22 +244,6 @@ export async function waitForHttp(
 	);
 }
 
-/** Waits until `check` returns a value other than undefined, polling; throws with `what` on timeout. */
-export async function waitFor<T>(
-	what: string,
-	check: () => Promise<T | undefined> | T | undefined,
-	timeoutMs = 30_000,
-	everyMs = 200,
-): Promise<T> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const value = await check();
-		if (value !== undefined) return value;
-		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-		await sleep(everyMs);
-	}
-}
-
 /** JSON over HTTP; throws with the status and body on a non-2xx answer. */
 export async function httpJson<T = unknown>(
 	method: string,

@@ -3,8 +3,8 @@
  * set up, and the sandbox's record of a postback it sent.
  */
 import type { Owner } from './n8n.ts';
-import { waitFor } from './proc.ts';
 import type { Stack } from './stack.ts';
+import { waitFor, OUTSIDE } from './wait.ts';
 
 /** One postback the sandbox sent: where, its answer's status, and the body it sent. */
 export interface PostbackDelivery {
@@ -23,13 +23,17 @@ export async function answeredPostback(
 	trsId: string,
 	kind: 'payment' | 'payout' = 'payment',
 ): Promise<PostbackDelivery> {
-	return await waitFor(`the sandbox to post ${kind} ${trsId}`, async () => {
-		const { data } = await stack.control<{ data: PostbackDelivery[] }>(
-			'GET',
-			`/deliveries?kind=${kind}&trsId=${encodeURIComponent(trsId)}`,
-		);
-		return data.find((d) => d.status !== undefined && d.status !== null);
-	});
+	return await waitFor(
+		`the sandbox to post ${kind} ${trsId}`,
+		async () => {
+			const { data } = await stack.control<{ data: PostbackDelivery[] }>(
+				'GET',
+				`/deliveries?kind=${kind}&trsId=${encodeURIComponent(trsId)}`,
+			);
+			return data.find((d) => d.status !== undefined && d.status !== null);
+		},
+		OUTSIDE,
+	);
 }
 
 /** The n8n owner a script or suite sets up, named after it (`E2E`, `Smoke`, `Queue`, `Bench`). */

@@ -19,12 +19,13 @@ import {
 	type ExampleSettings,
 } from '../../scripts/harness/examples.ts';
 import { NODE_TYPE, nodeOutput, type WorkflowJson } from '../../scripts/harness/n8n.ts';
-import { Phases, waitFor } from '../../scripts/harness/proc.ts';
+import { Phases } from '../../scripts/harness/proc.ts';
 import { startSink, type Sink } from '../../scripts/harness/sink.ts';
 import { startStack, type Stack } from '../../scripts/harness/stack.ts';
 import { ownerFor } from '../../scripts/harness/suite.ts';
 import { utcDay } from '../helpers/sandbox.ts';
 import { agentWorkflow, startFakeLlm, type FakeLlm } from './fake-llm.ts';
+import { waitFor, OUTSIDE } from '../../scripts/harness/wait.ts';
 
 type Json = Record<string, any>;
 
@@ -224,8 +225,13 @@ async function requestPayout(body: Json): Promise<{ status: number; answer: Json
 
 /** The approver's link for a request, as "Ask a person to approve" sent it (to the shop here). */
 async function approvalLink(requestId: string): Promise<string> {
-	const asked = await waitFor(`the approval request of ${requestId}`, async () =>
-		sink.on('/api/payouts/approval-request').find((r) => (r.body as Json).requestId === requestId),
+	const asked = await waitFor(
+		`the approval request of ${requestId}`,
+		async () =>
+			sink
+				.on('/api/payouts/approval-request')
+				.find((r) => (r.body as Json).requestId === requestId),
+		OUTSIDE,
 	);
 	const link = new URL((asked.body as Json).approvalUrl as string);
 	// n8n builds the link from its own idea of its address; the test reaches it on 127.0.0.1.
@@ -438,13 +444,17 @@ describe('Payout guardrails in a real n8n', () => {
 			},
 		});
 		expect(await sandboxPayouts()).toHaveLength(before.length + 1);
-		const executions = await waitFor('the approval executions to finish', async () => {
-			const list = await stack.n8n.executions(EXAMPLE_IDS.payoutApproval);
-			return list.length >= 3 &&
-				list.every((e) => !['running', 'new', 'waiting'].includes(e.status))
-				? list
-				: undefined;
-		});
+		const executions = await waitFor(
+			'the approval executions to finish',
+			async () => {
+				const list = await stack.n8n.executions(EXAMPLE_IDS.payoutApproval);
+				return list.length >= 3 &&
+					list.every((e) => !['running', 'new', 'waiting'].includes(e.status))
+					? list
+					: undefined;
+			},
+			OUTSIDE,
+		);
 		expect(executions.filter((e) => e.status === 'error')).toEqual([]);
 		phases.mark('approved paid once, rejected paid nothing');
 	});

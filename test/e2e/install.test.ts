@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -198,7 +198,9 @@ describe('installed from the GitHub release tarballs, as the documentation says'
 		);
 		const app = join(work, 'relay-app');
 		mkdirSync(app);
-		await runDocumented([npmLine], {}, app);
+		// npm's cache and settings: those of the HOME the tests run with, said, not left to npm's
+		// own look-up of the account's home folder.
+		await runDocumented([npmLine], { HOME: homedir() }, app);
 		const bin = join(app, 'node_modules', '.bin', 'paypalych-relay');
 		const relay = (args: string[], env: Record<string, string> = {}) =>
 			spawnSync(bin, args, {

@@ -23,10 +23,11 @@ import {
 } from '../../scripts/harness/examples.ts';
 import { NODE_TYPE, TRIGGER_TYPE } from '../../scripts/harness/n8n.ts';
 import { psql } from '../../scripts/harness/pg-cli.ts';
-import { Phases, waitFor } from '../../scripts/harness/proc.ts';
+import { Phases } from '../../scripts/harness/proc.ts';
 import { startQueueStack, type QueueStack } from '../../scripts/harness/queue.ts';
 import { ownerFor } from '../../scripts/harness/suite.ts';
 import { startSink, type Sink } from '../../scripts/harness/sink.ts';
+import { waitFor, OUTSIDE } from '../../scripts/harness/wait.ts';
 
 type Json = Record<string, any>;
 
@@ -151,8 +152,7 @@ async function settle(...workflowIds: string[]): Promise<void> {
 			previous = key;
 			return settled ? true : undefined;
 		},
-		90_000,
-		400,
+		{ timeoutMs: 90_000, everyMs: 400 },
 	);
 }
 
@@ -242,7 +242,11 @@ describe('PayPalych on n8n queue mode (main, 2 workers, 2 webhook processes)', (
 		expect(await send(direct(EXAMPLE_IDS.paymentPaid)[0], genuine)).toMatchObject({
 			receipt: 'accepted',
 		});
-		await waitFor('the genuine run', () => (paidCalls(orderId).length === 1 ? true : undefined));
+		await waitFor(
+			'the genuine run',
+			() => (paidCalls(orderId).length === 1 ? true : undefined),
+			OUTSIDE,
+		);
 		await settle(EXAMPLE_IDS.paymentPaid);
 		expect(await send(direct(EXAMPLE_IDS.paymentPaid)[1], genuine)).toMatchObject({
 			receipt: 'duplicate',
@@ -260,8 +264,10 @@ describe('PayPalych on n8n queue mode (main, 2 workers, 2 webhook processes)', (
 			const postback = await paidPostback(orderId);
 			const answers = await storm([relayPayment()], postback, copies);
 			expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
-			await waitFor(`the shop call for ${orderId}`, () =>
-				paidCalls(orderId).length > 0 ? true : undefined,
+			await waitFor(
+				`the shop call for ${orderId}`,
+				() => (paidCalls(orderId).length > 0 ? true : undefined),
+				OUTSIDE,
 			);
 			await settle(EXAMPLE_IDS.paymentPaid, EXAMPLE_IDS.sellerPayout);
 			// The relay stored one event and delivered it once (through the balancer) per trigger.
@@ -282,8 +288,10 @@ describe('PayPalych on n8n queue mode (main, 2 workers, 2 webhook processes)', (
 				for (const a of answers) expect(['accepted', 'duplicate', 'retry']).toContain(a.receipt);
 				const accepted = answers.filter((a) => a.receipt === 'accepted').length;
 				expect(accepted).toBeGreaterThanOrEqual(1);
-				await waitFor(`the shop calls for ${orderId}`, () =>
-					paidCalls(orderId).length >= accepted ? true : undefined,
+				await waitFor(
+					`the shop calls for ${orderId}`,
+					() => (paidCalls(orderId).length >= accepted ? true : undefined),
+					OUTSIDE,
 				);
 				await settle(EXAMPLE_IDS.paymentPaid);
 				// Every accepted copy is one execution: the answers tell what n8n did.
@@ -304,8 +312,10 @@ describe('PayPalych on n8n queue mode (main, 2 workers, 2 webhook processes)', (
 				const urls = route === 'direct' ? direct(EXAMPLE_IDS.sellerPayout) : [relayPayment()];
 				const answers = await storm(urls, postback, copies);
 				const accepted = answers.filter((a) => a.receipt === 'accepted').length;
-				await waitFor(`the seller calls for ${orderId}`, () =>
-					sellerCalls(orderId).length >= Math.max(1, accepted) ? true : undefined,
+				await waitFor(
+					`the seller calls for ${orderId}`,
+					() => (sellerCalls(orderId).length >= Math.max(1, accepted) ? true : undefined),
+					OUTSIDE,
 				);
 				await settle(EXAMPLE_IDS.paymentPaid, EXAMPLE_IDS.sellerPayout);
 				const payouts = await sellerPayouts(String(postback.TrsId));

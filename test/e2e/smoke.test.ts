@@ -36,11 +36,12 @@ import {
 	nodeOutput,
 	type WorkflowJson,
 } from '../../scripts/harness/n8n.ts';
-import { Phases, waitFor } from '../../scripts/harness/proc.ts';
+import { Phases } from '../../scripts/harness/proc.ts';
 import { startSink, type Sink } from '../../scripts/harness/sink.ts';
 import { startStack, type Stack } from '../../scripts/harness/stack.ts';
 import { ownerFor } from '../../scripts/harness/suite.ts';
 import { agentWorkflow, startFakeLlm, type FakeLlm } from './fake-llm.ts';
+import { waitFor, OUTSIDE } from '../../scripts/harness/wait.ts';
 
 type Json = Record<string, any>;
 
@@ -219,18 +220,28 @@ describe(`smoke on n8n ${N8N_VERSION}`, () => {
 			`/bills/${bill.bill_id as string}/pay`,
 			{ outcome: 'full', method: 'BANK_CARD' },
 		);
-		const told = await waitFor('the shop to be told the order is paid', async () => {
-			const calls = sink.on('/api/orders/paid').filter((r) => (r.body as Json).orderId === orderId);
-			return calls.length > 0 ? calls : undefined;
-		});
+		const told = await waitFor(
+			'the shop to be told the order is paid',
+			async () => {
+				const calls = sink
+					.on('/api/orders/paid')
+					.filter((r) => (r.body as Json).orderId === orderId);
+				return calls.length > 0 ? calls : undefined;
+			},
+			OUTSIDE,
+		);
 		expect(told).toHaveLength(1);
 		// The shop is told from inside the execution, so the execution may still be running here.
-		const execution = await waitFor('the execution that told the shop to end', async () => {
-			const [e] = (await stack.n8n.executions(EXAMPLE_IDS.paymentPaid)).filter(
-				(x) => !earlier.has(x.id),
-			);
-			return e && e.status !== 'running' && e.status !== 'new' ? e : undefined;
-		});
+		const execution = await waitFor(
+			'the execution that told the shop to end',
+			async () => {
+				const [e] = (await stack.n8n.executions(EXAMPLE_IDS.paymentPaid)).filter(
+					(x) => !earlier.has(x.id),
+				);
+				return e && e.status !== 'running' && e.status !== 'new' ? e : undefined;
+			},
+			OUTSIDE,
+		);
 		expect(execution.status).toBe('success');
 		const trigger = nodeOutput(await stack.n8n.execution(execution.id), 'Payment postback')[0];
 		expect(trigger).toMatchObject({ confirmed: true, paid: true, TrsId: payment.id });

@@ -25,10 +25,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addDays, dateIn } from '../../nodes/shared/dates.ts';
 import { CREDENTIAL_ID, CREDENTIAL_NAME } from '../../scripts/harness/examples.ts';
 import { TRIGGER_TYPE, type WorkflowJson } from '../../scripts/harness/n8n.ts';
-import { Phases, waitFor } from '../../scripts/harness/proc.ts';
+import { Phases } from '../../scripts/harness/proc.ts';
 import { startSink, type Sink } from '../../scripts/harness/sink.ts';
 import { startStack, type Stack } from '../../scripts/harness/stack.ts';
 import { answeredPostback, ownerFor } from '../../scripts/harness/suite.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 type Json = Record<string, any>;
 
@@ -267,8 +268,7 @@ describe('the spec profile through the relay and a real n8n', () => {
 		await waitFor(
 			'a shop call for each of the 18 payments',
 			() => (all.every((t) => timesTold().has(t)) ? true : undefined),
-			120_000,
-			500,
+			{ timeoutMs: 120_000, everyMs: 500 },
 		);
 		const executions = await stack.n8n.settledExecutions(IDS.billIdOnly);
 		expect(executions).toHaveLength(18);
@@ -294,8 +294,7 @@ describe('the spec profile through the relay and a real n8n', () => {
 				const mine = data.filter((d) => d.target.includes('9d1f0a36-5b1e-4d8e-8f4a-25c0e1a7b102'));
 				return mine.length >= 18 ? mine : undefined;
 			},
-			60_000,
-			500,
+			{ timeoutMs: 60_000, everyMs: 500 },
 		);
 		expect(deadForDefault).toHaveLength(18);
 		for (const dead of deadForDefault) {
@@ -313,8 +312,7 @@ describe('the spec profile through the relay and a real n8n', () => {
 					.on('/alerts')
 					.map((r) => r.body as Json)
 					.find((a) => a.alert === 'dead'),
-			60_000,
-			500,
+			{ timeoutMs: 60_000, everyMs: 500 },
 		);
 		expect(JSON.stringify(alert)).toContain(FIX);
 		phases.mark('default Order Check: 18 dead letters, the alert and the n8n log name the fix');
@@ -359,8 +357,7 @@ describe('the spec profile through the relay and a real n8n', () => {
 		await waitFor(
 			'a shop call for each of the 12 payments',
 			() => (genuine.every((g) => timesTold().has(g.trsId)) ? true : undefined),
-			120_000,
-			500,
+			{ timeoutMs: 120_000, everyMs: 500 },
 		);
 		phases.mark('12 genuine postbacks of one link: 12 executions');
 

@@ -50,6 +50,8 @@ export const NODE_TYPE = 'n8n-nodes-paypalych.payPalych';
 export interface Credential {
 	apiToken: string;
 	baseUrl: string;
+	/** The credential's optional Shop ID. */
+	shopId?: string;
 }
 
 /** n8n's credentials helper, reduced to handing out the test's data and applying `authenticate`. */

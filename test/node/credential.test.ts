@@ -32,6 +32,9 @@ describe('credential payPalychApi', () => {
 			typeOptions: { password: true },
 		});
 		expect(byName.baseUrl).toMatchObject({ type: 'string', default: 'https://pal24.pro' });
+		// The optional Shop ID: the default of Bill › Create and the searches' shop_id.
+		expect(byName.shopId).toMatchObject({ type: 'string', default: '' });
+		expect(byName.shopId.required).toBeFalsy();
 	});
 
 	it('its test request reaches GET /api/v1/merchant/balance for any spelling of the base URL, and a 401 reads as a rejected token', async () => {
@@ -118,7 +121,7 @@ describe('node description', () => {
 		);
 		expect(table).toEqual({
 			bill: ['create', 'get', 'getPayments', 'search', 'setActive'],
-			payment: ['get'],
+			payment: ['get', 'search'],
 			balance: ['get'],
 			payout: ['createPersonal', 'createRegular', 'get', 'search'],
 			sbpBank: ['getMany'],

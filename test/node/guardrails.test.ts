@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { INodeParameters } from 'n8n-workflow';
 
+import { failure, personal } from '../helpers/node-params.ts';
 import { runNode } from '../helpers/n8n-context.ts';
 import { startRecordingServer, type RecordingServer } from '../helpers/recording-server.ts';
 import {
@@ -13,7 +14,6 @@ import {
 	serviceDay,
 	start,
 	type Sandbox,
-	type TestMerchant,
 } from '../helpers/sandbox.ts';
 
 // The payout guardrails through the node's real execute() against the sandbox: Dry Run, Max
@@ -31,20 +31,6 @@ const TOOL_TYPE = 'n8n-nodes-paypalych.payPalychTool';
 const PERSONAL_CREATE = '/api/v1/payout/personal/create';
 const REGULAR_CREATE = '/api/v1/payout/regular/create';
 
-const personal = (
-	merchant: TestMerchant,
-	amount: string,
-	orderId: string,
-	options: INodeParameters = {},
-): INodeParameters => ({
-	resource: 'payout',
-	operation: 'createPersonal',
-	payoutAccountId: merchant.payoutAccountId,
-	amount,
-	orderId,
-	options,
-});
-
 const card = (amount: string, orderId: string, options: INodeParameters = {}): INodeParameters => ({
 	resource: 'payout',
 	operation: 'createRegular',
@@ -55,12 +41,6 @@ const card = (amount: string, orderId: string, options: INodeParameters = {}): I
 	orderId,
 	options,
 });
-
-const failure = (promise: Promise<unknown>) =>
-	promise.then(
-		() => undefined,
-		(e: Error & { description?: string }) => e,
-	);
 
 /**
  * A tripwire on the sandbox's create endpoints: a zero-delay fault that counts down on every

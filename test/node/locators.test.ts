@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
+import { failure } from '../helpers/node-params.ts';
 import { runListSearch, runNode } from '../helpers/n8n-context.ts';
 import {
 	PROFILES,
@@ -32,12 +33,6 @@ async function getBill(merchant: TestMerchant, billId: unknown, operation = 'get
 		parameters: { resource: 'bill', operation, billId } as INodeParameters,
 	});
 }
-
-const failure = (promise: Promise<unknown>) =>
-	promise.then(
-		() => undefined,
-		(e: Error) => e,
-	);
 
 describe.each(PROFILES)('sandbox profile %s', (profile) => {
 	beforeAll(async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { INodeParameters } from 'n8n-workflow';
 
+import { failure, personal } from '../helpers/node-params.ts';
 import { runNode } from '../helpers/n8n-context.ts';
 import { startRecordingServer } from '../helpers/recording-server.ts';
 import {
@@ -10,7 +11,6 @@ import {
 	payoutsOf,
 	start,
 	type Sandbox,
-	type TestMerchant,
 	utcDay,
 } from '../helpers/sandbox.ts';
 
@@ -22,20 +22,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
 	await sandbox.close();
-});
-
-const personal = (
-	merchant: TestMerchant,
-	amount: string,
-	orderId: string,
-	options: INodeParameters = {},
-): INodeParameters => ({
-	resource: 'payout',
-	operation: 'createPersonal',
-	payoutAccountId: merchant.payoutAccountId,
-	amount,
-	orderId,
-	options,
 });
 
 const card = (
@@ -51,12 +37,6 @@ const card = (
 	cardHolder: 'IVAN PETROV',
 	orderId,
 });
-
-const failure = (promise: Promise<unknown>) =>
-	promise.then(
-		() => undefined,
-		(e: Error & { httpCode?: string; description?: string }) => e,
-	);
 
 describe('Payout > Create to Saved Account', () => {
 	it('creates a payout under the given order ID and reads it by ID and by order ID', async () => {

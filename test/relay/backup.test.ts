@@ -16,9 +16,9 @@ import {
 	spawnRelay,
 	stopRelays,
 	tempDir,
-	waitFor,
 } from './helpers.ts';
 import type { RelayProcess } from './helpers.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
@@ -76,7 +76,7 @@ describe('backup and restore of the SQLite store', () => {
 		const second = await spawnRelay({ ...env, RELAY_DATABASE: restored });
 		children.push(second);
 		const trsIds = () => target.received.map((r) => new URLSearchParams(r.body).get('TrsId'));
-		await waitFor(() => trsIds().length >= pending.length, 'the pending deliveries');
+		await waitFor('the pending deliveries', () => trsIds().length >= pending.length);
 		// Long enough for a second delivery of any of them to show (the retry delays are 20-200 ms).
 		await new Promise((r) => setTimeout(r, 1500));
 		expect(trsIds().sort()).toEqual(pending);

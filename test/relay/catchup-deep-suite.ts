@@ -10,10 +10,11 @@ import { addDays, dateIn } from '../../nodes/shared/dates.ts';
 import { signPayout } from '../../nodes/shared/signature.ts';
 import { start } from '../../relay/src/server.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
-import { ADMIN_TOKEN, Target, baseEnv, form, tempDir, waitFor } from './helpers.ts';
+import { ADMIN_TOKEN, Target, baseEnv, form, tempDir } from './helpers.ts';
 import type { SuiteStore } from './fresh-store.ts';
 import { sandboxControl, sandboxMerchant } from './sandbox-merchant.ts';
-import { cookieOf, submitLogin } from './console-suite.ts';
+import { cookieOf, submitLogin } from './console-login.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 type Json = Record<string, any>;
 const DAY_MS = 86_400_000;
@@ -186,7 +187,7 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		const run = await admin(r, 'POST', '/catchup');
 		expect(run).toMatchObject({ outcome: 'done', deep: true, payments: 15 });
 		expect(trsIds(run)).toEqual(paid.map((p) => p.paymentId).sort());
-		await waitFor(() => target.received.length >= 15, 'the 15 forwarded');
+		await waitFor('the 15 forwarded', () => target.received.length >= 15);
 
 		// The MULTI link is read again (it can take more payments): nothing new.
 		const again = await admin(r, 'POST', '/catchup', { deep: true });
@@ -199,6 +200,19 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		if (profile === 'spec') expect(Number(late.OutSum)).toBeGreaterThan(500);
 		expect(await postback(r, 'payment', late)).toMatch(/^200 /);
 		expect(await events(r)).toHaveLength(15);
+	});
+
+	it('a MULTI link with 25 payments over three pages of bill/payments: catch-up finds the lost payments on page 3', async () => {
+		const m = await merchant({ paymentsPageSize: 10 });
+		const link = await m.bill('30.00', 'MULTI');
+		const paid = [];
+		for (let i = 0; i < 25; i++) paid.push(await m.pay(link.billId));
+		const r = await relay(m.token);
+		const run = await admin(r, 'POST', '/catchup');
+		expect(run).toMatchObject({ outcome: 'done', payments: 25 });
+		expect(trsIds(run)).toEqual(paid.map((p) => p.paymentId).sort());
+		// The last five are on page 3.
+		for (const p of paid.slice(20)) expect(trsIds(run)).toContain(p.paymentId);
 	});
 
 	it('36.3 the newest first: a backlog of old unread bills never delays a payment lost today by more than one run', async () => {
@@ -280,7 +294,7 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		// Partial for longer than RELAY_CATCHUP_DEEP_INTERVAL_S (60 s): catchup-failed, once.
 		clock.offsetMs = 61_000;
 		expect((await admin(r, 'POST', '/catchup')).outcome).toBe('partial');
-		await waitFor(() => partialAlerts().length === 1, 'the partial-for-long alert');
+		await waitFor('the partial-for-long alert', () => partialAlerts().length === 1);
 		clock.offsetMs = 90_000;
 		expect((await admin(r, 'POST', '/catchup')).outcome).toBe('partial');
 		await new Promise((resolve) => setTimeout(resolve, 300));
@@ -343,15 +357,13 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		const ofC = await events(r, `&trsId=${cPaid.paymentId}`);
 		expect(ofC.map((e) => e.source).sort()).toEqual(['catch-up', 'postback']);
 		const genuineC = ofC.find((e) => e.source === 'catch-up')!;
-		await waitFor(
-			() =>
-				target.received.some((x) => {
-					const body = new URLSearchParams(x.body);
-					return (
-						body.get('TrsId') === cPaid.paymentId && body.get('OutSum') === genuineC.fields.OutSum
-					);
-				}),
-			'the genuine C forwarded',
+		await waitFor('the genuine C forwarded', () =>
+			target.received.some((x) => {
+				const body = new URLSearchParams(x.body);
+				return (
+					body.get('TrsId') === cPaid.paymentId && body.get('OutSum') === genuineC.fields.OutSum
+				);
+			}),
 		);
 
 		// After the catch-up event, the late genuine postback of B and a forged one with its TrsId
@@ -425,9 +437,8 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		expect(trsIds(run)).toEqual([good.paymentId, payoutId].sort());
 		expect(run.skippedRecords).toHaveLength(1);
 		expect(run.skippedRecords[0].reason).toMatch(/NUL/);
-		await waitFor(
-			() => alerts.received.some((a) => a.body.includes('catchup-failed')),
-			'the catchup-failed alert',
+		await waitFor('the catchup-failed alert', () =>
+			alerts.received.some((a) => a.body.includes('catchup-failed')),
 		);
 		// Its bill is marked read like any other: the next run does not stop on it again, and
 		// nothing is alerted twice.
@@ -445,9 +456,8 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		expect(failed.outcome).toBe('failed');
 		const failedAgain = await admin(r, 'POST', '/catchup');
 		expect(failedAgain.outcome).toBe('failed');
-		await waitFor(
-			() => alerts.received.some((a) => a.body.includes('catchup-failed')),
-			'the catchup-failed alert',
+		await waitFor('the catchup-failed alert', () =>
+			alerts.received.some((a) => a.body.includes('catchup-failed')),
 		);
 		await new Promise((resolve) => setTimeout(resolve, 300));
 		expect(alerts.received.filter((a) => a.body.includes('catchup-failed'))).toHaveLength(1);
@@ -461,12 +471,10 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		const failed = await admin(without, 'POST', '/catchup');
 		expect(failed.outcome).toBe('failed');
 		expect(failed.error).toMatch(/bill\/search answered HTTP 422.*set PAYPALYCH_SHOP_ID/);
-		await waitFor(
-			() =>
-				alerts.received.some(
-					(a) => a.body.includes('catchup-failed') && a.body.includes('PAYPALYCH_SHOP_ID'),
-				),
-			'the catchup-failed alert naming PAYPALYCH_SHOP_ID',
+		await waitFor('the catchup-failed alert naming PAYPALYCH_SHOP_ID', () =>
+			alerts.received.some(
+				(a) => a.body.includes('catchup-failed') && a.body.includes('PAYPALYCH_SHOP_ID'),
+			),
 		);
 		await without.close();
 		const withShop = await relay(m.token, { PAYPALYCH_SHOP_ID: m.shopId });

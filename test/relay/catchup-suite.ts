@@ -7,10 +7,11 @@ import { startSandbox } from '../../sandbox/src/index.ts';
 import type { RunningSandbox } from '../../sandbox/src/index.ts';
 import { start } from '../../relay/src/server.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
-import { cookieOf, submitLogin } from './console-suite.ts';
-import { ADMIN_TOKEN, Target, baseEnv, form, md5, tempDir, waitFor } from './helpers.ts';
+import { cookieOf, submitLogin } from './console-login.ts';
+import { ADMIN_TOKEN, Target, baseEnv, form, md5, tempDir } from './helpers.ts';
 import type { SuiteStore } from './fresh-store.ts';
 import { sandboxControl, sandboxMerchant } from './sandbox-merchant.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 type Json = Record<string, any>;
 
@@ -100,7 +101,7 @@ export function catchupSuite(store: SuiteStore, profile: 'live' | 'spec' = 'live
 		});
 		const lost = await m.payBill('100.50', true);
 		const brought = await m.payBill('250.00', false);
-		await waitFor(async () => (await events(r)).length === 1, 'the one postback brought');
+		await waitFor('the one postback brought', async () => (await events(r)).length === 1);
 
 		// A payout whose postback the service loses.
 		await control('PATCH', `/merchants/${m.merchantId}`, { losePostbacks: true });
@@ -129,7 +130,7 @@ export function catchupSuite(store: SuiteStore, profile: 'live' | 'spec' = 'live
 
 		// Forwarded as the service's own postback: the same fields, a signature that verifies. Where
 		// the service shows no order ID (spec), InvId is empty and signed so.
-		await waitFor(() => target.received.length >= 3, 'three deliveries');
+		await waitFor('three deliveries', () => target.received.length >= 3);
 		const forwarded = target.received.find((x) => x.body.includes(lost.postback.TrsId))!;
 		const body = Object.fromEntries(new URLSearchParams(forwarded.body));
 		const invId = profile === 'spec' ? '' : lost.orderId;
@@ -232,10 +233,10 @@ export function catchupSuite(store: SuiteStore, profile: 'live' | 'spec' = 'live
 		expect(run.found).toHaveLength(1);
 		const kinds = () => alerts.received.map((a) => JSON.parse(a.body).alert as string);
 		await waitFor(
-			() => kinds().includes('catch-up') && kinds().includes('dead'),
 			'the catch-up and dead alerts',
+			() => kinds().includes('catch-up') && kinds().includes('dead'),
 		);
-		await waitFor(() => kinds().includes('backlog'), 'the backlog alert', 5_000);
+		await waitFor('the backlog alert', () => kinds().includes('backlog'), { timeoutMs: 5_000 });
 		const first = JSON.parse(alerts.received.find((a) => a.body.includes('"catch-up"'))!.body);
 		expect(first.message).toMatch(/no postback brought/);
 		expect(first.events[0].trsId).toBe(run.found[0].trsId);

@@ -10,7 +10,8 @@ import {
 	suggestVariable,
 	variableHelp,
 } from '../../relay/src/config.ts';
-import { ADMIN_TOKEN, NODE, RELAY_BIN, ROOT, TOKEN, tempDir, waitFor } from './helpers.ts';
+import { ADMIN_TOKEN, NODE, RELAY_BIN, ROOT, TOKEN, childEnv, tempDir } from './helpers.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 // The relay's command line as an operator meets it: --help, --version, a misspelt variable, a
 // Node.js that is too old, a database or port that does not work.
@@ -25,7 +26,7 @@ const relayVersion = (
 
 const runRelay = (args: string[], env: Record<string, string>, node = NODE) =>
 	spawnSync(node, [RELAY_BIN, ...args], {
-		env: { PATH: process.env.PATH ?? '', ...env },
+		env: childEnv(env),
 		encoding: 'utf8',
 		timeout: 30_000,
 	});
@@ -36,7 +37,9 @@ describe('paypalych-relay command line', () => {
 		expect(run.status).toBe(0);
 		expect(VARIABLES.length).toBeGreaterThan(20);
 		const lines = run.stdout.split('\n');
-		for (const v of variableHelp()) {
+		// The child's environment (childEnv): its defaults are read from the same HOME.
+		const childSees = childEnv();
+		for (const v of variableHelp(childSees)) {
 			expect(v.description, `${v.name} has no .describe() in relay/src/config.ts`).not.toBe('');
 			const line = lines.find((l) => l.trimStart().startsWith(`${v.name} `));
 			expect(line, v.name).toBeDefined();
@@ -45,7 +48,7 @@ describe('paypalych-relay command line', () => {
 			expect(line).toContain(`[${marks.filter(Boolean).join('; ')}]`);
 		}
 		// The defaults shown are the ones the relay applies.
-		const applied = loadConfig(minimal);
+		const applied = loadConfig({ ...minimal, HOME: childSees.HOME });
 		expect(run.stdout).toMatch(/PORT +port to listen on .*\[default: 8080\]/);
 		expect(applied.port).toBe(8080);
 		expect(run.stdout).toContain(`[default: ${applied.database}]`);
@@ -128,16 +131,15 @@ describe('paypalych-relay command line', () => {
 	it('makes its default SQLite store at an absolute path, folder 0700 and file 0600, and logs where', async () => {
 		const tmp = tempDir();
 		const relay = spawn(NODE, [RELAY_BIN], {
-			env: { PATH: process.env.PATH ?? '', HOME: tmp.dir, PORT: '0', ...minimal },
+			env: childEnv({ HOME: tmp.dir, PORT: '0', ...minimal }),
 			stdio: ['ignore', 'pipe', 'pipe'],
 		});
 		try {
 			let log = '';
 			relay.stdout.on('data', (chunk: Buffer) => (log += chunk.toString()));
 			relay.stderr.on('data', (chunk: Buffer) => (log += chunk.toString()));
-			await waitFor(
-				() => (log.includes('relay listening') ? true : undefined),
-				'the relay to listen',
+			await waitFor('the relay to listen', () =>
+				log.includes('relay listening') ? true : undefined,
 			);
 			const folder = join(tmp.dir, '.local', 'state', 'paypalych-relay');
 			const file = join(folder, 'relay.sqlite');

@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { ConfigError, loadConfig } from '../../relay/src/config.ts';
 import { defaultDatabasePath } from '../../relay/src/config-fields.ts';
 import { targetsByKind } from '../../relay/src/targets.ts';
-import { ADMIN_TOKEN, NODE, RELAY_BIN, TOKEN } from './helpers.ts';
+import { ADMIN_TOKEN, NODE, RELAY_BIN, TOKEN, childEnv } from './helpers.ts';
 
 const minimal = {
 	PAYPALYCH_API_TOKEN: TOKEN,
@@ -300,6 +300,7 @@ describe('relay configuration', () => {
 			intervalS: 300,
 			days: 3,
 			maxCalls: 200,
+			maxBytes: 64 * 1_048_576,
 			billDays: 90,
 			deepIntervalS: 21_600,
 			apiBaseUrl: 'https://pal24.pro',
@@ -310,6 +311,7 @@ describe('relay configuration', () => {
 			RELAY_CATCHUP_INTERVAL_S: '30',
 			RELAY_CATCHUP_DAYS: '30',
 			RELAY_CATCHUP_MAX_CALLS: '50',
+			RELAY_CATCHUP_MAX_BYTES: '2097152',
 			RELAY_CATCHUP_BILL_DAYS: '365',
 			RELAY_CATCHUP_DEEP_INTERVAL_S: '3600',
 			PAYPALYCH_API_BASE_URL: 'http://127.0.0.1:9/',
@@ -321,6 +323,7 @@ describe('relay configuration', () => {
 			intervalS: 30,
 			days: 30,
 			maxCalls: 50,
+			maxBytes: 2_097_152,
 			billDays: 365,
 			deepIntervalS: 3600,
 			apiBaseUrl: 'http://127.0.0.1:9',
@@ -336,6 +339,7 @@ describe('relay configuration', () => {
 			['RELAY_CATCHUP_BILL_DAYS', '366'],
 			['RELAY_CATCHUP_BILL_DAYS', '0'],
 			['RELAY_CATCHUP_DEEP_INTERVAL_S', '59'],
+			['RELAY_CATCHUP_MAX_BYTES', '1048575'],
 			['RELAY_CATCHUP_INTERVAL_S', 'soon'],
 			['RELAY_CATCHUP_DAYS', '31'],
 			['RELAY_CATCHUP_DAYS', '0'],
@@ -351,11 +355,10 @@ describe('relay configuration', () => {
 
 	it('stops the real binary at start-up with a message naming the variable', () => {
 		const run = spawnSync(NODE, [RELAY_BIN], {
-			env: {
-				PATH: process.env.PATH ?? '',
+			env: childEnv({
 				RELAY_ADMIN_TOKEN: ADMIN_TOKEN,
 				RELAY_PAYMENT_TARGETS: 'http://127.0.0.1:1/x',
-			},
+			}),
 			encoding: 'utf8',
 			timeout: 15_000,
 		});

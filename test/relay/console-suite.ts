@@ -1,7 +1,7 @@
 // The relay console's routes through app.inject on a store given by the caller (run on each
 // store): login, session cookie, CSRF, every bad input answered clearly with nothing changed,
 // escaping, and no secret on any page.
-import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../relay/src/app.ts';
 import { loadConfig } from '../../relay/src/config.ts';
@@ -9,48 +9,13 @@ import type { NewEvent, Store } from '../../relay/src/store/types.ts';
 import { ADMIN_TOKEN, LogSink, TOKEN, baseEnv, form, paymentFields, tempDir } from './helpers.ts';
 import type { OpenedStore } from './store-suite.ts';
 import { markDead, markDelivered } from './marks.ts';
+import { FORM, cookieOf, csrfIn, setCookieLine, submitLogin } from './console-login.ts';
 
-export const FORM = 'application/x-www-form-urlencoded';
 export const PAY_A = 'http://127.0.0.1:9/a/pay';
 const PAY_B = 'http://127.0.0.1:9/b/pay';
 const PAYOUT = 'http://127.0.0.1:9/payout';
 const XSS_CUSTOM = '<script>alert("custom")</script>';
 const XSS_INVID = '"><img src=x onerror=alert(1)>';
-
-/** name=value of a Set-Cookie header in a response, or undefined. */
-export function cookieOf(res: LightMyRequestResponse, name: string): string | undefined {
-	const headers = ([] as string[]).concat(
-		(res.headers['set-cookie'] as string | string[] | undefined) ?? [],
-	);
-	const line = headers.find((h) => h.startsWith(`${name}=`));
-	return line?.split(';')[0];
-}
-export function setCookieLine(res: LightMyRequestResponse, name: string): string {
-	const headers = ([] as string[]).concat(
-		(res.headers['set-cookie'] as string | string[] | undefined) ?? [],
-	);
-	return headers.find((h) => h.startsWith(`${name}=`)) ?? '';
-}
-const csrfIn = (body: string) => /name="_csrf" value="([^"]+)"/.exec(body)?.[1] ?? '';
-
-/** What a browser does: open the login form, then post it (with its token and cookie) and `fields`. */
-export async function submitLogin(
-	app: FastifyInstance,
-	fields: Record<string, string>,
-	headers: Record<string, string> = {},
-) {
-	const page = await app.inject({ url: '/admin/login', headers });
-	return app.inject({
-		method: 'POST',
-		url: '/admin/login',
-		headers: {
-			...headers,
-			cookie: cookieOf(page, 'relay_console_login') ?? '',
-			'content-type': FORM,
-		},
-		payload: form({ _csrf: csrfIn(page.body), ...fields }),
-	});
-}
 
 const event = (
 	trsId: string,

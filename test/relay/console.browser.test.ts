@@ -1,7 +1,7 @@
 // The relay console in a real browser: Debian's Chromium driven by playwright-core, a relay
 // listening on a real socket with its SQLite file and forwarder, and local webhook targets.
 // Screenshots of every page (desktop and phone) go to $CONSOLE_SCREENSHOTS_DIR, or to a
-// temporary folder when it is unset (`docs/console/` holds the committed ones; see relay/README.md).
+// temporary folder when it is unset (`docs/console/` holds the committed ones; see docs/operator/admin.md).
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
@@ -22,8 +22,8 @@ import {
 	paymentFields,
 	payoutFields,
 	tempDir,
-	waitFor,
 } from './helpers.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 /** Flags for headless Chromium in a container without a GPU or a user namespace, plus a name for the forger's site. */
@@ -105,12 +105,12 @@ describe('relay console in headless Chromium', () => {
 		};
 		expect((await postback('/postback/payment', xss)).status).toBe(200);
 		await waitFor(
-			async () => (await admin<AdminDelivery[]>('/admin/dead')).length === 2,
 			'two dead payment deliveries',
+			async () => (await admin<AdminDelivery[]>('/admin/dead')).length === 2,
 		);
 		await waitFor(
-			async () => (await admin<AdminDelivery[]>('/admin/deliveries?status=delivered')).length === 3,
 			'three delivered payouts',
+			async () => (await admin<AdminDelivery[]>('/admin/deliveries?status=delivered')).length === 3,
 		);
 
 		// A page on another site that posts to the console: without the SameSite=Strict cookie and the CSRF token.
@@ -255,7 +255,7 @@ describe('relay console in headless Chromium', () => {
 		await expect
 			.poll(() => page.locator('[role=status]').textContent())
 			.toContain('Replayed 2 events: 2 new deliveries.');
-		await waitFor(() => payments.received.length >= before + 2, 'replayed deliveries');
+		await waitFor('replayed deliveries', () => payments.received.length >= before + 2);
 	});
 
 	it('fits a phone screen', async () => {

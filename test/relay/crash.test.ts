@@ -8,7 +8,6 @@ import {
 	spawnRelay,
 	stopRelays,
 	tempDir,
-	waitFor,
 } from './helpers.ts';
 import type { RelayProcess } from './helpers.ts';
 import {
@@ -19,6 +18,7 @@ import {
 	startOwnPostgres,
 } from './pg.ts';
 import type { OwnPostgres, TestDatabase } from './pg.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 interface BurstResult {
 	acked: Set<string>;
@@ -101,10 +101,9 @@ async function settle(
 	extra: string,
 ) {
 	await waitFor(
-		() => [...result.acked].every((id) => trsIdsAt(target).has(id)),
 		'every acknowledged postback at the target',
-		90_000,
-		100,
+		() => [...result.acked].every((id) => trsIdsAt(target).has(id)),
+		{ timeoutMs: 90_000, everyMs: 100 },
 	);
 	const got = trsIdsAt(target);
 	const missing = [...result.acked].filter((id) => !got.has(id));

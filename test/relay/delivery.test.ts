@@ -1,18 +1,8 @@
-import { DatabaseSync } from 'node:sqlite';
-import { join } from 'node:path';
+/** The forwarder against real targets: retries, Retry-After, timeouts, refusals and replays. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-	afterFailure,
-	backoffDelay,
-	classify,
-	parseRetryAfter,
-	retryAfterDelay,
-} from '../../relay/src/retry-policy.ts';
 import { start } from '../../relay/src/server.ts';
-import { SqliteStore } from '../../relay/src/store-sqlite/store.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
 import {
-	ADMIN_TOKEN,
 	LogSink,
 	Target,
 	baseEnv,
@@ -21,140 +11,9 @@ import {
 	paymentFields,
 	payoutFields,
 	tempDir,
-	waitFor,
 } from './helpers.ts';
-
-type Row = Record<string, unknown>;
-
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
-const admin = (relay: RunningRelay, path: string, init: RequestInit = {}) =>
-	fetch(`${relay.url}/admin${path}`, {
-		...init,
-		headers: {
-			authorization: `Bearer ${ADMIN_TOKEN}`,
-			...(init.body ? { 'content-type': 'application/json' } : {}),
-			...init.headers,
-		},
-	});
-const postPayment = async (relay: RunningRelay, fields: Record<string, string>) => {
-	const res = await fetch(`${relay.url}/postback/payment`, {
-		method: 'POST',
-		headers: FORM,
-		body: form(fields),
-	});
-	return res.status;
-};
-
-function openDb(dir: string) {
-	const db = new DatabaseSync(join(dir, 'relay.sqlite'), { readOnly: true });
-	return {
-		db,
-		deliveriesFor: (trsId: string) =>
-			db
-				.prepare(
-					`SELECT d.* FROM deliveries d JOIN events e ON e.id = d.event_id
-					 WHERE json_extract(e.fields_json, '$.TrsId') = ? ORDER BY d.id`,
-				)
-				.all(trsId) as Row[],
-	};
-}
-
-describe('delivery rules (pure)', () => {
-	it('backs off exponentially with equal jitter, capped', () => {
-		expect(backoffDelay(1, 100, 10_000, () => 0)).toBe(50);
-		expect(backoffDelay(1, 100, 10_000, () => 0.999999)).toBe(100);
-		expect(backoffDelay(4, 100, 10_000, () => 0)).toBe(400);
-		expect(backoffDelay(4, 100, 10_000, () => 0.5)).toBe(600);
-		expect(backoffDelay(30, 100, 10_000, () => 0)).toBe(5_000);
-		expect(backoffDelay(30, 100, 10_000, () => 0.999999)).toBe(10_000);
-	});
-
-	it('reads Retry-After as seconds or an HTTP date', () => {
-		const now = Date.parse('2026-01-01T00:00:00Z');
-		expect(parseRetryAfter('7', now)).toBe(7_000);
-		expect(parseRetryAfter(['3'], now)).toBe(3_000);
-		expect(parseRetryAfter('Thu, 01 Jan 2026 00:00:30 GMT', now)).toBe(30_000);
-		expect(parseRetryAfter('Wed, 31 Dec 2025 00:00:00 GMT', now)).toBe(0);
-		expect(parseRetryAfter('soon', now)).toBeUndefined();
-		expect(parseRetryAfter(undefined, now)).toBeUndefined();
-	});
-
-	it('keeps a Retry-After wait between the base delay and the smaller of the max delay and the remaining budget', () => {
-		const now = Date.parse('2026-01-01T00:00:00Z');
-		const bounds = { baseMs: 5_000, maxMs: 3_600_000, remainingMs: 86_400_000 };
-		expect(retryAfterDelay('120', now, bounds)).toBe(120_000);
-		expect(retryAfterDelay('999999999', now, bounds)).toBe(3_600_000);
-		expect(retryAfterDelay('99999999999999999999999', now, bounds)).toBe(3_600_000);
-		expect(retryAfterDelay('999999999', now, { ...bounds, remainingMs: 600_000 })).toBe(600_000);
-		expect(retryAfterDelay('0', now, bounds)).toBe(5_000);
-		expect(retryAfterDelay('Wed, 31 Dec 2025 00:00:00 GMT', now, bounds)).toBe(5_000);
-		expect(retryAfterDelay('Fri, 31 Dec 9999 23:59:59 GMT', now, bounds)).toBe(3_600_000);
-		// Less budget left than the base delay: the base delay, so the delivery ends up dead, not hot-looped.
-		expect(retryAfterDelay('1', now, { ...bounds, remainingMs: 100 })).toBe(5_000);
-		expect(retryAfterDelay('-5', now, bounds)).toBeGreaterThanOrEqual(5_000);
-		expect(retryAfterDelay('soon', now, bounds)).toBeUndefined();
-	});
-
-	it('after a failure: dead at once when refused, dead when the next wait ends after the budget, else a retry', () => {
-		const now = 1_000_000;
-		const schedule = {
-			baseDelayMs: 100,
-			maxDelayMs: 10_000,
-			retryBudgetMs: 60_000,
-			random: () => 0,
-		};
-		const failed = { status: 500, retryAfter: undefined, attempt: 3, budgetStart: now - 1_000 };
-		expect(afterFailure('permanent', failed, now, schedule)).toEqual({
-			next: 'dead',
-			why: 'refused',
-		});
-		// Backoff of the third attempt with no jitter: 400 / 2.
-		expect(afterFailure('retry', failed, now, schedule)).toEqual({
-			next: 'retry',
-			at: now + 200,
-			delayMs: 200,
-		});
-		// 150 ms of budget left: a 200 ms wait is past it.
-		const late = { ...failed, budgetStart: now - 59_850 };
-		expect(afterFailure('retry', late, now, schedule)).toEqual({ next: 'dead', why: 'budget' });
-		// A 429's Retry-After, bounded by the remaining budget: the retry lands on the budget's end.
-		const limited = { ...failed, status: 429, retryAfter: '30', budgetStart: now - 50_000 };
-		expect(afterFailure('retry', limited, now, schedule)).toEqual({
-			next: 'retry',
-			at: now + 10_000,
-			delayMs: 10_000,
-		});
-		// A 500's Retry-After is not read: the backoff.
-		expect(afterFailure('retry', { ...limited, status: 500 }, now, schedule)).toMatchObject({
-			delayMs: 200,
-		});
-	});
-
-	it('classifies answers: 2xx success; errors, 404, 408, 429, 5xx retried; other refusals permanent', () => {
-		expect(classify(200, 'payment')).toBe('success');
-		expect(classify(204, 'payout')).toBe('success');
-		for (const s of [undefined, 404, 408, 429, 500, 502, 503, 504])
-			expect(classify(s, 'payment')).toBe('retry');
-		for (const s of [400, 401, 403, 410, 413, 422, 301])
-			expect(classify(s, 'payment')).toBe('permanent');
-		expect(classify(303, 'success')).toBe('success');
-	});
-
-	it("with the receipt required, counts a 2xx or a redirect event's 3xx only when it carries X-PayPalych-Receipt", () => {
-		const without = { required: true, present: false };
-		const withIt = { required: true, present: true };
-		expect(classify(200, 'payment', without)).toBe('retry');
-		expect(classify(204, 'payout', without)).toBe('retry');
-		expect(classify(303, 'fail', without)).toBe('retry');
-		expect(classify(200, 'payment', withIt)).toBe('success');
-		expect(classify(303, 'success', withIt)).toBe('success');
-		expect(classify(200, 'payment', { required: false, present: false })).toBe('success');
-		// Failures stay what they were: a rejected receipt comes with a 4xx.
-		expect(classify(401, 'payment', withIt)).toBe('permanent');
-		expect(classify(503, 'payment', without)).toBe('retry');
-		expect(classify(301, 'payment', without)).toBe('permanent');
-	});
-});
+import { FORM, admin, openDb, postPayment } from './deliveries.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 describe('forwarder against real targets (long budget)', () => {
 	const tmp = tempDir();
@@ -199,22 +58,18 @@ describe('forwarder against real targets (long budget)', () => {
 		);
 		expect(statuses.every((s) => s === 200)).toBe(true);
 		// Every delivery has failed at least once against the closed port.
-		await waitFor(
-			() =>
-				ids.every((id) =>
-					store.deliveriesFor(id).some((d) => Number(d.attempts) >= 2 && d.last_error),
-				),
-			'failed attempts',
+		await waitFor('failed attempts', () =>
+			ids.every((id) =>
+				store.deliveriesFor(id).some((d) => Number(d.attempts) >= 2 && d.last_error),
+			),
 		);
 		expect(store.deliveriesFor(ids[0])[0].status).not.toBe('dead');
 		late = await new Target().listen(downPort);
-		await waitFor(
-			() => ids.every((id) => late!.received.some((r) => r.body.includes(`TrsId=${id}&`))),
-			'all payouts after recovery',
+		await waitFor('all payouts after recovery', () =>
+			ids.every((id) => late!.received.some((r) => r.body.includes(`TrsId=${id}&`))),
 		);
-		await waitFor(
-			() => ids.every((id) => store.deliveriesFor(id)[0].status === 'delivered'),
-			'delivered state',
+		await waitFor('delivered state', () =>
+			ids.every((id) => store.deliveriesFor(id)[0].status === 'delivered'),
 		);
 		const metrics = await (await fetch(`${relay.url}/metrics`)).text();
 		expect(
@@ -231,8 +86,8 @@ describe('forwarder against real targets (long budget)', () => {
 				: { status: 200 };
 		expect(await postPayment(relay, fields)).toBe(200);
 		await waitFor(
-			() => store.deliveriesFor('T-429')[0]?.status === 'delivered',
 			'delivered after 429',
+			() => store.deliveriesFor('T-429')[0]?.status === 'delivered',
 		);
 		const hits = target.received.filter((r) => r.body.includes('TrsId=T-429&'));
 		expect(hits).toHaveLength(2);
@@ -296,9 +151,8 @@ describe('forwarder against real targets (long budget)', () => {
 		for (const id of Object.keys(answers))
 			expect(await postPayment(relay, paymentFields(id))).toBe(200);
 		// Unclamped, the first would wait 31 years; it is retried after at most RELAY_MAX_DELAY_MS.
-		await waitFor(
-			() => Object.keys(answers).every((id) => store.deliveriesFor(id)[0]?.status === 'delivered'),
-			'delivered after Retry-After',
+		await waitFor('delivered after Retry-After', () =>
+			Object.keys(answers).every((id) => store.deliveriesFor(id)[0]?.status === 'delivered'),
 		);
 		for (const id of Object.keys(answers)) {
 			const hits = target.received.filter((r) => r.body.includes(`TrsId=${id}&`));
@@ -318,8 +172,8 @@ describe('forwarder against real targets (long budget)', () => {
 				: { status: 200 };
 		expect(await postPayment(relay, fields)).toBe(200);
 		await waitFor(
-			() => store.deliveriesFor('T-404')[0]?.status === 'delivered',
 			'delivered after 404s',
+			() => store.deliveriesFor('T-404')[0]?.status === 'delivered',
 		);
 		const hits = target.received.filter((r) => r.body.includes('TrsId=T-404&'));
 		expect(hits.map((h) => h.headers['x-paypalych-delivery-attempt'])).toEqual(['1', '2', '3']);
@@ -342,8 +196,8 @@ describe('forwarder against real targets (long budget)', () => {
 				: { status: 200, receipt: 'duplicate' };
 		expect(await postPayment(relay, paymentFields('T-no-receipt'))).toBe(200);
 		await waitFor(
-			() => store.deliveriesFor('T-no-receipt')[0]?.status === 'delivered',
 			'delivered with a receipt',
+			() => store.deliveriesFor('T-no-receipt')[0]?.status === 'delivered',
 		);
 		const hits = target.received.filter((r) => r.body.includes('TrsId=T-no-receipt&'));
 		expect(hits.map((h) => h.headers['x-paypalych-delivery-attempt'])).toEqual(['1', '2']);
@@ -374,8 +228,8 @@ describe('forwarder against real targets (long budget)', () => {
 				: { status: 200, receipt: 'accepted' };
 		expect(await postPayment(relay, paymentFields('T-starting'))).toBe(200);
 		await waitFor(
-			() => Number(store.deliveriesFor('T-starting')[0]?.attempts) >= 3,
 			'attempts during start-up',
+			() => Number(store.deliveriesFor('T-starting')[0]?.attempts) >= 3,
 		);
 		const during = store.deliveriesFor('T-starting')[0];
 		expect(during.status).not.toBe('delivered');
@@ -383,8 +237,8 @@ describe('forwarder against real targets (long budget)', () => {
 		expect(String(during.last_error)).toContain('X-PayPalych-Receipt');
 		startingUp = false;
 		await waitFor(
-			() => store.deliveriesFor('T-starting')[0]?.status === 'delivered',
 			'delivered after start-up',
+			() => store.deliveriesFor('T-starting')[0]?.status === 'delivered',
 		);
 		const d = store.deliveriesFor('T-starting')[0];
 		expect(Number(d.attempts)).toBeGreaterThanOrEqual(4);
@@ -400,8 +254,8 @@ describe('forwarder against real targets (long budget)', () => {
 				: { status: 200 };
 		expect(await postPayment(relay, paymentFields('T-timeout'))).toBe(200);
 		await waitFor(
-			() => store.deliveriesFor('T-timeout')[0]?.status === 'delivered',
 			'delivered after a timeout',
+			() => store.deliveriesFor('T-timeout')[0]?.status === 'delivered',
 		);
 		const hits = target.received.filter((r) => r.body.includes('TrsId=T-timeout&'));
 		expect(hits.map((h) => h.headers['x-paypalych-delivery-attempt'])).toEqual(['1', '2']);
@@ -420,7 +274,7 @@ describe('forwarder against real targets (long budget)', () => {
 		target.responder = (req) =>
 			req.body.includes('TrsId=T-400&') ? { status: 400 } : { status: 200 };
 		expect(await postPayment(relay, paymentFields('T-400'))).toBe(200);
-		await waitFor(() => store.deliveriesFor('T-400')[0]?.status === 'dead', 'dead after 400');
+		await waitFor('dead after 400', () => store.deliveriesFor('T-400')[0]?.status === 'dead');
 		expect(store.deliveriesFor('T-400')[0].attempts).toBe(1);
 		const dead = (await (await admin(relay, '/dead')).json()) as {
 			data: Array<{ id: number; lastStatus: number }>;
@@ -434,8 +288,8 @@ describe('forwarder against real targets (long budget)', () => {
 		);
 		expect(requeue.status).toBe(200);
 		await waitFor(
-			() => store.deliveriesFor('T-400')[0]?.status === 'delivered',
 			'delivered after requeue',
+			() => store.deliveriesFor('T-400')[0]?.status === 'delivered',
 		);
 	});
 
@@ -444,7 +298,7 @@ describe('forwarder against real targets (long budget)', () => {
 		target.responder = (req) =>
 			req.body.includes('TrsId=T-422&') ? { status: 422, body: reason } : { status: 200 };
 		expect(await postPayment(relay, paymentFields('T-422'))).toBe(200);
-		await waitFor(() => store.deliveriesFor('T-422')[0]?.status === 'dead', 'dead after 422');
+		await waitFor('dead after 422', () => store.deliveriesFor('T-422')[0]?.status === 'dead');
 		const id = Number(store.deliveriesFor('T-422')[0].id);
 		const kept = Buffer.from(reason, 'utf8')
 			.subarray(0, 1024)
@@ -467,7 +321,7 @@ describe('forwarder against real targets (long budget)', () => {
 
 		target.responder = () => ({ status: 200, body: 'ok' });
 		expect((await admin(relay, `/deliveries/${id}/requeue`, { method: 'POST' })).status).toBe(200);
-		await waitFor(() => store.deliveriesFor('T-422')[0]?.status === 'delivered', 'requeued');
+		await waitFor('requeued', () => store.deliveriesFor('T-422')[0]?.status === 'delivered');
 		const after = (await (await admin(relay, `/deliveries/${id}/attempts`)).json()) as Attempts;
 		// The requeued attempt is number 2 (numbers never repeat), asked for by an operator.
 		expect(after.data.map((a) => [a.attempt, a.origin, a.outcome, a.response])).toEqual([
@@ -484,12 +338,10 @@ describe('forwarder against real targets (long budget)', () => {
 		expect(await postPayment(relay, paymentFields('T-replay-1'))).toBe(200);
 		expect(await postPayment(relay, paymentFields('T-replay-2'))).toBe(200);
 		const t1 = Date.now() + 1;
-		await waitFor(
-			() =>
-				['T-replay-1', 'T-replay-2'].every(
-					(id) => store.deliveriesFor(id)[0]?.status === 'delivered',
-				),
-			'first delivery',
+		await waitFor('first delivery', () =>
+			['T-replay-1', 'T-replay-2'].every(
+				(id) => store.deliveriesFor(id)[0]?.status === 'delivered',
+			),
 		);
 		const countOf = (id: string) =>
 			target.received.filter((r) => r.body.includes(`TrsId=${id}&`)).length;
@@ -497,7 +349,7 @@ describe('forwarder against real targets (long budget)', () => {
 
 		const one = await admin(relay, `/events/${eventId}/replay`, { method: 'POST' });
 		expect(await one.json()).toEqual({ eventId, deliveries: 1 });
-		await waitFor(() => countOf('T-replay-1') === 2, 'single replay');
+		await waitFor('single replay', () => countOf('T-replay-1') === 2);
 		const replayed = target.received.filter((r) => r.body.includes('TrsId=T-replay-1&'));
 		expect(replayed[1].headers['x-paypalych-event-id']).toBe(eventId);
 
@@ -506,7 +358,7 @@ describe('forwarder against real targets (long budget)', () => {
 			body: JSON.stringify({ from: t0, to: new Date(t1).toISOString(), kind: 'payment' }),
 		});
 		expect(await range.json()).toEqual({ events: 2, deliveries: 2 });
-		await waitFor(() => countOf('T-replay-1') === 3 && countOf('T-replay-2') === 2, 'range replay');
+		await waitFor('range replay', () => countOf('T-replay-1') === 3 && countOf('T-replay-2') === 2);
 		expect(
 			(
 				await admin(relay, '/replay', {
@@ -527,237 +379,5 @@ describe('forwarder against real targets (long budget)', () => {
 			await admin(relay, `/deliveries?status=delivered&eventId=${eventId}`)
 		).json()) as { data: unknown[] };
 		expect(list.data).toHaveLength(3);
-	});
-});
-
-describe('forwarder with a short retry budget', () => {
-	const tmp = tempDir();
-	const target = new Target();
-	let relay: RunningRelay;
-	let store: ReturnType<typeof openDb>;
-
-	beforeAll(async () => {
-		await target.listen();
-		relay = await start(
-			baseEnv(
-				tmp.dir,
-				{ payment: [target.url('/pay')] },
-				{ RELAY_RETRY_BUDGET_MS: '400', LOG_LEVEL: 'silent' },
-			),
-		);
-		store = openDb(tmp.dir);
-	});
-
-	afterAll(async () => {
-		store?.db.close();
-		await relay?.close();
-		await target.close();
-		tmp.cleanup();
-	});
-
-	it('marks a delivery dead after the budget and requeues dead ones on request', async () => {
-		target.responder = () => ({ status: 503 });
-		expect(await postPayment(relay, paymentFields('T-dead-1'))).toBe(200);
-		expect(await postPayment(relay, paymentFields('T-dead-2'))).toBe(200);
-		await waitFor(
-			() => ['T-dead-1', 'T-dead-2'].every((id) => store.deliveriesFor(id)[0]?.status === 'dead'),
-			'dead',
-		);
-		const d = store.deliveriesFor('T-dead-1')[0];
-		expect(Number(d.attempts)).toBeGreaterThanOrEqual(2);
-		expect(d.last_status).toBe(503);
-		const metrics = await (await fetch(`${relay.url}/metrics`)).text();
-		expect(metrics).toMatch(/paypalych_relay_dead_total\{kind="payment"\} 2/);
-		expect(metrics).toMatch(/paypalych_relay_deliveries\{status="dead"\} 2/);
-		const attemptsBefore = target.received.length;
-		await new Promise((r) => setTimeout(r, 300));
-		expect(target.received.length).toBe(attemptsBefore); // dead means no more attempts
-
-		target.responder = () => ({ status: 200 });
-		const res = await admin(relay, '/dead/requeue', { method: 'POST', body: '{}' });
-		expect(await res.json()).toEqual({ requeued: 2 });
-		await waitFor(
-			() =>
-				['T-dead-1', 'T-dead-2'].every((id) => store.deliveriesFor(id)[0]?.status === 'delivered'),
-			'delivered after requeue',
-		);
-		// Attempt numbers go on after a requeue; the new budget counts from attempt_base.
-		const requeued = store.deliveriesFor('T-dead-1')[0];
-		expect(Number(requeued.attempts)).toBe(Number(d.attempts) + 1);
-		expect(Number(requeued.attempt_base)).toBe(Number(d.attempts));
-	});
-});
-
-describe('forwarder with RELAY_REQUIRE_RECEIPT=false (a target that is not a PayPalych Trigger)', () => {
-	const tmp = tempDir();
-	const target = new Target();
-	let relay: RunningRelay;
-	let store: ReturnType<typeof openDb>;
-
-	beforeAll(async () => {
-		await target.listen();
-		target.responder = () => ({ status: 200, receipt: null });
-		relay = await start(
-			baseEnv(
-				tmp.dir,
-				{ payment: [target.url('/generic')] },
-				{ RELAY_REQUIRE_RECEIPT: 'false', LOG_LEVEL: 'silent' },
-			),
-		);
-		store = openDb(tmp.dir);
-	});
-
-	afterAll(async () => {
-		store?.db.close();
-		await relay?.close();
-		await target.close();
-		tmp.cleanup();
-	});
-
-	it('counts a plain 2xx as delivered on the first attempt', async () => {
-		expect(await postPayment(relay, paymentFields('T-generic'))).toBe(200);
-		await waitFor(
-			() => store.deliveriesFor('T-generic')[0]?.status === 'delivered',
-			'delivered without a receipt',
-		);
-		expect(store.deliveriesFor('T-generic')[0].attempts).toBe(1);
-		expect(target.received).toHaveLength(1);
-		expect(target.received[0].headers['x-paypalych-event']).toBe('payment');
-	});
-});
-
-describe('graceful shutdown', () => {
-	it('releases a delivery still in flight after the grace period, and the next start sends it', async () => {
-		const tmp = tempDir();
-		const slow = await new Target().listen();
-		slow.responder = () => ({ status: 200, hangMs: 5_000 });
-		const env = baseEnv(
-			tmp.dir,
-			{ payment: [slow.url('/pay')] },
-			{
-				RELAY_SHUTDOWN_GRACE_MS: '100',
-				RELAY_DELIVERY_TIMEOUT_MS: '8000',
-				RELAY_LEASE_MS: '60000',
-				LOG_LEVEL: 'silent',
-			},
-		);
-		try {
-			let relay = await start(env);
-			expect(await postPayment(relay, paymentFields('T-shutdown'))).toBe(200);
-			await waitFor(() => slow.received.length === 1, 'in flight');
-			await relay.close();
-			const store = openDb(tmp.dir);
-			const d = store.deliveriesFor('T-shutdown')[0];
-			store.db.close();
-			expect(d.status).toBe('pending');
-			expect(d.attempts).toBe(0);
-			expect(d.lease_until).toBeNull();
-
-			slow.responder = () => ({ status: 200 });
-			relay = await start(env);
-			try {
-				await waitFor(() => slow.received.length === 2, 'sent after restart');
-				const again = openDb(tmp.dir);
-				await waitFor(
-					() => again.deliveriesFor('T-shutdown')[0].status === 'delivered',
-					'delivered',
-				);
-				again.db.close();
-			} finally {
-				await relay.close();
-			}
-		} finally {
-			await slow.close();
-			tmp.cleanup();
-		}
-	});
-
-	it('lets an in-flight delivery finish within the grace period', async () => {
-		const tmp = tempDir();
-		const slow = await new Target().listen();
-		slow.responder = () => ({ status: 200, hangMs: 300 });
-		const env = baseEnv(
-			tmp.dir,
-			{ payment: [slow.url('/pay')] },
-			{ RELAY_SHUTDOWN_GRACE_MS: '5000', LOG_LEVEL: 'silent' },
-		);
-		try {
-			const relay = await start(env);
-			expect(await postPayment(relay, paymentFields('T-finish'))).toBe(200);
-			await waitFor(() => slow.received.length === 1, 'in flight');
-			await relay.close();
-			const store = openDb(tmp.dir);
-			expect(store.deliveriesFor('T-finish')[0].status).toBe('delivered');
-			store.db.close();
-		} finally {
-			await slow.close();
-			tmp.cleanup();
-		}
-	});
-});
-
-describe('hand-off: a postback stored while the forwarder has free slots is sent with no claim', () => {
-	const tmp = tempDir();
-	const target = new Target();
-	let relay: RunningRelay;
-	let store: SqliteStore;
-	const claims = { calls: 0, rows: 0 };
-
-	beforeAll(async () => {
-		await target.listen();
-		store = await SqliteStore.open(join(tmp.dir, 'relay.sqlite'));
-		// The store as the relay sees it, counting the forwarder's claims.
-		const counted = new Proxy(store, {
-			get(s, name) {
-				if (name === 'claimDue') {
-					return async (...args: Parameters<SqliteStore['claimDue']>) => {
-						const rows = await s.claimDue(...args);
-						claims.calls += 1;
-						claims.rows += rows.length;
-						return rows;
-					};
-				}
-				const value = Reflect.get(s, name, s) as unknown;
-				return typeof value === 'function'
-					? (value as (...a: unknown[]) => unknown).bind(s)
-					: value;
-			},
-		});
-		relay = await start(baseEnv(tmp.dir, { payment: [target.url()] }, { RELAY_CONCURRENCY: '4' }), {
-			deps: { store: counted, logStream: new LogSink() },
-		});
-	});
-	afterAll(async () => {
-		await relay.close();
-		await store.close();
-		await target.close();
-		tmp.cleanup();
-	});
-
-	it('delivers each postback once, the first attempt from the hand-off; what does not fit is claimed as usual', async () => {
-		// One at a time: each finds a free slot and is delivered with no claim at all.
-		for (let i = 0; i < 5; i++) {
-			expect(await postPayment(relay, paymentFields(`HAND-${i}`))).toBe(200);
-			await waitFor(() => target.received.length === i + 1, `delivery ${i}`);
-		}
-		expect(claims.rows).toBe(0);
-		const first = await store.listDeliveries({ limit: 10 });
-		expect(first.map((d) => [d.status, d.attempts])).toEqual(first.map(() => ['delivered', 1]));
-		// The target is slow: four slots fill, the other postbacks are stored pending and claimed later.
-		target.responder = () => ({ status: 200, hangMs: 150 });
-		const statuses = await Promise.all(
-			Array.from({ length: 12 }, (_, i) => postPayment(relay, paymentFields(`HAND-BURST-${i}`))),
-		);
-		expect(statuses).toEqual(statuses.map(() => 200));
-		await waitFor(() => target.received.length === 17, 'the burst delivered');
-		await waitFor(async () => (await store.counts()).delivered === 17, 'every delivery recorded');
-		expect(claims.rows).toBeGreaterThanOrEqual(8);
-		const trsIds = target.received.map((r) => new URLSearchParams(r.body).get('TrsId'));
-		expect(new Set(trsIds).size).toBe(17);
-		const attempts = await store.listAttempts(
-			(await store.listDeliveries({ limit: 50 })).map((d) => d.id),
-		);
-		expect(attempts).toHaveLength(17);
-		expect(attempts.every((a) => a.attempt === 1 && a.outcome === 'delivered')).toBe(true);
 	});
 });

@@ -6,9 +6,10 @@ import { Metrics } from '../../relay/src/metrics.ts';
 import { RESULT_WAIT_MS, ResultBatcher } from '../../relay/src/result-batcher.ts';
 import type { DeliveryResult, Store } from '../../relay/src/store/types.ts';
 import { freshSqliteStore } from './fresh-store.ts';
-import { Target, waitFor } from './helpers.ts';
+import { Target } from './helpers.ts';
 import { storeEvent } from './store-suite.ts';
 import type { OpenedStore } from './store-suite.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 const result = (id: number): DeliveryResult => ({
 	outcome: 'delivered',
@@ -172,7 +173,7 @@ describe('Forwarder results', () => {
 			requireReceipt: true,
 		});
 		forwarder.start();
-		await waitFor(() => target!.received.length === n, 'every delivery sent');
+		await waitFor('every delivery sent', () => target!.received.length === n);
 		// stop() lets the deliveries in flight finish, and resolves after their results are written.
 		await forwarder.stop();
 		expect(forwarder.inFlight).toBe(0);

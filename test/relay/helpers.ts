@@ -79,6 +79,27 @@ export function tempDir(): { dir: string; cleanup: () => void } {
 	return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+let home: string | undefined;
+/** An empty home folder of this test process's own, removed when the process ends. */
+export function testHome(): string {
+	if (home === undefined) {
+		const made = mkdtempSync(join(tmpdir(), 'relay-test-home-'));
+		process.once('exit', () => rmSync(made, { recursive: true, force: true }));
+		home = made;
+	}
+	return home;
+}
+
+/**
+ * The whole environment of a child process a test starts: PATH (to find node), HOME (the test's
+ * own, never the account's: a child without HOME reads the password database's home folder, not
+ * the $HOME the test runs with) and what the test sets, which may name another HOME. Nothing else
+ * of the shell the tests run in (RELAY_*, XDG_*, LOG_LEVEL) reaches the child.
+ */
+export function childEnv(env: Record<string, string> = {}): Record<string, string> {
+	return { PATH: process.env.PATH ?? '', HOME: testHome(), ...env };
+}
+
 export function baseEnv(
 	dir: string,
 	targets: {
@@ -104,7 +125,7 @@ export function baseEnv(
 		// The sandbox (the service's stand-in) listens on plain http.
 		RELAY_ALLOW_PLAIN_HTTP_API: '1',
 		// These tests sign payout postbacks themselves, with no service to look the TrsId up;
-		// attacks.test.ts runs the payout check (the default) against the sandbox.
+		// test/relay/attacks/ runs the payout check (the default) against the sandbox.
 		RELAY_PAYOUT_CHECK: 'off',
 		RELAY_BASE_DELAY_MS: '20',
 		RELAY_MAX_DELAY_MS: '200',
@@ -202,21 +223,6 @@ export async function freePort(): Promise<number> {
 	return await getPort({ host: '127.0.0.1' });
 }
 
-export async function waitFor<T>(
-	fn: () => T | Promise<T>,
-	what: string,
-	timeoutMs = 20_000,
-	everyMs = 25,
-): Promise<NonNullable<T>> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const v = await fn();
-		if (v) return v as NonNullable<T>;
-		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-		await new Promise((r) => setTimeout(r, everyMs));
-	}
-}
-
 /** Collects pino's JSON lines. */
 export class LogSink {
 	lines: string[] = [];
@@ -246,7 +252,7 @@ export async function spawnRelay(
 ): Promise<RelayProcess> {
 	const proc = spawn(options.command ?? NODE, options.args ?? [RELAY_BIN], {
 		cwd: options.cwd ?? ROOT,
-		env: { PATH: process.env.PATH ?? '', ...env },
+		env: childEnv(env),
 		stdio: ['ignore', 'pipe', 'pipe'],
 	});
 	const exited = new Promise<number | null>((resolve) =>

@@ -14,8 +14,8 @@ import {
 	payoutFields,
 	redirectFields,
 	tempDir,
-	waitFor,
 } from './helpers.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 const RELAY_VERSION = (
@@ -99,14 +99,14 @@ describe('Prometheus metrics (prom-client)', () => {
 		).toBe(401);
 		expect((await post('/postback/payout', form(payoutFields('M-P-1')))).statusCode).toBe(200);
 		expect((await post('/redirect/success', form(redirectFields('M-order')))).statusCode).toBe(200);
-		await waitFor(async () => {
+		await waitFor('deliveries settled', async () => {
 			const counts = await store.counts();
 			return (
 				counts.pending + counts.retrying + counts.delivering === 0 &&
 				counts.delivered === 3 &&
 				counts.dead === 1
 			);
-		}, 'deliveries settled');
+		});
 
 		const e = await scrape();
 		for (const [name, type] of [
@@ -160,8 +160,8 @@ describe('Prometheus metrics (prom-client)', () => {
 		const before = sample(await scrape(), 'paypalych_relay_deliveries{status="delivered"}')!;
 		expect((await post('/postback/payment', form(paymentFields('M-2')))).statusCode).toBe(200);
 		await waitFor(
-			async () => (await store.counts()).delivered === before + 1,
 			'one more delivered',
+			async () => (await store.counts()).delivered === before + 1,
 		);
 		expect(sample(await scrape(), 'paypalych_relay_deliveries{status="delivered"}')).toBe(
 			before + 1,

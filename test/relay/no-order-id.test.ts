@@ -9,7 +9,8 @@ import { startSandbox } from '../../sandbox/src/index.ts';
 import { start, type RunningRelay } from '../../relay/src/server.ts';
 import type { WebhookHarness } from '../helpers/webhook-harness.ts';
 import { startTrigger } from '../helpers/trigger-harness.ts';
-import { ADMIN_TOKEN, LogSink, TOKEN, Target, baseEnv, form, tempDir, waitFor } from './helpers.ts';
+import { ADMIN_TOKEN, LogSink, TOKEN, Target, baseEnv, form, tempDir } from './helpers.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
 
@@ -76,7 +77,7 @@ describe('a payment on a service without order IDs, through the relay to a defau
 			payload: form(paid.postback),
 		});
 		expect(stored.statusCode).toBe(200);
-		const dead = await waitFor(async () => {
+		const dead = await waitFor('the dead letter', async () => {
 			const answer = await relay.app.inject({
 				method: 'GET',
 				url: '/admin/dead?limit=10',
@@ -84,7 +85,7 @@ describe('a payment on a service without order IDs, through the relay to a defau
 			});
 			const data = (JSON.parse(answer.body) as { data: Array<Record<string, unknown>> }).data;
 			return data[0];
-		}, 'the dead letter');
+		});
 		expect(dead).toMatchObject({ lastStatus: 422 });
 		expect(dead.lastResponse).toBe(
 			`Not confirmed by the service: ${FIX} (bill ${created.bill_id})`,
@@ -93,10 +94,10 @@ describe('a payment on a service without order IDs, through the relay to a defau
 		expect(trigger.logs.map((l) => l.message)).toContainEqual(expect.stringContaining(FIX));
 
 		// The relay's alert: posted to the alert target and logged, with the start of the answer.
-		const alert = await waitFor(async () => {
+		const alert = await waitFor('the dead alert', async () => {
 			const posted = alerts.received.map((r) => JSON.parse(r.body) as Record<string, unknown>);
 			return posted.find((a) => a.alert === 'dead');
-		}, 'the dead alert');
+		});
 		expect(alert.deliveries).toEqual([
 			{
 				id: dead.id,
@@ -109,12 +110,12 @@ describe('a payment on a service without order IDs, through the relay to a defau
 		]);
 		expect(JSON.stringify(alert)).toContain(FIX);
 		const logged = await waitFor(
+			'the dead alert in the log',
 			async () =>
 				log.text
 					.split('\n')
 					.filter((line) => line.includes('"alert":"dead"'))
 					.map((line) => JSON.parse(line) as { deliveries?: Array<{ response: string }> })[0],
-			'the dead alert in the log',
 		);
 		expect(logged.deliveries?.[0].response).toContain(FIX);
 	});

@@ -9,7 +9,7 @@ import { buildApp } from '../../relay/src/app.ts';
 import { loadConfig } from '../../relay/src/config.ts';
 import { SqliteStore } from '../../relay/src/store-sqlite/store.ts';
 import type { NewEvent, Store } from '../../relay/src/store/types.ts';
-import { FORM, cookieOf, submitLogin } from './console-suite.ts';
+import { FORM, cookieOf, submitLogin } from './console-login.ts';
 import { ADMIN_TOKEN, LogSink, baseEnv, form, tempDir } from './helpers.ts';
 import { PG_MISSING } from './pg.ts';
 import { freshPostgresStore, freshSqliteStore } from './fresh-store.ts';

@@ -13,9 +13,9 @@ import {
 	spawnRelay,
 	stopRelays,
 	tempDir,
-	waitFor,
 } from './helpers.ts';
 import type { RelayProcess } from './helpers.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 // The installable relay: `npm pack` of relay/ installed into an empty folder, its bin started
 // from there. The relay's own dependencies come from the registry. npm runs under the project's
@@ -105,7 +105,7 @@ describe('the relay package', () => {
 			body,
 		});
 		expect(res.status).toBe(200);
-		await waitFor(() => target.received.length === 1, 'the postback forwarded');
+		await waitFor('the postback forwarded', () => target.received.length === 1);
 		expect(target.received[0].body).toBe(body);
 		expect(target.received[0].headers['x-paypalych-event']).toBe('payment');
 		const events = await fetch(`${relay.url}/admin/events`, {

@@ -6,19 +6,11 @@ import { start } from '../../relay/src/server.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
 import { PG_MIGRATIONS, migrate } from '../../relay/src/store-postgres/schema.ts';
 import { PostgresStore } from '../../relay/src/store-postgres/store.ts';
-import {
-	ADMIN_TOKEN,
-	LogSink,
-	Target,
-	baseEnv,
-	form,
-	paymentFields,
-	tempDir,
-	waitFor,
-} from './helpers.ts';
+import { ADMIN_TOKEN, LogSink, Target, baseEnv, form, paymentFields, tempDir } from './helpers.ts';
 import { PG_MISSING, adminQuery, createTestDatabase } from './pg.ts';
 import type { TestDatabase } from './pg.ts';
 import { storeEvent } from './store-suite.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 const T0 = 2_000_000_000_000;
 
@@ -131,14 +123,14 @@ describe.skipIf(PG_MISSING)('PostgreSQL store', () => {
 		a.onNewWork(() => (wokenA += 1));
 		const unsubscribe = b.onNewWork(() => (wokenB += 1));
 		await a.insertEvent(storeEvent('P-wake-1', ['http://t/x'], T0));
-		await waitFor(() => wokenB > 0, 'instance B woken');
+		await waitFor('instance B woken', () => wokenB > 0);
 		await b.insertEvent(storeEvent('P-wake-2', ['http://t/x'], T0));
-		await waitFor(() => wokenA > 0, 'instance A woken');
+		await waitFor('instance A woken', () => wokenA > 0);
 		// After unsubscribing B hears nothing; A hears B's notification once, never its own.
 		unsubscribe();
 		const [a0, b0] = [wokenA, wokenB];
 		await b.insertEvent(storeEvent('P-wake-3', ['http://t/x'], T0));
-		await waitFor(() => wokenA > a0, 'instance A woken again');
+		await waitFor('instance A woken again', () => wokenA > a0);
 		expect(wokenB).toBe(b0);
 		expect(wokenA).toBe(a0 + 1);
 	});
@@ -154,15 +146,14 @@ describe.skipIf(PG_MISSING)('PostgreSQL store', () => {
 		);
 		expect(cut.rows.length).toBeGreaterThanOrEqual(2);
 		// A pooled connection that was cut fails the call that finds it; the next ones reconnect.
-		await waitFor(
-			async () =>
-				a.ping().then(
-					() => true,
-					() => false,
-				),
-			'the store answering again',
+		await waitFor('the store answering again', async () =>
+			a.ping().then(
+				() => true,
+				() => false,
+			),
 		);
 		await waitFor(
+			'both listeners back',
 			async () =>
 				Number(
 					(
@@ -171,11 +162,10 @@ describe.skipIf(PG_MISSING)('PostgreSQL store', () => {
 						)
 					).rows[0].n,
 				) >= 2,
-			'both listeners back',
 		);
 		const wokenBefore = woken;
 		await a.insertEvent(storeEvent('P-after-cut', ['http://t/x'], T0));
-		await waitFor(() => woken > wokenBefore, 'instance B woken after the cut');
+		await waitFor('instance B woken after the cut', () => woken > wokenBefore);
 	});
 });
 
@@ -217,29 +207,26 @@ describe.skipIf(PG_MISSING)('relay on PostgreSQL while the database goes away', 
 
 	it('answers 503 and fails readiness while the database refuses connections, then recovers with nothing lost', async () => {
 		expect((await post(paymentFields('P-before'))).status).toBe(200);
-		await waitFor(
-			() => target.received.some((r) => r.body.includes('TrsId=P-before&')),
-			'delivery before the outage',
+		await waitFor('delivery before the outage', () =>
+			target.received.some((r) => r.body.includes('TrsId=P-before&')),
 		);
 		expect(await ready()).toBe(200);
 
 		await adminQuery(`ALTER DATABASE ${db.name} ALLOW_CONNECTIONS false`);
 		await cutConnections();
-		await waitFor(async () => (await ready()) === 503, 'readiness failing');
+		await waitFor('readiness failing', async () => (await ready()) === 503);
 		const during = await post(paymentFields('P-during'));
 		expect(during.status).toBe(503);
 
 		await adminQuery(`ALTER DATABASE ${db.name} ALLOW_CONNECTIONS true`);
-		await waitFor(async () => (await ready()) === 200, 'readiness back');
+		await waitFor('readiness back', async () => (await ready()) === 200);
 		// The service retries the postback that got a 503; now it is stored and delivered.
 		expect((await post(paymentFields('P-during'))).status).toBe(200);
 		expect((await post(paymentFields('P-after'))).status).toBe(200);
-		await waitFor(
-			() =>
-				['P-during', 'P-after'].every((id) =>
-					target.received.some((r) => r.body.includes(`TrsId=${id}&`)),
-				),
-			'deliveries after the outage',
+		await waitFor('deliveries after the outage', () =>
+			['P-during', 'P-after'].every((id) =>
+				target.received.some((r) => r.body.includes(`TrsId=${id}&`)),
+			),
 		);
 		expect(sink.text).toContain('PostgreSQL connection lost');
 		expect(sink.text).toContain(`"database":"postgres://postgres:***@127.0.0.1:5432/${db.name}"`);
@@ -251,8 +238,8 @@ describe.skipIf(PG_MISSING)('relay on PostgreSQL while the database goes away', 
 		try {
 			await cutConnections();
 			await waitFor(
-				async () => (await ready()) === 503,
 				'readiness failing on a read-only database',
+				async () => (await ready()) === 503,
 			);
 			const events = await fetch(`${relay.url}/admin/events?limit=1`, {
 				headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
@@ -263,6 +250,6 @@ describe.skipIf(PG_MISSING)('relay on PostgreSQL while the database goes away', 
 			await adminQuery(`ALTER DATABASE ${db.name} RESET default_transaction_read_only`);
 			await cutConnections();
 		}
-		await waitFor(async () => (await ready()) === 200, 'readiness back');
+		await waitFor('readiness back', async () => (await ready()) === 200);
 	});
 });

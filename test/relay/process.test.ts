@@ -8,9 +8,9 @@ import {
 	spawnRelay,
 	stopRelays,
 	tempDir,
-	waitFor,
 } from './helpers.ts';
 import type { RelayProcess } from './helpers.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 // The relay as a process: what SIGTERM does (close-with-grace).
 describe('relay process shutdown', () => {
@@ -34,7 +34,7 @@ describe('relay process shutdown', () => {
 			body: form(paymentFields('T-term')),
 		});
 		expect(res.status).toBe(200);
-		await waitFor(() => target.received.length === 1, 'delivery');
+		await waitFor('delivery', () => target.received.length === 1);
 		relay.proc.kill('SIGTERM');
 		expect(await relay.exited).toBe(0);
 		expect(relay.stdout()).toContain('"msg":"shutting down"');

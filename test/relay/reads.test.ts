@@ -10,7 +10,7 @@ import { OperationRefused, StoreInputError } from '../../relay/src/errors.ts';
 import { Reads } from '../../relay/src/reads.ts';
 import { parseTime } from '../../relay/src/routes/input.ts';
 import type { NewEvent, Store } from '../../relay/src/store/types.ts';
-import { FORM, cookieOf, submitLogin } from './console-suite.ts';
+import { FORM, cookieOf, submitLogin } from './console-login.ts';
 import { freshSqliteStore } from './fresh-store.ts';
 import { ADMIN_TOKEN, LogSink, baseEnv, tempDir } from './helpers.ts';
 import type { OpenedStore } from './store-suite.ts';

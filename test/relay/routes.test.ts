@@ -21,8 +21,8 @@ import {
 	payoutFields,
 	redirectFields,
 	tempDir,
-	waitFor,
 } from './helpers.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 const FORM = 'application/x-www-form-urlencoded';
 
@@ -118,10 +118,10 @@ describe('relay routes over real sockets with a real SQLite file', () => {
 				.sort(),
 		).toEqual([targetA.url('/a/pay'), targetB.url('/b/pay')].sort());
 		await waitFor(
+			'fan-out',
 			() =>
 				targetA.received.some((r) => r.body === form(fields)) &&
 				targetB.received.some((r) => r.body === form(fields)),
-			'fan-out',
 		);
 	});
 
@@ -131,7 +131,7 @@ describe('relay routes over real sockets with a real SQLite file', () => {
 		const body = JSON.stringify(fields);
 		const res = await post('/postback/payment', body, 'application/json');
 		expect(res.status).toBe(200);
-		const got = await waitFor(() => targetA.received.find((r) => r.body === body), 'json delivery');
+		const got = await waitFor('json delivery', () => targetA.received.find((r) => r.body === body));
 		expect(got.headers['content-type']).toBe('application/json');
 		expect(got.headers['x-paypalych-event-id']).toBe(String(eventsWith('T-json-1')[0].id));
 		expect(got.headers['idempotency-key']).toBe(got.headers['x-paypalych-event-id']);
@@ -252,9 +252,8 @@ describe('relay routes over real sockets with a real SQLite file', () => {
 		expect(duplicate.status).toBe(200);
 		expect(eventsWith('P-1')).toHaveLength(1);
 		expect(deliveriesOf(eventsWith('P-1')[0].id)).toHaveLength(1);
-		const got = await waitFor(
-			() => targetA.received.find((r) => r.path === '/a/payout' && r.body === form(fields)),
-			'payout delivery',
+		const got = await waitFor('payout delivery', () =>
+			targetA.received.find((r) => r.path === '/a/payout' && r.body === form(fields)),
 		);
 		expect(got.headers['x-paypalych-event']).toBe('payout');
 		expect(targetB.received.some((r) => r.body === form(fields))).toBe(false);
@@ -266,9 +265,8 @@ describe('relay routes over real sockets with a real SQLite file', () => {
 		const res = await post('/redirect/success', form(fields));
 		expect(res.status).toBe(303);
 		expect(res.headers.get('location')).toBe('https://shop.example/thanks');
-		await waitFor(
-			() => targetB.received.some((r) => r.path === '/b/redirect' && r.body === form(fields)),
-			'redirect delivery',
+		await waitFor('redirect delivery', () =>
+			targetB.received.some((r) => r.path === '/b/redirect' && r.body === form(fields)),
 		);
 		const storedBefore = countEvents();
 		const forged = await post(
@@ -295,13 +293,13 @@ describe('relay routes over real sockets with a real SQLite file', () => {
 		expect(await health.json()).toEqual({ status: 'ok' });
 		const ready = await fetch(`${relay.url}/readyz`);
 		expect(ready.status).toBe(200);
-		await waitFor(async () => {
+		await waitFor('all deliveries done', async () => {
 			const text = await (await fetch(`${relay.url}/metrics`)).text();
 			return (
 				/paypalych_relay_deliveries\{status="pending"\} 0/.test(text) &&
 				/paypalych_relay_deliveries\{status="delivering"\} 0/.test(text)
 			);
-		}, 'all deliveries done');
+		});
 		const res = await fetch(`${relay.url}/metrics`);
 		expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0.0.4/);
 		const text = await res.text();
@@ -403,21 +401,21 @@ describe('redirect targets and the X-PayPalych-Event header', () => {
 		expect((await post('/redirect/fail', ko)).status).toBe(200);
 		expect((await post('/postback/payment', form(paymentFields('T-split')))).status).toBe(200);
 		await waitFor(
+			'all deliveries',
 			() =>
 				successOnly.received.length >= 1 &&
 				failOnly.received.length >= 1 &&
 				both.received.length >= 2 &&
 				payments.received.length >= 1,
-			'all deliveries',
 		);
 		// Give a wrong extra delivery the time to show up before counting.
-		await waitFor(async () => {
+		await waitFor('queue empty', async () => {
 			const text = await (await fetch(`${relay.url}/metrics`)).text();
 			return (
 				/paypalych_relay_deliveries\{status="pending"\} 0/.test(text) &&
 				/paypalych_relay_deliveries\{status="delivering"\} 0/.test(text)
 			);
-		}, 'queue empty');
+		});
 		expect(successOnly.received.map((r) => [r.body, r.headers['x-paypalych-event']])).toEqual([
 			[ok, 'success'],
 		]);

@@ -3,7 +3,8 @@ import { startSandbox } from '../../sandbox/src/index.ts';
 import type { RunningSandbox } from '../../sandbox/src/index.ts';
 import { start } from '../../relay/src/server.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
-import { TOKEN, Target, baseEnv, md5, tempDir, waitFor } from './helpers.ts';
+import { TOKEN, Target, baseEnv, md5, tempDir } from './helpers.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 // The sandbox implements the service on its own (the test oracle): its postbacks must pass the
 // relay's verification and reach the target unchanged, even while the target is failing.
@@ -68,12 +69,10 @@ describe('relay behind the sandbox service', () => {
 		});
 		const trsId = String((paid.payment as { id: string }).id);
 
-		const got = await waitFor(
-			() =>
-				target.received.find(
-					(r) => r.path === '/n8n/payment' && r.headers['x-paypalych-delivery-attempt'] === '3',
-				),
-			'delivery',
+		const got = await waitFor('delivery', () =>
+			target.received.find(
+				(r) => r.path === '/n8n/payment' && r.headers['x-paypalych-delivery-attempt'] === '3',
+			),
 		);
 		const fields = Object.fromEntries(new URLSearchParams(got.body));
 		expect(fields.TrsId).toBe(trsId);
@@ -98,12 +97,10 @@ describe('relay behind the sandbox service', () => {
 		expect(created.status).toBe(200);
 		const payoutId = String((created.body.data as Array<{ id: string }>)[0].id);
 		await control('POST', `/payouts/${payoutId}/advance`, { status: 'SUCCESS' });
-		const got = await waitFor(
-			() =>
-				target.received.find(
-					(r) => r.path === '/n8n/payout' && r.body.includes(encodeURIComponent(payoutId)),
-				),
-			'payout delivery',
+		const got = await waitFor('payout delivery', () =>
+			target.received.find(
+				(r) => r.path === '/n8n/payout' && r.body.includes(encodeURIComponent(payoutId)),
+			),
 		);
 		const fields = Object.fromEntries(new URLSearchParams(got.body));
 		expect(fields.Status).toBe('SUCCESS');

@@ -157,12 +157,14 @@ describe("the relay's one client of the service: the catch-up's use", () => {
 			'{"error":"api:error.bill_not_found"}',
 			'{"error_code":"api:error.bill_not_found"}',
 			'{"errors":["api:error.bill_not_found"]}',
+			'{"success":false,"error_code":"bill_not_found","error_message":"Bill not found"}',
 		]) {
 			service.responder = () => ({ status: 404, body });
 			const error = (await client([])
 				.billStatus('B-1')
 				.catch((e: unknown) => e)) as ApiError;
 			expect(error.key).toBe(describeApiError(404, body).key);
+			expect(error.key).toBe('api:error.bill_not_found');
 		}
 	});
 

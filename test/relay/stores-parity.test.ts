@@ -12,9 +12,9 @@ import {
 	paymentFields,
 	payoutFields,
 	tempDir,
-	waitFor,
 } from './helpers.ts';
 import { PG_MISSING, createTestDatabase } from './pg.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 type Json = Record<string, unknown>;
 
@@ -66,13 +66,13 @@ async function scenario(
 		expect((await post('/postback/payment', paymentFields('PAR-1'))).status).toBe(200);
 		expect((await post('/postback/payment', paymentFields('PAR-1'))).status).toBe(200);
 		expect((await post('/postback/payout', payoutFields('PAR-2'))).status).toBe(200);
-		await waitFor(async () => {
+		await waitFor('both deliveries settled', async () => {
 			const { body } = await admin('/deliveries');
 			const list = body.data as Array<{ status: string }>;
 			return (
 				list.length === 2 && list.every((d) => d.status === 'delivered' || d.status === 'dead')
 			);
-		}, 'both deliveries settled');
+		});
 
 		const events = await admin('/events');
 		const payout = (events.body.data as Array<{ id: string; kind: string }>).find(
@@ -92,8 +92,8 @@ async function scenario(
 			requeue: await admin('/dead/requeue', { method: 'POST', body: '{}' }),
 		};
 		await waitFor(
-			async () => ((await admin('/dead')).body.data as unknown[]).length === 1,
 			'dead again after the requeue',
+			async () => ((await admin('/dead')).body.data as unknown[]).length === 1,
 		);
 		return normalise(snapshot);
 	} finally {

@@ -128,19 +128,6 @@ export async function listener(respond: (index: number, request: Received) => nu
 	};
 }
 
-/** Polls until the check returns a value (not a timing assertion: the test timeout bounds it). */
-export async function waitFor<T>(
-	check: () => T | undefined | false | Promise<T | undefined | false>,
-	what = 'condition',
-): Promise<T> {
-	for (let i = 0; i < 2000; i += 1) {
-		const value = await check();
-		if (value) return value;
-		await new Promise((resolve) => setTimeout(resolve, 10));
-	}
-	throw new Error(`timed out waiting for ${what}`);
-}
-
 /** Parses the hidden inputs and action of the redirect page's auto-submitting form. */
 export function parseRedirectForm(html: string): {
 	action: string;

@@ -4,7 +4,8 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { harness, listener, md5, today, waitFor, type Harness } from './helpers.ts';
+import { harness, listener, md5, today, type Harness } from './helpers.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 type Listener = Awaited<ReturnType<typeof listener>>;
 const PROFILES = ['live', 'spec'] as const;
@@ -58,7 +59,10 @@ describe.each(PROFILES)('TrsId switch (%s profile)', (profile) => {
 		expect(first.postback.SignatureValue).toBe(
 			md5(`${first.postback.OutSum}:link-${profile}:${m.token}`),
 		);
-		const got = await waitFor(() => received(m.shopId).length >= 2 && received(m.shopId));
+		const got = await waitFor(
+			'the postbacks',
+			() => received(m.shopId).length >= 2 && received(m.shopId),
+		);
 		expect(got[0]!.raw).toBe(got[1]!.raw);
 		// payment/status does not know the bill id; bill/status and bill/payments do.
 		const asPayment = await h.api('GET', 'payment/status', { id: billId }, m.token);

@@ -1,7 +1,8 @@
 // The sandbox can lose postbacks (per merchant, per bill, per payment): the service gives up
 // without sending anything, and its records still show the payment or payout.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { harness, listener, waitFor, type Harness } from './helpers.ts';
+import { harness, listener, type Harness } from './helpers.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 type Listener = Awaited<ReturnType<typeof listener>>;
 
@@ -46,7 +47,7 @@ describe('losing postbacks', () => {
 		// A normal bill still posts.
 		const b3 = await bill('30.00');
 		const sent = (await h.control('POST', `bills/${b3}/pay`, {})).body;
-		await waitFor(() => shop.received.find((r) => r.fields.TrsId === sent.payment.id));
+		await waitFor('condition', () => shop.received.find((r) => r.fields.TrsId === sent.payment.id));
 
 		for (const p of [lost, lost2]) {
 			expect(await deliveries(p.payment.id)).toEqual([

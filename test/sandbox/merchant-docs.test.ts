@@ -6,7 +6,8 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listener, md5, waitFor } from './helpers.ts';
+import { listener, md5 } from './helpers.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 type Listener = Awaited<ReturnType<typeof listener>>;
 
@@ -118,7 +119,7 @@ describe('docs/merchant/sandbox.md, followed step by step', () => {
 		const paid = JSON.parse(run(blockWith('/pay"'))) as { payment: { id: string; status: string } };
 		expect(paid.payment.status).toBe('SUCCESS');
 
-		const postback = await waitFor(() =>
+		const postback = await waitFor('the postback', () =>
 			n8n.received.find((entry) => entry.path === '/webhook/abc/payment'),
 		);
 		expect(postback.fields).toMatchObject({
@@ -156,7 +157,7 @@ describe('docs/merchant/sandbox.md, followed step by step', () => {
 			body: JSON.stringify({ status: 'SUCCESS' }),
 		});
 		expect(advanced.status).toBe(200);
-		const payoutPostback = await waitFor(() =>
+		const payoutPostback = await waitFor('the postback', () =>
 			n8n.received.find((entry) => entry.path === '/webhook/abc/payout'),
 		);
 		expect(payoutPostback.fields).toMatchObject({ TrsId: payoutId, Status: 'SUCCESS' });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { harness, listener, md5, waitFor, type Harness } from './helpers.ts';
+import { harness, listener, md5, type Harness } from './helpers.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -315,10 +316,10 @@ describe('payouts', () => {
 			});
 			const id = created.body.data[0].id;
 			await waitFor(
-				async () => (await auto.api('GET', 'payout/status', { id })).body.status === 'SUCCESS',
 				'auto SUCCESS',
+				async () => (await auto.api('GET', 'payout/status', { id })).body.status === 'SUCCESS',
 			);
-			const postback = await waitFor(() => hook.received[0], 'payout postback');
+			const postback = await waitFor('payout postback', () => hook.received[0]);
 			expect(postback.fields).toMatchObject({ TrsId: id, Status: 'SUCCESS', Amount: '112.00' });
 			expect(hook.received).toHaveLength(1);
 		} finally {

@@ -1,13 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-	harness,
-	listener,
-	md5,
-	parseRedirectForm,
-	read,
-	waitFor,
-	type Harness,
-} from './helpers.ts';
+import { harness, listener, md5, parseRedirectForm, read, type Harness } from './helpers.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 type Listener = Awaited<ReturnType<typeof listener>>;
 
@@ -70,9 +63,8 @@ describe('bill → payment page → postback → redirect', () => {
 		});
 		expect(submitted.status).toBe(200);
 
-		const postback = await waitFor(
-			() => shop.received.slice(before).find((r) => r.path === '/result'),
-			'postback',
+		const postback = await waitFor('postback', () =>
+			shop.received.slice(before).find((r) => r.path === '/result'),
 		);
 		expect(postback.method).toBe('POST');
 		expect(postback.headers['content-type']).toBe('application/x-www-form-urlencoded');
@@ -124,10 +116,8 @@ describe('bill → payment page → postback → redirect', () => {
 			expect(redirect.fields['SignatureValue']).toBe(
 				md5(`${redirect.fields['OutSum']}:o-${outcome}:${h.token}`),
 			);
-			const postback = await waitFor(
-				() =>
-					shop.received.find((r) => r.path === '/result' && r.fields['InvId'] === `o-${outcome}`),
-				'postback',
+			const postback = await waitFor('postback', () =>
+				shop.received.find((r) => r.path === '/result' && r.fields['InvId'] === `o-${outcome}`),
 			);
 			expect(postback.fields['Status']).toBe(status);
 			expect(postback.fields['custom']).toBeUndefined();
@@ -205,9 +195,8 @@ describe('bill → payment page → postback → redirect', () => {
 				SignatureValue: md5(`50.00:ctl-1:${h.token}`),
 			},
 		});
-		const received = await waitFor(
-			() => shop.received.find((r) => r.fields['TrsId'] === pay.body.payment.id),
-			'postback',
+		const received = await waitFor('postback', () =>
+			shop.received.find((r) => r.fields['TrsId'] === pay.body.payment.id),
 		);
 		expect(received.fields).toEqual(pay.body.postback);
 	});
@@ -277,12 +266,12 @@ describe('retries', () => {
 				outcome: 'full',
 			});
 			const trsId = pay.body.payment.id;
-			const log = await waitFor(async () => {
+			const log = await waitFor('six attempts', async () => {
 				const answer = await fast.control('GET', `deliveries?trsId=${trsId}`);
 				return answer.body.data.length === 6 && answer.body.pending === 0
 					? answer.body.data
 					: undefined;
-			}, 'six attempts');
+			});
 			expect(log.map((entry: { attempt: number }) => entry.attempt)).toEqual([1, 2, 3, 4, 5, 6]);
 			expect(
 				log.every(
@@ -317,12 +306,12 @@ describe('retries', () => {
 				shop_id: fast.sb.shopId,
 			});
 			await fast.control('POST', `bills/${created.body.bill_id}/pay`, { outcome: 'full' });
-			const log = await waitFor(async () => {
+			const log = await waitFor('delivery done', async () => {
 				const answer = await fast.control('GET', 'deliveries?kind=payment');
 				return answer.body.pending === 0 && answer.body.data.length > 0
 					? answer.body.data
 					: undefined;
-			}, 'delivery done');
+			});
 			expect(log.map((e: { attempt: number; status: number }) => [e.attempt, e.status])).toEqual([
 				[1, 503],
 				[2, 503],
@@ -360,12 +349,12 @@ describe('retries', () => {
 				const created = await fast.api('POST', 'bill/create', { amount: '10', shop_id: shopId });
 				await fast.control('POST', `bills/${created.body.bill_id}/pay`, { outcome: 'full' });
 			}
-			const log = await waitFor(async () => {
+			const log = await waitFor('twelve attempts', async () => {
 				const answer = await fast.control('GET', 'deliveries');
 				return answer.body.pending === 0 && answer.body.data.length === 12
 					? answer.body.data
 					: undefined;
-			}, 'twelve attempts');
+			});
 			const gone = log.filter((e: { url: string }) => e.url.endsWith('/gone'));
 			const timedOut = log.filter((e: { url: string }) => e.url.endsWith('/slow'));
 			expect(gone).toHaveLength(6);
@@ -389,10 +378,10 @@ describe('retries', () => {
 			shop_id: slow.sb.shopId,
 		});
 		await slow.control('POST', `bills/${created.body.bill_id}/pay`, { outcome: 'full' });
-		await waitFor(() => failing.received.length === 1, 'first attempt');
+		await waitFor('first attempt', () => failing.received.length === 1);
 		await waitFor(
-			async () => (await slow.control('GET', 'deliveries')).body.data.length === 1,
 			'logged',
+			async () => (await slow.control('GET', 'deliveries')).body.data.length === 1,
 		);
 		expect(slow.sb.context.deliverer.pending).toBe(1);
 		await slow.close();
@@ -422,7 +411,7 @@ describe('payout postbacks', () => {
 				await h.control('POST', `payouts/${id}/advance`, { status });
 				if (status !== 'ERROR') sent.push(id);
 			}
-			await waitFor(() => hook.received.length >= 3, 'three postbacks');
+			await waitFor('three postbacks', () => hook.received.length >= 3);
 			const last = await h.api(
 				'POST',
 				'payout/personal/create',
@@ -430,7 +419,7 @@ describe('payout postbacks', () => {
 				m.token,
 			);
 			await h.control('POST', `payouts/${last.body.data[0].id}/advance`, { status: 'SUCCESS' });
-			await waitFor(() => hook.received.length >= 4, 'marker postback');
+			await waitFor('marker postback', () => hook.received.length >= 4);
 			const bodies = hook.received.slice(0, 3).map((r) => r.fields);
 			expect(bodies.map((b) => b['TrsId'])).toEqual(sent);
 			expect(bodies.map((b) => b['Status'])).toEqual(['SUCCESS', 'FAIL', 'DECLINED']);
@@ -478,7 +467,7 @@ describe('payout postbacks', () => {
 			expect(created.status).toBe(200);
 			const id = created.body.data[0].id;
 			await h.control('POST', `payouts/${id}/advance`, { status: 'DECLINED' });
-			const received = await waitFor(() => hook.received[0], 'payout postback');
+			const received = await waitFor('payout postback', () => hook.received[0]);
 			expect(received.fields).toMatchObject({
 				TrsId: id,
 				Status: 'DECLINED',

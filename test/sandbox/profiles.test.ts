@@ -5,7 +5,8 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { harness, listener, md5, parseRedirectForm, waitFor, type Harness } from './helpers.ts';
+import { harness, listener, md5, parseRedirectForm, type Harness } from './helpers.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 type Listener = Awaited<ReturnType<typeof listener>>;
 
@@ -254,9 +255,8 @@ describe('spec: what the API answers', () => {
 		});
 		const id = await bill(m.token, m.shopId, { amount: '18.50', order_id: 'json-1' });
 		const paid = await h.control('POST', `bills/${id}/pay`, { outcome: 'full' });
-		const received = await waitFor(
-			() => shop.received.find((r) => r.path === `/result/${m.shopId}`),
-			'the JSON payment postback',
+		const received = await waitFor('the JSON payment postback', () =>
+			shop.received.find((r) => r.path === `/result/${m.shopId}`),
 		);
 		expect(received.headers['content-type']).toBe('application/json');
 		expect(received.raw).toContain('"OutSum":18.50');
@@ -288,9 +288,8 @@ describe('spec: what the API answers', () => {
 		);
 		const payoutId = payout.body.data[0].id as string;
 		await h.control('POST', `payouts/${payoutId}/advance`, { status: 'SUCCESS' });
-		const posted = await waitFor(
-			() => shop.received.find((r) => r.path === `/payout/${m.merchantId}`),
-			'the JSON payout postback',
+		const posted = await waitFor('the JSON payout postback', () =>
+			shop.received.find((r) => r.path === `/payout/${m.merchantId}`),
 		);
 		expect(posted.headers['content-type']).toBe('application/json');
 		expect(posted.raw).toContain('"Amount":112.00');
@@ -302,9 +301,8 @@ describe('spec: what the API answers', () => {
 		const m = await merchantIn('live');
 		const id = await bill(m.token, m.shopId, { order_id: 'form-1' });
 		await h.control('POST', `bills/${id}/pay`, { outcome: 'full' });
-		const received = await waitFor(
-			() => shop.received.find((r) => r.path === `/result/${m.shopId}`),
-			'the form postback',
+		const received = await waitFor('the form postback', () =>
+			shop.received.find((r) => r.path === `/result/${m.shopId}`),
 		);
 		expect(received.headers['content-type']).toBe('application/x-www-form-urlencoded');
 		expect(received.fields).toMatchObject({ InvId: 'form-1', OutSum: '100.00' });

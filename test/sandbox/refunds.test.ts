@@ -3,7 +3,8 @@
 // chargeback postbacks to the shop's Refund / Chargeback URL (its Result URL by default), and
 // payment/status with refunds=1 / chargeback=1. On both profiles.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { harness, listener, md5, today, waitFor, type Harness, type Received } from './helpers.ts';
+import { harness, listener, md5, today, type Harness, type Received } from './helpers.ts';
+import { waitFor } from '../../scripts/harness/wait.ts';
 
 type Listener = Awaited<ReturnType<typeof listener>>;
 
@@ -103,7 +104,7 @@ describe.each(['live', 'spec'] as const)('refunds and chargebacks (%s profile)',
 			2,
 		);
 		// The postback, to the Result URL (no Refund URL set), signed as the reference says.
-		const posted = await waitFor(() =>
+		const posted = await waitFor('the posted call', () =>
 			at(`/result/${m.shopId}`).find((entry) => fieldsOf(entry)['Id'] === refundId),
 		);
 		const fields = fieldsOf(posted);
@@ -202,6 +203,7 @@ describe.each(['live', 'spec'] as const)('refunds and chargebacks (%s profile)',
 		const rest = await h.api('POST', 'refund/full/create', { payment_id: paymentId }, m.token);
 		expect(rest.body.amount).toBe(40);
 		const posted = await waitFor(
+			'the posted call',
 			() => at(`/refund-url/${profile}`).length >= 2 && at(`/refund-url/${profile}`),
 		);
 		expect(posted.map((entry) => fieldsOf(entry)['Amount']).sort()).toEqual(['40.00', '60.00']);
@@ -295,7 +297,7 @@ describe.each(['live', 'spec'] as const)('refunds and chargebacks (%s profile)',
 		const charged = await h.control('POST', `payments/${paymentId}/chargeback`, {});
 		expect(charged.status, charged.text).toBe(200);
 		const chargebackId = charged.body.chargeback.id as string;
-		const posted = await waitFor(() =>
+		const posted = await waitFor('the posted call', () =>
 			at(`/result/${m.shopId}`).find((entry) => fieldsOf(entry)['Id'] === chargebackId),
 		);
 		const fields = fieldsOf(posted);
@@ -323,7 +325,7 @@ describe.each(['live', 'spec'] as const)('refunds and chargebacks (%s profile)',
 		const second = await h.control('POST', `payments/${other.paymentId}/chargeback`, {
 			amount: '30.00',
 		});
-		const there = await waitFor(() =>
+		const there = await waitFor('the posted call', () =>
 			at('/chargeback-url').find((entry) => fieldsOf(entry)['Id'] === second.body.chargeback.id),
 		);
 		expect(fieldsOf(there)['Amount']).toBe('30.00');
@@ -342,7 +344,7 @@ describe.each(['live', 'spec'] as const)('refunds and chargebacks (%s profile)',
 			refunded_amount: '25.00',
 			refundable_amount: '75.00',
 		});
-		await waitFor(() =>
+		await waitFor('the posted call', () =>
 			at(`/result/${m.shopId}`).find((entry) => fieldsOf(entry)['Id'] === made.body.refund.id),
 		);
 		const over = await h.control('POST', `payments/${paymentId}/refund`, { amount: '75.01' });

@@ -18,8 +18,8 @@ import {
 } from '../helpers/sandbox.ts';
 import type { WebhookHarness } from '../helpers/webhook-harness.ts';
 import { startTrigger, postForm } from '../helpers/trigger-harness.ts';
-import { waitFor } from '../../scripts/harness/proc.ts';
 import { paymentPostback } from '../../relay/src/catchup/events.ts';
+import { waitFor, OUTSIDE } from '../../scripts/harness/wait.ts';
 
 const md5 = (s: string) => createHash('md5').update(s, 'utf8').digest('hex').toUpperCase();
 
@@ -288,10 +288,13 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 			});
 			const slow = postForm(h.url, forged);
 			// The fault is used up once the slow call's look-up reached the sandbox: it is in confirmation now.
-			await waitFor('the slow look-up to start', async () =>
-				(await control<{ faults: unknown[] }>(sb, 'GET', '/faults')).faults.length === 0
-					? true
-					: undefined,
+			await waitFor(
+				'the slow look-up to start',
+				async () =>
+					(await control<{ faults: unknown[] }>(sb, 'GET', '/faults')).faults.length === 0
+						? true
+						: undefined,
+				OUTSIDE,
 			);
 			// The same forged call again while the first is being confirmed: asked to come back, not taken for a duplicate.
 			expect(await postForm(h.url, forged)).toMatchObject({ status: 503, receipt: 'retry' });
@@ -538,14 +541,18 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 			const id = created.data[0].id;
 			await control(sb, 'POST', `/payouts/${id}/advance`, { status: 'SUCCESS' });
 			// The sandbox posts the payout postback in the background (to a closed port): its log has the body once tried.
-			const genuine = await waitFor(`the payout postback of ${id}`, async () => {
-				const { data } = await control<{ data: Array<{ body: Record<string, string> }> }>(
-					sb,
-					'GET',
-					`/deliveries?kind=payout&trsId=${id}`,
-				);
-				return data[0]?.body;
-			});
+			const genuine = await waitFor(
+				`the payout postback of ${id}`,
+				async () => {
+					const { data } = await control<{ data: Array<{ body: Record<string, string> }> }>(
+						sb,
+						'GET',
+						`/deliveries?kind=payout&trsId=${id}`,
+					);
+					return data[0]?.body;
+				},
+				OUTSIDE,
+			);
 			// The signature covers Amount and TrsId only: the same call saying DECLINED would make a
 			// workflow pay again. The service says SUCCESS.
 			const declined = await postForm(h.url, { ...genuine, Status: 'DECLINED' });

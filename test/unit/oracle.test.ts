@@ -4,7 +4,9 @@ import { describe, expect, it } from 'vitest';
 // (nodes/shared, compiled) and the sandbox, the test oracle, which imports nothing of it. This
 // test holds their rules against each other so that neither drifts from the other unnoticed.
 import * as contract from '../../dist/nodes/shared/index.js';
+import { createHash } from 'node:crypto';
 import { paymentPostback } from '../../sandbox/src/billing.ts';
+import { chargebackPostback, refundPostback } from '../../sandbox/src/refunds.ts';
 import { formatDateTime, parseYmd } from '../../sandbox/src/dates.ts';
 import {
 	ERROR_TABLE,
@@ -12,7 +14,7 @@ import {
 	unauthenticated,
 	unauthorizedAction,
 	validationError,
-	type Endpoint,
+	type DocumentEndpoint as Endpoint,
 } from '../../sandbox/src/errors.ts';
 import * as model from '../../sandbox/src/model.ts';
 import { format2, MAX_CENTS, parseAmount } from '../../sandbox/src/money.ts';
@@ -90,9 +92,6 @@ const SANDBOX_ONLY_ERRORS: ReadonlyArray<{
  * not explain yet. Nothing checks that they are still missing: the catalogue may learn them.
  */
 const KEYS_BEYOND_CATALOGUE: Readonly<Record<string, string>> = {
-	ip_access_denied:
-		"service-facts.md: 403 when the request comes from outside the merchant's API IP allow-list",
-	transaction_rejected: 'service-facts.md: 400 on bill/create when the service rejects the bill',
 	refunds_not_enabled:
 		"the sandbox's name for the refusal when the refund API is not switched on (the reference names none)",
 	refund_not_found: "the sandbox's name for an unknown refund id on refund/status",
@@ -333,6 +332,62 @@ describe('oracle: the sandbox keeps the contract', () => {
 					expect(fields, field).toHaveProperty(field);
 				expect(contract.verifyPostback('payout', fields, tokens[0])).toMatchObject({ ok: true });
 				expect(contract.POSTBACK_RULES.payout.statuses).toContain(fields.Status);
+			}
+		});
+
+		// Refund and chargeback postbacks (service-facts.md): checked against the contract once it
+		// has rules for them (nodes/shared), and against the formulas written out here meanwhile.
+		const rules = contract.POSTBACK_RULES as Record<string, unknown>;
+		it('a sandbox refund and chargeback postback carry the signatures service-facts.md gives (and pass the contract where it has rules for them)', () => {
+			const state = new State({ deliver: () => undefined, autoAdvanceMs: 0, liveExtras: false });
+			const m = state.createMerchant({ id: 'M1', token: tokens[0] });
+			const refund = refundPostback(
+				{
+					id: 'R1',
+					merchantId: 'M1',
+					paymentId: 'T1',
+					billId: 'B1',
+					orderId: null,
+					kind: 'partial',
+					amount: 1050,
+					currency: 'RUB',
+					status: 'SUCCESS',
+					createdAt: 0,
+				},
+				bill,
+				m,
+			);
+			expect(refund.SignatureValue).toBe(
+				createHash('md5').update(`10.50:RUB:B1:T1:R1:${tokens[0]}`).digest('hex').toUpperCase(),
+			);
+			const chargeback = chargebackPostback(
+				{
+					id: 'C1',
+					merchantId: 'M1',
+					paymentId: 'T1',
+					billId: 'B1',
+					amount: 1050,
+					currency: 'RUB',
+					status: 'SUCCESS',
+					createdAt: 0,
+				},
+				bill,
+				m,
+			);
+			expect(chargeback.SignatureValue).toBe(
+				createHash('md5').update(`B1:T1:C1:${tokens[0]}`).digest('hex').toUpperCase(),
+			);
+			for (const [kind, fields] of [
+				['refund', refund],
+				['chargeback', chargeback],
+			] as const) {
+				if (!(kind in rules)) continue;
+				const verify = contract.verifyPostback as (
+					event: string,
+					fields: Record<string, string>,
+					token: string,
+				) => { ok: boolean };
+				expect(verify(kind, fields, tokens[0]), kind).toMatchObject({ ok: true });
 			}
 		});
 

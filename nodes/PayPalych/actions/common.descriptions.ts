@@ -105,5 +105,16 @@ export function searchFields(what: string): INodeProperties[] {
 	];
 }
 
+/** The optional shop filter of Bill › Search and Payment › Search (sent as `shop_id`). */
+export const shopFilterField: INodeProperties = {
+	displayName: 'Shop ID',
+	name: 'shopId',
+	type: 'string',
+	default: '',
+	placeholder: 'e.g. 9rQBbwZV1g',
+	description:
+		"Only the entries of this shop (sent as shop_id). Leave empty to use the credential's Shop ID; with neither, every shop's entries are listed.",
+};
+
 export const amountDescription =
 	'Amount with at most 2 decimals, such as 100 or 99.90, up to 99999999.99 (a comma is accepted as the decimal separator). Sent to the service as text, never as a float';

@@ -18,7 +18,7 @@ const OPERATIONS = {
 		search: bill.search.execute,
 		setActive: bill.setActive.execute,
 	},
-	payment: { get: payment.get.execute },
+	payment: { get: payment.get.execute, search: payment.search.execute },
 	balance: { get: balance.get.execute },
 	payout: {
 		createPersonal: payout.createPersonal.execute,

@@ -30,6 +30,8 @@ export interface ListOptions {
 	partialOk?: boolean;
 	/** What an incomplete list means for the operation, added to the error's description. */
 	incomplete?: string;
+	/** What to do when the page cap is reached (default: narrow the date range). */
+	capAdvice?: string;
 }
 
 /** Where a refused next page pointed: its scheme, host, port and path (never its query). */
@@ -78,7 +80,7 @@ export async function listAll(
 	const advice =
 		result.end === 'refused_next'
 			? "Check the credential's Base URL: it must be the address the service itself uses in its answers (scheme, host and port)."
-			: 'Narrow the date range.';
+			: (options.capAdvice ?? 'Narrow the date range.');
 	throw new NodeOperationError(
 		this.getNode(),
 		`${options.label} could not read the whole list: ${why}`,

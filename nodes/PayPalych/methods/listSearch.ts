@@ -9,6 +9,7 @@ import {
 	type Endpoint,
 } from '../../shared';
 import { listAll } from '../helpers/pagination';
+import { credentialShopId } from '../helpers/shop';
 import { apiRequest } from '../transport';
 
 /** The SBP bank dictionary as a searchable list: "name_en (name)" labels, member_id values. */
@@ -62,10 +63,15 @@ async function searchRecent(
 	endpoint: Endpoint,
 	filter: string | undefined,
 ): Promise<INodeListSearchResult> {
+	const qs = recentRange();
+	if (endpoint === ENDPOINTS.billSearch) {
+		const shopId = await credentialShopId.call(context);
+		if (shopId !== '') qs.shop_id = shopId;
+	}
 	const entries = await listAll.call(
 		context,
 		endpoint,
-		recentRange(),
+		qs,
 		{ limit: RECENT_LIMIT, label: 'The list', partialOk: true },
 		0,
 	);

@@ -1,47 +1,123 @@
 import type { Logger } from 'pino';
-import { createdDate, readPages } from '../contract.ts';
+import { createdDate, pages } from '../contract.ts';
 import { ApiError, BudgetSpent } from '../service-api.ts';
-import type { ServiceApi } from '../service-api.ts';
+import type { Window } from './result.ts';
 
-/** A list read with the shared readPages, at most `maxPages` pages (its share of the budget). */
+/** One catch-up run held more of the service's rows than RELAY_CATCHUP_MAX_BYTES: it stops there. */
+export class MemoryCeilingReached extends BudgetSpent {
+	readonly maxBytes: number;
+	readonly heldBytes: number;
+	readonly heldRows: number;
+	constructor(maxBytes: number, heldBytes: number, heldRows: number) {
+		super(0);
+		this.name = 'MemoryCeilingReached';
+		this.message = `the run holds ${heldRows} rows (${heldBytes} bytes of the service's JSON), over its ceiling of ${maxBytes} bytes (RELAY_CATCHUP_MAX_BYTES)`;
+		this.maxBytes = maxBytes;
+		this.heldBytes = heldBytes;
+		this.heldRows = heldRows;
+	}
+}
+
+/**
+ * What one catch-up run holds of the service's lists, counted across every page of every list it
+ * reads (payouts, then bills): rows, and their weight as the service's JSON. Over `maxBytes` the
+ * list being read stops after the page that crossed it (one page, at most API_MAX_ANSWER_BYTES,
+ * over the ceiling), with what was read kept: a partial run that goes on where it stopped.
+ */
+export class HeldRows {
+	rows = 0;
+	bytes = 0;
+	readonly maxBytes: number;
+	constructor(maxBytes: number) {
+		this.maxBytes = maxBytes;
+	}
+	/** Counts `rows` kept of a page weighing `bytes`; the ceiling reached, or undefined. */
+	add(rows: number, bytes: number): MemoryCeilingReached | undefined {
+		this.rows += rows;
+		this.bytes += bytes;
+		return this.bytes > this.maxBytes
+			? new MemoryCeilingReached(this.maxBytes, this.bytes, this.rows)
+			: undefined;
+	}
+}
+
+/**
+ * A list read page by page (the shared `pages`), at most `maxPages` pages (its share of the
+ * budget), its kept rows held in `held` (the run's ceiling). Rows are added one at a time, never
+ * spread into a call (a list of 200,000 rows would overflow the stack). Stopped by the call
+ * budget, the run's deadline or the ceiling: the rows read so far, `next` where to go on.
+ */
 export async function readList(
 	fetchPage: (url: string) => Promise<Record<string, unknown>>,
 	firstUrl: string,
 	apiRoot: string,
 	maxPages: number,
 	keep: (row: Record<string, unknown>) => boolean,
+	held?: HeldRows,
 ): Promise<{ rows: Record<string, unknown>[]; next?: string; stopped?: BudgetSpent }> {
 	const rows: Record<string, unknown>[] = [];
-	let next: string | undefined;
+	let resumeAt = firstUrl;
 	try {
-		const read = await readPages<Record<string, unknown>>(fetchPage, {
-			firstUrl,
-			apiRoot,
-			maxPages,
-			keep: (row) => row !== null && typeof row === 'object' && keep(row),
-		});
-		rows.push(...read.rows);
-		if (read.end === 'page_cap') next = read.next;
-		return { rows, next, stopped: next ? new BudgetSpent(maxPages) : undefined };
+		for await (const page of pages<unknown>(fetchPage, { firstUrl, apiRoot, maxPages })) {
+			let kept = 0;
+			for (const row of page.rows) {
+				if (row === null || typeof row !== 'object' || !keep(row as Record<string, unknown>))
+					continue;
+				rows.push(row as Record<string, unknown>);
+				kept += 1;
+			}
+			const weight = page.rows.length > 0 ? Math.ceil((page.bytes * kept) / page.rows.length) : 0;
+			const over = held?.add(kept, weight);
+			if (over && page.next !== undefined) return { rows, next: page.next, stopped: over };
+			if (page.end === 'page_cap')
+				return { rows, next: page.next, stopped: new BudgetSpent(maxPages) };
+			if (page.next !== undefined) resumeAt = page.next;
+		}
+		return { rows };
 	} catch (error) {
-		if (error instanceof BudgetSpent) return { rows, next: firstUrl, stopped: error };
+		if (error instanceof BudgetSpent) return { rows, next: resumeAt, stopped: error };
 		throw error;
 	}
 }
 
-/** A bill's payments; undefined: the service refused this bill (skipped); BudgetSpent: stop. */
+/** The most pages of one bill's payments a run reads (100 rows a page): a cap, said in the log. */
+export const BILL_PAYMENT_PAGES = 100;
+
+/**
+ * A bill's payments, every page (`bill/payments` is cursor-paged on the live service: a MULTI
+ * link's later payments are on its later pages), through the shared page reader. undefined: the
+ * service refused this bill (skipped); BudgetSpent: the run's budget, deadline or memory ceiling
+ * stopped it (the bill is not marked read: the next run reads it again). Past BILL_PAYMENT_PAGES
+ * pages the rest is left unread and the log says so.
+ */
 export async function billPayments(
-	api: ServiceApi,
+	w: Pick<Window, 'fetchPage' | 'apiRoot' | 'held' | 'billPaymentsUrl'>,
 	bill: Record<string, unknown>,
 	logger: Logger,
 ): Promise<Record<string, unknown>[] | undefined | BudgetSpent> {
+	const rows: Record<string, unknown>[] = [];
 	try {
-		const answer = await api.billPayments(String(bill.id));
-		return Array.isArray(answer.data)
-			? (answer.data as unknown[]).filter(
-					(p): p is Record<string, unknown> => p !== null && typeof p === 'object',
-				)
-			: [];
+		for await (const page of pages<unknown>(w.fetchPage, {
+			firstUrl: w.billPaymentsUrl(String(bill.id)),
+			apiRoot: w.apiRoot,
+			maxPages: BILL_PAYMENT_PAGES,
+		})) {
+			let kept = 0;
+			for (const row of page.rows) {
+				if (row === null || typeof row !== 'object') continue;
+				rows.push(row as Record<string, unknown>);
+				kept += 1;
+			}
+			const weight = page.rows.length > 0 ? Math.ceil((page.bytes * kept) / page.rows.length) : 0;
+			const over = w.held.add(kept, weight);
+			if (over && page.next !== undefined) return over;
+			if (page.end === 'page_cap')
+				logger.warn(
+					{ bill: bill.id, pages: BILL_PAYMENT_PAGES, payments: rows.length },
+					"catch-up read the first pages of a bill's payments, up to its cap; the rest are not read",
+				);
+		}
+		return rows;
 	} catch (error) {
 		if (error instanceof BudgetSpent) return error;
 		// One bill the service refuses (too_many_payments, bill_not_found) does not stop the run.

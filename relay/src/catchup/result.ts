@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Alerter } from '../alerts.ts';
 import type { RelayConfig } from '../config.ts';
 import {
+	ENDPOINTS,
 	SERVICE_TIME_ZONE,
 	addDays,
 	apiRootOf,
@@ -11,6 +12,7 @@ import {
 } from '../contract.ts';
 import { ApiError } from '../service-api.ts';
 import type { ServiceApi } from '../service-api.ts';
+import { HeldRows } from './lists.ts';
 
 /** One event the catch-up stored: a final payment or payout no postback brought. */
 export interface FoundEvent {
@@ -49,6 +51,8 @@ export interface CatchupResult {
 	found: FoundEvent[];
 	skippedRecords: SkippedRecord[];
 	error?: string;
+	/** A partial run stopped at RELAY_CATCHUP_MAX_BYTES: what it held (also raised as catchup-failed). */
+	ceiling?: string;
 	startedAt: number;
 	durationMs: number;
 }
@@ -68,6 +72,10 @@ export interface Window {
 	apiRoot: string;
 	fetchPage: (url: string) => Promise<Record<string, unknown>>;
 	firstUrl: (path: string, from: string, to?: string) => string;
+	/** The run's rows held across every page (RELAY_CATCHUP_MAX_BYTES). */
+	held: HeldRows;
+	/** The first page of a bill's payments (`bill/payments`: cursor-paged on the service). */
+	billPaymentsUrl: (billId: string) => string;
 }
 
 const DAY_MS = 86_400_000;
@@ -113,6 +121,10 @@ export function windowOf(
 					? { shop_id: config.catchup.shopId }
 					: {}),
 			}),
+		held: new HeldRows(config.catchup.maxBytes),
+		// No per_page: the service's own page size, whatever its largest allowed one is.
+		billPaymentsUrl: (billId: string) =>
+			listUrl(config.catchup.apiBaseUrl, ENDPOINTS.billPayments.path, { id: billId }),
 	};
 }
 
@@ -155,6 +167,14 @@ export async function alertTrouble(
 			{ records: result.skippedRecords.slice(0, 50) },
 		);
 	}
+	if (result.ceiling !== undefined) {
+		await alerter?.raise(
+			'catchup-failed',
+			['catchup-ceiling'],
+			`catch-up stopped at its memory ceiling: ${result.ceiling}; the next run goes on where it stopped`,
+			{ ceiling: result.ceiling, toRead: result.toRead },
+		);
+	}
 	if (result.outcome === 'failed') {
 		await alerter?.raise(
 			'catchup-failed',
@@ -194,6 +214,11 @@ export function logRun(logger: Logger, result: CatchupResult): void {
 	};
 	if (result.outcome === 'failed')
 		logger.error({ ...summary, error: result.error }, 'catch-up failed; the next run tries again');
+	else if (result.ceiling !== undefined)
+		logger.warn(
+			{ ...summary, ceiling: result.ceiling },
+			'catch-up stopped at its memory ceiling (RELAY_CATCHUP_MAX_BYTES); the next run goes on',
+		);
 	else if (result.outcome === 'partial')
 		logger.warn(
 			summary,

@@ -9,7 +9,7 @@ import type { Housekeeping } from '../store/types.ts';
 import type { Targets } from '../targets.ts';
 import type { Alerter } from '../alerts.ts';
 import { BudgetSpent, ServiceApi } from '../service-api.ts';
-import { billPayments, oldestDay, readList } from './lists.ts';
+import { MemoryCeilingReached, billPayments, oldestDay, readList } from './lists.ts';
 import { alertTrouble, logRun } from './result.ts';
 import { runError, windowOf } from './result.ts';
 import type { CatchupResult, Window } from './result.ts';
@@ -135,6 +135,7 @@ export class CatchupRunner {
 		} catch (error) {
 			if (error instanceof BudgetSpent) {
 				result.outcome = 'partial';
+				if (error instanceof MemoryCeilingReached) result.ceiling = error.message;
 			} else {
 				result.outcome = 'failed';
 				result.error = runError(error, this.#o.config.catchup.shopId);
@@ -216,6 +217,7 @@ export class CatchupRunner {
 				apiRoot,
 				share,
 				(row) => createdWithin(row, since, today),
+				w.held,
 			);
 			this.#resume.payouts = listed.next;
 			result.toRead.payouts = listed.next !== undefined;
@@ -256,6 +258,7 @@ export class CatchupRunner {
 			w.apiRoot,
 			Math.max(1, Math.floor((w.budget - api.calls) / 2)),
 			(row) => createdWithin(row, billSince, billUntil),
+			w.held,
 		);
 		const listCut = listed.stopped;
 		const bills = listed.rows;
@@ -285,7 +288,7 @@ export class CatchupRunner {
 			const queue = queues[turn % 2].length > 0 ? queues[turn % 2] : queues[(turn + 1) % 2];
 			turn += 1;
 			const bill = queue[0];
-			const payments = await billPayments(api, bill, this.#o.logger);
+			const payments = await billPayments(w, bill, this.#o.logger);
 			if (payments instanceof BudgetSpent) {
 				stopped = payments;
 				break;

@@ -16,7 +16,8 @@ const status = z.enum(DELIVERY_STATUSES as ['pending', 'delivering', 'delivered'
 const eventQuery = z.object({
 	kind: kind.optional(),
 	source: z.enum(EVENT_SOURCES as ['postback', 'catch-up']).optional(),
-	trsId: z.string().min(1).optional(),
+	// Trimmed, as the relay stores and compares a TrsId (intake.ts, canonicalFields).
+	trsId: z.string().trim().min(1).optional(),
 	invId: z.string().min(1).optional(),
 	status: status.optional(),
 	from: time.optional(),

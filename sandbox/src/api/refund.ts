@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { ContextOptions, SandboxContext } from '../context.ts';
-import { DAY_MS, parseYmd } from '../dates.ts';
+import { DAY_MS, parseYmd, zoneOffsetMs } from '../dates.ts';
 import { keyError, validationError, type Endpoint } from '../errors.ts';
 import type { Merchant, Payment } from '../model.ts';
 import { makeRefund, refundRefusal } from '../refunds.ts';
@@ -119,8 +119,14 @@ export async function refundRoutes(app: FastifyInstance, { ctx }: ContextOptions
 		const merchant = refundMerchant(ctx, request, endpoint);
 		const data = validate(searchSchema, getInput(request), searchRules);
 		if (data.payment_id !== undefined) ownPayment(ctx, merchant, endpoint, data.payment_id);
-		const start = data.start_date === undefined ? null : parseYmd(data.start_date);
-		const finish = data.finish_date === undefined ? null : parseYmd(data.finish_date);
+		// Days of the merchant's profile (UTC, Moscow in `spec`), finish_date included.
+		const offset = zoneOffsetMs(merchant.profile);
+		const day = (text: string | undefined) => {
+			const start = text === undefined ? null : parseYmd(text);
+			return start === null ? null : start - offset;
+		};
+		const start = day(data.start_date);
+		const finish = day(data.finish_date);
 		const refunds = [...ctx.state.refunds.values()].filter(
 			(refund) =>
 				refund.merchantId === merchant.id &&

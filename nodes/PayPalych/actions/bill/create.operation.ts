@@ -8,7 +8,16 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { BILL_TYPES, CURRENCIES_IN, ENDPOINTS, PAYMENT_METHODS } from '../../../shared';
 import { normalizeResponse } from '../../helpers/normalize';
-import { checkAmount, checkRequired, inputError } from '../../helpers/validation';
+import {
+	checkEmail,
+	checkTtl,
+	checkUrl,
+	itemsBody,
+	REQUEST_FIELDS,
+	requestFieldsBody,
+} from '../../helpers/billFields';
+import { requiredShopId } from '../../helpers/shop';
+import { checkAmount, inputError } from '../../helpers/validation';
 import { apiRequest } from '../../transport';
 import { amountDescription } from '../common.descriptions';
 
@@ -35,6 +44,15 @@ const paymentMethodOptions: INodePropertyOptions[] = [
 	{ name: 'Any', value: '' },
 	...PAYMENT_METHODS.map((method) => ({ name: PAYMENT_METHOD_NAMES[method], value: method })),
 ];
+const localeOptions: INodePropertyOptions[] = [
+	{ name: 'Service Default', value: '' },
+	{ name: 'English', value: 'en' },
+	{ name: 'Russian', value: 'ru' },
+];
+const requestFieldOptions: INodePropertyOptions[] = REQUEST_FIELDS.map((field) => ({
+	name: field.charAt(0).toUpperCase() + field.slice(1),
+	value: field,
+}));
 const billTypeOptions: INodePropertyOptions[] = BILL_TYPES.map((type) => ({
 	name: BILL_TYPE_NAMES[type],
 	value: type,
@@ -47,11 +65,10 @@ const properties: INodeProperties[] = [
 		displayName: 'Shop ID',
 		name: 'shopId',
 		type: 'string',
-		required: true,
 		default: '',
 		placeholder: 'e.g. 9rQBbwZV1g',
 		description:
-			'ID of the shop the bill belongs to, from the shop settings of your merchant account',
+			"ID of the shop the bill belongs to, from the shop settings of your merchant account. Leave empty to use the credential's Shop ID.",
 	},
 	{
 		displayName: 'Amount',
@@ -93,6 +110,78 @@ const properties: INodeProperties[] = [
 				description: 'Description of the payment',
 			},
 			{
+				displayName: 'Fail URL',
+				name: 'failUrl',
+				type: 'string',
+				default: '',
+				placeholder: 'https://shop.example/payment-failed',
+				description:
+					'Page the customer is sent to after a failed payment, instead of the shop setting (a full http:// or https:// address)',
+			},
+			{
+				displayName: 'Items',
+				name: 'items',
+				type: 'fixedCollection',
+				typeOptions: { multipleValues: true },
+				placeholder: 'Add Item',
+				default: {},
+				description:
+					'The goods of the bill, shown on the payment form (sent as items[n][...]). Use Items (JSON) instead for a list from an earlier node.',
+				options: [
+					{
+						displayName: 'Item',
+						name: 'item',
+						values: [
+							{
+								displayName: 'Category',
+								name: 'category',
+								type: 'string',
+								default: '',
+							},
+							{
+								displayName: 'Name',
+								name: 'name',
+								type: 'string',
+								default: '',
+								description: 'Name of the item',
+							},
+							{
+								displayName: 'Price',
+								name: 'price',
+								type: 'string',
+								default: '',
+								placeholder: '990.00',
+								description: 'Price of one unit, with at most 2 decimals',
+							},
+							{
+								displayName: 'Quantity',
+								name: 'quantity',
+								type: 'number',
+								typeOptions: { minValue: 0.001, numberPrecision: 3 },
+								default: 1,
+							},
+						],
+					},
+				],
+			},
+			{
+				displayName: 'Items (JSON)',
+				name: 'itemsJson',
+				type: 'json',
+				default: '',
+				placeholder: '[{"name": "T-shirt", "price": "990.00", "quantity": 1}]',
+				description:
+					'The goods of the bill as a JSON list of objects with name, price, quantity and optionally category and extra (an object of names and values)',
+			},
+			{
+				displayName: 'Locale',
+				name: 'locale',
+				type: 'options',
+				default: '',
+				description: 'Language of the payment form',
+				options: localeOptions,
+			},
+			{
 				displayName: 'Name',
 				name: 'name',
 				type: 'string',
@@ -105,6 +194,14 @@ const properties: INodeProperties[] = [
 				type: 'string',
 				default: '',
 				description: 'Your order identifier; the payment postback returns it as InvId',
+			},
+			{
+				displayName: 'Payer Email',
+				name: 'payerEmail',
+				type: 'string',
+				placeholder: 'name@email.com',
+				default: '',
+				description: "The customer's email address, filled in on the payment form",
 			},
 			{
 				displayName: 'Payer Pays Commission',
@@ -123,6 +220,42 @@ const properties: INodeProperties[] = [
 				options: paymentMethodOptions,
 			},
 			{
+				displayName: 'Request Fields',
+				name: 'requestFields',
+				type: 'multiOptions',
+				default: [],
+				description:
+					'Data the payment form requires from the customer (sent as request_fields[name]=1)',
+				options: requestFieldOptions,
+			},
+			{
+				displayName: 'Return URL',
+				name: 'returnUrl',
+				type: 'string',
+				default: '',
+				placeholder: 'https://shop.example/cart',
+				description:
+					'Address of the "Back to shop" button of the payment form; the service accepts only an address on the shop\'s own domain',
+			},
+			{
+				displayName: 'Success URL',
+				name: 'successUrl',
+				type: 'string',
+				default: '',
+				placeholder: 'https://shop.example/thanks',
+				description:
+					'Page the customer is sent to after a successful payment, instead of the shop setting (a full http:// or https:// address)',
+			},
+			{
+				displayName: 'TTL',
+				name: 'ttl',
+				type: 'number',
+				typeOptions: { minValue: 1 },
+				default: 3600,
+				description:
+					'How long the bill can be paid, in seconds (a positive whole number, such as 600 for ten minutes); without it the service keeps the bill open',
+			},
+			{
 				displayName: 'Type',
 				name: 'type',
 				type: 'options',
@@ -139,6 +272,7 @@ export const description = updateDisplayOptions(displayOptions, properties);
 /** The option fields whose value (from an expression too) must be one of their choices. */
 const CHOICES: Record<string, { field: string; options: INodePropertyOptions[] }> = {
 	currencyIn: { field: 'Currency', options: currencyOptions },
+	locale: { field: 'Locale', options: localeOptions },
 	payerPaysCommission: { field: 'Payer Pays Commission', options: payerPaysCommissionOptions },
 	paymentMethod: { field: 'Payment Method', options: paymentMethodOptions },
 	type: { field: 'Type', options: billTypeOptions },
@@ -146,11 +280,11 @@ const CHOICES: Record<string, { field: string; options: INodePropertyOptions[] }
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const node = this.getNode();
-	const shopId = checkRequired(
+	const shopId = await requiredShopId.call(
+		this,
 		node,
-		this.getNodeParameter('shopId', itemIndex),
+		this.getNodeParameter('shopId', itemIndex, ''),
 		itemIndex,
-		'Shop ID',
 	);
 	const amount = checkAmount(node, this.getNodeParameter('amount', itemIndex), itemIndex);
 	const extra = this.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
@@ -176,6 +310,17 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 			? String(extra[name])
 			: undefined;
 
+	const reference: Record<string, string | undefined> = {
+		ttl: checkTtl(node, extra.ttl, itemIndex),
+		locale: text('locale'),
+		payer_email: checkEmail(node, 'Payer Email', extra.payerEmail, itemIndex),
+		success_url: checkUrl(node, 'Success URL', extra.successUrl, itemIndex),
+		fail_url: checkUrl(node, 'Fail URL', extra.failUrl, itemIndex),
+		return_url: checkUrl(node, 'Return URL', extra.returnUrl, itemIndex),
+		...requestFieldsBody(node, extra.requestFields, itemIndex),
+		...itemsBody(node, extra.itemsJson, extra.items, itemIndex),
+	};
+
 	const answer = await apiRequest.call(this, ENDPOINTS.billCreate, {
 		body: {
 			amount,
@@ -188,6 +333,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 			payer_pays_commission: text('payerPaysCommission'),
 			name: text('name'),
 			payment_method: text('paymentMethod'),
+			...reference,
 		},
 		itemIndex,
 	});

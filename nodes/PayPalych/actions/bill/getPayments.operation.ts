@@ -3,15 +3,19 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { ENDPOINTS } from '../../../shared';
 import { normalizeResponse } from '../../helpers/normalize';
+import { listAll } from '../../helpers/pagination';
 import { checkRequired } from '../../helpers/validation';
-import { apiRequest } from '../../transport';
-import { billIdField } from '../common.descriptions';
+import { billIdField, returnAllLimit } from '../common.descriptions';
 
 const displayOptions = { show: { resource: ['bill'], operation: ['getPayments'] } };
 
-export const description = updateDisplayOptions(displayOptions, [billIdField]);
+export const description = updateDisplayOptions(displayOptions, [billIdField, ...returnAllLimit]);
 
-/** One output item per payment of the bill. */
+/**
+ * One output item per payment of the bill. `bill/payments` is cursor-paged on the live service
+ * (`per_page`, `cursor`, `links` / `meta`): every page is read through the one pagination helper,
+ * up to Limit unless Return All.
+ */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const id = checkRequired(
 		this.getNode(),
@@ -19,10 +23,19 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		itemIndex,
 		'Bill ID',
 	);
-	const answer = await apiRequest.call(this, ENDPOINTS.billPayments, {
-		qs: { id },
+	const returnAll = this.getNodeParameter('returnAll', itemIndex, false) as boolean;
+	const limit = returnAll ? undefined : (this.getNodeParameter('limit', itemIndex, 50) as number);
+	const payments = await listAll.call(
+		this,
+		ENDPOINTS.billPayments,
+		{ id },
+		{
+			limit,
+			label: 'Bill › Get Payments',
+			incomplete: 'No payment was output rather than a part of the list.',
+			capAdvice: 'Turn off Return All and set a Limit to read the first payments of the bill.',
+		},
 		itemIndex,
-	});
-	const data = Array.isArray(answer.data) ? (answer.data as IDataObject[]) : [];
-	return data.map((payment) => normalizeResponse(payment));
+	);
+	return payments.map((payment) => normalizeResponse(payment));
 }

@@ -18,6 +18,30 @@ const properties: INodeProperties[] = [
 		description:
 			'ID of the payment (the TrsId of the payment postback, or an ID from Bill > Get Payments)',
 	},
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		options: [
+			{
+				displayName: 'Include Chargebacks',
+				name: 'includeChargebacks',
+				type: 'boolean',
+				default: false,
+				description: 'Whether to list the chargebacks of the payment too (sent as chargeback=1)',
+			},
+			{
+				displayName: 'Include Refunds',
+				name: 'includeRefunds',
+				type: 'boolean',
+				default: false,
+				description:
+					'Whether to list the refunds of the payment too (sent as refunds=1; the refund API is switched on by PayPalych support)',
+			},
+		],
+	},
 ];
 
 export const description = updateDisplayOptions(displayOptions, properties);
@@ -29,8 +53,13 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		itemIndex,
 		'Payment ID',
 	);
+	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
 	const answer = await apiRequest.call(this, ENDPOINTS.paymentStatus, {
-		qs: { id },
+		qs: {
+			id,
+			refunds: options.includeRefunds === true ? '1' : undefined,
+			chargeback: options.includeChargebacks === true ? '1' : undefined,
+		},
 		itemIndex,
 	});
 	return [normalizeResponse(answer)];

@@ -1,0 +1,42 @@
+// Signing in to the relay console as a browser does: the login form's token and cookie, then the
+// post; and reading the cookies an answer sets.
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { form } from './helpers.ts';
+
+export const FORM = 'application/x-www-form-urlencoded';
+
+/** name=value of a Set-Cookie header in a response, or undefined. */
+export function cookieOf(res: LightMyRequestResponse, name: string): string | undefined {
+	const headers = ([] as string[]).concat(
+		(res.headers['set-cookie'] as string | string[] | undefined) ?? [],
+	);
+	const line = headers.find((h) => h.startsWith(`${name}=`));
+	return line?.split(';')[0];
+}
+export function setCookieLine(res: LightMyRequestResponse, name: string): string {
+	const headers = ([] as string[]).concat(
+		(res.headers['set-cookie'] as string | string[] | undefined) ?? [],
+	);
+	return headers.find((h) => h.startsWith(`${name}=`)) ?? '';
+}
+/** The CSRF token of a console page's form. */
+export const csrfIn = (body: string) => /name="_csrf" value="([^"]+)"/.exec(body)?.[1] ?? '';
+
+/** What a browser does: open the login form, then post it (with its token and cookie) and `fields`. */
+export async function submitLogin(
+	app: FastifyInstance,
+	fields: Record<string, string>,
+	headers: Record<string, string> = {},
+) {
+	const page = await app.inject({ url: '/admin/login', headers });
+	return app.inject({
+		method: 'POST',
+		url: '/admin/login',
+		headers: {
+			...headers,
+			cookie: cookieOf(page, 'relay_console_login') ?? '',
+			'content-type': FORM,
+		},
+		payload: form({ _csrf: csrfIn(page.body), ...fields }),
+	});
+}
