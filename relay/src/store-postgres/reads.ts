@@ -42,7 +42,7 @@ import {
 /** Runs one statement and answers its rows (the store's durable pool). */
 export type Read = (sql: string, params?: readonly unknown[]) => Promise<Row[]>;
 
-/** What PostgresReads answers: the reads port, and whether a console session was logged out. */
+/** What postgresReads answers: the reads port, and whether a console session was logged out. */
 export type PostgresReadsPort = ReadStore & Pick<Housekeeping, 'sessionRevoked'>;
 
 /**
