@@ -3,7 +3,7 @@ import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream, Logger } from 'pino';
 import type { Dispatcher } from 'undici';
-import { AuthThrottle } from './auth-throttle.ts';
+import { AuthThrottle, operatorMemoryIn } from './auth-throttle.ts';
 import { AlertMonitor, Alerter } from './alerts.ts';
 import type { RelayConfig } from './config.ts';
 import { isPostgresUrl } from './config-fields.ts';
@@ -150,7 +150,7 @@ function servicesOf({ config, deps, store, metrics, logger, forwarder }: Parts) 
 		intake,
 		catchup,
 		alerter,
-		authThrottle: new AuthThrottle(config.authLimit),
+		authThrottle: new AuthThrottle({ ...config.authLimit, memory: operatorMemoryIn(store) }),
 		reads: shared,
 		operations: new Operations({
 			targets: () => targetsByKind(config),

@@ -13,6 +13,7 @@ import {
 	form,
 	freePort,
 	paymentFields,
+	childEnv,
 	spawnRelay,
 	stopRelays,
 	tempDir,
@@ -25,7 +26,7 @@ const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 function runBackup(env: Record<string, string>, ...args: string[]) {
 	return spawnSync(NODE, [RELAY_BIN, 'backup', ...args], {
 		cwd: ROOT,
-		env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+		env: childEnv(env),
 		encoding: 'utf8',
 	});
 }

@@ -27,11 +27,13 @@ export async function submitLogin(
 	app: FastifyInstance,
 	fields: Record<string, string>,
 	headers: Record<string, string> = {},
+	remoteAddress?: string,
 ) {
-	const page = await app.inject({ url: '/admin/login', headers });
+	const page = await app.inject({ url: '/admin/login', headers, remoteAddress });
 	return app.inject({
 		method: 'POST',
 		url: '/admin/login',
+		remoteAddress,
 		headers: {
 			...headers,
 			cookie: cookieOf(page, 'relay_console_login') ?? '',

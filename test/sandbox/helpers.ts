@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { startSandbox, type SandboxOptions } from '../../sandbox/src/index.ts';
@@ -142,4 +143,30 @@ export function parseRedirectForm(html: string): {
 		fields[unescape(match[1] ?? '')] = unescape(match[2] ?? '');
 	}
 	return { method: form?.[1] ?? '', action: unescape(form?.[2] ?? ''), fields };
+}
+
+export type Listener = Awaited<ReturnType<typeof listener>>;
+
+/**
+ * Merchants of one profile whose Result URL is the `shop` listener's `/result/<shopId>`, and a bill
+ * of 100.00 in one of their shops. `get` is read when called (the harness starts in beforeAll).
+ */
+export function shopMerchants(get: () => { h: Harness; shop: Listener }) {
+	async function merchantIn(profile: 'live' | 'spec', fields: Record<string, unknown> = {}) {
+		const { h, shop } = get();
+		const m = await h.merchant({ profile, ...fields });
+		await h.control('PATCH', `shops/${m.shopId}`, { resultUrl: `${shop.url}/result/${m.shopId}` });
+		return m;
+	}
+	async function bill(token: string, shopId: string, params: Record<string, string> = {}) {
+		const created = await get().h.api(
+			'POST',
+			'bill/create',
+			{ amount: '100.00', shop_id: shopId, ...params },
+			token,
+		);
+		expect(created.status, created.text).toBe(200);
+		return created.body.bill_id as string;
+	}
+	return { merchantIn, bill };
 }

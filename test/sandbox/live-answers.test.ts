@@ -1,13 +1,19 @@
 // The answers the live service is seen to give beyond the interface document
 // (service-facts.md, "What the service's current public reference and its clients add"), each
-// behind a per-merchant switch that works in both profiles.
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
+// behind a per-merchant switch that works in both profiles. The switches set for a whole sandbox
+// (options, bin flags): live-options.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { harness, listener, md5, today, type Harness } from './helpers.ts';
+import {
+	harness,
+	listener,
+	md5,
+	today,
+	type Harness,
+	shopMerchants,
+	type Listener,
+} from './helpers.ts';
 import { waitFor } from '../../scripts/harness/wait.ts';
 
-type Listener = Awaited<ReturnType<typeof listener>>;
 const PROFILES = ['live', 'spec'] as const;
 
 let h: Harness;
@@ -21,22 +27,7 @@ afterAll(async () => {
 	await shop.close();
 });
 
-async function merchantIn(profile: 'live' | 'spec', fields: Record<string, unknown> = {}) {
-	const m = await h.merchant({ profile, ...fields });
-	await h.control('PATCH', `shops/${m.shopId}`, { resultUrl: `${shop.url}/result/${m.shopId}` });
-	return m;
-}
-
-async function bill(token: string, shopId: string, params: Record<string, string> = {}) {
-	const created = await h.api(
-		'POST',
-		'bill/create',
-		{ amount: '100.00', shop_id: shopId, ...params },
-		token,
-	);
-	expect(created.status, created.text).toBe(200);
-	return created.body.bill_id as string;
-}
+const { merchantIn, bill } = shopMerchants(() => ({ h, shop }));
 
 const pay = async (billId: string, body: Record<string, unknown> = {}) => {
 	const paid = await h.control('POST', `bills/${billId}/pay`, body);
@@ -60,7 +51,7 @@ describe.each(PROFILES)('TrsId switch (%s profile)', (profile) => {
 			md5(`${first.postback.OutSum}:link-${profile}:${m.token}`),
 		);
 		const got = await waitFor(
-			'the postbacks',
+			'the two postbacks',
 			() => received(m.shopId).length >= 2 && received(m.shopId),
 		);
 		expect(got[0]!.raw).toBe(got[1]!.raw);
@@ -85,140 +76,6 @@ describe.each(PROFILES)('TrsId switch (%s profile)', (profile) => {
 		expect(first.postback.TrsId).toBe(first.payment.id);
 		expect(second.postback.TrsId).toBe(second.payment.id);
 		expect(second.postback).not.toEqual(first.postback);
-	});
-});
-
-describe('the instance options and the bin flags', () => {
-	it('startSandbox options set the demo merchant and new merchants; an unknown value is refused', async () => {
-		const other = await harness({
-			trsId: 'bill',
-			errorForm: 'error_code',
-			requireShopId: true,
-			newPaymentFields: true,
-			billOrderId: false,
-			paymentsPageSize: 7,
-			refunds: true,
-		});
-		try {
-			const expected = {
-				trsId: 'bill',
-				errorForm: 'error_code',
-				requireShopId: true,
-				newPaymentFields: true,
-				billOrderId: false,
-				paymentsPageSize: 7,
-				refunds: true,
-			};
-			expect((await other.control('GET', `merchants/${other.sb.merchantId}`)).body).toMatchObject(
-				expected,
-			);
-			const fresh = await other.merchant();
-			expect((await other.control('GET', `merchants/${fresh.merchantId}`)).body).toMatchObject(
-				expected,
-			);
-			await other.control('POST', 'reset');
-			expect((await other.control('GET', `merchants/${other.sb.merchantId}`)).body).toMatchObject(
-				expected,
-			);
-		} finally {
-			await other.close();
-		}
-		await expect(harness({ trsId: 'order' as 'bill' })).rejects.toThrow(/trsId/);
-		const bad = await h.control('PATCH', `merchants/${h.sb.merchantId}`, { trsId: 'order' });
-		expect(bad.status).toBe(400);
-	});
-
-	it('the bin takes the flags (and SANDBOX_* variables), lists them in --help and refuses a bad value', async () => {
-		const env = { ...process.env };
-		for (const name of Object.keys(env)) if (name.startsWith('SANDBOX_')) delete env[name];
-		const run = (args: string[], extra: Record<string, string> = {}) =>
-			spawn(process.execPath, ['sandbox/src/bin.ts', '--port', '0', ...args], {
-				stdio: ['ignore', 'pipe', 'pipe'],
-				env: { ...env, ...extra },
-			});
-		const output = async (child: ReturnType<typeof run>) => {
-			let text = '';
-			child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString()));
-			child.stderr!.on('data', (chunk: Buffer) => (text += chunk.toString()));
-			const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-			return { code, text };
-		};
-		const demoOf = async (child: ReturnType<typeof run>) => {
-			try {
-				const line = await new Promise<string>((resolve, reject) => {
-					createInterface({ input: child.stdout! }).once('line', resolve);
-					child.once('exit', (code) => reject(new Error(`exited with ${code}`)));
-				});
-				const { url, merchantId } = JSON.parse(line) as { url: string; merchantId: string };
-				return (await (await fetch(`${url}/_sandbox/merchants/${merchantId}`)).json()) as Record<
-					string,
-					unknown
-				>;
-			} finally {
-				child.kill('SIGTERM');
-				await new Promise((resolve) => child.once('exit', resolve));
-			}
-		};
-		const flags = await demoOf(
-			run([
-				'--trs-id',
-				'bill',
-				'--error-form',
-				'error_code',
-				'--require-shop-id',
-				'--new-payment-fields',
-				'--hide-bill-order-id',
-				'--payments-page-size',
-				'5',
-				'--refunds',
-			]),
-		);
-		const switched = {
-			trsId: 'bill',
-			errorForm: 'error_code',
-			requireShopId: true,
-			newPaymentFields: true,
-			billOrderId: false,
-			paymentsPageSize: 5,
-			refunds: true,
-		};
-		expect(flags).toMatchObject(switched);
-		const vars = await demoOf(
-			run([], {
-				SANDBOX_TRS_ID: 'bill',
-				SANDBOX_ERROR_FORM: 'error_code',
-				SANDBOX_REQUIRE_SHOP_ID: '1',
-				SANDBOX_NEW_PAYMENT_FIELDS: '1',
-				SANDBOX_HIDE_BILL_ORDER_ID: '1',
-				SANDBOX_PAYMENTS_PAGE_SIZE: '5',
-				SANDBOX_REFUNDS: '1',
-			}),
-		);
-		expect(vars).toMatchObject(switched);
-		const defaults = await demoOf(run([]));
-		expect(defaults).toMatchObject({
-			trsId: 'payment',
-			errorForm: 'message',
-			requireShopId: false,
-			newPaymentFields: false,
-			billOrderId: true,
-			paymentsPageSize: 15,
-			refunds: false,
-		});
-		const help = await output(run(['--help']));
-		for (const name of [
-			'--trs-id',
-			'--error-form',
-			'--require-shop-id',
-			'--new-payment-fields',
-			'--hide-bill-order-id',
-			'--payments-page-size',
-			'--refunds',
-		])
-			expect(help.text).toContain(name);
-		const bad = await output(run(['--trs-id', 'order']));
-		expect(bad.code).toBe(2);
-		expect(bad.text).toContain('--trs-id');
 	});
 });
 

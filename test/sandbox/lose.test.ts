@@ -47,7 +47,9 @@ describe('losing postbacks', () => {
 		// A normal bill still posts.
 		const b3 = await bill('30.00');
 		const sent = (await h.control('POST', `bills/${b3}/pay`, {})).body;
-		await waitFor('condition', () => shop.received.find((r) => r.fields.TrsId === sent.payment.id));
+		await waitFor('the postback that was not lost', () =>
+			shop.received.find((r) => r.fields.TrsId === sent.payment.id),
+		);
 
 		for (const p of [lost, lost2]) {
 			expect(await deliveries(p.payment.id)).toEqual([

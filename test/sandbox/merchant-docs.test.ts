@@ -119,7 +119,7 @@ describe('docs/merchant/sandbox.md, followed step by step', () => {
 		const paid = JSON.parse(run(blockWith('/pay"'))) as { payment: { id: string; status: string } };
 		expect(paid.payment.status).toBe('SUCCESS');
 
-		const postback = await waitFor('the postback', () =>
+		const postback = await waitFor('the payment postback at n8n', () =>
 			n8n.received.find((entry) => entry.path === '/webhook/abc/payment'),
 		);
 		expect(postback.fields).toMatchObject({
@@ -157,7 +157,7 @@ describe('docs/merchant/sandbox.md, followed step by step', () => {
 			body: JSON.stringify({ status: 'SUCCESS' }),
 		});
 		expect(advanced.status).toBe(200);
-		const payoutPostback = await waitFor('the postback', () =>
+		const payoutPostback = await waitFor('the payout postback at n8n', () =>
 			n8n.received.find((entry) => entry.path === '/webhook/abc/payout'),
 		);
 		expect(payoutPostback.fields).toMatchObject({ TrsId: payoutId, Status: 'SUCCESS' });

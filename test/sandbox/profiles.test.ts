@@ -5,10 +5,16 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { harness, listener, md5, parseRedirectForm, type Harness } from './helpers.ts';
+import {
+	harness,
+	listener,
+	md5,
+	parseRedirectForm,
+	type Harness,
+	shopMerchants,
+	type Listener,
+} from './helpers.ts';
 import { waitFor } from '../../scripts/harness/wait.ts';
-
-type Listener = Awaited<ReturnType<typeof listener>>;
 
 let h: Harness;
 let shop: Listener;
@@ -21,22 +27,7 @@ afterAll(async () => {
 	await shop.close();
 });
 
-async function merchantIn(profile: 'live' | 'spec', fields: Record<string, unknown> = {}) {
-	const m = await h.merchant({ profile, ...fields });
-	await h.control('PATCH', `shops/${m.shopId}`, { resultUrl: `${shop.url}/result/${m.shopId}` });
-	return m;
-}
-
-async function bill(token: string, shopId: string, params: Record<string, string> = {}) {
-	const created = await h.api(
-		'POST',
-		'bill/create',
-		{ amount: '100.00', shop_id: shopId, ...params },
-		token,
-	);
-	expect(created.status).toBe(200);
-	return created.body.bill_id as string;
-}
+const { merchantIn, bill } = shopMerchants(() => ({ h, shop }));
 
 async function at<T>(iso: string, run: () => Promise<T>): Promise<T> {
 	await h.control('POST', 'clock', { now: iso });

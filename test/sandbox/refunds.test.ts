@@ -104,7 +104,7 @@ describe.each(['live', 'spec'] as const)('refunds and chargebacks (%s profile)',
 			2,
 		);
 		// The postback, to the Result URL (no Refund URL set), signed as the reference says.
-		const posted = await waitFor('the posted call', () =>
+		const posted = await waitFor('the refund postback', () =>
 			at(`/result/${m.shopId}`).find((entry) => fieldsOf(entry)['Id'] === refundId),
 		);
 		const fields = fieldsOf(posted);
@@ -203,7 +203,7 @@ describe.each(['live', 'spec'] as const)('refunds and chargebacks (%s profile)',
 		const rest = await h.api('POST', 'refund/full/create', { payment_id: paymentId }, m.token);
 		expect(rest.body.amount).toBe(40);
 		const posted = await waitFor(
-			'the posted call',
+			'the two refund postbacks',
 			() => at(`/refund-url/${profile}`).length >= 2 && at(`/refund-url/${profile}`),
 		);
 		expect(posted.map((entry) => fieldsOf(entry)['Amount']).sort()).toEqual(['40.00', '60.00']);
@@ -297,7 +297,7 @@ describe.each(['live', 'spec'] as const)('refunds and chargebacks (%s profile)',
 		const charged = await h.control('POST', `payments/${paymentId}/chargeback`, {});
 		expect(charged.status, charged.text).toBe(200);
 		const chargebackId = charged.body.chargeback.id as string;
-		const posted = await waitFor('the posted call', () =>
+		const posted = await waitFor('the chargeback postback', () =>
 			at(`/result/${m.shopId}`).find((entry) => fieldsOf(entry)['Id'] === chargebackId),
 		);
 		const fields = fieldsOf(posted);
@@ -325,7 +325,7 @@ describe.each(['live', 'spec'] as const)('refunds and chargebacks (%s profile)',
 		const second = await h.control('POST', `payments/${other.paymentId}/chargeback`, {
 			amount: '30.00',
 		});
-		const there = await waitFor('the posted call', () =>
+		const there = await waitFor('the second chargeback postback', () =>
 			at('/chargeback-url').find((entry) => fieldsOf(entry)['Id'] === second.body.chargeback.id),
 		);
 		expect(fieldsOf(there)['Amount']).toBe('30.00');
@@ -344,7 +344,7 @@ describe.each(['live', 'spec'] as const)('refunds and chargebacks (%s profile)',
 			refunded_amount: '25.00',
 			refundable_amount: '75.00',
 		});
-		await waitFor('the posted call', () =>
+		await waitFor('the refund postback', () =>
 			at(`/result/${m.shopId}`).find((entry) => fieldsOf(entry)['Id'] === made.body.refund.id),
 		);
 		const over = await h.control('POST', `payments/${paymentId}/refund`, { amount: '75.01' });

@@ -5,6 +5,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { POSTBACK_EVENTS } from '../contract.ts';
 import type { PostbackEvent } from '../contract.ts';
+import { isBreakGlass, refusalSentence } from '../auth-throttle.ts';
 import type { ContextOptions, RelayContext } from '../context.ts';
 import { DELIVERY_STATUSES, EVENT_SOURCES } from '../store/types.ts';
 import { deliveryIdText, timeField as time } from './input.ts';
@@ -70,13 +71,23 @@ export async function adminRoutes(plain: FastifyInstance, { ctx }: ContextOption
 function bearerGuard(ctx: RelayContext) {
 	const expected = digest(ctx.config.adminToken);
 	return async (request: FastifyRequest, reply: FastifyReply) => {
-		const wait = ctx.authThrottle.retryAfter(request.ip);
-		if (wait !== undefined) {
-			request.log.warn({ reason: 'too many wrong tokens' }, 'admin API call refused');
+		const refused = await ctx.authThrottle.refusal(request.ip, {
+			breakGlass: isBreakGlass(request),
+		});
+		if (refused !== undefined) {
+			request.log.warn(
+				{ reason: 'too many wrong tokens', scope: refused.scope },
+				'admin API call refused',
+			);
 			return reply
 				.code(429)
-				.header('retry-after', String(wait))
-				.send({ error: 'Too Many Requests', retryAfter: wait });
+				.header('retry-after', String(refused.retryAfter))
+				.send({
+					error: 'Too Many Requests',
+					retryAfter: refused.retryAfter,
+					scope: refused.scope,
+					message: refusalSentence(refused),
+				});
 		}
 		const header = request.headers.authorization ?? '';
 		const match = /^Bearer\s+(.+)$/i.exec(header);

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { isBreakGlass, refusalSentence } from '../../auth-throttle.ts';
 import type { AuthThrottle } from '../../auth-throttle.ts';
 import { html } from '../html.ts';
 import { describeIssues, loginForm } from '../input.ts';
@@ -76,12 +77,10 @@ export function loginRoutes(
 		const parsed = loginForm.safeParse(body);
 		if (!parsed.success)
 			return showLogin(reply, 400, next, describeIssues(parsed.error, { token: 'Admin token' }));
-		const wait = throttle.retryAfter(request.ip);
-		if (wait !== undefined) {
-			reply.header('retry-after', String(wait));
-			return showLogin(reply, 429, next, [
-				`Too many wrong tokens from this address. Wait ${Math.ceil(wait / 60)} minute(s) and try again.`,
-			]);
+		const refused = await throttle.refusal(request.ip, { breakGlass: isBreakGlass(request) });
+		if (refused !== undefined) {
+			reply.header('retry-after', String(refused.retryAfter));
+			return showLogin(reply, 429, next, [refusalSentence(refused)]);
 		}
 		if (!auth.checkToken(parsed.data.token)) {
 			throttle.fail(request.ip);
