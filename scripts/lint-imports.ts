@@ -11,8 +11,11 @@
  *    composition root, then the surfaces (routes, the console, catch-up), the services, the
  *    middle (the forwarder, alerts, the service client and every file no layer names), the
  *    store, and the bottom (plain errors, config, contract, pure policies).
- * 4. Nothing under store/ imports HTTP or zod (`PLAIN`); the bottom imports no HTTP package, and
- *    only config parses with zod.
+ * 4. Nothing under store/ imports HTTP or zod (`PLAIN`), nor do the engines (store-sqlite/,
+ *    store-postgres/) and the opener (store-open.ts); the bottom imports no HTTP package, and only
+ *    config parses with zod.
+ * 5. The store's rooms keep apart (`APART`): neither engine imports the other, and what both share
+ *    (store/: the ports, the edge, the row mapping) imports neither engine nor the opener.
  *
  * Prints each finding and exits 1 when there is any.
  */
@@ -46,7 +49,7 @@ export const LAYERS: ReadonlyArray<{ name: string; files: readonly string[] | 't
 	{ name: 'the surfaces', files: ['routes/', 'console/', 'catchup/', 'context.ts'] },
 	{ name: 'the services', files: ['intake.ts', 'reads.ts', 'operations.ts', 'targets.ts'] },
 	{ name: 'the middle', files: 'the rest' },
-	{ name: 'the store', files: ['store/'] },
+	{ name: 'the store', files: ['store/', 'store-sqlite/', 'store-postgres/', 'store-open.ts'] },
 	{
 		name: 'the bottom',
 		files: ['errors.ts', 'config.ts', 'config-fields.ts', 'contract.ts', 'retry-policy.ts'],
@@ -61,6 +64,11 @@ const HTTP_OR_ZOD = new RegExp(`${HTTP.source}|^zod(?:\\/|$)`);
 export const PLAIN: ReadonlyArray<{ files: readonly string[]; packages: RegExp; rule: string }> = [
 	{ files: ['store/'], packages: HTTP_OR_ZOD, rule: 'nothing under store/ imports HTTP or zod' },
 	{
+		files: ['store-sqlite/', 'store-postgres/', 'store-open.ts'],
+		packages: HTTP_OR_ZOD,
+		rule: "the store's engines and its opener import no HTTP and no zod",
+	},
+	{
 		files: ['errors.ts', 'contract.ts', 'retry-policy.ts'],
 		packages: HTTP_OR_ZOD,
 		rule: 'plain errors, the contract and pure policies import no HTTP and no zod',
@@ -69,6 +77,25 @@ export const PLAIN: ReadonlyArray<{ files: readonly string[]; packages: RegExp; 
 		files: ['config.ts', 'config-fields.ts'],
 		packages: HTTP,
 		rule: 'config reads the environment (with zod) and imports no HTTP',
+	},
+];
+
+/** Files of the store that never import others, type-only imports too, and the rule that says so. */
+export const APART: ReadonlyArray<{ files: string; never: readonly string[]; rule: string }> = [
+	{
+		files: 'store-sqlite/',
+		never: ['store-postgres/'],
+		rule: 'the SQLite engine does not import the PostgreSQL one',
+	},
+	{
+		files: 'store-postgres/',
+		never: ['store-sqlite/'],
+		rule: 'the PostgreSQL engine does not import the SQLite one',
+	},
+	{
+		files: 'store/',
+		never: ['store-sqlite/', 'store-postgres/', 'store-open.ts'],
+		rule: 'what both engines share imports neither engine nor the opener',
 	},
 ];
 
@@ -214,12 +241,14 @@ function loopThrough(component: string[], next: Map<string, string[]>): string[]
 	return [...component, start];
 }
 
-/** The rule one import breaks, if any: the console's door first, then the layers. */
+/** The rule one import breaks, if any: the console's door first, then the store's rooms, then the layers. */
 function edgeFinding(e: ImportEdge): string | undefined {
 	if (!e.from.startsWith(CONSOLE) && e.to.startsWith(CONSOLE)) {
 		if (e.from === CONSOLE_ENTRY.from && e.to === CONSOLE_ENTRY.to) return undefined;
 		return `${e.from} imports ${e.to}: only console/ may import from console/`;
 	}
+	const apart = APART.find((a) => named(e.from, [a.files]) && named(e.to, a.never));
+	if (apart) return `${e.from} imports ${e.to}: ${apart.rule}`;
 	const [from, to] = [layerOf(e.from), layerOf(e.to)];
 	if (to >= from) return undefined;
 	const [below, above] = [LAYERS[from].name, LAYERS[to].name];

@@ -9,22 +9,23 @@ import { signedBody } from './common.ts';
 import { BENCH_MARK } from './queue-measure.ts';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const dist = (path: string) =>
-	pathToFileURL(join(ROOT, 'relay/dist/relay/src/store', path)).href;
+export const dist = (path: string) => pathToFileURL(join(ROOT, 'relay/dist/relay/src', path)).href;
 // From the compiled relay (`npm run build`), like relay.bench.ts.
 export const { PostgresStore } = (await import(
-	dist('postgres.js')
-)) as typeof import('../src/store/postgres.ts');
-export const { uuidV7 } = (await import(dist('ids.js'))) as typeof import('../src/store/ids.ts');
+	dist('store-postgres/store.js')
+)) as typeof import('../src/store-postgres/store.ts');
+export const { uuidV7 } = (await import(
+	dist('store/ids.js')
+)) as typeof import('../src/store/ids.ts');
 export const { ResultBatcher } = (await import(
 	pathToFileURL(join(ROOT, 'relay/dist/relay/src/result-batcher.js')).href
 )) as typeof import('../src/result-batcher.ts');
 export const { INSERTS_IN_FLIGHT, INSERT_BATCH } = (await import(
-	dist('pg-statements.js')
-)) as typeof import('../src/store/pg-statements.ts');
+	dist('store-postgres/statements.js')
+)) as typeof import('../src/store-postgres/statements.ts');
 export const { PG_MIGRATIONS } = (await import(
-	dist('pg-schema.js')
-)) as typeof import('../src/store/pg-schema.ts');
+	dist('store-postgres/schema.js')
+)) as typeof import('../src/store-postgres/schema.ts');
 
 export const N = Number(process.env.QUEUE_BENCH_N ?? 10_000);
 export const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';

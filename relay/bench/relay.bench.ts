@@ -97,11 +97,11 @@ import type { AllFigures, Figures, LoadRunName } from './table.ts';
 // The stores that fill the drain backlogs come from the compiled relay (`npm run build`), like the
 // servers: from source, Node cannot load the contract they import.
 const { SqliteStore } = (await import(
-	pathToFileURL(join(ROOT, 'relay/dist/relay/src/store/sqlite.js')).href
-)) as typeof import('../src/store/sqlite.ts');
+	pathToFileURL(join(ROOT, 'relay/dist/relay/src/store-sqlite/store.js')).href
+)) as typeof import('../src/store-sqlite/store.ts');
 const { PostgresStore } = (await import(
-	pathToFileURL(join(ROOT, 'relay/dist/relay/src/store/postgres.js')).href
-)) as typeof import('../src/store/postgres.ts');
+	pathToFileURL(join(ROOT, 'relay/dist/relay/src/store-postgres/store.js')).href
+)) as typeof import('../src/store-postgres/store.ts');
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);

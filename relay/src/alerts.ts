@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { request } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { Metrics } from './metrics.ts';
-import type { Store } from './store/types.ts';
+import type { ReadStore } from './store/types.ts';
 
 /** What an alert is about. */
 export type AlertKind = 'catch-up' | 'catchup-failed' | 'dead' | 'backlog';
@@ -140,7 +140,7 @@ function safeUrl(url: string): string {
 }
 
 export interface MonitorOptions {
-	store: Store;
+	store: Pick<ReadStore, 'listDeliveries' | 'oldestUndelivered'>;
 	alerter: Alerter;
 	/** Oldest undelivered event older than this many seconds: an alert; 0: never. */
 	backlogS: number;

@@ -24,9 +24,9 @@ import { Operations } from './operations.ts';
 import { Reads } from './reads.ts';
 import { postbackRoutes } from './routes/postbacks.ts';
 import { logSchema, schemaVersionOf } from './schema-log.ts';
-import { openStore } from './store/open.ts';
+import { openStore } from './store-open.ts';
 import { Pruner } from './store/retention.ts';
-import { SqliteStore } from './store/sqlite.ts';
+import { SqliteStore } from './store-sqlite/store.ts';
 import type { Store } from './store/types.ts';
 import { targetsByKind } from './targets.ts';
 

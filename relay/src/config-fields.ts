@@ -113,7 +113,7 @@ export const isPostgresUrl = (value: string) => /^postgres(ql)?:\/\//i.test(valu
  * The SQLite file when RELAY_DATABASE is unset, an absolute path whatever folder the relay starts
  * in: under systemd with `StateDirectory=` (the unit in deploy/), `$STATE_DIRECTORY/relay.sqlite`;
  * otherwise `$XDG_STATE_HOME/paypalych-relay/relay.sqlite`, by default under
- * `~/.local/state`. The store makes its folder 0700 and the file 0600 (store/open.ts).
+ * `~/.local/state`. The store makes its folder 0700 and the file 0600 (store-open.ts).
  */
 export function defaultDatabasePath(env: Record<string, string | undefined>): string {
 	const state = env.STATE_DIRECTORY?.split(':')[0];

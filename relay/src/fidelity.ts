@@ -1,7 +1,7 @@
 import { canonicalStatus, postbackKey, toCents } from './contract.ts';
 import type { PostbackFields } from './contract.ts';
 import type { Candidate, LookUp } from './admission.ts';
-import type { StoredEvent, Store } from './store/types.ts';
+import type { ReadStore, StoredEvent } from './store/types.ts';
 
 /**
  * One payment, one event: an event the catch-up built from the service's own answer and
@@ -33,7 +33,7 @@ import type { StoredEvent, Store } from './store/types.ts';
  * a race of two calls in the same instant can still store both (the trigger confirms each).
  */
 export function onePaymentOneEvent(
-	store: Store,
+	store: Pick<ReadStore, 'listEvents'>,
 	confirm: Partial<Record<'payment' | 'payout', LookUp>> = {},
 ): LookUp {
 	return async (candidate) => {

@@ -4,13 +4,13 @@ import type { Logger } from 'pino';
 import { failureReason, outcomeOf, send, timingOf } from './delivery-attempt.ts';
 import type { AttemptAnswer } from './delivery-attempt.ts';
 import type { Metrics } from './metrics.ts';
-import type { ClaimedDelivery, DeliveryLease, Store } from './store/types.ts';
+import type { ClaimedDelivery, DeliveryLease, QueueStore } from './store/types.ts';
 import { afterFailure } from './retry-policy.ts';
 import type { Outcome, RetrySchedule } from './retry-policy.ts';
 import { ResultBatcher } from './result-batcher.ts';
 
 export interface ForwarderOptions {
-	store: Store;
+	store: QueueStore;
 	metrics: Metrics;
 	logger: Logger;
 	concurrency: number;

@@ -10,7 +10,7 @@ import type { Metrics } from './metrics.ts';
 import { lookUpApi } from './service-api.ts';
 import type { ServiceApi } from './service-api.ts';
 import { pairKeyOf } from './store/pair-key.ts';
-import type { InsertResult, NewEvent, PairLimit, Store } from './store/types.ts';
+import type { InsertResult, NewEvent, PairLimit, QueueStore, ReadStore } from './store/types.ts';
 import type { Targets } from './targets.ts';
 
 import type { Admission, Candidate, LookUp, Source } from './admission.ts';
@@ -25,7 +25,8 @@ export interface IntakeOptions {
 		Partial<Pick<RelayConfig, 'lookUpLimit'>> & {
 			redirectLimit?: Pick<RelayConfig['redirectLimit'], 'perPaymentDay'>;
 		};
-	store: Store;
+	/** The queue it stores into, and the one read a twin needs (see onePaymentOneEvent). */
+	store: Pick<QueueStore, 'insertEvent'> & Pick<ReadStore, 'listEvents'>;
 	metrics: Metrics;
 	targets: Targets;
 	/** Absent without a forwarder: the events are only stored. */

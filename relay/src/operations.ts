@@ -1,7 +1,7 @@
 import type { PostbackEvent } from './contract.ts';
 import { OperationRefused } from './errors.ts';
 import type { Reads, ReplayPlan } from './reads.ts';
-import type { Store } from './store/types.ts';
+import type { QueueStore } from './store/types.ts';
 
 /**
  * The operator's write operations (replay one event, replay a time range, requeue one dead
@@ -50,7 +50,7 @@ export interface OperationsDeps {
 	targets: () => Record<PostbackEvent, readonly string[]>;
 	reads: Reads;
 	/** The writes (replay, requeue). */
-	store: Pick<Store, 'replayEvents' | 'requeueDead'>;
+	store: Pick<QueueStore, 'replayEvents' | 'requeueDead'>;
 	/** Wakes the forwarder after a change. */
 	kick: () => void;
 }

@@ -7,7 +7,7 @@ import type {
 	DeliveryFilter,
 	EventCursor,
 	EventFilter,
-	Store,
+	ReadStore,
 	StoredEvent,
 	TargetHealth,
 	TargetsByKind,
@@ -41,9 +41,9 @@ const DELIVERIES_PER_EVENT = 1000;
 
 /** The shared reads over one store (see the top of this file). */
 export class Reads {
-	readonly #store: Store;
+	readonly #store: ReadStore;
 
-	constructor(store: Store) {
+	constructor(store: ReadStore) {
 		this.#store = store;
 	}
 

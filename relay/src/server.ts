@@ -4,7 +4,7 @@ import { buildApp } from './app.ts';
 import type { AppDeps } from './app.ts';
 import { StartupError, loadConfig } from './config.ts';
 import { targetsByKind } from './targets.ts';
-import { describeDatabase } from './store/open.ts';
+import { describeDatabase } from './store-open.ts';
 
 /** Time a graceful close gets on top of RELAY_SHUTDOWN_GRACE_MS (leases released, store closed). */
 export const CLOSE_MARGIN_MS = 5_000;

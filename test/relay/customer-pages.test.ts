@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../relay/src/app.ts';
 import { loadConfig } from '../../relay/src/config.ts';
-import { openStore } from '../../relay/src/store/open.ts';
+import { openStore } from '../../relay/src/store-open.ts';
 import type { Store } from '../../relay/src/store/types.ts';
 import { baseEnv, form, redirectFields, tempDir } from './helpers.ts';
 

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { start } from '../../relay/src/server.ts';
-import { SqliteStore } from '../../relay/src/store/sqlite.ts';
+import { SqliteStore } from '../../relay/src/store-sqlite/store.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
 import { LogSink, Target, baseEnv, paymentFields, tempDir } from './helpers.ts';
 import { admin, openDb, postPayment } from './deliveries.ts';

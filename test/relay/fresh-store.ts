@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe } from 'vitest';
-import { PostgresStore } from '../../relay/src/store/postgres.ts';
-import { SqliteStore, type SqliteStoreOptions } from '../../relay/src/store/sqlite.ts';
+import { PostgresStore } from '../../relay/src/store-postgres/store.ts';
+import { SqliteStore, type SqliteStoreOptions } from '../../relay/src/store-sqlite/store.ts';
 import { tempDir } from './helpers.ts';
 import { createTestDatabase, type TestDatabase } from './pg.ts';
 import type { OpenedStore } from './store-suite.ts';

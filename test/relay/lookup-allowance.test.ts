@@ -12,7 +12,7 @@ import { Intake } from '../../relay/src/intake.ts';
 import type { Source } from '../../relay/src/intake.ts';
 import { networkOf } from '../../relay/src/limits.ts';
 import { Metrics } from '../../relay/src/metrics.ts';
-import { openStore } from '../../relay/src/store/open.ts';
+import { openStore } from '../../relay/src/store-open.ts';
 import type { Store } from '../../relay/src/store/types.ts';
 import { onEveryStore } from './fresh-store.ts';
 import { Target, baseEnv, form, md5, paymentFields, TOKEN, tempDir } from './helpers.ts';

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../relay/src/app.ts';
 import { loadConfig } from '../../relay/src/config.ts';
-import { SqliteStore } from '../../relay/src/store/sqlite.ts';
+import { SqliteStore } from '../../relay/src/store-sqlite/store.ts';
 import {
 	LogSink,
 	Target,

@@ -7,7 +7,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../relay/src/app.ts';
 import { loadConfig } from '../../relay/src/config.ts';
-import { SqliteStore } from '../../relay/src/store/sqlite.ts';
+import { SqliteStore } from '../../relay/src/store-sqlite/store.ts';
 import type { NewEvent, Store } from '../../relay/src/store/types.ts';
 import { FORM, cookieOf, submitLogin } from './console-login.ts';
 import { ADMIN_TOKEN, LogSink, baseEnv, form, tempDir } from './helpers.ts';

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../relay/src/app.ts';
 import { ConfigError, loadConfig } from '../../relay/src/config.ts';
-import { SqliteStore } from '../../relay/src/store/sqlite.ts';
+import { SqliteStore } from '../../relay/src/store-sqlite/store.ts';
 import { baseEnv, form, paymentFields, payoutFields, redirectFields, tempDir } from './helpers.ts';
 
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };

@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../relay/src/config.ts';
 import { DAY_MS, Pruner, SERVICE_RETRY_WINDOW_MS } from '../../relay/src/store/retention.ts';
-import { SqliteStore } from '../../relay/src/store/sqlite.ts';
+import { SqliteStore } from '../../relay/src/store-sqlite/store.ts';
 import { LogSink, baseEnv, tempDir } from './helpers.ts';
 import { storeEvent } from './store-suite.ts';
 import { markDelivered } from './marks.ts';

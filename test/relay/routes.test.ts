@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../relay/src/app.ts';
 import { loadConfig } from '../../relay/src/config.ts';
 import { start } from '../../relay/src/server.ts';
-import { SqliteStore } from '../../relay/src/store/sqlite.ts';
+import { SqliteStore } from '../../relay/src/store-sqlite/store.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
 import {
 	ADMIN_TOKEN,

@@ -7,13 +7,17 @@ import { join } from 'node:path';
 import pg from 'pg';
 import type { PoolClient } from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BOOKKEEPING_OPTIONS, PostgresStore } from '../../relay/src/store/postgres.ts';
-import { PG_MIGRATIONS, migrate } from '../../relay/src/store/pg-schema.ts';
-import { CLAIM, RECORD_RESULTS, resultParams } from '../../relay/src/store/pg-statements.ts';
+import { BOOKKEEPING_OPTIONS, PostgresStore } from '../../relay/src/store-postgres/store.ts';
+import { PG_MIGRATIONS, migrate } from '../../relay/src/store-postgres/schema.ts';
+import { CLAIM, RECORD_RESULTS, resultParams } from '../../relay/src/store-postgres/statements.ts';
 import type { DeliveryResult } from '../../relay/src/store/types.ts';
-import { MARK_DEAD, MARK_DELIVERED, MARK_RETRY } from '../../relay/src/store/sql.ts';
-import { SQLITE_CLAIM } from '../../relay/src/store/sqlite-queries.ts';
-import { openSqlite } from '../../relay/src/store/sqlite-schema.ts';
+import {
+	MARK_DEAD,
+	MARK_DELIVERED,
+	MARK_RETRY,
+	SQLITE_CLAIM,
+} from '../../relay/src/store-sqlite/statements.ts';
+import { openSqlite } from '../../relay/src/store-sqlite/schema.ts';
 import { tempDir } from './helpers.ts';
 import { PG_MISSING, createTestDatabase } from './pg.ts';
 import type { TestDatabase } from './pg.ts';

@@ -7,7 +7,7 @@ import { afterEach, expect, it } from 'vitest';
 import { Intake } from '../../relay/src/intake.ts';
 import type { Source } from '../../relay/src/intake.ts';
 import { Metrics } from '../../relay/src/metrics.ts';
-import { openStore } from '../../relay/src/store/open.ts';
+import { openStore } from '../../relay/src/store-open.ts';
 import type { Store } from '../../relay/src/store/types.ts';
 import { onEveryStore } from './fresh-store.ts';
 import { Target, form, paymentFields } from './helpers.ts';

@@ -5,7 +5,7 @@ import { canonicalStatus, orderIdOf } from '../contract.ts';
 import type { PostbackFields } from '../contract.ts';
 import type { Intake } from '../intake.ts';
 import type { Metrics } from '../metrics.ts';
-import type { Store } from '../store/types.ts';
+import type { Housekeeping } from '../store/types.ts';
 import type { Targets } from '../targets.ts';
 import type { Alerter } from '../alerts.ts';
 import { BudgetSpent, ServiceApi } from '../service-api.ts';
@@ -21,7 +21,8 @@ export type { CatchupResult, FoundEvent, SkippedRecord } from './result.ts';
 
 export interface CatchupOptions {
 	config: RelayConfig;
-	store: Store;
+	/** Its marks and its lock. */
+	store: Pick<Housekeeping, 'withCatchupLock' | 'catchupMarks' | 'addCatchupMarks'>;
 	metrics: Metrics;
 	logger: Logger;
 	alerter?: Alerter;

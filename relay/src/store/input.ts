@@ -1,5 +1,6 @@
 import { StoreInputError } from '../errors.ts';
-import type { DeliveryFilter, DeliveryResult, EventFilter, NewEvent } from './types.ts';
+import { MAX_ACTIVITY_BUCKETS } from './types.ts';
+import type { DeliveryFilter, DeliveryResult, EventFilter, NewEvent, Store } from './types.ts';
 
 /**
  * Every value a store method gets from outside (a postback, the admin API, the console) is checked
@@ -102,8 +103,6 @@ export function checkDeliveryFilter(filter: DeliveryFilter): void {
 	checkInt('limit', filter.limit, 1);
 }
 
-const time = (name: string) => (v: unknown) => checkInt(name, v);
-
 const OUTCOMES: ReadonlySet<unknown> = new Set(['delivered', 'retry', 'dead']);
 const ORIGINS: ReadonlySet<unknown> = new Set([undefined, null, 'scheduled', 'manual']);
 
@@ -149,39 +148,99 @@ export function checkResults(results: readonly DeliveryResult[]): void {
 	});
 }
 
-/** The checks of each store operation's arguments, by position. */
-const CHECKS: Record<string, ReadonlyArray<(value: unknown) => void>> = {
-	insertEvent: [(e) => checkNewEvent(e as NewEvent)],
-	listEvents: [(f) => checkEventFilter(f as EventFilter)],
-	getEvent: [checkEventId],
-	listDeliveries: [(f) => checkDeliveryFilter(f as DeliveryFilter)],
-	getDelivery: [checkDeliveryId],
-	deliveriesOfEvents: [(ids) => checkIds('event ids', ids as unknown[], checkEventId)],
-	deadDeliveries: [(t) => checkOptionalText('target', t, 2048)],
-	replayEvents: [
-		(ids) => checkIds('event ids', ids as unknown[], checkEventId),
-		() => {},
-		time('now'),
-	],
-	eventIdsInRange: [time('from'), time('to'), (k) => checkOptionalText('kind', k, 16)],
-	requeueDead: [
-		(ids) => {
-			if (ids !== undefined) checkIds('delivery ids', ids as unknown[], checkDeliveryId);
-		},
-		time('now'),
-	],
-	listAttempts: [(ids) => checkIds('delivery ids', ids as unknown[], checkDeliveryId)],
-	activity: [time('from'), time('to')],
-	targetHealth: [time('since')],
-	prune: [time('before'), (v) => checkInt('limit', v, 1)],
-	revokeSession: [(v) => checkText('session id', v, 64), time('expiresAt'), time('now')],
-	sessionRevoked: [(v) => checkText('session id', v, 64)],
-	recordResults: [(rs) => checkResults(rs as DeliveryResult[])],
+/** Bad activity arguments get a clear error before any query runs. */
+export function checkActivityRange(from: number, to: number, bucketMs: number): void {
+	for (const [name, v] of [
+		['from', from],
+		['to', to],
+		['bucketMs', bucketMs],
+	] as const) {
+		if (!Number.isSafeInteger(v))
+			throw new RangeError(`activity: ${name} must be an integer (epoch ms), got ${v}`);
+	}
+	if (bucketMs <= 0) throw new RangeError('activity: bucketMs must be positive');
+	if (to <= from) throw new RangeError('activity: from must be before to');
+	const buckets = Math.ceil((to - from) / bucketMs);
+	if (buckets > MAX_ACTIVITY_BUCKETS)
+		throw new RangeError(`activity: ${buckets} buckets asked for; at most ${MAX_ACTIVITY_BUCKETS}`);
+}
+
+/** The check of each store operation's arguments (an operation without one takes none from outside). */
+type Checks = {
+	[Op in keyof Store]?: (...args: Parameters<NonNullable<Store[Op]>>) => void;
 };
 
-/** Throws a StoreInputError when an argument of this store operation is not acceptable. */
-export function checkCall(op: string, args: readonly unknown[]): void {
-	const checks = CHECKS[op];
-	if (!checks) return;
-	checks.forEach((check, i) => check(args[i]));
+const CHECKS: Checks = {
+	insertEvent: (event) => checkNewEvent(event),
+	recordResults: (results) => checkResults(results),
+	replayEvents: (ids, _targets, now) => {
+		checkIds('event ids', ids, checkEventId);
+		checkInt('now', now);
+	},
+	requeueDead: (ids, now) => {
+		if (ids !== undefined) checkIds('delivery ids', ids, checkDeliveryId);
+		checkInt('now', now);
+	},
+	listEvents: (filter) => checkEventFilter(filter),
+	getEvent: (id) => checkEventId(id),
+	getDelivery: (id) => checkDeliveryId(id),
+	listDeliveries: (filter) => checkDeliveryFilter(filter),
+	deliveriesOfEvents: (ids) => checkIds('event ids', ids, checkEventId),
+	deadDeliveries: (target) => checkOptionalText('target', target, 2048),
+	eventIdsInRange: (from, to, kind) => {
+		checkInt('from', from);
+		checkInt('to', to);
+		checkOptionalText('kind', kind, 16);
+	},
+	listAttempts: (ids) => checkIds('delivery ids', ids, checkDeliveryId),
+	activity: (from, to, bucketMs) => {
+		checkInt('from', from);
+		checkInt('to', to);
+		checkActivityRange(from, to, bucketMs);
+	},
+	targetHealth: (since) => checkInt('since', since),
+	prune: (before, limit) => {
+		checkInt('before', before);
+		checkInt('limit', limit, 1);
+	},
+	revokeSession: (id, expiresAt, now) => {
+		checkText('session id', id, 64);
+		checkInt('expiresAt', expiresAt);
+		checkInt('now', now);
+	},
+	sessionRevoked: (id) => checkText('session id', id, 64),
+};
+
+/**
+ * The store's edge, the same for both engines: `engine` as its callers get it, each operation's
+ * arguments checked (CHECKS) before the engine runs a statement. A bad one rejects with a
+ * StoreInputError and the engine never sees the call. Everything else of the engine (its own
+ * methods, its fields) is passed through unchanged, so an opened store is still its class.
+ */
+export function checkedAtEdge<S extends Store>(engine: S): S {
+	// By the method itself, not its name: a method replaced on the store (a test's spy) is wrapped anew.
+	const checked = new WeakMap<object, unknown>();
+	return new Proxy(engine, {
+		get(target, key) {
+			const value: unknown = Reflect.get(target, key, target);
+			if (typeof value !== 'function') return value;
+			let fn = checked.get(value);
+			if (fn === undefined) {
+				const method = value as (...args: unknown[]) => unknown;
+				const check = CHECKS[key as keyof Store] as ((...args: unknown[]) => void) | undefined;
+				fn = check
+					? (...args: unknown[]) => {
+							try {
+								check(...args);
+							} catch (error) {
+								return Promise.reject(error as Error);
+							}
+							return method.apply(target, args);
+						}
+					: method.bind(target);
+				checked.set(value, fn);
+			}
+			return fn;
+		},
+	});
 }

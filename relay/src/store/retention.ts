@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Store } from './types.ts';
+import type { Housekeeping } from './types.ts';
 
 export const DAY_MS = 86_400_000;
 
@@ -12,7 +12,7 @@ export const DAY_MS = 86_400_000;
 export const SERVICE_RETRY_WINDOW_MS = 111_110_000;
 
 export interface PrunerOptions {
-	store: Store;
+	store: Pick<Housekeeping, 'prune'>;
 	retentionDays: number;
 	logger: Logger;
 	/** Time between passes. Default one hour. */

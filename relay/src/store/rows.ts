@@ -1,6 +1,10 @@
-// Row → object mapping shared by both stores (SQLite returns fields as JSON text, PostgreSQL as jsonb).
+// Row → object mapping shared by both engines (SQLite returns fields as JSON text, PostgreSQL as
+// jsonb), and the answers both assemble from their rows (counts, activity, target health).
 import type { PostbackEvent } from '../contract.ts';
 import type {
+	ActivityBucket,
+	DeliveryCounts,
+	TargetHealth,
 	DeliveryLease,
 	DeliveryResult,
 	NewEvent,
@@ -143,4 +147,82 @@ export function clipResponse(raw: string | null | undefined): string | null {
 	// Step back over continuation bytes (10xxxxxx) so that no character is cut in two.
 	while (end > 0 && (bytes[end] & 0xc0) === 0x80) end -= 1;
 	return bytes.subarray(0, end).toString('utf8');
+}
+
+/** Pending deliveries that had an attempt in their current budget count as retrying. */
+export function assembleCounts(rows: Row[]): DeliveryCounts {
+	const c: DeliveryCounts = { pending: 0, retrying: 0, delivering: 0, delivered: 0, dead: 0 };
+	for (const r of rows) {
+		const status = r.status as DeliveryStatus;
+		const n = Number(r.n);
+		if (status === 'pending' && Number(r.retried) === 1) c.retrying += n;
+		else c[status] += n;
+	}
+	return c;
+}
+
+/**
+ * The activity range's buckets (bucketMs ≥ 1). Bad activity arguments get a clear error before
+ * any query runs: checkActivityRange at the store's edge (input.ts).
+ */
+export function activityBuckets(from: number, to: number, bucketMs: number): number {
+	return Math.ceil((to - from) / bucketMs);
+}
+
+/** Every bucket × every kind (`kinds`: the contract's POSTBACK_EVENTS), zeros included, filled from the three grouped queries' rows. */
+export function assembleActivity(
+	kinds: readonly PostbackEvent[],
+	from: number,
+	bucketMs: number,
+	buckets: number,
+	received: Row[],
+	delivered: Row[],
+	failed: Row[],
+): ActivityBucket[] {
+	const out: ActivityBucket[] = [];
+	const index = new Map<string, ActivityBucket>();
+	for (let i = 0; i < buckets; i++) {
+		for (const kind of kinds) {
+			const b: ActivityBucket = {
+				start: from + i * bucketMs,
+				kind,
+				received: 0,
+				delivered: 0,
+				failedAttempts: 0,
+				died: 0,
+			};
+			out.push(b);
+			index.set(`${i}:${kind}`, b);
+		}
+	}
+	const at = (r: Row) => index.get(`${Number(r.b)}:${String(r.kind)}`);
+	for (const r of received) {
+		const b = at(r);
+		if (b) b.received = Number(r.received);
+	}
+	for (const r of delivered) {
+		const b = at(r);
+		if (b) b.delivered = Number(r.delivered);
+	}
+	for (const r of failed) {
+		const b = at(r);
+		if (!b) continue;
+		b.failedAttempts = Number(r.failed);
+		b.died = Number(r.died);
+	}
+	return out;
+}
+
+export function toHealth(r: Row): TargetHealth {
+	return {
+		target: String(r.target),
+		attempts: Number(r.attempts ?? 0),
+		succeeded: Number(r.succeeded ?? 0),
+		pending: Number(r.pending ?? 0),
+		delivering: Number(r.delivering ?? 0),
+		dead: Number(r.dead ?? 0),
+		lastError: r.last_error === null || r.last_error === undefined ? null : String(r.last_error),
+		lastErrorAt:
+			r.last_error_at === null || r.last_error_at === undefined ? null : Number(r.last_error_at),
+	};
 }

@@ -198,7 +198,7 @@ export interface AttemptTiming {
 }
 
 /**
- * The result of one attempt as the forwarder records it (see DeliveryQueue.recordResults). A
+ * The result of one attempt as the forwarder records it (see QueueStore.recordResults). A
  * delivered result is applied whoever holds the lease (the target has the event); a retry or a
  * dead one only while `owner` still holds it.
  */
@@ -267,10 +267,16 @@ export const MAX_ACTIVITY_BUCKETS = 10_000;
 export type TargetsByKind = Partial<Record<PostbackEvent, readonly string[]>>;
 
 /**
- * The delivery queue: what the relay stores, claims and records. Every write resolves only after
- * its commit.
+ * The store's three ports. Each caller gets the one it needs (app.ts wires them): the forwarder,
+ * intake and the operations the queue, the reads and the console the reads, retention, readiness,
+ * the console's logouts and the catch-up the housekeeping. `Store` is all three, for the opener.
  */
-export interface DeliveryQueue {
+
+/**
+ * The queue port: what the relay stores, claims and records. Every write resolves only after its
+ * commit.
+ */
+export interface QueueStore {
 	insertEvent(event: NewEvent): Promise<InsertResult>;
 	/** Claims up to `limit` due deliveries (pending and due, or delivering with an expired lease). */
 	claimDue(now: number, limit: number, leaseMs: number, owner: string): Promise<ClaimedDelivery[]>;
@@ -295,8 +301,8 @@ export interface DeliveryQueue {
 	onNewWork?(listener: () => void): () => void;
 }
 
-/** What the admin API and the console read; each method is one query. */
-export interface StoreReads {
+/** The reads port: what the admin API, the console, metrics and alerts read; each method is one query. */
+export interface ReadStore {
 	/** Newest first; `cursor` pages on (receivedAt, id). */
 	listEvents(filter: EventFilter): Promise<StoredEvent[]>;
 	getEvent(id: string): Promise<StoredEvent | undefined>;
@@ -323,8 +329,8 @@ export interface StoreReads {
 	oldestUndelivered(): Promise<number | null>;
 }
 
-/** The relay's store: the queue, the reads, and the bookkeeping of retention, sessions and catch-up. */
-export interface Store extends DeliveryQueue, StoreReads {
+/** The housekeeping port: retention, the console's logouts, the catch-up's marks and lock, readiness, closing. */
+export interface Housekeeping {
 	/**
 	 * Deletes up to `limit` events received before `before` whose deliveries are all delivered or
 	 * dead (an event with a pending or delivering delivery is never pruned), with their deliveries
@@ -349,3 +355,6 @@ export interface Store extends DeliveryQueue, StoreReads {
 	ping(): Promise<void>;
 	close(): Promise<void>;
 }
+
+/** The relay's store: the queue, the reads and the housekeeping (what the opener hands app.ts). */
+export type Store = QueueStore & ReadStore & Housekeeping;

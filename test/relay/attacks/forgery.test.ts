@@ -6,7 +6,7 @@
  */
 import { expect, it } from 'vitest';
 import { start } from '../../../relay/src/server.ts';
-import { openStore } from '../../../relay/src/store/open.ts';
+import { openStore } from '../../../relay/src/store-open.ts';
 import type { WebhookHarness } from '../../helpers/webhook-harness.ts';
 import { startTrigger } from '../../helpers/trigger-harness.ts';
 import { TOKEN, Target, baseEnv, form, md5, paymentFields, redirectFields } from '../helpers.ts';

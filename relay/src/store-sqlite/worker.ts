@@ -1,8 +1,8 @@
 // The store's writer thread: owns the SQLite connection, so fsyncs never block the HTTP loop.
 // Calls that arrive while a commit is in progress queue up and share the next transaction.
 import { parentPort, workerData } from 'node:worker_threads';
-import { SqliteEngine } from './sqlite-engine.ts';
-import type { EngineCall } from './sqlite-engine.ts';
+import { SqliteEngine } from './engine.ts';
+import type { EngineCall } from './engine.ts';
 
 interface Message extends EngineCall {
 	id: number;

@@ -3,11 +3,11 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { POSTBACK_EVENTS } from '../contract.ts';
 import type { PostbackEvent } from '../contract.ts';
-import { checkCall } from './input.ts';
-import { fillPairKeys, pairKeyOf } from './pair-key.ts';
-import type { KeylessEvent } from './pair-key.ts';
-import { SqliteEngine } from './sqlite-engine.ts';
-import type { EngineCall, EngineOp, EngineResult } from './sqlite-engine.ts';
+import { checkedAtEdge } from '../store/input.ts';
+import { fillPairKeys, pairKeyOf } from '../store/pair-key.ts';
+import type { KeylessEvent } from '../store/pair-key.ts';
+import { SqliteEngine } from './engine.ts';
+import type { EngineCall, EngineOp, EngineResult } from './engine.ts';
 import type {
 	ActivityBucket,
 	ClaimedDelivery,
@@ -23,7 +23,7 @@ import type {
 	StoredEvent,
 	TargetHealth,
 	TargetsByKind,
-} from './types.ts';
+} from '../store/types.ts';
 
 export interface SqliteStoreOptions {
 	/**
@@ -65,7 +65,7 @@ export class SqliteStore implements Store {
 		}
 		// Source (tests) or compiled (relay/dist): the worker file has this module's own extension.
 		const worker = new Worker(
-			new URL(`./sqlite-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url),
+			new URL(`./worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url),
 			{ workerData: { path } },
 		);
 		this.#worker = worker;
@@ -98,7 +98,10 @@ export class SqliteStore implements Store {
 		});
 	}
 
-	/** Opens (creating if needed) the store file; resolves once the schema is in place. */
+	/**
+	 * Opens (creating if needed) the store file; resolves once the schema is in place, with the
+	 * store's input checked at its edge (checkedAtEdge).
+	 */
 	static async open(path: string, options: SqliteStoreOptions = {}): Promise<SqliteStore> {
 		const store = new SqliteStore(path, options.mode ?? 'thread');
 		try {
@@ -114,17 +117,12 @@ export class SqliteStore implements Store {
 			store.#engine?.close();
 			throw error;
 		}
-		return store;
+		return checkedAtEdge(store);
 	}
 
 	#call<T>(op: EngineOp, ...args: unknown[]): Promise<T> {
 		if (this.#closed) return Promise.reject(new Error('store is closed'));
 		if (this.#failure) return Promise.reject(this.#failure);
-		try {
-			checkCall(op, args);
-		} catch (error) {
-			return Promise.reject(error as Error);
-		}
 		return new Promise<T>((resolve, reject) => {
 			const settle = { resolve: resolve as (v: unknown) => void, reject };
 			if (this.#mode === 'inline') {

@@ -1,11 +1,11 @@
 import { closeSync, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
-import { StartupError } from '../config.ts';
-import { isPostgresUrl } from '../config-fields.ts';
-import { PostgresStore } from './postgres.ts';
-import { SqliteStore } from './sqlite.ts';
-import type { Store } from './types.ts';
+import { StartupError } from './config.ts';
+import { isPostgresUrl } from './config-fields.ts';
+import { PostgresStore } from './store-postgres/store.ts';
+import { SqliteStore } from './store-sqlite/store.ts';
+import type { Store } from './store/types.ts';
 
 /**
  * The store RELAY_DATABASE names: a postgres:// URL opens the PostgreSQL store (migrated at

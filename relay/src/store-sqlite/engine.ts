@@ -1,6 +1,6 @@
 import type { DatabaseSync } from 'node:sqlite';
-import { SqliteQueries } from './sqlite-queries.ts';
-import { openSqlite } from './sqlite-schema.ts';
+import { SqliteQueries } from './queries.ts';
+import { openSqlite } from './schema.ts';
 
 /** The operations a batch can carry: every store operation, and the engine's own counters. */
 export type EngineOp = Exclude<keyof SqliteQueries, symbol> | 'stats';

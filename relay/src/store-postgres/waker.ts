@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Pool, PoolConfig } from 'pg';
-
-/** The channel on which instances announce new due work. */
-export const WAKE_CHANNEL = 'paypalych_relay_due';
+import { LISTEN, NOTIFY, WAKE_CHANNEL } from './statements.ts';
 
 /** Least time between two notifications of one instance: under load, one wakes the others per window. */
 export const NOTIFY_INTERVAL_MS = 25;
@@ -74,7 +72,7 @@ export class PgWaker {
 		});
 		try {
 			await client.connect();
-			await client.query(`LISTEN ${WAKE_CHANNEL}`);
+			await client.query(LISTEN);
 		} catch (error) {
 			lost = true;
 			client.removeAllListeners('notification');
@@ -131,7 +129,7 @@ export class PgWaker {
 		this.#again = false;
 		this.#lastSent = Date.now();
 		this.#pool
-			.query('SELECT pg_notify($1, $2)', [WAKE_CHANNEL, this.#self])
+			.query(NOTIFY, [WAKE_CHANNEL, this.#self])
 			.catch((error: Error) => this.#onError(error, 'notify'))
 			.finally(() => {
 				this.#sending = false;

@@ -1,7 +1,11 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { PostbackEvent } from '../contract.ts';
-import { uuidV7 } from './ids.ts';
+import { uuidV7 } from '../store/ids.ts';
+import type { KeylessEvent } from '../store/pair-key.ts';
 import {
+	activityBuckets,
+	assembleActivity,
+	assembleCounts,
 	clipResponse,
 	leasedDelivery,
 	storableResult,
@@ -9,43 +13,9 @@ import {
 	toClaimed,
 	toDelivery,
 	toEvent,
-} from './rows.ts';
-import {
-	ACTIVITY_QUERIES,
-	COUNTS,
-	GET_EVENT,
-	HEARTBEAT,
-	INSERT_ATTEMPT,
-	INSERT_DELIVERY,
-	INSERT_LEASED_DELIVERY,
-	MARK_DEAD,
-	MARK_DELIVERED,
-	MARK_RETRY,
-	REQUEUE_DEAD,
-	attemptParams,
-	OLDEST_UNDELIVERED,
-	PRUNABLE,
-	GET_DELIVERY,
-	TARGET_HEALTH,
-	deadDeliveriesQuery,
-	deliveriesOfEventsQuery,
 	toHealth,
-	activityParams,
-	assembleActivity,
-	assembleCounts,
-	attemptsQuery,
-	checkActivityRange,
-	deliveriesQuery,
-	eventIdsQuery,
-	eventsQuery,
-	pruneStatements,
-	DROP_EXPIRED_REVOCATIONS,
-	EVENTS_WITHOUT_PAIR_KEY,
-	REVOKE_SESSION,
-	SESSION_REVOKED,
-} from './sql.ts';
-import type { FieldExpr, Row } from './sql.ts';
-import type { KeylessEvent } from './pair-key.ts';
+} from '../store/rows.ts';
+import type { Row } from '../store/rows.ts';
 import type {
 	ActivityBucket,
 	AttemptOutcome,
@@ -63,31 +33,55 @@ import type {
 	StoredEvent,
 	TargetHealth,
 	TargetsByKind,
-} from './types.ts';
-
-const DEDUPE_LOOKUP = 'SELECT id FROM events WHERE dedupe_key = ?';
-/** A twin (NewEvent.twinCheck): the events_trs_id index, then kind and another dedupe key. */
-const TWIN_LOOKUP = `SELECT 1 FROM events WHERE json_extract(fields_json, '$.TrsId') = ? AND kind = ?
-	AND dedupe_key IS NOT ? LIMIT 1`;
-
-/** Up to `max` events of one signed pair since a time (events_pair index). */
-const PAIR_COUNT = 'SELECT 1 FROM events WHERE pair_key = ? AND received_at >= ? LIMIT ?';
-
-/** The stored field as SQLite reads it (the same expression as the events_trs_id / events_inv_id indexes). */
-const field: FieldExpr = (name) => `json_extract(fields_json, '$.${name}')`;
+} from '../store/types.ts';
+import {
+	ACTIVITY_QUERIES,
+	ADD_CATCHUP_MARK,
+	CATCHUP_MARK,
+	CLAIMED_EVENT,
+	COUNTS,
+	DEAD,
+	DEAD_OF_TARGET,
+	DEDUPE_LOOKUP,
+	DROP_EXPIRED_REVOCATIONS,
+	DROP_OLD_CATCHUP_MARKS,
+	EVENT_KIND,
+	EVENTS_WITHOUT_PAIR_KEY,
+	GET_DELIVERY,
+	GET_EVENT,
+	HEARTBEAT,
+	INSERT_ATTEMPT,
+	INSERT_DELIVERY,
+	INSERT_EVENT,
+	INSERT_LEASED_DELIVERY,
+	MARK_DEAD,
+	MARK_DELIVERED,
+	MARK_RETRY,
+	OLDEST_UNDELIVERED,
+	PAIR_COUNT,
+	PRUNABLE,
+	RELEASE,
+	REQUEUE_DEAD,
+	REQUEUE_ONE,
+	REVOKE_SESSION,
+	SESSION_REVOKED,
+	SET_PAIR_KEY,
+	SQLITE_CLAIM,
+	TARGET_HEALTH,
+	TWIN_LOOKUP,
+	attemptsQuery,
+	deliveriesOfEventsQuery,
+	deliveriesQuery,
+	eventIdsQuery,
+	eventsQuery,
+	pruneStatements,
+} from './statements.ts';
 
 /**
  * The store's operations on one open SQLite connection, synchronous, each inside the transaction
- * the engine opened around its batch (see SqliteEngine). Statements are prepared once and cached.
+ * the engine opened around its batch (see SqliteEngine): each runs its statements (statements.ts),
+ * prepared once and cached. Input was checked at the store's edge before it came to the thread.
  */
-/** The claim (see claimDue): (lease until, owner, lease until, now, limit). */
-export const SQLITE_CLAIM = `UPDATE deliveries SET status = 'delivering', attempts = attempts + 1, lease_until = ?, lease_owner = ?,
-	next_attempt_at = ?
-	WHERE id IN (SELECT id FROM deliveries INDEXED BY deliveries_due
-		WHERE status IN ('pending', 'delivering') AND next_attempt_at <= ?
-		ORDER BY next_attempt_at LIMIT ?)
-	RETURNING *`;
-
 export class SqliteQueries {
 	#db: DatabaseSync;
 	#stmts: Record<string, StatementSync> = {};
@@ -117,10 +111,7 @@ export class SqliteQueries {
 			return { eventId: '', duplicate: false, deliveries: 0, limited: true };
 		}
 		const id = uuidV7(event.receivedAt);
-		const inserted = this.#stmt(
-			`INSERT INTO events (id, kind, source, dedupe_key, content_type, body, fields_json, received_at, pair_key)
-			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (dedupe_key) DO NOTHING`,
-		).run(
+		const inserted = this.#stmt(INSERT_EVENT).run(
 			id,
 			event.kind,
 			event.source ?? 'postback',
@@ -159,18 +150,11 @@ export class SqliteQueries {
 		this.#stmt(INSERT_DELIVERY).run(eventId, target, now, now, now, manual ? 1 : 0);
 	}
 
-	/**
-	 * The due deliveries come from the partial index `deliveries_due`, in `next_attempt_at` order, so
-	 * a claim reads `limit` index entries however large the backlog is. Without INDEXED BY, SQLite
-	 * (no ANALYZE statistics) picks `deliveries_status` and sorts every pending row on every claim:
-	 * 6 ms per claim at 30,000 pending deliveries, 0.03 ms with the index.
-	 */
+	/** The claim reads the due index in order (SQLITE_CLAIM), then each claimed delivery's event. */
 	claimDue(now: number, limit: number, leaseMs: number, owner: string): ClaimedDelivery[] {
 		const until = now + leaseMs;
 		const rows = this.#stmt(SQLITE_CLAIM).all(until, owner, until, now, limit) as Row[];
-		const eventStmt = this.#stmt(
-			'SELECT kind, content_type, body, received_at FROM events WHERE id = ?',
-		);
+		const eventStmt = this.#stmt(CLAIMED_EVENT);
 		return rows.map((row) => toClaimed(row, eventStmt.get(row.event_id as string) as Row));
 	}
 
@@ -181,7 +165,17 @@ export class SqliteQueries {
 		error: string | null,
 		outcome: AttemptOutcome,
 	): void {
-		this.#stmt(INSERT_ATTEMPT).run(...attemptParams(t, httpStatus, error, outcome), id);
+		this.#stmt(INSERT_ATTEMPT).run(
+			t.attempt,
+			t.startedAt,
+			t.durationMs,
+			httpStatus,
+			error,
+			outcome,
+			t.origin ?? 'scheduled',
+			clipResponse(t.response),
+			id,
+		);
 	}
 
 	/** Each result as its own call would apply it, in order, inside the batch's transaction. */
@@ -211,28 +205,22 @@ export class SqliteQueries {
 	}
 
 	releaseLease(id: number, owner: string, now: number): void {
-		this.#stmt(
-			`UPDATE deliveries SET status = 'pending', attempts = MAX(attempts - 1, attempt_base), next_attempt_at = ?,
-			   lease_until = NULL, lease_owner = NULL
-			 WHERE id = ? AND status = 'delivering' AND lease_owner = ?`,
-		).run(now, id, owner);
+		this.#stmt(RELEASE).run(now, id, owner);
 	}
 
 	catchupMarks(marks: string[]): string[] {
-		const stmt = this.#stmt('SELECT mark FROM catchup_marks WHERE mark = ?');
+		const stmt = this.#stmt(CATCHUP_MARK);
 		return marks.filter((mark) => stmt.get(mark) !== undefined);
 	}
 
 	addCatchupMarks(marks: string[], now: number, pruneBefore: number): void {
-		const stmt = this.#stmt(
-			'INSERT INTO catchup_marks (mark, at) VALUES (?, ?) ON CONFLICT (mark) DO UPDATE SET at = excluded.at',
-		);
+		const stmt = this.#stmt(ADD_CATCHUP_MARK);
 		for (const mark of marks) stmt.run(mark, now);
-		this.#stmt('DELETE FROM catchup_marks WHERE at < ?').run(pruneBefore);
+		this.#stmt(DROP_OLD_CATCHUP_MARKS).run(pruneBefore);
 	}
 
 	listEvents(filter: EventFilter): StoredEvent[] {
-		const q = eventsQuery(filter, field);
+		const q = eventsQuery(filter);
 		return (this.#db.prepare(q.sql).all(...q.params) as Row[]).map(toEvent);
 	}
 
@@ -248,7 +236,7 @@ export class SqliteQueries {
 
 	replayEvents(eventIds: readonly string[], targets: TargetsByKind, now: number): number {
 		let created = 0;
-		const kindStmt = this.#stmt('SELECT kind FROM events WHERE id = ?');
+		const kindStmt = this.#stmt(EVENT_KIND);
 		for (const id of eventIds) {
 			const row = kindStmt.get(id) as Row | undefined;
 			if (!row) continue;
@@ -268,7 +256,7 @@ export class SqliteQueries {
 	requeueDead(ids: readonly number[] | undefined, now: number): number {
 		if (ids === undefined) return Number(this.#stmt(REQUEUE_DEAD).run(now, now).changes);
 		let n = 0;
-		const one = this.#stmt(`${REQUEUE_DEAD} AND id = ?`);
+		const one = this.#stmt(REQUEUE_ONE);
 		for (const id of ids) n += Number(one.run(now, now, id).changes);
 		return n;
 	}
@@ -289,8 +277,8 @@ export class SqliteQueries {
 		bucketMs: number,
 		kinds: readonly PostbackEvent[],
 	): ActivityBucket[] {
-		const buckets = checkActivityRange(from, to, bucketMs);
-		const params = activityParams(from, to, bucketMs);
+		const buckets = activityBuckets(from, to, bucketMs);
+		const params = [from, bucketMs, from, to];
 		const run = (sql: string) => this.#stmt(sql).all(...params) as Row[];
 		return assembleActivity(
 			kinds,
@@ -319,8 +307,9 @@ export class SqliteQueries {
 	}
 
 	deadDeliveries(target?: string): Delivery[] {
-		const q = deadDeliveriesQuery(target);
-		return (this.#stmt(q.sql).all(...q.params) as Row[]).map(toDelivery);
+		const rows =
+			target === undefined ? this.#stmt(DEAD).all() : this.#stmt(DEAD_OF_TARGET).all(target);
+		return (rows as Row[]).map(toDelivery);
 	}
 
 	oldestUndelivered(): number | null {
@@ -345,7 +334,7 @@ export class SqliteQueries {
 	}
 
 	setPairKeys(ids: readonly string[], keys: readonly string[]): void {
-		const update = this.#stmt('UPDATE events SET pair_key = ? WHERE id = ?');
+		const update = this.#stmt(SET_PAIR_KEY);
 		ids.forEach((id, i) => update.run(keys[i], id));
 	}
 

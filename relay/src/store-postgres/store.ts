@@ -1,43 +1,55 @@
 import pg from 'pg';
-import type { PostbackEvent } from '../contract.ts';
 import type { Pool, PoolClient, PoolConfig, QueryResultRow } from 'pg';
-import { migrate } from './pg-schema.ts';
-import { fillPairKeys } from './pair-key.ts';
-import { PostgresReads } from './pg-reads.ts';
-import { GroupInserter } from './pg-inserts.ts';
-import { PgWaker } from './pg-waker.ts';
+import type { PostbackEvent } from '../contract.ts';
+import { checkedAtEdge } from '../store/input.ts';
+import { fillPairKeys } from '../store/pair-key.ts';
+import { runsWithoutRepeats } from '../store/results.ts';
+import { storableResult, toClaimed } from '../store/rows.ts';
+import type { Row } from '../store/rows.ts';
+import type {
+	ActivityBucket,
+	ClaimedDelivery,
+	Delivery,
+	DeliveryAttempt,
+	DeliveryCounts,
+	DeliveryFilter,
+	DeliveryResult,
+	EventFilter,
+	InsertResult,
+	NewEvent,
+	Store,
+	StoredEvent,
+	TargetHealth,
+	TargetsByKind,
+} from '../store/types.ts';
+import { GroupInserter } from './inserts.ts';
+import { postgresReads } from './reads.ts';
+import type { PostgresReadsPort } from './reads.ts';
+import { migrate } from './schema.ts';
 import {
+	ADD_CATCHUP_MARKS,
+	CATCHUP_LOCK,
+	CATCHUP_MARKS,
+	CATCHUP_UNLOCK,
 	CLAIM,
+	DROP_EXPIRED_REVOCATIONS,
+	EVENTS_WITHOUT_PAIR_KEY,
+	PING,
+	PREPARED,
+	PRUNABLE_LOCKED,
+	PRUNE,
 	RECORD_RESULTS,
 	RELEASE,
 	REPLAY,
 	REQUEUE,
-	CATCHUP_LOCK,
-	PING,
-	PREPARED,
-	resultParams,
-} from './pg-statements.ts';
-import { runsWithoutRepeats } from './results.ts';
-
-import { storableResult, toClaimed } from './rows.ts';
-import {
-	PRUNABLE,
-	numbered,
-	EVENTS_WITHOUT_PAIR_KEY,
-	pruneStatements,
-	DROP_EXPIRED_REVOCATIONS,
+	REQUEUE_SOME,
 	REVOKE_SESSION,
-} from './sql.ts';
-import { checkCall } from './input.ts';
-import type { Param, Row } from './sql.ts';
-import type {
-	ClaimedDelivery,
-	DeliveryResult,
-	InsertResult,
-	NewEvent,
-	Store,
-	TargetsByKind,
-} from './types.ts';
+	SET_PAIR_KEYS,
+	STILL_PRUNABLE,
+	TRY_CATCHUP_LOCK,
+	resultParams,
+} from './statements.ts';
+import { PgWaker } from './waker.ts';
 
 export interface PostgresStoreOptions {
 	/** Connections of each of the two pools (durable and bookkeeping). Default 8. */
@@ -68,14 +80,11 @@ function fillPairKeysOn(client: PoolClient): Promise<number> {
 				id: string;
 				kind: PostbackEvent;
 				fields_json: Record<string, string>;
-			}>(numbered(EVENTS_WITHOUT_PAIR_KEY), [since, limit]);
+			}>(EVENTS_WITHOUT_PAIR_KEY, [since, limit]);
 			return rows.map((r) => ({ id: r.id, kind: r.kind, fields: r.fields_json }));
 		},
 		async (ids, keys) => {
-			await client.query(
-				'UPDATE events e SET pair_key = u.k FROM unnest($1::text[], $2::text[]) AS u (id, k) WHERE e.id = u.id',
-				[ids, keys],
-			);
+			await client.query(SET_PAIR_KEYS, [ids, keys]);
 		},
 	);
 }
@@ -106,15 +115,15 @@ function fillPairKeysOn(client: PoolClient): Promise<number> {
  */
 export const BOOKKEEPING_OPTIONS = '-c synchronous_commit=off -c enable_bitmapscan=off';
 
-export class PostgresStore extends PostgresReads implements Store {
+export class PostgresStore implements Store {
 	#durable: Pool;
 	#book: Pool;
 	#waker: PgWaker;
 	#closed = false;
 	#inserts: GroupInserter;
+	#reads: PostgresReadsPort;
 
 	private constructor(url: string, options: PostgresStoreOptions) {
-		super();
 		const onError = options.onError ?? (() => {});
 		const base: PoolConfig = {
 			connectionString: url,
@@ -135,9 +144,13 @@ export class PostgresStore extends PostgresReads implements Store {
 			(sql, params) => this.#rows(this.#durable, sql, params),
 			() => this.#waker.notify(),
 		);
+		this.#reads = postgresReads((sql, params) => this.#rows(this.#durable, sql, params));
 	}
 
-	/** Connects, applies the schema migrations and starts listening for new work. */
+	/**
+	 * Connects, applies the schema migrations and starts listening for new work; resolves with the
+	 * store's input checked at its edge (checkedAtEdge).
+	 */
 	static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
 		const store = new PostgresStore(url, options);
 		try {
@@ -153,18 +166,20 @@ export class PostgresStore extends PostgresReads implements Store {
 			await store.close();
 			throw error;
 		}
-		return store;
+		return checkedAtEdge(store);
 	}
 
 	async #rows<T extends QueryResultRow = Row>(
 		pool: Pool,
 		sql: string,
-		params: Param[] | unknown[] = [],
+		params: readonly unknown[] = [],
 	): Promise<T[]> {
 		if (this.#closed) throw new Error('store is closed');
 		const name = PREPARED.get(sql);
 		return (
-			await (name ? pool.query<T>({ name, text: sql, values: params }) : pool.query<T>(sql, params))
+			await (name
+				? pool.query<T>({ name, text: sql, values: [...params] })
+				: pool.query<T>(sql, [...params]))
 		).rows;
 	}
 
@@ -185,10 +200,6 @@ export class PostgresStore extends PostgresReads implements Store {
 		}
 	}
 
-	protected read(sql: string, params: Param[] | unknown[] = []): Promise<Row[]> {
-		return this.#rows(this.#durable, sql, params);
-	}
-
 	/** Calls `listener` when another instance (or this one) stored new work. Returns the unsubscribe. */
 	onNewWork(listener: () => void): () => void {
 		return this.#waker.subscribe(listener);
@@ -197,11 +208,6 @@ export class PostgresStore extends PostgresReads implements Store {
 	/** Group commit (see GroupInserter): resolves after the commit that carried the event. */
 	insertEvent(event: NewEvent): Promise<InsertResult> {
 		if (this.#closed) return Promise.reject(new Error('store is closed'));
-		try {
-			checkCall('insertEvent', [event]);
-		} catch (error) {
-			return Promise.reject(error as Error);
-		}
 		return this.#inserts.insert(event);
 	}
 
@@ -220,7 +226,6 @@ export class PostgresStore extends PostgresReads implements Store {
 	 * twice runs as consecutive statements (one per run without repeats) in one transaction.
 	 */
 	async recordResults(given: readonly DeliveryResult[]): Promise<void> {
-		checkCall('recordResults', [given]);
 		if (given.length === 0) return;
 		const results = given.map(storableResult);
 		const runs = runsWithoutRepeats(results);
@@ -247,7 +252,6 @@ export class PostgresStore extends PostgresReads implements Store {
 		targets: TargetsByKind,
 		now: number,
 	): Promise<number> {
-		checkCall('replayEvents', [eventIds, targets, now]);
 		const created = await this.#inTransaction(this.#durable, async (client) => {
 			let n = 0;
 			for (const [kind, list] of Object.entries(targets)) {
@@ -262,12 +266,11 @@ export class PostgresStore extends PostgresReads implements Store {
 	}
 
 	async requeueDead(ids: readonly number[] | undefined, now: number): Promise<number> {
-		checkCall('requeueDead', [ids, now]);
 		if (this.#closed) throw new Error('store is closed');
 		const r =
 			ids === undefined
 				? await this.#durable.query(REQUEUE, [now, now])
-				: await this.#durable.query(`${REQUEUE} AND id = ANY($3::bigint[])`, [now, now, [...ids]]);
+				: await this.#durable.query(REQUEUE_SOME, [now, now, [...ids]]);
 		const n = r.rowCount ?? 0;
 		if (n > 0) this.#waker.notify();
 		return n;
@@ -279,53 +282,34 @@ export class PostgresStore extends PostgresReads implements Store {
 	 * lock); then check them again with a fresh snapshot, and delete what is still prunable.
 	 */
 	async prune(before: number, limit: number): Promise<number> {
-		checkCall('prune', [before, limit]);
 		return this.#inTransaction(this.#book, async (client) => {
-			const locked = await client.query<{ id: string }>(
-				`${numbered(PRUNABLE)} FOR UPDATE SKIP LOCKED`,
-				[before, limit],
-			);
+			const locked = await client.query<{ id: string }>(PRUNABLE_LOCKED, [before, limit]);
 			let ids = locked.rows.map((r) => r.id);
 			if (ids.length > 0) {
-				const still = await client.query<{ id: string }>(
-					`SELECT id FROM events e WHERE id = ANY($1::text[])
-					 AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.status IN ('pending', 'delivering'))`,
-					[ids],
-				);
+				const still = await client.query<{ id: string }>(STILL_PRUNABLE, [ids]);
 				ids = still.rows.map((r) => r.id);
 			}
 			if (ids.length > 0) {
-				for (const q of pruneStatements(ids)) await client.query(numbered(q.sql), q.params);
+				for (const sql of PRUNE) await client.query(sql, [ids]);
 			}
 			return ids.length;
 		});
 	}
 
 	async revokeSession(id: string, expiresAt: number, now: number): Promise<void> {
-		checkCall('revokeSession', [id, expiresAt, now]);
-		await this.#rows(this.#durable, numbered(DROP_EXPIRED_REVOCATIONS), [now]);
-		await this.#rows(this.#durable, numbered(REVOKE_SESSION), [id, expiresAt]);
+		await this.#rows(this.#durable, DROP_EXPIRED_REVOCATIONS, [now]);
+		await this.#rows(this.#durable, REVOKE_SESSION, [id, expiresAt]);
 	}
 
 	/** A committed write on the durable pool: fails when the server is down or read-only. */
 	async catchupMarks(marks: readonly string[]): Promise<string[]> {
 		if (marks.length === 0) return [];
-		const rows = await this.#rows<{ mark: string }>(
-			this.#durable,
-			'SELECT mark FROM catchup_marks WHERE mark = ANY($1::text[])',
-			[[...marks]],
-		);
+		const rows = await this.#rows<{ mark: string }>(this.#durable, CATCHUP_MARKS, [[...marks]]);
 		return rows.map((r) => r.mark);
 	}
 
 	async addCatchupMarks(marks: readonly string[], now: number, pruneBefore: number): Promise<void> {
-		await this.#rows(
-			this.#durable,
-			`WITH d AS (DELETE FROM catchup_marks WHERE at < $3)
-			INSERT INTO catchup_marks (mark, at) SELECT m, $2 FROM unnest($1::text[]) AS m
-			ON CONFLICT (mark) DO UPDATE SET at = excluded.at`,
-			[[...marks], now, pruneBefore],
-		);
+		await this.#rows(this.#durable, ADD_CATCHUP_MARKS, [[...marks], now, pruneBefore]);
 	}
 
 	/**
@@ -340,15 +324,12 @@ export class PostgresStore extends PostgresReads implements Store {
 		const client = await this.#durable.connect();
 		let broken = false;
 		try {
-			const { rows } = await client.query<{ ok: boolean }>(
-				'SELECT pg_try_advisory_lock($1) AS ok',
-				[CATCHUP_LOCK],
-			);
+			const { rows } = await client.query<{ ok: boolean }>(TRY_CATCHUP_LOCK, [CATCHUP_LOCK]);
 			if (!rows[0]?.ok) return { ran: false };
 			try {
 				return { ran: true, value: await fn() };
 			} finally {
-				await client.query('SELECT pg_advisory_unlock($1)', [CATCHUP_LOCK]).catch(() => {
+				await client.query(CATCHUP_UNLOCK, [CATCHUP_LOCK]).catch(() => {
 					broken = true;
 				});
 			}
@@ -358,6 +339,47 @@ export class PostgresStore extends PostgresReads implements Store {
 		} finally {
 			client.release(broken);
 		}
+	}
+
+	// The reads: one statement each (reads.ts).
+	listEvents(filter: EventFilter): Promise<StoredEvent[]> {
+		return this.#reads.listEvents(filter);
+	}
+	getEvent(id: string): Promise<StoredEvent | undefined> {
+		return this.#reads.getEvent(id);
+	}
+	listDeliveries(filter: DeliveryFilter): Promise<Delivery[]> {
+		return this.#reads.listDeliveries(filter);
+	}
+	getDelivery(id: number): Promise<Delivery | undefined> {
+		return this.#reads.getDelivery(id);
+	}
+	deliveriesOfEvents(eventIds: readonly string[]): Promise<Delivery[]> {
+		return this.#reads.deliveriesOfEvents(eventIds);
+	}
+	deadDeliveries(target?: string): Promise<Delivery[]> {
+		return this.#reads.deadDeliveries(target);
+	}
+	eventIdsInRange(from: number, to: number, kind?: PostbackEvent): Promise<string[]> {
+		return this.#reads.eventIdsInRange(from, to, kind);
+	}
+	counts(): Promise<DeliveryCounts> {
+		return this.#reads.counts();
+	}
+	listAttempts(deliveryIds: readonly number[]): Promise<DeliveryAttempt[]> {
+		return this.#reads.listAttempts(deliveryIds);
+	}
+	activity(from: number, to: number, bucketMs: number): Promise<ActivityBucket[]> {
+		return this.#reads.activity(from, to, bucketMs);
+	}
+	targetHealth(since: number): Promise<TargetHealth[]> {
+		return this.#reads.targetHealth(since);
+	}
+	oldestUndelivered(): Promise<number | null> {
+		return this.#reads.oldestUndelivered();
+	}
+	sessionRevoked(id: string): Promise<boolean> {
+		return this.#reads.sessionRevoked(id);
 	}
 
 	async ping(): Promise<void> {

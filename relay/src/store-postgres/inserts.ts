@@ -1,15 +1,15 @@
 import type { QueryResultRow } from 'pg';
-import { uuidV7 } from './ids.ts';
-import { pairKeyOf } from './pair-key.ts';
-import { leasedDelivery } from './rows.ts';
+import { uuidV7 } from '../store/ids.ts';
+import { pairKeyOf } from '../store/pair-key.ts';
+import { leasedDelivery } from '../store/rows.ts';
 import {
 	DEDUPE_LOOKUP_MANY,
 	INSERT_BATCH,
 	INSERT_EVENTS,
 	INSERTS_IN_FLIGHT,
-} from './pg-statements.ts';
-import type { QueuedInsert } from './pg-statements.ts';
-import type { InsertResult, NewEvent } from './types.ts';
+} from './statements.ts';
+import type { QueuedInsert } from './statements.ts';
+import type { InsertResult, NewEvent } from '../store/types.ts';
 
 type Run = <T extends QueryResultRow>(sql: string, params: unknown[]) => Promise<T[]>;
 
