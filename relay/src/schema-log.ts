@@ -3,8 +3,10 @@ import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { isPostgresUrl } from './config-fields.ts';
-import { PG_MIGRATIONS } from './store/pg-schema.ts';
-import { SQLITE_MIGRATIONS } from './store/sqlite-schema.ts';
+import { PG_MIGRATIONS } from './store-postgres/schema.ts';
+import { SCHEMA_VERSION as PG_SCHEMA_VERSION } from './store-postgres/statements.ts';
+import { SQLITE_MIGRATIONS } from './store-sqlite/schema.ts';
+import { SCHEMA_VERSION as SQLITE_SCHEMA_VERSION } from './store-sqlite/statements.ts';
 
 /**
  * The start-up log's line about the store's schema: which migrations this start ran, or "schema
@@ -29,7 +31,7 @@ function sqliteVersion(path: string): number {
 	const db = new DatabaseSync(path, { readOnly: true });
 	try {
 		return Number(
-			(db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version,
+			(db.prepare(SQLITE_SCHEMA_VERSION).get() as { user_version: number }).user_version,
 		);
 	} finally {
 		db.close();
@@ -40,9 +42,7 @@ async function pgVersion(url: string): Promise<number> {
 	const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
 	await client.connect();
 	try {
-		const { rows } = await client.query<{ v: number | null }>(
-			'SELECT MAX(version) AS v FROM relay_schema_migrations',
-		);
+		const { rows } = await client.query<{ v: number | null }>(PG_SCHEMA_VERSION);
 		return Number(rows[0]?.v ?? 0);
 	} catch (error) {
 		// 42P01: no such table, a database the relay has not migrated yet.

@@ -10,7 +10,7 @@ import { buildApp } from '../../relay/src/app.ts';
 import { loadConfig } from '../../relay/src/config.ts';
 import { storeProblem } from '../../relay/src/routes/health.ts';
 import { migrationsOf } from '../../relay/src/schema-log.ts';
-import { SqliteStore } from '../../relay/src/store/sqlite.ts';
+import { SqliteStore } from '../../relay/src/store-sqlite/store.ts';
 import { onEveryStore } from './fresh-store.ts';
 import { waitFor } from '../../scripts/harness/wait.ts';
 import { LogSink, Target, baseEnv, form, paymentFields, tempDir } from './helpers.ts';

@@ -345,3 +345,6 @@ export const PREPARED = new Map(
 		`relay_${i}`,
 	]),
 );
+
+/** The newest migration a database holds (42P01: none yet, the table is not there). */
+export const SCHEMA_VERSION = 'SELECT MAX(version) AS v FROM relay_schema_migrations';

@@ -260,3 +260,6 @@ export const DROP_OLD_CATCHUP_MARKS = 'DELETE FROM catchup_marks WHERE at < ?';
 /** Readiness: a write the store must commit (parameter: now). */
 export const HEARTBEAT =
 	'INSERT INTO heartbeat (id, at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at';
+
+/** The schema version a file holds (its migrations are numbered by user_version). */
+export const SCHEMA_VERSION = 'PRAGMA user_version';
