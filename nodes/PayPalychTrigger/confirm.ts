@@ -11,7 +11,8 @@ import {
 	type PostbackFields,
 } from '../shared';
 import { recordOf } from '../PayPalych/helpers/normalize';
-import { apiRequest, errorKeyOf, httpCodeOf } from '../PayPalych/transport';
+import { apiRequestWithCredential, errorKeyOf, httpCodeOf } from '../PayPalych/transport';
+import { credentialOf } from './credential';
 
 /**
  * How long the whole confirmation may take, retry included. The trigger answers the service (or
@@ -80,7 +81,11 @@ async function get(
 		if (attempt === 2 && (!transient(failure) || left < MIN_RETRY_MS)) break;
 		const timeoutMs = Math.max(1, Math.min(CONFIRM_TIMEOUT_MS, left));
 		try {
-			return { record: await apiRequest.call(context, endpoint, { qs, timeoutMs }) };
+			const credential = await credentialOf(context);
+			const options = { qs, timeoutMs };
+			return {
+				record: await apiRequestWithCredential.call(context, credential, endpoint, options),
+			};
 		} catch (error) {
 			failure = error;
 		}

@@ -29,6 +29,7 @@ import {
 	type Verdict,
 } from './answer';
 import { confirmWithService } from './confirm';
+import { credentialOf } from './credential';
 import {
 	MAX_BODY_BYTES,
 	SeenPostbacks,
@@ -99,7 +100,7 @@ async function readBody(call: Call, req: N8nRequest): Promise<Verdict<PostbackFi
 
 /** The signature, checked with the credential's API token (and the token trimmed, if it differs). */
 async function verifySignature(call: Call, fields: PostbackFields): Promise<Verdict<void>> {
-	const credentials = await call.context.getCredentials('payPalychApi');
+	const credentials = await credentialOf(call.context);
 	const token = typeof credentials.apiToken === 'string' ? credentials.apiToken : '';
 	const tokens = token.trim() === token ? [token] : [token, token.trim()];
 	const verified = verifyPostback(call.event, fields, tokens);
