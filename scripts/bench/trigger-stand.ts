@@ -12,12 +12,19 @@ import { packTarball } from '../harness/n8n-install.ts';
 import { N8n, PACKAGE_NAME, TRIGGER_TYPE, type WorkflowJson } from '../harness/n8n.ts';
 import { run } from '../harness/proc.ts';
 
-/** The benchmark's workflows: n8n's Webhook node (the anchor) and the trigger three ways. */
-export const FLOWS = ['webhook', 'off', 'on', 'on-bill'] as const;
+/**
+ * The benchmark's workflows: n8n's Webhook node (no check), the hand-built confirmation (what a
+ * careful merchant builds from n8n's own nodes) and the trigger three ways.
+ */
+export const FLOWS = ['webhook', 'hand', 'off', 'on', 'on-bill'] as const;
 export type Flow = (typeof FLOWS)[number];
 
+/** The workflows that confirm postbacks with the service (sent genuine postbacks of paid bills). */
+export const CONFIRMING: readonly Flow[] = ['hand', 'on', 'on-bill'];
+
 export const FLOW_LABEL: Record<Flow, string> = {
-	webhook: "n8n's Webhook node (the anchor)",
+	webhook: "n8n's Webhook node, no check",
+	hand: 'hand-built confirmation (Webhook, Crypto, 3 IF, 2 HTTP Request)',
 	off: 'PayPalych Trigger, confirmation off',
 	on: 'PayPalych Trigger, confirmation on (InvId, the default)',
 	'on-bill': 'PayPalych Trigger, confirmation on, Bill ID Only',
@@ -33,8 +40,113 @@ const noOp = {
 	parameters: {},
 };
 
-function workflow(flow: Flow): WorkflowJson {
+const node = (
+	name: string,
+	type: string,
+	typeVersion: number,
+	x: number,
+	parameters: Record<string, unknown>,
+) => ({
+	name,
+	type,
+	typeVersion,
+	position: [x, 0],
+	parameters,
+});
+
+/** An IF (v2) passing its item on when the string `left` equals `right`. */
+const ifEquals = (name: string, x: number, left: string, right: string) =>
+	node(name, 'n8n-nodes-base.if', 2, x, {
+		conditions: {
+			options: { caseSensitive: true, leftValue: '', typeValidation: 'loose' },
+			conditions: [
+				{
+					id: name,
+					leftValue: left,
+					rightValue: right,
+					operator: { type: 'string', operation: 'equals' },
+				},
+			],
+			combinator: 'and',
+		},
+		options: {},
+	});
+
+/** A GET to the service (HTTP Request v4.2) with `id` in the query and the token in a header. */
+const serviceGet = (name: string, x: number, url: string, token: string, id: string) =>
+	node(name, 'n8n-nodes-base.httpRequest', 4.2, x, {
+		method: 'GET',
+		url,
+		sendQuery: true,
+		queryParameters: { parameters: [{ name: 'id', value: id }] },
+		sendHeaders: true,
+		headerParameters: {
+			parameters: [
+				{ name: 'Authorization', value: `Bearer ${token}` },
+				{ name: 'Accept', value: 'application/json' },
+			],
+		},
+		options: {},
+	});
+
+/**
+ * What a careful merchant builds by hand with n8n's own nodes for the same safety as the trigger
+ * with confirmation on: a Webhook answering after its last node, the signature
+ * MD5(OutSum:InvId:token) upper-case computed (Crypto) and compared (IF), payment/status asked
+ * (HTTP Request) and its status checked (IF), bill/status asked and its order ID compared with the
+ * postback's InvId (IF). A forged call ends at the first IF: no item, n8n answers 500.
+ */
+function handBuilt(token: string, serviceUrl: string): WorkflowJson['nodes'] {
+	const api = `${serviceUrl.replace(/\/+$/, '')}/api/v1`;
+	const hook = "$('Webhook').item.json.body";
+	return [
+		{
+			...node('Webhook', 'n8n-nodes-base.webhook', 2, 0, {
+				httpMethod: 'POST',
+				path: 'bench-hand',
+				responseMode: 'lastNode',
+				responseData: 'firstEntryJson',
+				options: {},
+			}),
+			webhookId: 'bench-hand',
+		},
+		node('Crypto', 'n8n-nodes-base.crypto', 1, 200, {
+			action: 'hash',
+			type: 'MD5',
+			value: `={{ $json.body.OutSum }}:{{ $json.body.InvId }}:${token}`,
+			dataPropertyName: 'signature',
+			encoding: 'hex',
+		}),
+		ifEquals(
+			'Signature',
+			400,
+			'={{ $json.signature.toUpperCase() }}',
+			'={{ $json.body.SignatureValue }}',
+		),
+		serviceGet('Payment', 600, `${api}/payment/status`, token, `={{ ${hook}.TrsId }}`),
+		ifEquals('Paid', 800, '={{ $json.status }}', 'SUCCESS'),
+		serviceGet('Bill', 1000, `${api}/bill/status`, token, '={{ $json.bill_id }}'),
+		ifEquals('Order', 1200, '={{ $json.order_id }}', `={{ ${hook}.InvId }}`),
+		{ ...noOp, position: [1400, 0] },
+	];
+}
+
+function chain(nodes: WorkflowJson['nodes']): WorkflowJson['connections'] {
+	const connections: WorkflowJson['connections'] = {};
+	for (let i = 0; i + 1 < nodes.length; i++) {
+		// An IF's first output is its "true" branch; nothing follows its "false" one.
+		connections[nodes[i].name] = { main: [[{ node: nodes[i + 1].name, type: 'main', index: 0 }]] };
+	}
+	return connections;
+}
+
+function workflow(flow: Flow, token: string, serviceUrl: string): WorkflowJson {
 	const id = `bench${flow.replace('-', '')}00000000`.slice(0, 16);
+	const settings = { saveDataSuccessExecution: 'none', saveDataErrorExecution: 'none' };
+	if (flow === 'hand') {
+		const nodes = handBuilt(token, serviceUrl);
+		return { id, name: `bench ${flow}`, nodes, connections: chain(nodes), settings, active: false };
+	}
 	const first =
 		flow === 'webhook'
 			? {
@@ -45,7 +157,10 @@ function workflow(flow: Flow): WorkflowJson {
 					parameters: {
 						httpMethod: 'POST',
 						path: 'bench-webhook',
-						responseMode: 'onReceived',
+						// Answers after its (No-Op) execution, as the hand-built flow does: an answer
+						// rate is then an execution rate.
+						responseMode: 'lastNode',
+						responseData: 'firstEntryJson',
 						options: {},
 					},
 				}
@@ -61,14 +176,8 @@ function workflow(flow: Flow): WorkflowJson {
 					},
 					credentials: { payPalychApi: { id: CREDENTIAL_ID, name: 'PayPalych bench' } },
 				};
-	return {
-		id,
-		name: `bench ${flow}`,
-		nodes: [{ ...first, position: [0, 0] }, noOp],
-		connections: { [first.name]: { main: [[{ node: 'No Op', type: 'main', index: 0 }]] } },
-		settings: { saveDataSuccessExecution: 'none', saveDataErrorExecution: 'none' },
-		active: false,
-	};
+	const nodes = [{ ...first, position: [0, 0] }, noOp];
+	return { id, name: `bench ${flow}`, nodes, connections: chain(nodes), settings, active: false };
 }
 
 /**
@@ -157,7 +266,7 @@ export async function startStand(root: string, port: number): Promise<Stand> {
 			data: { apiToken: merchant.token, baseUrl: sandbox.url },
 		},
 	]);
-	const flows = FLOWS.map(workflow);
+	const flows = FLOWS.map((flow) => workflow(flow, merchant.token, sandbox.url));
 	await n8n.importWorkflows(flows);
 	for (const wf of flows) await n8n.publishWorkflow(wf.id);
 	await n8n.start();
