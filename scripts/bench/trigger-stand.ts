@@ -255,6 +255,12 @@ export async function startStand(root: string, port: number): Promise<Stand> {
 			EXECUTIONS_DATA_SAVE_ON_SUCCESS: 'none',
 			EXECUTIONS_DATA_SAVE_ON_ERROR: 'none',
 			EXECUTIONS_DATA_SAVE_ON_PROGRESS: 'false',
+			// BENCH_EXPRESSION_ENGINE=legacy: n8n's expressions without its isolate ("vm", the
+			// default, takes a fresh isolate for every webhook call of a node other than its own
+			// Webhook node, and for every execution): to see what the isolates cost.
+			...(process.env.BENCH_EXPRESSION_ENGINE
+				? { N8N_EXPRESSION_ENGINE: process.env.BENCH_EXPRESSION_ENGINE }
+				: {}),
 		},
 	});
 	await n8n.prepare();
