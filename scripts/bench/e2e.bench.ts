@@ -34,6 +34,8 @@ const DRAIN_SECONDS = Number(process.env.BENCH_DRAIN_SECONDS ?? 60);
 const PAID_PATH = '/api/orders/paid';
 const UNCONFIRMED_PATH = '/api/orders/payment-unconfirmed';
 const TARGET_MS = 20;
+/** Payment to workflow p50 straight to n8n above this: n8n is queueing, the rate is too high. */
+const KEPT_UP_MS = 2000;
 
 type Route = 'relay' | 'direct';
 const ROUTE_LABEL: Record<Route, string> = {
@@ -258,7 +260,15 @@ function printTargets(rows: Row[]): void {
 	console.log('');
 	if (!relay || !direct) return;
 	const gap = relay.p50 - direct.p50;
-	const met = Number.isFinite(gap) && gap <= TARGET_MS && relay.reached === relay.sent;
+	// Straight to n8n slower than KEPT_UP_MS at p50: n8n did not keep up with the rate (its own
+	// queue), and the comparison is between two queues: not judged, so not met.
+	const keptUp = Number.isFinite(direct.p50) && direct.p50 <= KEPT_UP_MS;
+	const met = keptUp && Number.isFinite(gap) && gap <= TARGET_MS && relay.reached === relay.sent;
+	if (!keptUp) {
+		console.log(
+			`n8n did not keep up with ${rate}/s straight (p50 ${ms(direct.p50)} > ${KEPT_UP_MS} ms): run at a lower BENCH_RATES or on a quieter machine`,
+		);
+	}
 	console.log(
 		`through the relay, payment-to-workflow p50 within ${TARGET_MS} ms of straight-to-n8n at ${rate}/s: ${ms(relay.p50)} vs ${ms(direct.p50)} (${Number.isFinite(gap) ? `${gap >= 0 ? '+' : ''}${gap.toFixed(1)} ms` : 'n/a'}), ${relay.reached} of ${relay.sent} through (straight ${direct.reached} of ${direct.sent}); up to the relay's forward ${ms(relay.relayP50)}, ${share(relay)} of the way: ${met ? 'met' : 'NOT met'}`,
 	);
