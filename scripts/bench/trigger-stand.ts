@@ -11,6 +11,7 @@ import { startSandbox, type RunningSandbox } from '../../sandbox/src/index.ts';
 import { packTarball } from '../harness/n8n-install.ts';
 import { N8n, PACKAGE_NAME, TRIGGER_TYPE, type WorkflowJson } from '../harness/n8n.ts';
 import { run } from '../harness/proc.ts';
+import { handBuilt } from './trigger-workflows.ts';
 
 /**
  * The benchmark's workflows: n8n's Webhook node (no check), the hand-built confirmation (what a
@@ -40,97 +41,6 @@ const noOp = {
 	parameters: {},
 };
 
-const node = (
-	name: string,
-	type: string,
-	typeVersion: number,
-	x: number,
-	parameters: Record<string, unknown>,
-) => ({
-	name,
-	type,
-	typeVersion,
-	position: [x, 0],
-	parameters,
-});
-
-/** An IF (v2) passing its item on when the string `left` equals `right`. */
-const ifEquals = (name: string, x: number, left: string, right: string) =>
-	node(name, 'n8n-nodes-base.if', 2, x, {
-		conditions: {
-			options: { caseSensitive: true, leftValue: '', typeValidation: 'loose' },
-			conditions: [
-				{
-					id: name,
-					leftValue: left,
-					rightValue: right,
-					operator: { type: 'string', operation: 'equals' },
-				},
-			],
-			combinator: 'and',
-		},
-		options: {},
-	});
-
-/** A GET to the service (HTTP Request v4.2) with `id` in the query and the token in a header. */
-const serviceGet = (name: string, x: number, url: string, token: string, id: string) =>
-	node(name, 'n8n-nodes-base.httpRequest', 4.2, x, {
-		method: 'GET',
-		url,
-		sendQuery: true,
-		queryParameters: { parameters: [{ name: 'id', value: id }] },
-		sendHeaders: true,
-		headerParameters: {
-			parameters: [
-				{ name: 'Authorization', value: `Bearer ${token}` },
-				{ name: 'Accept', value: 'application/json' },
-			],
-		},
-		options: {},
-	});
-
-/**
- * What a careful merchant builds by hand with n8n's own nodes for the same safety as the trigger
- * with confirmation on: a Webhook answering after its last node, the signature
- * MD5(OutSum:InvId:token) upper-case computed (Crypto) and compared (IF), payment/status asked
- * (HTTP Request) and its status checked (IF), bill/status asked and its order ID compared with the
- * postback's InvId (IF). A forged call ends at the first IF: no item, n8n answers 500.
- */
-function handBuilt(token: string, serviceUrl: string): WorkflowJson['nodes'] {
-	const api = `${serviceUrl.replace(/\/+$/, '')}/api/v1`;
-	const hook = "$('Webhook').item.json.body";
-	return [
-		{
-			...node('Webhook', 'n8n-nodes-base.webhook', 2, 0, {
-				httpMethod: 'POST',
-				path: 'bench-hand',
-				responseMode: 'lastNode',
-				responseData: 'firstEntryJson',
-				options: {},
-			}),
-			webhookId: 'bench-hand',
-		},
-		node('Crypto', 'n8n-nodes-base.crypto', 1, 200, {
-			action: 'hash',
-			type: 'MD5',
-			value: `={{ $json.body.OutSum }}:{{ $json.body.InvId }}:${token}`,
-			dataPropertyName: 'signature',
-			encoding: 'hex',
-		}),
-		ifEquals(
-			'Signature',
-			400,
-			'={{ $json.signature.toUpperCase() }}',
-			'={{ $json.body.SignatureValue }}',
-		),
-		serviceGet('Payment', 600, `${api}/payment/status`, token, `={{ ${hook}.TrsId }}`),
-		ifEquals('Paid', 800, '={{ $json.status }}', 'SUCCESS'),
-		serviceGet('Bill', 1000, `${api}/bill/status`, token, '={{ $json.bill_id }}'),
-		ifEquals('Order', 1200, '={{ $json.order_id }}', `={{ ${hook}.InvId }}`),
-		{ ...noOp, position: [1400, 0] },
-	];
-}
-
 function chain(nodes: WorkflowJson['nodes']): WorkflowJson['connections'] {
 	const connections: WorkflowJson['connections'] = {};
 	for (let i = 0; i + 1 < nodes.length; i++) {
@@ -144,7 +54,7 @@ function workflow(flow: Flow, token: string, serviceUrl: string): WorkflowJson {
 	const id = `bench${flow.replace('-', '')}00000000`.slice(0, 16);
 	const settings = { saveDataSuccessExecution: 'none', saveDataErrorExecution: 'none' };
 	if (flow === 'hand') {
-		const nodes = handBuilt(token, serviceUrl);
+		const nodes = [...handBuilt(token, serviceUrl), { ...noOp, position: [1400, 0] }];
 		return { id, name: `bench ${flow}`, nodes, connections: chain(nodes), settings, active: false };
 	}
 	const first =
