@@ -15,6 +15,8 @@
 //
 // BENCH_ROOT: the checkout whose built package n8n loads (default: this one; another for a
 // before/after). BENCH_SECONDS (8), BENCH_ROUNDS (2), BENCH_RATES ("50,200"; "" for none),
+// BENCH_BILL_RATE (40: paid bills prepared per second of a confirming workflow's runs; raise it
+// where the trigger runs faster, e.g. under BENCH_EXPRESSION_ENGINE=legacy),
 // BENCH_PORT (a free one).
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,6 +43,8 @@ const HERE = resolve(fileURLToPath(import.meta.url), '../../..');
 const ROOT = resolve(process.env.BENCH_ROOT ?? HERE);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2));
+/** Paid bills prepared per second of a confirming workflow's runs (its genuine postbacks). */
+const BILL_RATE = Number(process.env.BENCH_BILL_RATE ?? 40);
 const RATES = (process.env.BENCH_RATES ?? '50,200').split(',').map(Number).filter(Boolean);
 const CLIENTS = 8;
 const TICK_MS = 10;
@@ -266,7 +270,8 @@ async function main(): Promise<void> {
 				FLOWS.map((flow) => [flow, new Bodies(stand, flow)]),
 			) as Record<Flow, Bodies>;
 			const pool = Math.ceil(
-				SECONDS * (40 * ROUNDS + RATES.filter((r) => r <= 40).reduce((a, b) => a + b, 0)),
+				SECONDS *
+					(BILL_RATE * ROUNDS + RATES.filter((r) => r <= BILL_RATE).reduce((a, b) => a + b, 0)),
 			);
 			for (const flow of FLOWS) await bodies[flow].prepare(pool, memory);
 			await warmUp(stand, bodies);
