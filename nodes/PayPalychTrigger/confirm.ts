@@ -16,7 +16,8 @@ import {
 	type PostbackFields,
 } from '../shared';
 import { recordOf } from '../PayPalych/helpers/normalize';
-import { CREDENTIAL_NAME, apiRequest, errorKeyOf, httpCodeOf } from '../PayPalych/transport';
+import { apiRequestWithCredential, errorKeyOf, httpCodeOf } from '../PayPalych/transport';
+import { credentialOf } from './credential';
 
 /**
  * How long the whole confirmation may take, retry included. The trigger answers the service (or
@@ -98,7 +99,11 @@ async function get(
 		if (attempt === 2 && (!transient(failure) || left < MIN_RETRY_MS)) break;
 		const timeoutMs = Math.max(1, Math.min(CONFIRM_TIMEOUT_MS, left));
 		try {
-			return { record: await apiRequest.call(context, endpoint, { qs, timeoutMs, url }) };
+			const credential = await credentialOf(context);
+			const options = { qs, timeoutMs, url };
+			return {
+				record: await apiRequestWithCredential.call(context, credential, endpoint, options),
+			};
 		} catch (error) {
 			failure = error;
 		}
@@ -140,7 +145,7 @@ async function confirmByBill(
 			? unreachable(`Payment or bill ${trsId}`, notFound)
 			: unreachable(`Bill ${trsId}`, bill.error);
 	}
-	const credentials = await context.getCredentials(CREDENTIAL_NAME);
+	const credentials = await credentialOf(context);
 	const base = normalizeBaseUrl(credentials.baseUrl);
 	let list;
 	try {

@@ -31,6 +31,7 @@ import {
 	type Verdict,
 } from './answer';
 import { confirmWithService } from './confirm';
+import { credentialOf } from './credential';
 import { notMoneyBack, receiveMoneyBack, type MoneyBackCall } from './refund';
 import {
 	MAX_BODY_BYTES,
@@ -109,7 +110,7 @@ export async function readBody(
 
 /** The signature, checked with the credential's API token (and the token trimmed, if it differs). */
 async function verifySignature(call: Call, fields: PostbackFields): Promise<Verdict<void>> {
-	const credentials = await call.context.getCredentials('payPalychApi');
+	const credentials = await credentialOf(call.context);
 	const token = typeof credentials.apiToken === 'string' ? credentials.apiToken : '';
 	const tokens = token.trim() === token ? [token] : [token, token.trim()];
 	const verified = verifyPostback(call.event, fields, tokens);

@@ -23,7 +23,8 @@ import {
 	type SignedEvent,
 } from '../shared';
 import { recordOf } from '../PayPalych/helpers/normalize';
-import { apiRequest, errorKeyOf, httpCodeOf } from '../PayPalych/transport';
+import { apiRequestWithCredential, errorKeyOf, httpCodeOf } from '../PayPalych/transport';
+import { credentialOf } from './credential';
 import { accepted, duplicate, printable, refused, retryLater, type Answer } from './answer';
 import { CONFIRM_BUDGET_MS, CONFIRM_TIMEOUT_MS } from './confirm';
 import { SeenPostbacks } from './receive';
@@ -69,7 +70,7 @@ function notSetUp(call: MoneyBackCall, kind: MoneyBackEvent): Answer {
 }
 
 async function tokensOf(call: MoneyBackCall): Promise<string[]> {
-	const credentials = await call.context.getCredentials('payPalychApi');
+	const credentials = await credentialOf(call.context);
 	const token = typeof credentials.apiToken === 'string' ? credentials.apiToken : '';
 	return token.trim() === token ? [token] : [token, token.trim()];
 }
@@ -95,7 +96,13 @@ async function look(
 		if (attempt === 2 && (!transient(failure) || left < 250)) break;
 		try {
 			const timeoutMs = Math.max(1, Math.min(CONFIRM_TIMEOUT_MS, left));
-			return { record: recordOf(await apiRequest.call(context, endpoint, { qs, timeoutMs })) };
+			const credential = await credentialOf(context);
+			const options = { qs, timeoutMs };
+			return {
+				record: recordOf(
+					await apiRequestWithCredential.call(context, credential, endpoint, options),
+				),
+			};
 		} catch (error) {
 			failure = error;
 		}

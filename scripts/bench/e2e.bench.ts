@@ -9,9 +9,13 @@
 // stand-in's `orders/paid` call, and through the relay the part up to the relay's first forward to
 // n8n (its attempt's start, from the relay's store). Ends with a table and one line per target.
 //
-// BENCH_SECONDS (30) per run, BENCH_RATES ("10,100"), BENCH_DRAIN_SECONDS (60): how long a run
-// waits for its last shop calls after the load (a postback not through by then counts as slower
-// than that).
+// The default rate (3/s) is below what one n8n runs of example 01 on a small machine (about 6/s
+// on 2 cores), so the figures are the way's latency, not a queue's growth: the target (through
+// the relay within 20 ms of straight at p50) is judged at the first rate.
+//
+// BENCH_SECONDS (20) per run, BENCH_RATES ("3"; e.g. "3,10,100" to see n8n's capacity too),
+// BENCH_DRAIN_SECONDS (60): how long a run waits for its last shop calls after the load (a
+// postback not through by then counts as slower than that).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,12 +28,14 @@ import { startStack, type Stack } from '../harness/stack.ts';
 import { ownerFor } from '../harness/suite.ts';
 import { n8nCounters } from './trigger-stand.ts';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 30);
-const RATES = (process.env.BENCH_RATES ?? '10,100').split(',').map(Number).filter(Boolean);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+const RATES = (process.env.BENCH_RATES ?? '3').split(',').map(Number).filter(Boolean);
 const DRAIN_SECONDS = Number(process.env.BENCH_DRAIN_SECONDS ?? 60);
 const PAID_PATH = '/api/orders/paid';
 const UNCONFIRMED_PATH = '/api/orders/payment-unconfirmed';
 const TARGET_MS = 20;
+/** Payment to workflow p50 straight to n8n above this: n8n is queueing, the rate is too high. */
+const KEPT_UP_MS = 2000;
 
 type Route = 'relay' | 'direct';
 const ROUTE_LABEL: Record<Route, string> = {
@@ -224,11 +230,17 @@ async function warmUp(stack: Stack, shop: ShopCalls): Promise<void> {
 const ms = (v: number | undefined) =>
 	v === undefined ? '-' : Number.isFinite(v) ? `${v.toFixed(1)} ms` : `> ${DRAIN_SECONDS} s`;
 
+/** The part of the way up to the relay's forward, as a share of the whole (p50 over p50). */
+const share = (r: Row) =>
+	r.relayP50 !== undefined && Number.isFinite(r.relayP50) && Number.isFinite(r.p50) && r.p50 > 0
+		? `${((100 * r.relayP50) / r.p50).toFixed(0)} %`
+		: '-';
+
 function printTable(rows: Row[]): void {
 	console.log(
-		'\n| route | rate | postbacks | reached the shop | payment to shop call p50 / p99 | relay share p50 / p99 | n8n CPU per postback sent | relay CPU per postback sent |',
+		"\n| route | rate | postbacks | reached the shop | payment to shop call p50 / p99 | up to the relay's forward p50 / p99 | relay's share of p50 | n8n CPU per postback sent | relay CPU per postback sent |",
 	);
-	console.log('| --- | ---: | ---: | ---: | --- | --- | ---: | ---: |');
+	console.log('| --- | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: |');
 	for (const r of rows) {
 		const extra = [
 			r.duplicates ? `${r.duplicates} repeated` : '',
@@ -236,21 +248,29 @@ function printTable(rows: Row[]): void {
 			r.payFailed ? `${r.payFailed} pay calls failed` : '',
 		].filter(Boolean);
 		console.log(
-			`| ${ROUTE_LABEL[r.route]} | ${r.rate}/s | ${r.sent} | ${r.reached}${extra.length ? ` (${extra.join(', ')})` : ''} | ${ms(r.p50)} / ${ms(r.p99)} | ${r.route === 'relay' ? `${ms(r.relayP50)} / ${ms(r.relayP99)}` : '-'} | ${r.n8nCpuMs.toFixed(1)} ms | ${r.route === 'relay' ? `${r.relayCpuMs.toFixed(1)} ms` : '-'} |`,
+			`| ${ROUTE_LABEL[r.route]} | ${r.rate}/s | ${r.sent} | ${r.reached}${extra.length ? ` (${extra.join(', ')})` : ''} | ${ms(r.p50)} / ${ms(r.p99)} | ${r.route === 'relay' ? `${ms(r.relayP50)} / ${ms(r.relayP99)}` : '-'} | ${share(r)} | ${r.n8nCpuMs.toFixed(1)} ms | ${r.route === 'relay' ? `${r.relayCpuMs.toFixed(1)} ms` : '-'} |`,
 		);
 	}
 }
 
 function printTargets(rows: Row[]): void {
-	const rate = RATES.includes(10) ? 10 : RATES[0];
+	const rate = RATES[0];
 	const relay = rows.find((r) => r.route === 'relay' && r.rate === rate);
 	const direct = rows.find((r) => r.route === 'direct' && r.rate === rate);
 	console.log('');
 	if (!relay || !direct) return;
 	const gap = relay.p50 - direct.p50;
-	const met = Number.isFinite(gap) && gap <= TARGET_MS && relay.reached === relay.sent;
+	// Straight to n8n slower than KEPT_UP_MS at p50: n8n did not keep up with the rate (its own
+	// queue), and the comparison is between two queues: not judged, so not met.
+	const keptUp = Number.isFinite(direct.p50) && direct.p50 <= KEPT_UP_MS;
+	const met = keptUp && Number.isFinite(gap) && gap <= TARGET_MS && relay.reached === relay.sent;
+	if (!keptUp) {
+		console.log(
+			`n8n did not keep up with ${rate}/s straight (p50 ${ms(direct.p50)} > ${KEPT_UP_MS} ms): run at a lower BENCH_RATES or on a quieter machine`,
+		);
+	}
 	console.log(
-		`through the relay, payment-to-workflow p50 within ${TARGET_MS} ms of straight-to-n8n at ${rate}/s: ${ms(relay.p50)} vs ${ms(direct.p50)} (${Number.isFinite(gap) ? `${gap >= 0 ? '+' : ''}${gap.toFixed(1)} ms` : 'n/a'}), ${relay.reached} of ${relay.sent} through: ${met ? 'met' : 'NOT met'}`,
+		`through the relay, payment-to-workflow p50 within ${TARGET_MS} ms of straight-to-n8n at ${rate}/s: ${ms(relay.p50)} vs ${ms(direct.p50)} (${Number.isFinite(gap) ? `${gap >= 0 ? '+' : ''}${gap.toFixed(1)} ms` : 'n/a'}), ${relay.reached} of ${relay.sent} through (straight ${direct.reached} of ${direct.sent}); up to the relay's forward ${ms(relay.relayP50)}, ${share(relay)} of the way: ${met ? 'met' : 'NOT met'}`,
 	);
 }
 

@@ -22,8 +22,8 @@ import { FLOW_LABEL, genuinePostbacks, startStand, type Flow } from './trigger-s
 const HERE = resolve(fileURLToPath(import.meta.url), '../../..');
 const RATE = Number(process.env.PROFILE_RATE ?? 10);
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 20);
-/** The workflow under load: `on-bill` (confirmation on, Bill ID Only), or `on`, `off`. */
-const FLOW = (process.env.PROFILE_FLOW ?? 'on-bill') as Exclude<Flow, 'webhook'>;
+/** The workflow under load: `on-bill` (confirmation on, Bill ID Only), or `on`, `off`, `hand`, `webhook`. */
+const FLOW = (process.env.PROFILE_FLOW ?? 'on-bill') as Flow;
 
 interface ProfileNode {
 	id: number;
@@ -45,6 +45,19 @@ const CATEGORIES: Array<[string, (f: ProfileNode['callFrame']) => boolean]> = [
 			/credentials-helper|encryption|cipher/i.test(f.url),
 	],
 	['the authenticated request helper', (f) => /httpRequestWithAuthentication/.test(f.functionName)],
+	[
+		'a service call (any request helper, axios, follow-redirects)',
+		(f) =>
+			/^httpRequest|^request$|OutboundHttp/.test(f.functionName) ||
+			/\/(axios|follow-redirects|backend-network)\//.test(f.url),
+	],
+	['static data saved (saveStaticData)', (f) => /saveStaticData/.test(f.functionName)],
+	[
+		"n8n's expression engine (any caller)",
+		(f) =>
+			/\/(@n8n\/tournament|@n8n\/expression-runtime|isolated-vm)\//.test(f.url) ||
+			/expression/i.test(f.url),
+	],
 	['the trigger (this package)', (f) => f.url.includes('/node_modules/n8n-nodes-paypalych/')],
 	['TypeORM (any caller)', (f) => f.url.includes('/typeorm/')],
 ];
@@ -55,6 +68,8 @@ function shares(profile: CpuProfile): {
 	byCategory: Map<string, number>;
 	/** Under a credential read: milliseconds by the sampled (leaf) function. */
 	credentialLeaves: Map<string, number>;
+	/** Milliseconds of own (leaf) time by the package the sampled function is in. */
+	ownByPackage: Map<string, number>;
 } {
 	const parent = new Map<number, number>();
 	const byId = new Map<number, ProfileNode>();
@@ -64,6 +79,7 @@ function shares(profile: CpuProfile): {
 	}
 	const byCategory = new Map<string, number>(CATEGORIES.map(([name]) => [name, 0]));
 	const credentialLeaves = new Map<string, number>();
+	const ownByPackage = new Map<string, number>();
 	let totalMs = 0;
 	profile.samples.forEach((id, i) => {
 		const ms = (profile.timeDeltas[i] ?? 0) / 1000;
@@ -77,12 +93,17 @@ function shares(profile: CpuProfile): {
 			for (const [name, test] of CATEGORIES) if (!seen.has(name) && test(f)) seen.add(name);
 		}
 		for (const name of seen) byCategory.set(name, (byCategory.get(name) ?? 0) + ms);
+		const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)\/(?!.*node_modules)/.exec(frame.url)?.[1];
+		const where =
+			pkg ??
+			(frame.url === '' ? `(native) ${frame.functionName}` : 'node: ' + frame.url.split('/').pop());
+		ownByPackage.set(where, (ownByPackage.get(where) ?? 0) + ms);
 		if (seen.has(CATEGORIES[0][0])) {
 			const leaf = `${frame.functionName || '(anonymous)'} ${frame.url.split('/node_modules/').pop() ?? ''}`;
 			credentialLeaves.set(leaf, (credentialLeaves.get(leaf) ?? 0) + ms);
 		}
 	});
-	return { totalMs, byCategory, credentialLeaves };
+	return { totalMs, byCategory, credentialLeaves, ownByPackage };
 }
 
 async function main(): Promise<void> {
@@ -110,7 +131,7 @@ async function main(): Promise<void> {
 		await stand.n8n.stop(); // the profile is written as n8n exits
 		const file = readdirSync(profDir).find((f) => f.includes(`.${mainPid}.`));
 		if (!file) throw new Error(`no profile of n8n's main process (${mainPid}) in ${profDir}`);
-		const { totalMs, byCategory, credentialLeaves } = shares(
+		const { totalMs, byCategory, credentialLeaves, ownByPackage } = shares(
 			JSON.parse(readFileSync(join(profDir, file), 'utf8')) as CpuProfile,
 		);
 		const executions = ok + 5;
@@ -128,6 +149,11 @@ async function main(): Promise<void> {
 		console.log('  under a credential read, by sampled function (top 8):');
 		for (const [leaf, ms] of [...credentialLeaves].sort((a, b) => b[1] - a[1]).slice(0, 8))
 			console.log(`    ${(ms / executions).toFixed(2)} ms  ${leaf}`);
+		console.log('  own time by package (top 12):');
+		for (const [pkg, ms] of [...ownByPackage].sort((a, b) => b[1] - a[1]).slice(0, 12))
+			console.log(
+				`    ${(ms / executions).toFixed(2)} ms (${((100 * ms) / totalMs).toFixed(1)} %)  ${pkg}`,
+			);
 	} finally {
 		await stand.close();
 		rmSync(profDir, { recursive: true, force: true });

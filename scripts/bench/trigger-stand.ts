@@ -11,13 +11,21 @@ import { startSandbox, type RunningSandbox } from '../../sandbox/src/index.ts';
 import { packTarball } from '../harness/n8n-install.ts';
 import { N8n, PACKAGE_NAME, TRIGGER_TYPE, type WorkflowJson } from '../harness/n8n.ts';
 import { run } from '../harness/proc.ts';
+import { handBuilt } from './trigger-workflows.ts';
 
-/** The benchmark's workflows: n8n's Webhook node (the anchor) and the trigger three ways. */
-export const FLOWS = ['webhook', 'off', 'on', 'on-bill'] as const;
+/**
+ * The benchmark's workflows: n8n's Webhook node (no check), the hand-built confirmation (what a
+ * careful merchant builds from n8n's own nodes) and the trigger three ways.
+ */
+export const FLOWS = ['webhook', 'hand', 'off', 'on', 'on-bill'] as const;
 export type Flow = (typeof FLOWS)[number];
 
+/** The workflows that confirm postbacks with the service (sent genuine postbacks of paid bills). */
+export const CONFIRMING: readonly Flow[] = ['hand', 'on', 'on-bill'];
+
 export const FLOW_LABEL: Record<Flow, string> = {
-	webhook: "n8n's Webhook node (the anchor)",
+	webhook: "n8n's Webhook node, no check",
+	hand: 'hand-built confirmation (Webhook, Crypto, 3 IF, 2 HTTP Request)',
 	off: 'PayPalych Trigger, confirmation off',
 	on: 'PayPalych Trigger, confirmation on (InvId, the default)',
 	'on-bill': 'PayPalych Trigger, confirmation on, Bill ID Only',
@@ -33,8 +41,22 @@ const noOp = {
 	parameters: {},
 };
 
-function workflow(flow: Flow): WorkflowJson {
+function chain(nodes: WorkflowJson['nodes']): WorkflowJson['connections'] {
+	const connections: WorkflowJson['connections'] = {};
+	for (let i = 0; i + 1 < nodes.length; i++) {
+		// An IF's first output is its "true" branch; nothing follows its "false" one.
+		connections[nodes[i].name] = { main: [[{ node: nodes[i + 1].name, type: 'main', index: 0 }]] };
+	}
+	return connections;
+}
+
+function workflow(flow: Flow, token: string, serviceUrl: string): WorkflowJson {
 	const id = `bench${flow.replace('-', '')}00000000`.slice(0, 16);
+	const settings = { saveDataSuccessExecution: 'none', saveDataErrorExecution: 'none' };
+	if (flow === 'hand') {
+		const nodes = [...handBuilt(token, serviceUrl), { ...noOp, position: [1400, 0] }];
+		return { id, name: `bench ${flow}`, nodes, connections: chain(nodes), settings, active: false };
+	}
 	const first =
 		flow === 'webhook'
 			? {
@@ -45,7 +67,10 @@ function workflow(flow: Flow): WorkflowJson {
 					parameters: {
 						httpMethod: 'POST',
 						path: 'bench-webhook',
-						responseMode: 'onReceived',
+						// Answers after its (No-Op) execution, as the hand-built flow does: an answer
+						// rate is then an execution rate.
+						responseMode: 'lastNode',
+						responseData: 'firstEntryJson',
 						options: {},
 					},
 				}
@@ -61,14 +86,8 @@ function workflow(flow: Flow): WorkflowJson {
 					},
 					credentials: { payPalychApi: { id: CREDENTIAL_ID, name: 'PayPalych bench' } },
 				};
-	return {
-		id,
-		name: `bench ${flow}`,
-		nodes: [{ ...first, position: [0, 0] }, noOp],
-		connections: { [first.name]: { main: [[{ node: 'No Op', type: 'main', index: 0 }]] } },
-		settings: { saveDataSuccessExecution: 'none', saveDataErrorExecution: 'none' },
-		active: false,
-	};
+	const nodes = [{ ...first, position: [0, 0] }, noOp];
+	return { id, name: `bench ${flow}`, nodes, connections: chain(nodes), settings, active: false };
 }
 
 /**
@@ -146,6 +165,12 @@ export async function startStand(root: string, port: number): Promise<Stand> {
 			EXECUTIONS_DATA_SAVE_ON_SUCCESS: 'none',
 			EXECUTIONS_DATA_SAVE_ON_ERROR: 'none',
 			EXECUTIONS_DATA_SAVE_ON_PROGRESS: 'false',
+			// BENCH_EXPRESSION_ENGINE=legacy: n8n's expressions without its isolate ("vm", the
+			// default, takes a fresh isolate for every webhook call of a node other than its own
+			// Webhook node, and for every execution): to see what the isolates cost.
+			...(process.env.BENCH_EXPRESSION_ENGINE
+				? { N8N_EXPRESSION_ENGINE: process.env.BENCH_EXPRESSION_ENGINE }
+				: {}),
 		},
 	});
 	await n8n.prepare();
@@ -157,7 +182,7 @@ export async function startStand(root: string, port: number): Promise<Stand> {
 			data: { apiToken: merchant.token, baseUrl: sandbox.url },
 		},
 	]);
-	const flows = FLOWS.map(workflow);
+	const flows = FLOWS.map((flow) => workflow(flow, merchant.token, sandbox.url));
 	await n8n.importWorkflows(flows);
 	for (const wf of flows) await n8n.publishWorkflow(wf.id);
 	await n8n.start();

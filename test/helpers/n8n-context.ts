@@ -57,6 +57,12 @@ export interface Credential {
 /** n8n's credentials helper, reduced to handing out the test's data and applying `authenticate`. */
 export class TestCredentialsHelper extends ICredentialsHelper {
 	private readonly data: Credential;
+	/**
+	 * What n8n's credentials helper was asked to do: `reads`, the credential's decrypted data handed
+	 * out (a node's getCredentials, and httpRequestWithAuthentication's own read); `authentications`,
+	 * a request given the credential's authentication (its expressions resolved).
+	 */
+	readonly counts = { reads: 0, authentications: 0 };
 	constructor(data: Credential) {
 		super();
 		this.data = data;
@@ -74,6 +80,7 @@ export class TestCredentialsHelper extends ICredentialsHelper {
 		workflow?: InstanceType<typeof Workflow>,
 		node?: INode,
 	): Promise<IHttpRequestOptions> {
+		this.counts.authentications++;
 		const type = new PayPalychApi();
 		if (typeName !== type.name) throw new Error(`Unknown credential type ${typeName}`);
 		const authenticate = type.authenticate as IAuthenticateGeneric;
@@ -112,6 +119,7 @@ export class TestCredentialsHelper extends ICredentialsHelper {
 		type: string,
 	): Promise<ICredentialDataDecryptedObject> {
 		if (type !== 'payPalychApi') throw new Error(`No credential of type ${type}`);
+		this.counts.reads++;
 		return { ...this.data };
 	}
 	async updateCredentials(): Promise<void> {}

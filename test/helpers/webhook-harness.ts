@@ -88,6 +88,8 @@ export interface WebhookHarness {
 	calls: CallRecord[];
 	logs: LogEntry[];
 	storage: { staticData: string };
+	/** The credential reads and request authentications n8n's credentials helper served so far. */
+	credentialCounts: { reads: number; authentications: number };
 	close(): Promise<void>;
 }
 
@@ -187,15 +189,15 @@ let harnessCount = 0;
 
 /** What n8n hands a webhook call: its base URLs, and a credentials helper giving out the test's data. */
 function additionalDataFor(
-	credentials: ICredentialDataDecryptedObject,
+	credentialsHelper: TestCredentialsHelper,
 ): IWorkflowExecuteAdditionalData {
 	return {
 		webhookBaseUrl: 'http://n8n.test/webhook',
 		webhookTestBaseUrl: 'http://n8n.test/webhook-test',
 		variables: {},
-		// The same helper as the action node's tests: the trigger confirms postbacks through
-		// n8n-core's httpRequestWithAuthentication, which applies the credential's authenticate.
-		credentialsHelper: new TestCredentialsHelper(credentials as unknown as Credential),
+		// The same helper as the action node's tests: it hands out the credential and applies its
+		// authenticate (n8n-core's httpRequestWithAuthentication), counting both.
+		credentialsHelper,
 	} as unknown as IWorkflowExecuteAdditionalData;
 }
 
@@ -206,6 +208,7 @@ export async function startWebhookHarness(options: HarnessOptions): Promise<Webh
 	const executions: INodeExecutionData[][][] = [];
 	const calls: CallRecord[] = [];
 	const nodeName = options.nodeName ?? 'PayPalych Trigger';
+	const credentialsHelper = new TestCredentialsHelper(options.credentials as unknown as Credential);
 
 	const nodeTypes: INodeTypes = {
 		getByName: () => options.nodeType,
@@ -253,7 +256,7 @@ export async function startWebhookHarness(options: HarnessOptions): Promise<Webh
 			settings: {},
 		});
 		const additionalData = {
-			...additionalDataFor(options.credentials),
+			...additionalDataFor(credentialsHelper),
 			httpRequest: req,
 			httpResponse: res,
 			webhookWaitingBaseUrl: 'http://n8n.test/webhook-waiting',
@@ -378,6 +381,7 @@ export async function startWebhookHarness(options: HarnessOptions): Promise<Webh
 		calls,
 		logs,
 		storage,
+		credentialCounts: credentialsHelper.counts,
 		close: () =>
 			new Promise<void>((resolve, reject) => {
 				server.closeAllConnections();
@@ -422,7 +426,9 @@ export async function callWebhookMethod(
 		staticData: {},
 		settings: {},
 	});
-	const additionalData = additionalDataFor(options.credentials);
+	const additionalData = additionalDataFor(
+		new TestCredentialsHelper(options.credentials as unknown as Credential),
+	);
 	const webhookData = {
 		httpMethod: 'POST',
 		node: node.name,

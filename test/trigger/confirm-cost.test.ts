@@ -102,6 +102,32 @@ describe('the confirmation calls the service no more than it must', () => {
 		expect(await calls()).toBe(2);
 	});
 
+	it('one credential read per postback, shared by the signature check and every service call', async () => {
+		// n8n resolves a credential through its database and expression sandbox on each read, and
+		// its authenticated request helper reads it again and resolves the Authorization expression
+		// per request: the trigger reads it once and sends the calls with that token.
+		const sent: Array<[string, Record<string, unknown>, Record<string, string>]> = [];
+		const base = await paidPostback('ord-reads-dup');
+		sent.push([
+			'InvId, two service calls',
+			{ event: 'payment' },
+			await paidPostback('ord-reads-1'),
+		]);
+		sent.push(['Bill ID Only', { event: 'payment', orderCheck: 'billId' }, base]);
+		sent.push(['confirmation off', { event: 'payment', confirmWithApi: false }, base]);
+		for (const [what, parameters, postback] of sent) {
+			const h = await trigger(parameters);
+			const calls = await countCalls();
+			expect(await postForm(h.url, postback), what).toMatchObject({ receipt: 'accepted' });
+			expect(h.credentialCounts, what).toEqual({ reads: 1, authentications: 0 });
+			expect(await postForm(h.url, postback), what).toMatchObject({ receipt: 'duplicate' });
+			expect(h.credentialCounts, what).toEqual({ reads: 2, authentications: 0 });
+			expect(await calls(), what).toBe(
+				what.startsWith('InvId') ? 2 : what === 'Bill ID Only' ? 1 : 0,
+			);
+		}
+	});
+
 	it('a service slower than the budget: a clear 503 "retry later" within the budget, one retry, nothing remembered', async () => {
 		const h = await trigger({ event: 'payment', orderCheck: 'billId' });
 		const postback = await paidPostback('ord-slow');

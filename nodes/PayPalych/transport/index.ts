@@ -99,20 +99,15 @@ export function httpCodeOf(error: unknown): number | undefined {
 	return typeof code === 'string' && /^\d+$/.test(code) ? Number(code) : undefined;
 }
 
-/**
- * Calls the service through n8n's authenticated request helper. POST parameters go as an
- * `application/x-www-form-urlencoded` body, GET parameters in the query string. Any answer other
- * than 2xx becomes a NodeApiError carrying the error key, the HTTP code and a merchant sentence.
- */
-export async function apiRequest(
-	this: PayPalychContext,
+/** The request n8n's HTTP helpers are given for an endpoint: form body for POST, query for GET. */
+function requestFor(
+	baseUrl: unknown,
 	endpoint: Endpoint,
-	options: ApiRequestOptions = {},
-): Promise<IDataObject> {
-	const credentials = await this.getCredentials(CREDENTIAL_NAME);
+	options: ApiRequestOptions,
+): IHttpRequestOptions {
 	const request: IHttpRequestOptions = {
 		method: endpoint.method,
-		url: options.url ?? `${normalizeBaseUrl(credentials.baseUrl)}${endpoint.path}`,
+		url: options.url ?? `${normalizeBaseUrl(baseUrl)}${endpoint.path}`,
 		headers: { Accept: 'application/json' },
 		returnFullResponse: true,
 		ignoreHttpStatusErrors: true,
@@ -126,17 +121,20 @@ export async function apiRequest(
 		request.body = form;
 		request.headers = { ...request.headers, 'Content-Type': 'application/x-www-form-urlencoded' };
 	}
+	return request;
+}
 
-	let response: { statusCode?: number; body?: unknown };
+type RawResponse = { statusCode?: number; body?: unknown };
+
+/** The service's answer as a record, or the NodeApiError a merchant reads. */
+async function recordFrom(
+	this: PayPalychContext,
+	send: () => Promise<unknown>,
+	options: ApiRequestOptions,
+): Promise<IDataObject> {
+	let response: RawResponse;
 	try {
-		response = (await this.helpers.httpRequestWithAuthentication.call(
-			this,
-			CREDENTIAL_NAME,
-			request,
-		)) as {
-			statusCode?: number;
-			body?: unknown;
-		};
+		response = (await send()) as RawResponse;
 	} catch (error) {
 		throw toNodeApiError.call(
 			this,
@@ -165,4 +163,60 @@ export async function apiRequest(
 		throw toNodeApiError.call(this, statusCode, body, options.itemIndex);
 	}
 	return record;
+}
+
+/**
+ * Calls the service through n8n's authenticated request helper. POST parameters go as an
+ * `application/x-www-form-urlencoded` body, GET parameters in the query string. Any answer other
+ * than 2xx becomes a NodeApiError carrying the error key, the HTTP code and a merchant sentence.
+ */
+export async function apiRequest(
+	this: PayPalychContext,
+	endpoint: Endpoint,
+	options: ApiRequestOptions = {},
+): Promise<IDataObject> {
+	const credentials = await this.getCredentials(CREDENTIAL_NAME);
+	const request = requestFor(credentials.baseUrl, endpoint, options);
+	return await recordFrom.call(
+		this,
+		async () =>
+			await this.helpers.httpRequestWithAuthentication.call(this, CREDENTIAL_NAME, request),
+		options,
+	);
+}
+
+/** The credential's fields a call to the service needs, read once by the caller. */
+export interface ApiCredential {
+	apiToken?: unknown;
+	baseUrl?: unknown;
+}
+
+/**
+ * `apiRequest` with a credential the caller has already read: the same request and errors, the
+ * credential's authentication (`Authorization: Bearer <API token>`, as PayPalychApi.authenticate
+ * sets it) applied here. For a caller that reads the credential anyway for each call (the trigger
+ * checks a postback's signature with the token): n8n resolves a credential through its expression
+ * sandbox, and the authenticated helper would read it again for every request.
+ */
+export async function apiRequestWithCredential(
+	this: PayPalychContext,
+	credential: ApiCredential,
+	endpoint: Endpoint,
+	options: ApiRequestOptions = {},
+): Promise<IDataObject> {
+	const request = requestFor(credential.baseUrl, endpoint, options);
+	const token = typeof credential.apiToken === 'string' ? credential.apiToken : '';
+	request.headers = { ...request.headers, Authorization: `Bearer ${token}` };
+	return await recordFrom.call(
+		this,
+		async () => {
+			try {
+				return await this.helpers.httpRequest(request);
+			} catch (error) {
+				// What the authenticated helper throws for the same failure (apiRequest's errors).
+				throw new NodeApiError(this.getNode(), error as JsonObject);
+			}
+		},
+		options,
+	);
 }
