@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import { createdDate, pages } from '../contract.ts';
 import { ApiError, BudgetSpent } from '../service-api.ts';
-import type { Window } from './result.ts';
 
 /** One catch-up run held more of the service's rows than RELAY_CATCHUP_MAX_BYTES: it stops there. */
 export class MemoryCeilingReached extends BudgetSpent {
@@ -91,7 +90,12 @@ export const BILL_PAYMENT_PAGES = 100;
  * pages the rest is left unread and the log says so.
  */
 export async function billPayments(
-	w: Pick<Window, 'fetchPage' | 'apiRoot' | 'held' | 'billPaymentsUrl'>,
+	w: {
+		fetchPage: (url: string) => Promise<Record<string, unknown>>;
+		apiRoot: string;
+		held: HeldRows;
+		billPaymentsUrl: (billId: string) => string;
+	},
 	bill: Record<string, unknown>,
 	logger: Logger,
 ): Promise<Record<string, unknown>[] | undefined | BudgetSpent> {
