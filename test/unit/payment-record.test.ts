@@ -36,8 +36,16 @@ describe('the payment record without amount_received', () => {
 	it('confirms a postback whose OutSum includes the commission, in either form', () => {
 		// The payer paid the commission: OutSum is 103.00, and this postback carries no Commission.
 		const postback = { TrsId: 'P1', Status: 'SUCCESS', OutSum: '103.00', InvId: 'o-1' };
-		expect(confirmPayment(postback, documented, 'o-1')).toEqual({ ok: true, orderConfirmed: true });
-		expect(confirmPayment(postback, newer, 'o-1')).toEqual({ ok: true, orderConfirmed: true });
+		expect(confirmPayment(postback, documented, 'o-1')).toMatchObject({
+			ok: true,
+			orderConfirmed: true,
+			amount: '103.00',
+		});
+		expect(confirmPayment(postback, newer, 'o-1')).toMatchObject({
+			ok: true,
+			orderConfirmed: true,
+			amount: '103.00',
+		});
 		// Still refused when no amount of the record is OutSum.
 		expect(confirmPayment({ ...postback, OutSum: '104.00' }, newer, 'o-1')).toMatchObject({
 			ok: false,
