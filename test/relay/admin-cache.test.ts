@@ -62,6 +62,7 @@ describe('every admin answer says Cache-Control: no-store', () => {
 			...(body === undefined ? {} : { payload: JSON.stringify(body) }),
 		});
 
+	// Security review, round 4, finding 7 (36.7): the admin JSON API answered without no-store.
 	it('on each route of the admin API, whatever it answers', async () => {
 		const covered = new Set<string>();
 		for (const [method, url, body] of apiCalls()) {

@@ -30,6 +30,7 @@ const endless = (perPage: number, pad = 0, calls: string[] = []) => {
 };
 
 describe('readList', () => {
+	// Security review, round 4, finding 5 (36.5): `rows.push(...rows)` overflowed the stack.
 	it('keeps a list of 200,000 rows without spreading it into a call', async () => {
 		const fetchPage = async () => ({
 			data: Array.from({ length: 200_000 }, (_, i) => ({ id: i })),
@@ -47,6 +48,7 @@ describe('readList', () => {
 		expect(listed.next).toBe(`${LIST}?page=21`);
 	});
 
+	// Security review, round 4, finding 5 (36.5): 99 pages of 3.9 MB took the relay to 1,086 MB.
 	it('counts the rows held across pages and lists, and stops after the page that crosses the ceiling', async () => {
 		const held = new HeldRows(100_000);
 		const calls: string[] = [];
