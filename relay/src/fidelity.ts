@@ -12,8 +12,8 @@ import type { ReadStore, StoredEvent } from './store/types.ts';
  * - a postback after a catch-up event of the same payment is a duplicate of it (the catch-up event
  *   is the service's own record; the postback, genuine or forged, adds nothing);
  * - a catch-up event after a postback of the same kind, TrsId and status counts as it only when that
- *   postback agrees with the service's record: the amount (as the API tells it, with the payer's
- *   commission on either side, or as received) and the order ID when the service tells it. A forged
+ *   postback agrees with the service's record: the amount (as the API tells it, with the commission
+ *   the record shows, or as received; never with the postback's own unsigned Commission) and the order ID when the service tells it. A forged
  *   postback that came first with the genuine TrsId does not agree: the catch-up event is stored
  *   and forwarded, the forged one fails the trigger's confirmation;
  * - two postbacks keep the dedupe key with the signed pair (postbackKey). A postback with the key of
@@ -76,16 +76,20 @@ export function agrees(stored: StoredEvent, { kind, fields, source }: Candidate)
 		return false;
 	const told = cents(s.OutSum);
 	if (told === undefined) return false;
-	return spellings(fields, cents(s.Commission)).includes(told);
+	return spellings(fields).includes(told);
 }
 
-/** The sums a genuine postback's OutSum may carry for a payment the API describes by `fields`. */
-function spellings(fields: PostbackFields, postbackCommission: number | undefined): number[] {
+/**
+ * The sums a genuine postback's OutSum may carry for a payment the API describes by `fields`: the
+ * amount, the amount with the commission the service's record shows, what it credited. Never the
+ * stored postback's own Commission: nobody signs it, and a forgery could claim any sum with it.
+ */
+function spellings(fields: PostbackFields): number[] {
 	const amount = cents(fields.OutSum);
 	if (amount === undefined) return [];
 	const sums = [amount];
-	for (const commission of [cents(fields.Commission), postbackCommission])
-		if (commission !== undefined && commission > 0) sums.push(amount + commission);
+	const commission = cents(fields.Commission);
+	if (commission !== undefined && commission > 0) sums.push(amount + commission);
 	const received = cents(fields.BalanceAmount);
 	if (received !== undefined) sums.push(received);
 	return sums;

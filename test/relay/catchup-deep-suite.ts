@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { startSandbox } from '../../sandbox/src/index.ts';
 import type { RunningSandbox } from '../../sandbox/src/index.ts';
 import { addDays, dateIn } from '../../nodes/shared/dates.ts';
-import { signPayout } from '../../nodes/shared/signature.ts';
+import { signPayment, signPayout } from '../../nodes/shared/signature.ts';
 import { start } from '../../relay/src/server.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
 import { ADMIN_TOKEN, Target, baseEnv, form, tempDir } from './helpers.ts';
@@ -213,6 +213,31 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		expect(trsIds(run)).toEqual(paid.map((p) => p.paymentId).sort());
 		// The last five are on page 3.
 		for (const p of paid.slice(20)) expect(trsIds(run)).toContain(p.paymentId);
+	});
+
+	it("36.1 a forged postback under a lost payment's TrsId, its amount made up with an unsigned Commission, never passes for the payment: catch-up forwards the genuine one", async () => {
+		const m = await merchant();
+		// Another order's 1000.00 bill: its redirect gives anyone who opened it a valid signature.
+		const victim = await m.bill('1000.00');
+		// The payer's own 100.00 payment (the merchant pays the commission), its postback lost.
+		const own = await m.bill('100.00', 'NORMAL', undefined, false);
+		const paid = await m.pay(own.billId);
+		const r = await relay(m.token);
+		const forged = {
+			InvId: victim.orderId,
+			OutSum: '1000.00',
+			Commission: '900.00',
+			CurrencyIn: 'RUB',
+			TrsId: paid.paymentId,
+			Status: 'SUCCESS',
+			SignatureValue: signPayment('1000.00', victim.orderId, m.token),
+		};
+		// The relay can only check the signature: it stores the call (every trigger refuses it).
+		expect(await postback(r, 'payment', forged)).toMatch(/^200 /);
+		// Before: 100.00 + the forgery's own Commission 900.00 made its 1000.00, the run took it for
+		// the payment and never forwarded the genuine one.
+		const run = await admin(r, 'POST', '/catchup');
+		expect(trsIds(run)).toEqual([paid.paymentId]);
 	});
 
 	it('36.3 the newest first: a backlog of old unread bills never delays a payment lost today by more than one run', async () => {
