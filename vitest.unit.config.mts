@@ -18,7 +18,7 @@ export const SERVICE_SUITES = [
 	'test/relay/console.browser.test.ts',
 	'test/relay/console.test.ts',
 	'test/relay/crash.test.ts',
-	'test/relay/lookup-allowance.test.ts',
+	'test/relay/attacks/lookup-allowance.test.ts',
 	'test/relay/network-faults.test.ts',
 	'test/relay/operations.test.ts',
 	'test/relay/ops.test.ts',
@@ -26,7 +26,7 @@ export const SERVICE_SUITES = [
 	'test/relay/store-plans.test.ts',
 	'test/relay/store.test.ts',
 	'test/relay/stores-parity.test.ts',
-	'test/relay/trsid-canonical.test.ts',
+	'test/relay/attacks/trsid-canonical.test.ts',
 ];
 
 export default mergeConfig(base, {

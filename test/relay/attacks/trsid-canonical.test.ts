@@ -4,13 +4,13 @@
  * with the service and refused, never stored beside it unseen. On both stores.
  */
 import { afterEach, expect, it } from 'vitest';
-import { Intake } from '../../relay/src/intake.ts';
-import type { Source } from '../../relay/src/intake.ts';
-import { Metrics } from '../../relay/src/metrics.ts';
-import { openStore } from '../../relay/src/store-open.ts';
-import type { Store } from '../../relay/src/store/types.ts';
-import { onEveryStore } from './fresh-store.ts';
-import { Target, form, paymentFields } from './helpers.ts';
+import { Intake } from '../../../relay/src/intake.ts';
+import type { Source } from '../../../relay/src/intake.ts';
+import { Metrics } from '../../../relay/src/metrics.ts';
+import { openStore } from '../../../relay/src/store-open.ts';
+import type { Store } from '../../../relay/src/store/types.ts';
+import { onEveryStore } from '../fresh-store.ts';
+import { Target, form, paymentFields } from '../helpers.ts';
 
 onEveryStore('one canonical TrsId', (suiteStore) => {
 	const cleanups: Array<() => Promise<void>> = [];

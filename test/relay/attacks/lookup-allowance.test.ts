@@ -6,16 +6,16 @@
  * the postback it refused, never for the genuine one beside a forged copy. On both stores.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { buildApp } from '../../relay/src/app.ts';
-import { loadConfig } from '../../relay/src/config.ts';
-import { Intake } from '../../relay/src/intake.ts';
-import type { Source } from '../../relay/src/intake.ts';
-import { networkOf } from '../../relay/src/limits.ts';
-import { Metrics } from '../../relay/src/metrics.ts';
-import { openStore } from '../../relay/src/store-open.ts';
-import type { Store } from '../../relay/src/store/types.ts';
-import { onEveryStore } from './fresh-store.ts';
-import { Target, baseEnv, form, md5, paymentFields, TOKEN, tempDir } from './helpers.ts';
+import { buildApp } from '../../../relay/src/app.ts';
+import { loadConfig } from '../../../relay/src/config.ts';
+import { Intake } from '../../../relay/src/intake.ts';
+import type { Source } from '../../../relay/src/intake.ts';
+import { networkOf } from '../../../relay/src/limits.ts';
+import { Metrics } from '../../../relay/src/metrics.ts';
+import { openStore } from '../../../relay/src/store-open.ts';
+import type { Store } from '../../../relay/src/store/types.ts';
+import { onEveryStore } from '../fresh-store.ts';
+import { Target, baseEnv, form, md5, paymentFields, TOKEN, tempDir } from '../helpers.ts';
 
 const BUYER = '203.0.113.0/24';
 const SERVICE = '198.51.100.0/24';
