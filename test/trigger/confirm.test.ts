@@ -5,19 +5,19 @@
  * sandbox; the genuine postbacks come from the sandbox itself.
  */
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { resetProcessMemory } from '../../dist/nodes/PayPalychTrigger/receive.js';
 import {
 	PROFILES,
 	control,
 	newMerchant,
-	start,
 	type Profile,
 	type Sandbox,
 	type TestMerchant,
 } from '../helpers/sandbox.ts';
 import type { WebhookHarness } from '../helpers/webhook-harness.ts';
 import { startTrigger, postForm } from '../helpers/trigger-harness.ts';
+import { triggerSandbox } from '../helpers/trigger-sandbox.ts';
 import { paymentPostback } from '../../relay/src/catchup/events.ts';
 import { waitFor, OUTSIDE } from '../../scripts/harness/wait.ts';
 
@@ -83,24 +83,17 @@ const claimedPaid = (own: Paid, trsId: string) => ({
 
 describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 	/** The shop posts its genuine postbacks nowhere (a closed port): each test delivers them itself, in the order it wants. */
-	beforeAll(async () => {
-		profile = sandboxProfile;
-		sb = await start(profile);
+	triggerSandbox({
+		profile: sandboxProfile,
 		// The live service shows a bill's order_id (service-facts.md): the default Order Check needs it.
 		// The spec profile never shows it, live extras or not.
-		merchant = await newMerchant(sb, { liveExtras: true });
-		await control(sb, 'PATCH', `/shops/${merchant.shopId}`, {
-			resultUrl: 'http://127.0.0.1:9/closed',
-			successUrl: null,
-			failUrl: null,
-		});
-	});
-
-	beforeEach(() => resetProcessMemory());
-
-	afterAll(async () => {
-		for (const h of open.splice(0)) await h.close();
-		await sb?.close();
+		merchant: { liveExtras: true },
+		open,
+		started: (started, made) => {
+			profile = sandboxProfile;
+			sb = started;
+			merchant = made;
+		},
 	});
 
 	describe('payment postbacks are confirmed with payment/status', () => {

@@ -2,18 +2,11 @@
  * Amounts are checked against what the service says, never against what the postback says about
  * itself; and where the order is not bound, the item's order and amount are the service's.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { resetProcessMemory } from '../../dist/nodes/PayPalychTrigger/receive.js';
-import {
-	PROFILES,
-	control,
-	newMerchant,
-	start,
-	type Sandbox,
-	type TestMerchant,
-} from '../helpers/sandbox.ts';
+import { describe, expect, it } from 'vitest';
+import { PROFILES, control, type Sandbox, type TestMerchant } from '../helpers/sandbox.ts';
 import type { WebhookHarness } from '../helpers/webhook-harness.ts';
 import { startTrigger, postForm } from '../helpers/trigger-harness.ts';
+import { triggerSandbox } from '../helpers/trigger-sandbox.ts';
 
 type Paid = {
 	payment: { id: string };
@@ -26,19 +19,14 @@ describe.each(PROFILES)('sandbox profile %s', (profile) => {
 	let merchant: TestMerchant;
 	const open: WebhookHarness[] = [];
 
-	beforeAll(async () => {
-		sb = await start(profile);
-		merchant = await newMerchant(sb, { liveExtras: profile === 'live' });
-		await control(sb, 'PATCH', `/shops/${merchant.shopId}`, {
-			resultUrl: 'http://127.0.0.1:9/closed',
-			successUrl: null,
-			failUrl: null,
-		});
-	});
-	beforeEach(() => resetProcessMemory());
-	afterAll(async () => {
-		for (const h of open.splice(0)) await h.close();
-		await sb?.close();
+	triggerSandbox({
+		profile,
+		merchant: { liveExtras: profile === 'live' },
+		open,
+		started: (started, made) => {
+			sb = started;
+			merchant = made;
+		},
 	});
 
 	async function trigger(parameters: Record<string, unknown>) {

@@ -2,18 +2,12 @@
  * Confirmation that works whichever id TrsId is: the payment's id, or (some deployments) the
  * bill's. When it names a bill, each payment of the bill is one event and one execution.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { resetProcessMemory } from '../../dist/nodes/PayPalychTrigger/receive.js';
-import {
-	PROFILES,
-	control,
-	newMerchant,
-	start,
-	type Sandbox,
-	type TestMerchant,
-} from '../helpers/sandbox.ts';
+import { PROFILES, control, type Sandbox, type TestMerchant } from '../helpers/sandbox.ts';
 import type { WebhookHarness } from '../helpers/webhook-harness.ts';
 import { startTrigger, postForm } from '../helpers/trigger-harness.ts';
+import { triggerSandbox } from '../helpers/trigger-sandbox.ts';
 
 type Paid = {
 	payment: { id: string };
@@ -26,26 +20,16 @@ describe.each(PROFILES)('sandbox profile %s, TrsId is the bill id', (profile) =>
 	let merchant: TestMerchant;
 	const open: WebhookHarness[] = [];
 
-	beforeAll(async () => {
-		sb = await start(profile);
+	triggerSandbox({
+		profile,
 		// No live extras: the postbacks of one MULTI link's payments are then byte-identical.
 		// Two payments a page: bill/payments must be read to its last page.
-		merchant = await newMerchant(sb, {
-			liveExtras: false,
-			trsId: 'bill',
-			paymentsPageSize: 2,
-			errorForm: 'error_code',
-		});
-		await control(sb, 'PATCH', `/shops/${merchant.shopId}`, {
-			resultUrl: 'http://127.0.0.1:9/closed',
-			successUrl: null,
-			failUrl: null,
-		});
-	});
-	beforeEach(() => resetProcessMemory());
-	afterAll(async () => {
-		for (const h of open.splice(0)) await h.close();
-		await sb?.close();
+		merchant: { liveExtras: false, trsId: 'bill', paymentsPageSize: 2, errorForm: 'error_code' },
+		open,
+		started: (started, made) => {
+			sb = started;
+			merchant = made;
+		},
 	});
 
 	/** The spec profile shows no bill's order ID: Bill ID Only there. */
