@@ -17,7 +17,7 @@ import {
 } from '../helpers/sandbox.ts';
 import type { WebhookHarness } from '../helpers/webhook-harness.ts';
 import { startTrigger, postForm } from '../helpers/trigger-harness.ts';
-import { triggerSandbox } from '../helpers/trigger-sandbox.ts';
+import { billOf, triggerSandbox, type Paid } from '../helpers/trigger-sandbox.ts';
 import { paymentPostback } from '../../relay/src/catchup/events.ts';
 import { waitFor, OUTSIDE } from '../../scripts/harness/wait.ts';
 
@@ -47,32 +47,9 @@ async function trigger(parameters: Record<string, unknown>): Promise<WebhookHarn
 	return h;
 }
 
-async function bill(
-	amount: string,
-	orderId: string,
-	extra: Record<string, string> = {},
-): Promise<string> {
-	const res = await fetch(`${sb.url}/api/v1/bill/create`, {
-		method: 'POST',
-		headers: { authorization: `Bearer ${merchant.token}`, accept: 'application/json' },
-		body: new URLSearchParams({ amount, shop_id: merchant.shopId, order_id: orderId, ...extra }),
-	});
-	const body = (await res.json()) as { bill_id: string };
-	if (!res.ok) throw new Error(`bill/create: ${res.status} ${JSON.stringify(body)}`);
-	return body.bill_id;
-}
-
-type Paid = {
-	payment: { id: string };
-	postback: Record<string, string> | null;
-	redirect: { url: string | null; fields: Record<string, string> };
-};
-async function pay(
-	billId: string,
-	outcome: 'full' | 'fail' | 'over' | 'under' = 'full',
-): Promise<Paid> {
-	return await control<Paid>(sb, 'POST', `/bills/${billId}/pay`, { outcome });
-}
+/** A bill of the current merchant (a test may swap it). */
+const bill = (amount: string, orderId: string, extra: Record<string, string> = {}) =>
+	billOf(sb, merchant, amount, orderId, extra);
 
 /** A customer's forgery: the fields of their own redirect (public signature), another TrsId, Status SUCCESS. */
 const claimedPaid = (own: Paid, trsId: string) => ({
@@ -83,7 +60,7 @@ const claimedPaid = (own: Paid, trsId: string) => ({
 
 describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 	/** The shop posts its genuine postbacks nowhere (a closed port): each test delivers them itself, in the order it wants. */
-	triggerSandbox({
+	const { pay } = triggerSandbox({
 		profile: sandboxProfile,
 		// The live service shows a bill's order_id (service-facts.md): the default Order Check needs it.
 		// The spec profile never shows it, live extras or not.
