@@ -23,5 +23,6 @@ export const personal = (
 export const failure = (promise: Promise<unknown>) =>
 	promise.then(
 		() => undefined,
-		(e: Error & { httpCode?: string; description?: string }) => e,
+		(e: Error & { httpCode?: string; description?: string; context?: Record<string, unknown> }) =>
+			e,
 	);

@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import { startSandbox, type Profile } from '../../sandbox/src/index.ts';
 
 export type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
@@ -15,6 +16,18 @@ export async function start(profile: Profile = 'live'): Promise<Sandbox> {
 }
 
 /** The time zone the sandbox writes its times and counts its days in, per profile. */
+/** A sandbox of `profile` for the enclosing describe: started before its tests (then `started` gets it), closed after. */
+export function sandboxFor(profile: Profile, started: (sandbox: Sandbox) => void): void {
+	let sandbox: Sandbox;
+	beforeAll(async () => {
+		sandbox = await start(profile);
+		started(sandbox);
+	});
+	afterAll(async () => {
+		await sandbox.close();
+	});
+}
+
 export const PROFILE_TIME_ZONE: Readonly<Record<Profile, string>> = {
 	live: 'UTC',
 	spec: 'Europe/Moscow',

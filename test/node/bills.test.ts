@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { INodeParameters } from 'n8n-workflow';
 
 import { runListSearch, runNode } from '../helpers/n8n-context.ts';
 import {
 	control,
 	newMerchant,
-	start,
+	sandboxFor,
 	type Sandbox,
 	type TestMerchant,
 } from '../helpers/sandbox.ts';
@@ -13,12 +13,7 @@ import {
 // Bills, payments, balances and the SBP bank dictionary, through the node's real execute()
 // against the sandbox over HTTP.
 let sandbox: Sandbox;
-beforeAll(async () => {
-	sandbox = await start();
-});
-afterAll(async () => {
-	await sandbox.close();
-});
+sandboxFor('live', (started) => (sandbox = started));
 
 async function createBill(merchant: TestMerchant, amount: string, extra: INodeParameters = {}) {
 	const [item] = await runNode({

@@ -11,6 +11,7 @@ import {
 	payoutsOf,
 	PROFILE_TIME_ZONE,
 	PROFILES,
+	sandboxFor,
 	serviceDay,
 	start,
 	type Sandbox,
@@ -20,12 +21,7 @@ import {
 // Amount, Daily Limit and the rules for the node used as an AI agent's tool. The sandbox's
 // payouts and a tripwire on its create endpoints show that a guarded payout sends nothing.
 let sandbox: Sandbox;
-beforeAll(async () => {
-	sandbox = await start();
-});
-afterAll(async () => {
-	await sandbox.close();
-});
+sandboxFor('live', (started) => (sandbox = started));
 
 const TOOL_TYPE = 'n8n-nodes-paypalych.payPalychTool';
 const PERSONAL_CREATE = '/api/v1/payout/personal/create';

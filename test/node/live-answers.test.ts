@@ -3,6 +3,7 @@ import type { INodeParameters } from 'n8n-workflow';
 
 import { runListSearch, runNode, type Credential } from '../helpers/n8n-context.ts';
 import { requestsTo, startFakeService, type FakeService } from '../helpers/fake-service.ts';
+import { failure } from '../helpers/node-params.ts';
 
 // The action node against a stand-in service that answers both ways where the interface document
 // is silent (test/helpers/fake-service.ts): error keys in `message` or in `error_code`, lists in
@@ -19,13 +20,6 @@ const credentialOf = (target: FakeService, extra: Partial<Credential> = {}): Cre
 	baseUrl: target.url,
 	...extra,
 });
-
-const failure = (promise: Promise<unknown>) =>
-	promise.then(
-		() => undefined,
-		(e: Error & { httpCode?: string; description?: string; context?: Record<string, unknown> }) =>
-			e,
-	);
 
 describe.each(['message', 'error_code'] as const)('error keys in %s', (errorForm) => {
 	const personal = (orderId: string, amount = '100'): INodeParameters => ({

@@ -1,14 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { INodeParameters } from 'n8n-workflow';
 
 import { runNode } from '../helpers/n8n-context.ts';
+import { failure } from '../helpers/node-params.ts';
 import {
 	PROFILES,
 	control,
 	newMerchant,
 	payoutsOf,
 	serviceDay,
-	start,
+	sandboxFor,
 	type Sandbox,
 	type TestMerchant,
 } from '../helpers/sandbox.ts';
@@ -19,18 +20,7 @@ import {
 // pieces against a smaller stand-in, with the cases the sandbox cannot make (many pages).
 describe.each(PROFILES)('the sandbox answering as the live service, profile %s', (profile) => {
 	let sandbox: Sandbox;
-	beforeAll(async () => {
-		sandbox = await start(profile);
-	});
-	afterAll(async () => {
-		await sandbox.close();
-	});
-
-	const failure = (promise: Promise<unknown>) =>
-		promise.then(
-			() => undefined,
-			(e: Error & { httpCode?: string; description?: string }) => e,
-		);
+	sandboxFor(profile, (started) => (sandbox = started));
 
 	async function multiBillWithPayments(merchant: TestMerchant, count: number): Promise<string> {
 		const response = await fetch(`${sandbox.url}/api/v1/bill/create`, {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { IDataObject, INodeParameters } from 'n8n-workflow';
 
 import { failure } from '../helpers/node-params.ts';
@@ -6,7 +6,7 @@ import { runListSearch, runNode } from '../helpers/n8n-context.ts';
 import {
 	PROFILES,
 	newMerchant,
-	start,
+	sandboxFor,
 	type Sandbox,
 	type TestMerchant,
 } from '../helpers/sandbox.ts';
@@ -35,12 +35,7 @@ async function getBill(merchant: TestMerchant, billId: unknown, operation = 'get
 }
 
 describe.each(PROFILES)('sandbox profile %s', (profile) => {
-	beforeAll(async () => {
-		sandbox = await start(profile);
-	});
-	afterAll(async () => {
-		await sandbox.close();
-	});
+	sandboxFor(profile, (started) => (sandbox = started));
 
 	describe('Bill ID locator', () => {
 		it('finds the same bill from the list, by ID, by payment page URL and as an old plain string', async () => {

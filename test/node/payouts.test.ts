@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { INodeParameters } from 'n8n-workflow';
 
 import { failure, personal } from '../helpers/node-params.ts';
@@ -9,7 +9,7 @@ import {
 	newMerchant,
 	patchMerchant,
 	payoutsOf,
-	start,
+	sandboxFor,
 	type Sandbox,
 	utcDay,
 } from '../helpers/sandbox.ts';
@@ -17,12 +17,7 @@ import {
 // Payouts through the node's real execute() against the sandbox: both create operations, split
 // payouts, the duplicate-payout guard, Get by ID / order ID, Search with pagination.
 let sandbox: Sandbox;
-beforeAll(async () => {
-	sandbox = await start();
-});
-afterAll(async () => {
-	await sandbox.close();
-});
+sandboxFor('live', (started) => (sandbox = started));
 
 const card = (
 	amount: string,

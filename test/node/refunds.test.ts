@@ -2,16 +2,17 @@
 // is made at most once per Order ID (re-runs, reordered items, an answer lost after the money
 // moved), never above what the payment can still give back (refused before any money call), Dry
 // Run moves nothing, and a merchant without the refund API is told to ask support to enable it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { INodeParameters } from 'n8n-workflow';
 
 import { runNode } from '../helpers/n8n-context.ts';
+import { failure } from '../helpers/node-params.ts';
 import {
 	PROFILES,
 	control,
 	newMerchant,
 	serviceDay,
-	start,
+	sandboxFor,
 	type Sandbox,
 	type TestMerchant,
 } from '../helpers/sandbox.ts';
@@ -20,18 +21,7 @@ const TOOL_TYPE = 'n8n-nodes-paypalych.payPalychTool';
 
 describe.each(PROFILES)('Refund resource against the sandbox, profile %s', (profile) => {
 	let sandbox: Sandbox;
-	beforeAll(async () => {
-		sandbox = await start(profile);
-	});
-	afterAll(async () => {
-		await sandbox.close();
-	});
-
-	const failure = (promise: Promise<unknown>) =>
-		promise.then(
-			() => undefined,
-			(e: Error & { httpCode?: string; description?: string }) => e,
-		);
+	sandboxFor(profile, (started) => (sandbox = started));
 
 	/** A paid payment of `amount` on a new bill of the merchant; returns its id. */
 	async function paidPayment(merchant: TestMerchant, amount: string): Promise<string> {

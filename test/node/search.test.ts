@@ -8,7 +8,7 @@ import {
 	newMerchant,
 	patchMerchant,
 	serviceDay,
-	start,
+	sandboxFor,
 	type Sandbox,
 	type TestMerchant,
 } from '../helpers/sandbox.ts';
@@ -19,12 +19,7 @@ import {
 // locators' lists run on both profiles in locators.test.ts.
 describe.each(PROFILES)('Search, sandbox profile %s', (profile) => {
 	let sandbox: Sandbox;
-	beforeAll(async () => {
-		sandbox = await start(profile);
-	});
-	afterAll(async () => {
-		await sandbox.close();
-	});
+	sandboxFor(profile, (started) => (sandbox = started));
 
 	async function createBills(merchant: TestMerchant, count: number): Promise<string[]> {
 		const created: string[] = [];

@@ -3,51 +3,30 @@
 // pages, Moscow dates, OutSum with the payer's commission): bills paid long after they were created,
 // a MULTI link's payments, a bill on page 2, the coverage, the budget's shares and resume, a deep run
 // on demand, one payment one event, a record the store cannot hold.
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { startSandbox } from '../../sandbox/src/index.ts';
-import type { RunningSandbox } from '../../sandbox/src/index.ts';
+import { expect, it } from 'vitest';
 import { addDays, dateIn } from '../../nodes/shared/dates.ts';
 import { signPayment, signPayout } from '../../nodes/shared/signature.ts';
-import { start } from '../../relay/src/server.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
-import { ADMIN_TOKEN, Target, baseEnv, form, tempDir } from './helpers.ts';
+import { ADMIN_TOKEN } from './helpers.ts';
 import type { SuiteStore } from './fresh-store.ts';
-import { sandboxControl, sandboxMerchant } from './sandbox-merchant.ts';
+import { sandboxMerchant } from './sandbox-merchant.ts';
 import { cookieOf, submitLogin } from './console-login.ts';
+import { catchupSetup } from './catchup-setup.ts';
 import { waitFor } from '../../scripts/harness/wait.ts';
 
 type Json = Record<string, any>;
 const DAY_MS = 86_400_000;
 
 export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): void {
-	const tmp = tempDir();
-	const target = new Target();
-	const alerts = new Target();
-	let sandbox: RunningSandbox;
-	const relays: RunningRelay[] = [];
-
-	beforeAll(async () => {
-		await target.listen();
-		await alerts.listen();
-		sandbox = await startSandbox({ port: 0, timeFactor: 0.001, liveExtras: true });
-	});
-	afterEach(async () => {
-		await Promise.all(relays.splice(0).map((r) => r.close()));
-		await control('POST', '/clock', { now: null });
-		clock.offsetMs = 0;
-		target.received = [];
-		alerts.received = [];
-	});
-	afterAll(async () => {
-		await sandbox?.close();
-		await target.close();
-		await alerts.close();
-		await store.cleanup();
-		tmp.cleanup();
-	});
-
-	const control = (method: string, path: string, body?: unknown) =>
-		sandboxControl(sandbox.url)(method, path, body);
+	/** The relays' catch-up clock: real time plus `clock.offsetMs`. */
+	const clock = { offsetMs: 0 };
+	const { target, alerts, sandboxUrl, control, admin, events, ...rig } = catchupSetup(
+		store,
+		async () => {
+			await control('POST', '/clock', { now: null });
+			clock.offsetMs = 0;
+		},
+	);
 	/** Bills, payments and payouts made inside `fn` are dated `days` days ago. */
 	const daysAgo = async <T>(days: number, fn: () => Promise<T>): Promise<T> => {
 		await control('POST', '/clock', { offsetMs: -days * DAY_MS });
@@ -58,56 +37,17 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		}
 	};
 
-	const merchant = (extra: Json = {}) => sandboxMerchant(sandbox.url, profile, extra);
+	const merchant = (extra: Json = {}) => sandboxMerchant(sandboxUrl(), profile, extra);
 
-	/** The relays' catch-up clock: real time plus `clock.offsetMs`. */
-	const clock = { offsetMs: 0 };
-	const relay = async (token: string, extra: Record<string, string> = {}) => {
-		const r = await start(
-			baseEnv(
-				tmp.dir,
-				{ payment: [target.url('/n8n/payment')], payout: [target.url('/n8n/payout')] },
-				{
-					PAYPALYCH_API_TOKEN: token,
-					PAYPALYCH_API_BASE_URL: sandbox.url,
-					RELAY_DATABASE: await store.database(),
-					RELAY_CATCHUP_INTERVAL_S: '3600',
-					RELAY_ALERT_TARGETS: alerts.url('/alerts'),
-					LOG_LEVEL: 'silent',
-					...extra,
-				},
-			),
-			{
-				deps: {
-					catchupBackoffMs: 5,
-					alertCheckMs: 50,
-					catchupNow: () => Date.now() + clock.offsetMs,
-				},
-			},
+	const relay = (token: string, extra: Record<string, string> = {}) =>
+		rig.relay(
+			token,
+			{ RELAY_ALERT_TARGETS: alerts.url('/alerts'), ...extra },
+			{ catchupNow: () => Date.now() + clock.offsetMs },
 		);
-		relays.push(r);
-		return r;
-	};
-	const admin = async (r: RunningRelay, method: string, path: string, body?: unknown) => {
-		const res = await fetch(`${r.url}/admin${path}`, {
-			method,
-			headers: {
-				authorization: `Bearer ${ADMIN_TOKEN}`,
-				...(body === undefined ? {} : { 'content-type': 'application/json' }),
-			},
-			body: body === undefined ? undefined : JSON.stringify(body),
-		});
-		return { status: res.status, ...((await res.json()) as Json) } as Json;
-	};
-	const events = async (r: RunningRelay, query = '') =>
-		(await admin(r, 'GET', `/events?limit=1000${query}`)).data as Json[];
 	/** Posts a postback; answers its status and body as `status text`. */
 	const postback = async (r: RunningRelay, kind: string, fields: Record<string, string>) => {
-		const res = await fetch(`${r.url}/postback/${kind}`, {
-			method: 'POST',
-			headers: { 'content-type': 'application/x-www-form-urlencoded' },
-			body: form(fields),
-		});
+		const res = await rig.postback(r, kind, fields);
 		return `${res.status} ${(await res.text()).slice(0, 200)}`;
 	};
 	const trsIds = (run: Json) => (run.found as Json[]).map((f) => f.trsId as string).sort();

@@ -2,52 +2,28 @@
 // PostgreSQL) and each sandbox profile (`live`; `spec`: no order_id, numbered pages, Moscow dates)
 // by catchup.test.ts: final payments and payouts no postback brought become events of source
 // catch-up, forwarded like postbacks; a late genuine postback after them is the same event.
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { startSandbox } from '../../sandbox/src/index.ts';
-import type { RunningSandbox } from '../../sandbox/src/index.ts';
-import { start } from '../../relay/src/server.ts';
-import type { RunningRelay } from '../../relay/src/server.ts';
+import { expect, it } from 'vitest';
 import { cookieOf, submitLogin } from './console-login.ts';
-import { ADMIN_TOKEN, Target, baseEnv, form, md5, tempDir } from './helpers.ts';
+import { ADMIN_TOKEN, md5 } from './helpers.ts';
 import type { SuiteStore } from './fresh-store.ts';
-import { sandboxControl, sandboxMerchant } from './sandbox-merchant.ts';
+import { sandboxMerchant } from './sandbox-merchant.ts';
+import { catchupSetup } from './catchup-setup.ts';
 import { waitFor } from '../../scripts/harness/wait.ts';
 
 type Json = Record<string, any>;
 
 export function catchupSuite(store: SuiteStore, profile: 'live' | 'spec' = 'live'): void {
-	const tmp = tempDir();
-	const target = new Target();
-	const alerts = new Target();
-	let sandbox: RunningSandbox;
-	const relays: RunningRelay[] = [];
-
-	beforeAll(async () => {
-		await target.listen();
-		await alerts.listen();
-		sandbox = await startSandbox({ port: 0, timeFactor: 0.001, liveExtras: true });
-	});
-	afterEach(async () => {
-		await Promise.all(relays.splice(0).map((r) => r.close()));
-		await control('DELETE', '/faults');
-		target.received = [];
-		target.responder = () => ({ status: 200 });
-		alerts.received = [];
-	});
-	afterAll(async () => {
-		await sandbox?.close();
-		await target.close();
-		await alerts.close();
-		await store.cleanup();
-		tmp.cleanup();
-	});
-
-	const control = (method: string, path: string, body?: unknown) =>
-		sandboxControl(sandbox.url)(method, path, body);
+	const { target, alerts, sandboxUrl, control, admin, events, postback, ...rig } = catchupSetup(
+		store,
+		async () => {
+			await control('DELETE', '/faults');
+			target.responder = () => ({ status: 200 });
+		},
+	);
 
 	/** A merchant of its own (so each test sees only its bills) whose bills the merchant pays the commission of. */
 	const merchant = async () => {
-		const m = await sandboxMerchant(sandbox.url, profile);
+		const m = await sandboxMerchant(sandboxUrl(), profile);
 		/** A bill paid in full; `lose`: the service gives its postback up without sending it. */
 		const payBill = async (amount: string, lose: boolean, orderId?: string) => {
 			const bill = await m.bill(amount, 'NORMAL', orderId, false);
@@ -56,41 +32,8 @@ export function catchupSuite(store: SuiteStore, profile: 'live' | 'spec' = 'live
 		return Object.assign(m, { payBill });
 	};
 
-	const relay = async (token: string, extra: Record<string, string> = {}, database?: string) => {
-		const r = await start(
-			baseEnv(
-				tmp.dir,
-				{ payment: [target.url('/n8n/payment')], payout: [target.url('/n8n/payout')] },
-				{
-					PAYPALYCH_API_TOKEN: token,
-					PAYPALYCH_API_BASE_URL: sandbox.url,
-					RELAY_DATABASE: database ?? (await store.database()),
-					// Runs through the admin API; the timer's first run would come an hour later.
-					RELAY_CATCHUP_INTERVAL_S: '3600',
-					LOG_LEVEL: 'silent',
-					...extra,
-				},
-			),
-			{ deps: { catchupBackoffMs: 5, alertCheckMs: 50 } },
-		);
-		relays.push(r);
-		return r;
-	};
-	const admin = async (r: RunningRelay, method: string, path: string): Promise<Json> => {
-		const res = await fetch(`${r.url}/admin${path}`, {
-			method,
-			headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
-		});
-		return { status: res.status, ...((await res.json()) as Json) };
-	};
-	const events = async (r: RunningRelay, query = '') =>
-		(await admin(r, 'GET', `/events?limit=1000${query}`)).data as Json[];
-	const postback = (r: RunningRelay, kind: string, fields: Record<string, string>) =>
-		fetch(`${r.url}/postback/${kind}`, {
-			method: 'POST',
-			headers: { 'content-type': 'application/x-www-form-urlencoded' },
-			body: form(fields),
-		});
+	const relay = (token: string, extra: Record<string, string> = {}, database?: string) =>
+		rig.relay(token, extra, {}, database);
 
 	it('stores a final payment and payout no postback brought, signed so the trigger verifies them; the late genuine postback is the same event', async () => {
 		const m = await merchant();

@@ -1,4 +1,4 @@
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { startSandbox, type SandboxOptions } from '../../sandbox/src/index.ts';
@@ -146,6 +146,24 @@ export function parseRedirectForm(html: string): {
 }
 
 export type Listener = Awaited<ReturnType<typeof listener>>;
+
+/**
+ * A test file's sandbox harness and shop listener: both start in beforeAll (then `started` gets
+ * them, to keep and to set up) and close in afterAll.
+ */
+export function harnessAndListener(started: (h: Harness, shop: Listener) => void | Promise<void>) {
+	let h: Harness;
+	let shop: Listener;
+	beforeAll(async () => {
+		h = await harness();
+		shop = await listener();
+		await started(h, shop);
+	});
+	afterAll(async () => {
+		await h.close();
+		await shop.close();
+	});
+}
 
 /**
  * Merchants of one profile whose Result URL is the `shop` listener's `/result/<shopId>`, and a bill

@@ -2,10 +2,9 @@
 // (service-facts.md, "What the service's current public reference and its clients add"), each
 // behind a per-merchant switch that works in both profiles. The switches set for a whole sandbox
 // (options, bin flags): live-options.test.ts.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
-	harness,
-	listener,
+	harnessAndListener,
 	md5,
 	today,
 	type Harness,
@@ -18,13 +17,9 @@ const PROFILES = ['live', 'spec'] as const;
 
 let h: Harness;
 let shop: Listener;
-beforeAll(async () => {
-	h = await harness();
-	shop = await listener();
-});
-afterAll(async () => {
-	await h.close();
-	await shop.close();
+harnessAndListener((started, listening) => {
+	h = started;
+	shop = listening;
 });
 
 const { merchantIn, bill } = shopMerchants(() => ({ h, shop }));

@@ -1,20 +1,14 @@
 // The sandbox can lose postbacks (per merchant, per bill, per payment): the service gives up
 // without sending anything, and its records still show the payment or payout.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { harness, listener, type Harness } from './helpers.ts';
+import { describe, expect, it } from 'vitest';
+import { harnessAndListener, type Harness, type Listener } from './helpers.ts';
 import { waitFor } from '../../scripts/harness/wait.ts';
-
-type Listener = Awaited<ReturnType<typeof listener>>;
 
 let h: Harness;
 let shop: Listener;
-beforeAll(async () => {
-	h = await harness();
-	shop = await listener();
-});
-afterAll(async () => {
-	await h.close();
-	await shop.close();
+harnessAndListener((started, listening) => {
+	h = started;
+	shop = listening;
 });
 
 describe('losing postbacks', () => {

@@ -1,23 +1,26 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { harness, listener, md5, parseRedirectForm, read, type Harness } from './helpers.ts';
+import { describe, expect, it } from 'vitest';
+import {
+	harness,
+	harnessAndListener,
+	listener,
+	md5,
+	parseRedirectForm,
+	read,
+	type Harness,
+	type Listener,
+} from './helpers.ts';
 import { waitFor } from '../../scripts/harness/wait.ts';
-
-type Listener = Awaited<ReturnType<typeof listener>>;
 
 let h: Harness;
 let shop: Listener;
-beforeAll(async () => {
-	h = await harness();
-	shop = await listener();
+harnessAndListener(async (started, listening) => {
+	h = started;
+	shop = listening;
 	await h.control('PATCH', `shops/${h.sb.shopId}`, {
 		resultUrl: `${shop.url}/result`,
 		successUrl: `${shop.url}/success`,
 		failUrl: `${shop.url}/fail`,
 	});
-});
-afterAll(async () => {
-	await h.close();
-	await shop.close();
 });
 
 async function payOnPage(payPageUrl: string, form: Record<string, string>) {

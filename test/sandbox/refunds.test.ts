@@ -2,21 +2,22 @@
 // four refund endpoints switched on per merchant, the refundable amount, the signed refund and
 // chargeback postbacks to the shop's Refund / Chargeback URL (its Result URL by default), and
 // payment/status with refunds=1 / chargeback=1. On both profiles.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { harness, listener, md5, today, type Harness, type Received } from './helpers.ts';
+import { describe, expect, it } from 'vitest';
+import {
+	harnessAndListener,
+	md5,
+	today,
+	type Harness,
+	type Listener,
+	type Received,
+} from './helpers.ts';
 import { waitFor } from '../../scripts/harness/wait.ts';
-
-type Listener = Awaited<ReturnType<typeof listener>>;
 
 let h: Harness;
 let shop: Listener;
-beforeAll(async () => {
-	h = await harness();
-	shop = await listener();
-});
-afterAll(async () => {
-	await h.close();
-	await shop.close();
+harnessAndListener((started, listening) => {
+	h = started;
+	shop = listening;
 });
 
 /** A postback's fields, form or JSON (the `spec` profile), as the strings that were signed. */

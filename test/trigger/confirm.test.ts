@@ -5,19 +5,19 @@
  * sandbox; the genuine postbacks come from the sandbox itself.
  */
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { resetProcessMemory } from '../../dist/nodes/PayPalychTrigger/receive.js';
 import {
 	PROFILES,
 	control,
 	newMerchant,
-	start,
 	type Profile,
 	type Sandbox,
 	type TestMerchant,
 } from '../helpers/sandbox.ts';
 import type { WebhookHarness } from '../helpers/webhook-harness.ts';
 import { startTrigger, postForm } from '../helpers/trigger-harness.ts';
+import { billOf, triggerSandbox, type Paid } from '../helpers/trigger-sandbox.ts';
 import { paymentPostback } from '../../relay/src/catchup/events.ts';
 import { waitFor, OUTSIDE } from '../../scripts/harness/wait.ts';
 
@@ -47,32 +47,9 @@ async function trigger(parameters: Record<string, unknown>): Promise<WebhookHarn
 	return h;
 }
 
-async function bill(
-	amount: string,
-	orderId: string,
-	extra: Record<string, string> = {},
-): Promise<string> {
-	const res = await fetch(`${sb.url}/api/v1/bill/create`, {
-		method: 'POST',
-		headers: { authorization: `Bearer ${merchant.token}`, accept: 'application/json' },
-		body: new URLSearchParams({ amount, shop_id: merchant.shopId, order_id: orderId, ...extra }),
-	});
-	const body = (await res.json()) as { bill_id: string };
-	if (!res.ok) throw new Error(`bill/create: ${res.status} ${JSON.stringify(body)}`);
-	return body.bill_id;
-}
-
-type Paid = {
-	payment: { id: string };
-	postback: Record<string, string> | null;
-	redirect: { url: string | null; fields: Record<string, string> };
-};
-async function pay(
-	billId: string,
-	outcome: 'full' | 'fail' | 'over' | 'under' = 'full',
-): Promise<Paid> {
-	return await control<Paid>(sb, 'POST', `/bills/${billId}/pay`, { outcome });
-}
+/** A bill of the current merchant (a test may swap it). */
+const bill = (amount: string, orderId: string, extra: Record<string, string> = {}) =>
+	billOf(sb, merchant, amount, orderId, extra);
 
 /** A customer's forgery: the fields of their own redirect (public signature), another TrsId, Status SUCCESS. */
 const claimedPaid = (own: Paid, trsId: string) => ({
@@ -83,24 +60,17 @@ const claimedPaid = (own: Paid, trsId: string) => ({
 
 describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 	/** The shop posts its genuine postbacks nowhere (a closed port): each test delivers them itself, in the order it wants. */
-	beforeAll(async () => {
-		profile = sandboxProfile;
-		sb = await start(profile);
+	const { pay } = triggerSandbox({
+		profile: sandboxProfile,
 		// The live service shows a bill's order_id (service-facts.md): the default Order Check needs it.
 		// The spec profile never shows it, live extras or not.
-		merchant = await newMerchant(sb, { liveExtras: true });
-		await control(sb, 'PATCH', `/shops/${merchant.shopId}`, {
-			resultUrl: 'http://127.0.0.1:9/closed',
-			successUrl: null,
-			failUrl: null,
-		});
-	});
-
-	beforeEach(() => resetProcessMemory());
-
-	afterAll(async () => {
-		for (const h of open.splice(0)) await h.close();
-		await sb?.close();
+		merchant: { liveExtras: true },
+		open,
+		started: (started, made) => {
+			profile = sandboxProfile;
+			sb = started;
+			merchant = made;
+		},
 	});
 
 	describe('payment postbacks are confirmed with payment/status', () => {

@@ -2,43 +2,23 @@
  * Amounts are checked against what the service says, never against what the postback says about
  * itself; and where the order is not bound, the item's order and amount are the service's.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { resetProcessMemory } from '../../dist/nodes/PayPalychTrigger/receive.js';
-import {
-	PROFILES,
-	control,
-	newMerchant,
-	start,
-	type Sandbox,
-	type TestMerchant,
-} from '../helpers/sandbox.ts';
+import { describe, expect, it } from 'vitest';
+import { PROFILES, type TestMerchant } from '../helpers/sandbox.ts';
 import type { WebhookHarness } from '../helpers/webhook-harness.ts';
 import { startTrigger, postForm } from '../helpers/trigger-harness.ts';
-
-type Paid = {
-	payment: { id: string };
-	postback: Record<string, string> | null;
-	redirect: { url: string | null; fields: Record<string, string> };
-};
+import { triggerSandbox } from '../helpers/trigger-sandbox.ts';
 
 describe.each(PROFILES)('sandbox profile %s', (profile) => {
-	let sb: Sandbox;
 	let merchant: TestMerchant;
 	const open: WebhookHarness[] = [];
 
-	beforeAll(async () => {
-		sb = await start(profile);
-		merchant = await newMerchant(sb, { liveExtras: profile === 'live' });
-		await control(sb, 'PATCH', `/shops/${merchant.shopId}`, {
-			resultUrl: 'http://127.0.0.1:9/closed',
-			successUrl: null,
-			failUrl: null,
-		});
-	});
-	beforeEach(() => resetProcessMemory());
-	afterAll(async () => {
-		for (const h of open.splice(0)) await h.close();
-		await sb?.close();
+	const { bill, pay } = triggerSandbox({
+		profile,
+		merchant: { liveExtras: profile === 'live' },
+		open,
+		started: (_sb, made) => {
+			merchant = made;
+		},
 	});
 
 	async function trigger(parameters: Record<string, unknown>) {
@@ -46,20 +26,6 @@ describe.each(PROFILES)('sandbox profile %s', (profile) => {
 		open.push(h);
 		return h;
 	}
-
-	async function bill(amount: string, orderId: string, extra: Record<string, string> = {}) {
-		const res = await fetch(`${sb.url}/api/v1/bill/create`, {
-			method: 'POST',
-			headers: { authorization: `Bearer ${merchant.token}`, accept: 'application/json' },
-			body: new URLSearchParams({ amount, shop_id: merchant.shopId, order_id: orderId, ...extra }),
-		});
-		const body = (await res.json()) as { bill_id: string };
-		if (!res.ok) throw new Error(`bill/create: ${res.status} ${JSON.stringify(body)}`);
-		return body.bill_id;
-	}
-
-	const pay = (billId: string, outcome: 'full' | 'fail' = 'full') =>
-		control<Paid>(sb, 'POST', `/bills/${billId}/pay`, { outcome });
 
 	it("a forged postback (another order's redirect signature, OutSum 1000.00, Commission 900 for a 100 payment) starts nothing under Bill ID Only; the genuine one starts once with the service's figures", async () => {
 		const h = await trigger({ event: 'payment', orderCheck: 'billId' });

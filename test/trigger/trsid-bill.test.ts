@@ -2,50 +2,26 @@
  * Confirmation that works whichever id TrsId is: the payment's id, or (some deployments) the
  * bill's. When it names a bill, each payment of the bill is one event and one execution.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { resetProcessMemory } from '../../dist/nodes/PayPalychTrigger/receive.js';
-import {
-	PROFILES,
-	control,
-	newMerchant,
-	start,
-	type Sandbox,
-	type TestMerchant,
-} from '../helpers/sandbox.ts';
+import { PROFILES, type TestMerchant } from '../helpers/sandbox.ts';
 import type { WebhookHarness } from '../helpers/webhook-harness.ts';
 import { startTrigger, postForm } from '../helpers/trigger-harness.ts';
-
-type Paid = {
-	payment: { id: string };
-	postback: Record<string, string> | null;
-	redirect: { url: string | null; fields: Record<string, string> };
-};
+import { triggerSandbox, type Paid } from '../helpers/trigger-sandbox.ts';
 
 describe.each(PROFILES)('sandbox profile %s, TrsId is the bill id', (profile) => {
-	let sb: Sandbox;
 	let merchant: TestMerchant;
 	const open: WebhookHarness[] = [];
 
-	beforeAll(async () => {
-		sb = await start(profile);
+	const { bill, pay } = triggerSandbox({
+		profile,
 		// No live extras: the postbacks of one MULTI link's payments are then byte-identical.
 		// Two payments a page: bill/payments must be read to its last page.
-		merchant = await newMerchant(sb, {
-			liveExtras: false,
-			trsId: 'bill',
-			paymentsPageSize: 2,
-			errorForm: 'error_code',
-		});
-		await control(sb, 'PATCH', `/shops/${merchant.shopId}`, {
-			resultUrl: 'http://127.0.0.1:9/closed',
-			successUrl: null,
-			failUrl: null,
-		});
-	});
-	beforeEach(() => resetProcessMemory());
-	afterAll(async () => {
-		for (const h of open.splice(0)) await h.close();
-		await sb?.close();
+		merchant: { liveExtras: false, trsId: 'bill', paymentsPageSize: 2, errorForm: 'error_code' },
+		open,
+		started: (_sb, made) => {
+			merchant = made;
+		},
 	});
 
 	/** The spec profile shows no bill's order ID: Bill ID Only there. */
@@ -57,20 +33,6 @@ describe.each(PROFILES)('sandbox profile %s, TrsId is the bill id', (profile) =>
 		open.push(h);
 		return h;
 	}
-
-	async function bill(amount: string, orderId: string, extra: Record<string, string> = {}) {
-		const res = await fetch(`${sb.url}/api/v1/bill/create`, {
-			method: 'POST',
-			headers: { authorization: `Bearer ${merchant.token}`, accept: 'application/json' },
-			body: new URLSearchParams({ amount, shop_id: merchant.shopId, order_id: orderId, ...extra }),
-		});
-		const body = (await res.json()) as { bill_id: string };
-		if (!res.ok) throw new Error(`bill/create: ${res.status} ${JSON.stringify(body)}`);
-		return body.bill_id;
-	}
-
-	const pay = (billId: string, outcome: 'full' | 'fail' = 'full') =>
-		control<Paid>(sb, 'POST', `/bills/${billId}/pay`, { outcome });
 
 	it('a NORMAL bill: its payment starts one execution with payment.id the service payment id; retries start nothing', async () => {
 		const h = await trigger();

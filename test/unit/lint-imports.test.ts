@@ -2,26 +2,13 @@
 // circle (a type-only one is allowed), nothing outside console/ imports from it but app.ts's
 // registration of the console's entry, the layers import only downward, no HTTP or zod under
 // store/ and none of HTTP in the bottom. Each rule on a small tree of files, then on relay/src.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { fileTrees } from '../helpers/file-tree.ts';
 import { importFindings } from '../../scripts/lint-imports.ts';
 
-let dir = '';
-function tree(files: Record<string, string>): string {
-	dir = mkdtempSync(join(tmpdir(), 'lint-imports-'));
-	for (const [path, text] of Object.entries(files)) {
-		mkdirSync(dirname(join(dir, path)), { recursive: true });
-		writeFileSync(join(dir, path), text);
-	}
-	return dir;
-}
-
-afterEach(() => {
-	if (dir) rmSync(dir, { recursive: true, force: true });
-	dir = '';
-});
+const tree = fileTrees('lint-imports-');
 
 describe('npm run lint:packages: relay/src import rules', () => {
 	it('finds a circle of runtime imports, through any number of files', () => {

@@ -1,26 +1,11 @@
 // The store's rooms in the import rules (`scripts/lint-imports.ts`): the engines (store-sqlite/,
 // store-postgres/) never import each other, what they share (store/) imports neither engine nor
 // the opener, and none of them imports HTTP or zod. Each rule on a small tree of files.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { fileTrees } from '../helpers/file-tree.ts';
 import { importFindings } from '../../scripts/lint-imports.ts';
 
-let dir = '';
-function tree(files: Record<string, string>): string {
-	dir = mkdtempSync(join(tmpdir(), 'lint-store-imports-'));
-	for (const [path, text] of Object.entries(files)) {
-		mkdirSync(dirname(join(dir, path)), { recursive: true });
-		writeFileSync(join(dir, path), text);
-	}
-	return dir;
-}
-
-afterEach(() => {
-	if (dir) rmSync(dir, { recursive: true, force: true });
-	dir = '';
-});
+const tree = fileTrees('lint-store-imports-');
 
 /** A store laid out as relay/src lays it out: both engines over the shared store, the opener above. */
 const store = {
