@@ -31,6 +31,9 @@ import {
 	CATCHUP_LOCK,
 	CATCHUP_MARKS,
 	CATCHUP_UNLOCK,
+	LINKS_TO_READ,
+	MARK_LINKS_READ,
+	REMEMBER_LINKS,
 	CLAIM,
 	DROP_EXPIRED_REVOCATIONS,
 	EVENTS_WITHOUT_PAIR_KEY,
@@ -310,6 +313,24 @@ export class PostgresStore implements Store {
 
 	async addCatchupMarks(marks: readonly string[], now: number, pruneBefore: number): Promise<void> {
 		await this.#rows(this.#durable, ADD_CATCHUP_MARKS, [[...marks], now, pruneBefore]);
+	}
+
+	async rememberLinks(ids: readonly string[], now: number): Promise<void> {
+		if (ids.length === 0) return;
+		await this.#rows(this.#durable, REMEMBER_LINKS, [[...ids], now]);
+	}
+
+	async linksToRead(limit: number, excludeIds: readonly string[] = []): Promise<string[]> {
+		const rows = await this.#rows<{ bill_id: string }>(this.#durable, LINKS_TO_READ, [
+			[...excludeIds],
+			limit,
+		]);
+		return rows.map((r) => r.bill_id);
+	}
+
+	async markLinksRead(ids: readonly string[], now: number): Promise<void> {
+		if (ids.length === 0) return;
+		await this.#rows(this.#durable, MARK_LINKS_READ, [[...ids], now]);
 	}
 
 	/**
