@@ -22,7 +22,17 @@ export type { CatchupResult, FoundEvent, SkippedRecord } from './result.ts';
 export interface CatchupOptions {
 	config: RelayConfig;
 	/** Its marks and its lock. */
-	store: Pick<Housekeeping, 'withCatchupLock' | 'catchupMarks' | 'addCatchupMarks'>;
+	store: Pick<
+		Housekeeping,
+		| 'withCatchupLock'
+		| 'catchupMarks'
+		| 'addCatchupMarks'
+		| 'rememberLinks'
+		| 'linksToRead'
+		| 'markLinksRead'
+	>;
+	/** Off: the remembered MULTI links are not read (tests switch it off to see it matter). */
+	readRememberedLinks?: boolean;
 	metrics: Metrics;
 	logger: Logger;
 	alerter?: Alerter;
@@ -63,6 +73,8 @@ export class CatchupRunner {
 	} = {};
 	/** When each MULTI bill was last read: the least recently read go first. */
 	readonly #multiReadAt = new Map<string, number>();
+	/** The MULTI bills read in the run under way (the remembered links not to read again). */
+	#readThisRun = new Set<string>();
 	/** Runs in a row that ended partial or failed, and since when. */
 	readonly #trouble: { since?: number } = {};
 
@@ -187,6 +199,7 @@ export class CatchupRunner {
 
 	async #read(api: ServiceApi, result: CatchupResult, now: number): Promise<void> {
 		const w = windowOf(this.#o.config, api, result, now);
+		this.#readThisRun = new Set();
 		const payoutsCut = this.#o.targets.payout.length > 0 ? await this.#readPayouts(w) : undefined;
 		const stopped = this.#o.targets.payment.length > 0 ? await this.#readAllBills(w) : undefined;
 		const cut = stopped ?? payoutsCut;
@@ -202,8 +215,39 @@ export class CatchupRunner {
 	 */
 	async #readAllBills(w: Window): Promise<BudgetSpent | undefined> {
 		const recent = await this.#readBills(w, w.since, w.today, 'recent');
-		if (recent || w.billSince >= w.since) return recent;
+		if (recent) return recent;
+		const links = await this.#readRememberedLinks(w);
+		if (links || w.billSince >= w.since) return links;
 		return await this.#readBills(w, w.billSince, addDays(w.since, -1), 'deep');
+	}
+
+	/**
+	 * The MULTI links the relay has seen pay, whatever their age (the store's list): after the
+	 * recent bills, before the deep backlog, those not read this run, least recently read first,
+	 * each with `bill/payments` (every page), with at most a quarter of the budget. A link made
+	 * longer ago than RELAY_CATCHUP_BILL_DAYS is no longer in any bill search: here it still is.
+	 */
+	async #readRememberedLinks(w: Window): Promise<BudgetSpent | undefined> {
+		if (this.#o.readRememberedLinks === false) return undefined;
+		const { api, now } = w;
+		const { store } = this.#o;
+		const share = Math.max(1, Math.floor(w.budget / 4));
+		const until = Math.min(w.budget, api.calls + share);
+		const ids = await store.linksToRead(share, [...this.#readThisRun]);
+		for (const id of ids) {
+			if (api.calls >= until) break;
+			const payments = await billPayments(w, { id }, this.#o.logger);
+			if (payments instanceof BudgetSpent) return payments;
+			this.#readThisRun.add(id);
+			await store.markLinksRead([id], now);
+			if (payments === undefined) continue;
+			w.result.billsRead += 1;
+			// The payment records name the bill's order where the service shows it; the bill is not
+			// read (one call more per link).
+			const named = payments.find((p) => Object.prototype.hasOwnProperty.call(p, 'order_id'));
+			await this.#admitPayments(w, named ? { id, order_id: named.order_id } : { id }, payments);
+		}
+		return undefined;
 	}
 
 	/** Payouts, first and with at most a quarter of the budget; a cut list resumes next run. */
@@ -296,7 +340,18 @@ export class CatchupRunner {
 			queue.shift();
 			if (payments === undefined) continue;
 			result.billsRead += 1;
-			if (isMulti(bill)) this.#multiReadAt.set(String(bill.id), now);
+			if (isMulti(bill)) {
+				const id = String(bill.id);
+				this.#multiReadAt.set(id, now);
+				this.#readThisRun.add(id);
+				// A MULTI link that has taken payments is remembered: read in rotation whatever its age.
+				if (payments.length > 0)
+					await store.rememberLinks([id], now).catch((error: unknown) => {
+						// An id the store cannot hold is read while the bill search lists it, no longer.
+						if (!(error instanceof StoreInputError)) throw error;
+						this.#o.logger.warn({ bill: id.slice(0, 100) }, 'catch-up cannot remember a link');
+					});
+			}
 			await this.#admitPayments(w, bill, payments);
 			if (!isMulti(bill)) await store.addCatchupMarks([markOf(bill)], now, w.pruneBefore);
 		}
