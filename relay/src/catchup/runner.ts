@@ -31,8 +31,6 @@ export interface CatchupOptions {
 		| 'linksToRead'
 		| 'markLinksRead'
 	>;
-	/** Off: the remembered MULTI links are not read (tests switch it off to see it matter). */
-	readRememberedLinks?: boolean;
 	metrics: Metrics;
 	logger: Logger;
 	alerter?: Alerter;
@@ -228,7 +226,6 @@ export class CatchupRunner {
 	 * longer ago than RELAY_CATCHUP_BILL_DAYS is no longer in any bill search: here it still is.
 	 */
 	async #readRememberedLinks(w: Window): Promise<BudgetSpent | undefined> {
-		if (this.#o.readRememberedLinks === false) return undefined;
 		const { api, now } = w;
 		const { store } = this.#o;
 		const share = Math.max(1, Math.floor(w.budget / 4));
