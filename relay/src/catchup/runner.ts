@@ -317,8 +317,9 @@ export class CatchupRunner {
 		const normalQueue = normal
 			.filter((b) => !known.has(markOf(b)))
 			.sort((a, b) => String(b.created_at ?? '').localeCompare(String(a.created_at ?? '')));
+		// A MULTI bill already read this run (a remembered link) is not read again in the deep pass.
 		const multiQueue = bills
-			.filter(isMulti)
+			.filter((b) => isMulti(b) && !this.#readThisRun.has(String(b.id)))
 			.sort(
 				(a, b) =>
 					(this.#multiReadAt.get(String(a.id)) ?? 0) - (this.#multiReadAt.get(String(b.id)) ?? 0),
