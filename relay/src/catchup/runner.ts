@@ -11,6 +11,7 @@ import type { Alerter } from '../alerts.ts';
 import { BudgetSpent, ServiceApi } from '../service-api.ts';
 import { MemoryCeilingReached, billPayments, oldestDay, readList } from './lists.ts';
 import { alertTrouble, logRun } from './result.ts';
+import { readRememberedLinks, rememberLink } from './links.ts';
 import { runError, windowOf } from './result.ts';
 import type { CatchupResult, Window } from './result.ts';
 import { isFinalBill, paymentPostback, payoutPostback } from './events.ts';
@@ -214,37 +215,15 @@ export class CatchupRunner {
 	async #readAllBills(w: Window): Promise<BudgetSpent | undefined> {
 		const recent = await this.#readBills(w, w.since, w.today, 'recent');
 		if (recent) return recent;
-		const links = await this.#readRememberedLinks(w);
+		const links = await readRememberedLinks(
+			w,
+			this.#o.store,
+			this.#readThisRun,
+			this.#o.logger,
+			(bill, payments) => this.#admitPayments(w, bill, payments),
+		);
 		if (links || w.billSince >= w.since) return links;
 		return await this.#readBills(w, w.billSince, addDays(w.since, -1), 'deep');
-	}
-
-	/**
-	 * The MULTI links the relay has seen pay, whatever their age (the store's list): after the
-	 * recent bills, before the deep backlog, those not read this run, least recently read first,
-	 * each with `bill/payments` (every page), with at most a quarter of the budget. A link made
-	 * longer ago than RELAY_CATCHUP_BILL_DAYS is no longer in any bill search: here it still is.
-	 */
-	async #readRememberedLinks(w: Window): Promise<BudgetSpent | undefined> {
-		const { api, now } = w;
-		const { store } = this.#o;
-		const share = Math.max(1, Math.floor(w.budget / 4));
-		const until = Math.min(w.budget, api.calls + share);
-		const ids = await store.linksToRead(share, [...this.#readThisRun]);
-		for (const id of ids) {
-			if (api.calls >= until) break;
-			const payments = await billPayments(w, { id }, this.#o.logger);
-			if (payments instanceof BudgetSpent) return payments;
-			this.#readThisRun.add(id);
-			await store.markLinksRead([id], now);
-			if (payments === undefined) continue;
-			w.result.billsRead += 1;
-			// The payment records name the bill's order where the service shows it; the bill is not
-			// read (one call more per link).
-			const named = payments.find((p) => Object.prototype.hasOwnProperty.call(p, 'order_id'));
-			await this.#admitPayments(w, named ? { id, order_id: named.order_id } : { id }, payments);
-		}
-		return undefined;
 	}
 
 	/** Payouts, first and with at most a quarter of the budget; a cut list resumes next run. */
@@ -342,13 +321,7 @@ export class CatchupRunner {
 				const id = String(bill.id);
 				this.#multiReadAt.set(id, now);
 				this.#readThisRun.add(id);
-				// A MULTI link that has taken payments is remembered: read in rotation whatever its age.
-				if (payments.length > 0)
-					await store.rememberLinks([id], now).catch((error: unknown) => {
-						// An id the store cannot hold is read while the bill search lists it, no longer.
-						if (!(error instanceof StoreInputError)) throw error;
-						this.#o.logger.warn({ bill: id.slice(0, 100) }, 'catch-up cannot remember a link');
-					});
+				if (payments.length > 0) await rememberLink(store, id, now, this.#o.logger);
 			}
 			await this.#admitPayments(w, bill, payments);
 			if (!isMulti(bill)) await store.addCatchupMarks([markOf(bill)], now, w.pruneBefore);

@@ -24,16 +24,13 @@ import type {
 } from '../store/types.ts';
 import { GroupInserter } from './inserts.ts';
 import { postgresReads } from './reads.ts';
+import { postgresCatchupBook } from './catchup-book.ts';
+import type { CatchupBook as Book } from './catchup-book.ts';
 import type { PostgresReadsPort } from './reads.ts';
 import { migrate } from './schema.ts';
 import {
-	ADD_CATCHUP_MARKS,
 	CATCHUP_LOCK,
-	CATCHUP_MARKS,
 	CATCHUP_UNLOCK,
-	LINKS_TO_READ,
-	MARK_LINKS_READ,
-	REMEMBER_LINKS,
 	CLAIM,
 	DROP_EXPIRED_REVOCATIONS,
 	EVENTS_WITHOUT_PAIR_KEY,
@@ -125,6 +122,13 @@ export class PostgresStore implements Store {
 	#closed = false;
 	#inserts: GroupInserter;
 	#reads: PostgresReadsPort;
+	#catchup: Book;
+	// The catch-up's marks and remembered links (catchup-book.ts).
+	readonly catchupMarks: Book['catchupMarks'] = (...a) => this.#catchup.catchupMarks(...a);
+	readonly addCatchupMarks: Book['addCatchupMarks'] = (...a) => this.#catchup.addCatchupMarks(...a);
+	readonly rememberLinks: Book['rememberLinks'] = (...a) => this.#catchup.rememberLinks(...a);
+	readonly linksToRead: Book['linksToRead'] = (...a) => this.#catchup.linksToRead(...a);
+	readonly markLinksRead: Book['markLinksRead'] = (...a) => this.#catchup.markLinksRead(...a);
 
 	private constructor(url: string, options: PostgresStoreOptions) {
 		const onError = options.onError ?? (() => {});
@@ -148,6 +152,7 @@ export class PostgresStore implements Store {
 			() => this.#waker.notify(),
 		);
 		this.#reads = postgresReads((sql, params) => this.#rows(this.#durable, sql, params));
+		this.#catchup = postgresCatchupBook((sql, params) => this.#rows(this.#durable, sql, params));
 	}
 
 	/**
@@ -302,35 +307,6 @@ export class PostgresStore implements Store {
 	async revokeSession(id: string, expiresAt: number, now: number): Promise<void> {
 		await this.#rows(this.#durable, DROP_EXPIRED_REVOCATIONS, [now]);
 		await this.#rows(this.#durable, REVOKE_SESSION, [id, expiresAt]);
-	}
-
-	/** A committed write on the durable pool: fails when the server is down or read-only. */
-	async catchupMarks(marks: readonly string[]): Promise<string[]> {
-		if (marks.length === 0) return [];
-		const rows = await this.#rows<{ mark: string }>(this.#durable, CATCHUP_MARKS, [[...marks]]);
-		return rows.map((r) => r.mark);
-	}
-
-	async addCatchupMarks(marks: readonly string[], now: number, pruneBefore: number): Promise<void> {
-		await this.#rows(this.#durable, ADD_CATCHUP_MARKS, [[...marks], now, pruneBefore]);
-	}
-
-	async rememberLinks(ids: readonly string[], now: number): Promise<void> {
-		if (ids.length === 0) return;
-		await this.#rows(this.#durable, REMEMBER_LINKS, [[...ids], now]);
-	}
-
-	async linksToRead(limit: number, excludeIds: readonly string[] = []): Promise<string[]> {
-		const rows = await this.#rows<{ bill_id: string }>(this.#durable, LINKS_TO_READ, [
-			[...excludeIds],
-			limit,
-		]);
-		return rows.map((r) => r.bill_id);
-	}
-
-	async markLinksRead(ids: readonly string[], now: number): Promise<void> {
-		if (ids.length === 0) return;
-		await this.#rows(this.#durable, MARK_LINKS_READ, [[...ids], now]);
 	}
 
 	/**
