@@ -379,6 +379,7 @@ export class PostgresStore implements Store {
 		return this.#reads.sessionRevoked(id);
 	}
 
+	/** A committed write on the durable pool: fails when the server is down or read-only. */
 	async ping(): Promise<void> {
 		await this.#rows(this.#durable, PING, [Date.now()]);
 	}
