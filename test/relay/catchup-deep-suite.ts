@@ -142,6 +142,26 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		expect(await events(r)).toHaveLength(15);
 	});
 
+	it('a MULTI link created 100 days ago that the relay saw pay while it was younger, paid today with its postback lost: found within one run (the remembered links, in rotation)', async () => {
+		const m = await merchant();
+		const link = await daysAgo(100, () => m.bill('70.00', 'MULTI'));
+		const first = await daysAgo(99, () => m.pay(link.billId));
+		// A run 99 days ago: the link is a day old, in the bill search; its payment is read.
+		clock.offsetMs = -99 * DAY_MS;
+		const r = await relay(m.token);
+		const young = await admin(r, 'POST', '/catchup');
+		expect(trsIds(young)).toEqual([first.paymentId]);
+		// Today: the link is older than RELAY_CATCHUP_BILL_DAYS (90), in no bill search.
+		clock.offsetMs = 0;
+		const paid = await m.pay(link.billId);
+		const run = await admin(r, 'POST', '/catchup', { deep: true });
+		expect(run.outcome).toBe('done');
+		expect(trsIds(run)).toEqual([paid.paymentId]);
+		await waitFor('both forwarded', () => target.received.length >= 2);
+		// Read once a run: the next run finds nothing new.
+		expect((await admin(r, 'POST', '/catchup')).found).toEqual([]);
+	});
+
 	it('a MULTI link with 25 payments over three pages of bill/payments: catch-up finds the lost payments on page 3', async () => {
 		const m = await merchant({ paymentsPageSize: 10 });
 		const link = await m.bill('30.00', 'MULTI');

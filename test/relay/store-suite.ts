@@ -6,6 +6,7 @@ import { StoreInputError } from '../../relay/src/store/input.ts';
 import type { NewEvent, Store } from '../../relay/src/store/types.ts';
 import { resultsContract } from './store-results-suite.ts';
 import { readsContract } from './store-reads-suite.ts';
+import { linksContract } from './store-links-suite.ts';
 import { markDead, markDelivered, markRetry } from './marks.ts';
 import { T0, storeEvent, timing, type OpenedStore } from './store-events.ts';
 
@@ -415,5 +416,6 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 
 		resultsContract(() => store);
 		readsContract(() => store);
+		linksContract(() => store);
 	});
 }

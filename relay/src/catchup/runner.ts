@@ -11,6 +11,7 @@ import type { Alerter } from '../alerts.ts';
 import { BudgetSpent, ServiceApi } from '../service-api.ts';
 import { MemoryCeilingReached, billPayments, oldestDay, readList } from './lists.ts';
 import { alertTrouble, logRun } from './result.ts';
+import { readRememberedLinks, rememberLink } from './links.ts';
 import { runError, windowOf } from './result.ts';
 import type { CatchupResult, Window } from './result.ts';
 import { isFinalBill, paymentPostback, payoutPostback } from './events.ts';
@@ -22,7 +23,15 @@ export type { CatchupResult, FoundEvent, SkippedRecord } from './result.ts';
 export interface CatchupOptions {
 	config: RelayConfig;
 	/** Its marks and its lock. */
-	store: Pick<Housekeeping, 'withCatchupLock' | 'catchupMarks' | 'addCatchupMarks'>;
+	store: Pick<
+		Housekeeping,
+		| 'withCatchupLock'
+		| 'catchupMarks'
+		| 'addCatchupMarks'
+		| 'rememberLinks'
+		| 'linksToRead'
+		| 'markLinksRead'
+	>;
 	metrics: Metrics;
 	logger: Logger;
 	alerter?: Alerter;
@@ -63,6 +72,8 @@ export class CatchupRunner {
 	} = {};
 	/** When each MULTI bill was last read: the least recently read go first. */
 	readonly #multiReadAt = new Map<string, number>();
+	/** The MULTI bills read in the run under way (the remembered links not to read again). */
+	#readThisRun = new Set<string>();
 	/** Runs in a row that ended partial or failed, and since when. */
 	readonly #trouble: { since?: number } = {};
 
@@ -187,6 +198,7 @@ export class CatchupRunner {
 
 	async #read(api: ServiceApi, result: CatchupResult, now: number): Promise<void> {
 		const w = windowOf(this.#o.config, api, result, now);
+		this.#readThisRun = new Set();
 		const payoutsCut = this.#o.targets.payout.length > 0 ? await this.#readPayouts(w) : undefined;
 		const stopped = this.#o.targets.payment.length > 0 ? await this.#readAllBills(w) : undefined;
 		const cut = stopped ?? payoutsCut;
@@ -202,7 +214,15 @@ export class CatchupRunner {
 	 */
 	async #readAllBills(w: Window): Promise<BudgetSpent | undefined> {
 		const recent = await this.#readBills(w, w.since, w.today, 'recent');
-		if (recent || w.billSince >= w.since) return recent;
+		if (recent) return recent;
+		const links = await readRememberedLinks(
+			w,
+			this.#o.store,
+			this.#readThisRun,
+			this.#o.logger,
+			(bill, payments) => this.#admitPayments(w, bill, payments),
+		);
+		if (links || w.billSince >= w.since) return links;
 		return await this.#readBills(w, w.billSince, addDays(w.since, -1), 'deep');
 	}
 
@@ -276,8 +296,9 @@ export class CatchupRunner {
 		const normalQueue = normal
 			.filter((b) => !known.has(markOf(b)))
 			.sort((a, b) => String(b.created_at ?? '').localeCompare(String(a.created_at ?? '')));
+		// A MULTI bill already read this run (a remembered link) is not read again in the deep pass.
 		const multiQueue = bills
-			.filter(isMulti)
+			.filter((b) => isMulti(b) && !this.#readThisRun.has(String(b.id)))
 			.sort(
 				(a, b) =>
 					(this.#multiReadAt.get(String(a.id)) ?? 0) - (this.#multiReadAt.get(String(b.id)) ?? 0),
@@ -296,7 +317,12 @@ export class CatchupRunner {
 			queue.shift();
 			if (payments === undefined) continue;
 			result.billsRead += 1;
-			if (isMulti(bill)) this.#multiReadAt.set(String(bill.id), now);
+			if (isMulti(bill)) {
+				const id = String(bill.id);
+				this.#multiReadAt.set(id, now);
+				this.#readThisRun.add(id);
+				if (payments.length > 0) await rememberLink(store, id, now, this.#o.logger);
+			}
 			await this.#admitPayments(w, bill, payments);
 			if (!isMulti(bill)) await store.addCatchupMarks([markOf(bill)], now, w.pruneBefore);
 		}

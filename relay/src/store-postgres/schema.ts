@@ -116,6 +116,15 @@ ALTER TABLE deliveries SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuu
 	autovacuum_analyze_scale_factor = 0, autovacuum_analyze_threshold = 5000);
 `,
 	},
+	{
+		// The catch-up reads them in rotation, least recently read first.
+		version: 7,
+		name: 'MULTI links the catch-up has seen pay, and when each was last read',
+		sql: `
+CREATE TABLE catchup_links (bill_id text PRIMARY KEY, read_at bigint NOT NULL);
+CREATE INDEX catchup_links_read ON catchup_links (read_at, bill_id);
+`,
+	},
 ];
 
 /** Any constant: the advisory lock that serialises migrations of instances starting together. */

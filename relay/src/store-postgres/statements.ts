@@ -335,6 +335,17 @@ export const ADD_CATCHUP_MARKS = `WITH d AS (DELETE FROM catchup_marks WHERE at 
 	INSERT INTO catchup_marks (mark, at) SELECT m, $2 FROM unnest($1::text[]) AS m
 	ON CONFLICT (mark) DO UPDATE SET at = excluded.at`;
 
+/** Remembers the MULTI links $1 read at $2 (known ones get the new time). */
+export const REMEMBER_LINKS = `INSERT INTO catchup_links (bill_id, read_at)
+	SELECT DISTINCT b, $2::bigint FROM unnest($1::text[]) AS b
+	ON CONFLICT (bill_id) DO UPDATE SET read_at = excluded.read_at`;
+/** The remembered links least recently read first, but those in $1, at most $2. */
+export const LINKS_TO_READ = `SELECT bill_id FROM catchup_links WHERE bill_id <> ALL($1::text[])
+	ORDER BY read_at, bill_id LIMIT $2`;
+/** The remembered links $1 read at $2 (unknown ones are not added). */
+export const MARK_LINKS_READ =
+	'UPDATE catchup_links SET read_at = $2 WHERE bill_id = ANY($1::text[])';
+
 /**
  * The statements of the hot paths run as named prepared statements: parsed and planned once per
  * connection instead of on every call (the insert and claim CTEs cost more to plan than to run).

@@ -24,12 +24,12 @@ import type {
 } from '../store/types.ts';
 import { GroupInserter } from './inserts.ts';
 import { postgresReads } from './reads.ts';
+import { postgresCatchupBook } from './catchup-book.ts';
+import type { CatchupBook as Book } from './catchup-book.ts';
 import type { PostgresReadsPort } from './reads.ts';
 import { migrate } from './schema.ts';
 import {
-	ADD_CATCHUP_MARKS,
 	CATCHUP_LOCK,
-	CATCHUP_MARKS,
 	CATCHUP_UNLOCK,
 	CLAIM,
 	DROP_EXPIRED_REVOCATIONS,
@@ -122,6 +122,13 @@ export class PostgresStore implements Store {
 	#closed = false;
 	#inserts: GroupInserter;
 	#reads: PostgresReadsPort;
+	#catchup: Book;
+	// The catch-up's marks and remembered links (catchup-book.ts).
+	readonly catchupMarks: Book['catchupMarks'] = (...a) => this.#catchup.catchupMarks(...a);
+	readonly addCatchupMarks: Book['addCatchupMarks'] = (...a) => this.#catchup.addCatchupMarks(...a);
+	readonly rememberLinks: Book['rememberLinks'] = (...a) => this.#catchup.rememberLinks(...a);
+	readonly linksToRead: Book['linksToRead'] = (...a) => this.#catchup.linksToRead(...a);
+	readonly markLinksRead: Book['markLinksRead'] = (...a) => this.#catchup.markLinksRead(...a);
 
 	private constructor(url: string, options: PostgresStoreOptions) {
 		const onError = options.onError ?? (() => {});
@@ -145,6 +152,7 @@ export class PostgresStore implements Store {
 			() => this.#waker.notify(),
 		);
 		this.#reads = postgresReads((sql, params) => this.#rows(this.#durable, sql, params));
+		this.#catchup = postgresCatchupBook((sql, params) => this.#rows(this.#durable, sql, params));
 	}
 
 	/**
@@ -301,17 +309,6 @@ export class PostgresStore implements Store {
 		await this.#rows(this.#durable, REVOKE_SESSION, [id, expiresAt]);
 	}
 
-	/** A committed write on the durable pool: fails when the server is down or read-only. */
-	async catchupMarks(marks: readonly string[]): Promise<string[]> {
-		if (marks.length === 0) return [];
-		const rows = await this.#rows<{ mark: string }>(this.#durable, CATCHUP_MARKS, [[...marks]]);
-		return rows.map((r) => r.mark);
-	}
-
-	async addCatchupMarks(marks: readonly string[], now: number, pruneBefore: number): Promise<void> {
-		await this.#rows(this.#durable, ADD_CATCHUP_MARKS, [[...marks], now, pruneBefore]);
-	}
-
 	/**
 	 * A session-level advisory lock on a connection of its own, held while `fn` runs: one catch-up
 	 * at a time among every relay on this database. The lock goes with the connection if this
@@ -382,6 +379,7 @@ export class PostgresStore implements Store {
 		return this.#reads.sessionRevoked(id);
 	}
 
+	/** A committed write on the durable pool: fails when the server is down or read-only. */
 	async ping(): Promise<void> {
 		await this.#rows(this.#durable, PING, [Date.now()]);
 	}

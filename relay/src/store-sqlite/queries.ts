@@ -37,6 +37,9 @@ import type {
 import {
 	ACTIVITY_QUERIES,
 	ADD_CATCHUP_MARK,
+	LINKS_TO_READ,
+	MARK_LINK_READ,
+	REMEMBER_LINK,
 	CATCHUP_MARK,
 	CLAIMED_EVENT,
 	COUNTS,
@@ -217,6 +220,23 @@ export class SqliteQueries {
 		const stmt = this.#stmt(ADD_CATCHUP_MARK);
 		for (const mark of marks) stmt.run(mark, now);
 		this.#stmt(DROP_OLD_CATCHUP_MARKS).run(pruneBefore);
+	}
+
+	rememberLinks(ids: string[], now: number): void {
+		const stmt = this.#stmt(REMEMBER_LINK);
+		for (const id of ids) stmt.run(id, now);
+	}
+
+	linksToRead(limit: number, excludeIds: string[]): string[] {
+		const rows = this.#stmt(LINKS_TO_READ).all(JSON.stringify(excludeIds), limit) as {
+			bill_id: string;
+		}[];
+		return rows.map((r) => r.bill_id);
+	}
+
+	markLinksRead(ids: string[], now: number): void {
+		const stmt = this.#stmt(MARK_LINK_READ);
+		for (const id of ids) stmt.run(now, id);
 	}
 
 	listEvents(filter: EventFilter): StoredEvent[] {

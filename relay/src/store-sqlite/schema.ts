@@ -89,6 +89,12 @@ ALTER TABLE attempts ADD COLUMN response TEXT;
 ALTER TABLE events ADD COLUMN pair_key TEXT;
 CREATE INDEX IF NOT EXISTS events_pair ON events (pair_key, received_at) WHERE pair_key IS NOT NULL;
 `,
+	// 7: the MULTI links the catch-up has seen pay, whatever their age, and when each was last read
+	// (the catch-up reads them in rotation, least recently read first).
+	`
+CREATE TABLE IF NOT EXISTS catchup_links (bill_id TEXT PRIMARY KEY, read_at INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS catchup_links_read ON catchup_links (read_at, bill_id);
+`,
 ];
 
 /**

@@ -263,3 +263,12 @@ export const HEARTBEAT =
 
 /** The schema version a file holds (its migrations are numbered by user_version). */
 export const SCHEMA_VERSION = 'PRAGMA user_version';
+
+/** Remembers a MULTI link read at $2 (a known one gets the new time). */
+export const REMEMBER_LINK = `INSERT INTO catchup_links (bill_id, read_at) VALUES (?, ?)
+	ON CONFLICT (bill_id) DO UPDATE SET read_at = excluded.read_at`;
+/** The remembered links least recently read first, but those in the JSON list $1, at most $2. */
+export const LINKS_TO_READ = `SELECT bill_id FROM catchup_links
+	WHERE bill_id NOT IN (SELECT value FROM json_each(?)) ORDER BY read_at, bill_id LIMIT ?`;
+/** A remembered link read at $1 (an unknown one is not added). */
+export const MARK_LINK_READ = 'UPDATE catchup_links SET read_at = ? WHERE bill_id = ?';

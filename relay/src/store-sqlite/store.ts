@@ -236,6 +236,16 @@ export class SqliteStore implements Store {
 		return this.#call('addCatchupMarks', [...marks], now, pruneBefore);
 	}
 	/** One SQLite file serves one relay process: the lock is this store's own flag. */
+	rememberLinks(ids: readonly string[], now: number): Promise<void> {
+		return this.#call('rememberLinks', [...ids], now);
+	}
+	linksToRead(limit: number, excludeIds: readonly string[] = []): Promise<string[]> {
+		return this.#call('linksToRead', limit, [...excludeIds]);
+	}
+	markLinksRead(ids: readonly string[], now: number): Promise<void> {
+		return this.#call('markLinksRead', [...ids], now);
+	}
+
 	async withCatchupLock<T>(
 		fn: () => Promise<T>,
 	): Promise<{ ran: true; value: T } | { ran: false }> {

@@ -51,6 +51,7 @@ export function checkIds(name: string, ids: readonly unknown[], check: (v: unkno
 }
 
 export const checkEventId = (value: unknown) => checkText('event id', value, 64);
+export const checkLinkId = (value: unknown) => checkText('link id', value, 256);
 export const checkDeliveryId = (value: unknown) => checkInt('delivery id', value, 1);
 
 export function checkNewEvent(event: NewEvent): void {
@@ -209,6 +210,18 @@ const CHECKS: Checks = {
 		checkInt('now', now);
 	},
 	sessionRevoked: (id) => checkText('session id', id, 64),
+	rememberLinks: (ids, now) => {
+		checkIds('link ids', ids, checkLinkId);
+		checkInt('now', now);
+	},
+	linksToRead: (limit, excludeIds) => {
+		checkInt('limit', limit, 1);
+		if (excludeIds !== undefined) checkIds('link ids', excludeIds, checkLinkId);
+	},
+	markLinksRead: (ids, now) => {
+		checkIds('link ids', ids, checkLinkId);
+		checkInt('now', now);
+	},
 };
 
 /**

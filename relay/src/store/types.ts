@@ -347,6 +347,15 @@ export interface Housekeeping {
 	/** Stores marks (kept ones get the new time) and deletes marks older than `pruneBefore`. */
 	addCatchupMarks(marks: readonly string[], now: number, pruneBefore: number): Promise<void>;
 	/**
+	 * Remembers MULTI links (bill ids) the catch-up has seen pay, read at `now`: kept whatever their
+	 * age, so that the catch-up reads them after its bill search no longer lists them.
+	 */
+	rememberLinks(ids: readonly string[], now: number): Promise<void>;
+	/** Up to `limit` remembered links, least recently read first, but those in `excludeIds`. */
+	linksToRead(limit: number, excludeIds?: readonly string[]): Promise<string[]>;
+	/** Remembered links read at `now` (an id not remembered is not added). */
+	markLinksRead(ids: readonly string[], now: number): Promise<void>;
+	/**
 	 * Runs `fn` only when no other catch-up holds the lock (PostgreSQL: an advisory lock shared by
 	 * every relay on the database; SQLite: this process). Resolves `{ ran: false }` otherwise.
 	 */
