@@ -188,3 +188,14 @@ export function shopMerchants(get: () => { h: Harness; shop: Listener }) {
 	}
 	return { merchantIn, bill };
 }
+
+/** Everything a child process writes (stdout and stderr together) and its exit code. */
+export async function outputOf(
+	child: import('node:child_process').ChildProcess,
+): Promise<{ code: number | null; text: string }> {
+	let text = '';
+	child.stdout?.on('data', (chunk: Buffer) => (text += chunk.toString()));
+	child.stderr?.on('data', (chunk: Buffer) => (text += chunk.toString()));
+	const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+	return { code, text };
+}

@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { harness, type Harness } from './helpers.ts';
+import { harness, type Harness, outputOf } from './helpers.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -62,13 +62,7 @@ describe('the instance options and the bin flags', () => {
 				stdio: ['ignore', 'pipe', 'pipe'],
 				env: { ...env, ...extra },
 			});
-		const output = async (child: ReturnType<typeof run>) => {
-			let text = '';
-			child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString()));
-			child.stderr!.on('data', (chunk: Buffer) => (text += chunk.toString()));
-			const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-			return { code, text };
-		};
+		const output = outputOf;
 		const demoOf = async (child: ReturnType<typeof run>) => {
 			try {
 				const line = await new Promise<string>((resolve, reject) => {

@@ -13,6 +13,7 @@ import {
 	type Harness,
 	shopMerchants,
 	type Listener,
+	outputOf,
 } from './helpers.ts';
 import { waitFor } from '../../scripts/harness/wait.ts';
 
@@ -65,13 +66,7 @@ describe('choosing the profile', () => {
 				createInterface({ input: child.stdout! }).once('line', resolve);
 				child.once('exit', (code) => reject(new Error(`exited with ${code}`)));
 			});
-		const output = async (child: ReturnType<typeof run>) => {
-			let text = '';
-			child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString()));
-			child.stderr!.on('data', (chunk: Buffer) => (text += chunk.toString()));
-			const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-			return { code, text };
-		};
+		const output = outputOf;
 		for (const [args, env] of [
 			[['--port', '0', '--profile', 'spec'], {}],
 			[['--port', '0'], { SANDBOX_PROFILE: 'spec' }],
