@@ -2,8 +2,8 @@ import type { IDataObject, IExecuteFunctions, INodeProperties, JsonObject } from
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { formatCents, toCents, type Endpoint } from '../../shared';
-import { apiRequest, errorKeyOf, httpCodeOf } from '../transport';
-import { recordOf } from './normalize';
+import { apiRequest } from '../transport';
+import { mayHaveMovedMoney, orderIdTaken, withOrderId } from './orderId';
 import { payoutsUnderOrderId } from './payoutLookup';
 import { inputError } from './validation';
 
@@ -134,22 +134,6 @@ export function sbpIntent(amount: string, phone: string, bank: string): PayoutIn
 	};
 }
 
-function orderIdTaken(error: unknown): boolean {
-	const context = (error as { context?: IDataObject } | undefined)?.context;
-	const fields = context?.fieldErrors as IDataObject | undefined;
-	return (
-		errorKeyOf(error) === 'invalid_request_data' &&
-		fields !== undefined &&
-		fields.order_id !== undefined
-	);
-}
-
-/** No answer, or a 5xx: the service may have made the payout before it failed to answer. */
-function mayHaveMovedMoney(error: unknown): boolean {
-	const code = httpCodeOf(error);
-	return code === undefined || code >= 500;
-}
-
 function describeExisting(payouts: IDataObject[]): string {
 	const cents = payouts.reduce((sum, payout) => sum + (toCents(payout.amount) ?? 0), 0);
 	const where = [
@@ -184,13 +168,6 @@ export function sameIntentOrThrow(
 				'Nothing was paid. An order ID names one payout: give this payout its own Order ID, or correct the amount or destination if it is the same payout.',
 		},
 	);
-}
-
-function output(payouts: IDataObject[], orderId: string, alreadyExisted: boolean): IDataObject[] {
-	return payouts.map((payout) => {
-		const out = recordOf(payout);
-		return { ...out, order_id: out.order_id ?? orderId, already_existed: alreadyExisted };
-	});
 }
 
 /** The Order ID parameter: required, trimmed, bounded, printable. */
@@ -251,7 +228,7 @@ export async function createPayoutOnce(
 				},
 			);
 		}
-		return output(existing, orderId, true);
+		return withOrderId(existing, orderId, true);
 	};
 
 	const before = await payoutsUnderOrderId.call(this, orderId, intent.cents, itemIndex);
@@ -273,7 +250,7 @@ export async function createPayoutOnce(
 			if (after && orderIdTaken(error)) return existingOutput(after);
 			if (after) {
 				sameIntentOrThrow.call(this, after, orderId, intent, itemIndex);
-				return output(after, orderId, false);
+				return withOrderId(after, orderId, false);
 			}
 		}
 		if (error instanceof NodeApiError && mayHaveMovedMoney(error)) {
@@ -306,5 +283,5 @@ export async function createPayoutOnce(
 			},
 		);
 	}
-	return output(payouts as IDataObject[], orderId, false);
+	return withOrderId(payouts as IDataObject[], orderId, false);
 }

@@ -18,7 +18,7 @@ import {
 } from '../../shared';
 import { apiRequest, errorKeyOf, httpCodeOf } from '../transport';
 import { limitOf, runsAsTool } from './guardrails';
-import { recordOf } from './normalize';
+import { mayHaveMovedMoney, orderIdTaken, withOrderId } from './orderId';
 import { listAll } from './pagination';
 import { checkOrderId } from './payout';
 import { checkAmount, checkRequired } from './validation';
@@ -277,26 +277,6 @@ function sameRefundOrThrow(
 	);
 }
 
-function output(refunds: IDataObject[], orderId: string, alreadyExisted: boolean): IDataObject[] {
-	return refunds.map((refund) => {
-		const out = recordOf(refund);
-		return { ...out, order_id: out.order_id ?? orderId, already_existed: alreadyExisted };
-	});
-}
-
-function orderIdTaken(error: unknown): boolean {
-	const fields = (error as { context?: IDataObject } | undefined)?.context?.fieldErrors as
-		| IDataObject
-		| undefined;
-	return errorKeyOf(error) === 'invalid_request_data' && fields?.order_id !== undefined;
-}
-
-/** No answer, or a 5xx: the service may have refunded before it failed to answer. */
-function mayHaveMovedMoney(error: unknown): boolean {
-	const code = httpCodeOf(error);
-	return code === undefined || code >= 500;
-}
-
 /** What an AI agent reads: the amount, the payment and the Order ID, in words. */
 function toolSummary(refunds: IDataObject[], intent: RefundIntent, currency: string): string {
 	const cents = refunds.reduce((sum, refund) => sum + (toCents(refund.amount) ?? 0), 0);
@@ -427,7 +407,7 @@ export async function createRefundOnce(
 					summary: toolSummary(refunds, intent, before.currency),
 				}))
 			: refunds;
-	if (existing.length > 0) return finish(output(existing, orderId, true));
+	if (existing.length > 0) return finish(withOrderId(existing, orderId, true));
 
 	const endpoint = cents === undefined ? ENDPOINTS.refundFullCreate : ENDPOINTS.refundPartialCreate;
 	let answer: IDataObject;
@@ -447,7 +427,7 @@ export async function createRefundOnce(
 			if (after && found.length > 0) {
 				sameRefundOrThrow.call(this, found, after, intent, itemIndex);
 				// Taken meanwhile: another run's refund. No answer: this request's own refund.
-				return finish(output(found, orderId, orderIdTaken(error)));
+				return finish(withOrderId(found, orderId, orderIdTaken(error)));
 			}
 			if (after && orderIdTaken(error)) {
 				throw new NodeOperationError(
@@ -487,5 +467,5 @@ export async function createRefundOnce(
 			},
 		);
 	}
-	return finish(output([refund], orderId, false));
+	return finish(withOrderId([refund], orderId, false));
 }
