@@ -1,7 +1,8 @@
 /**
  * The end-to-end suite's stack and what its cases share: the shop backend (sink), the relay, the
  * sandbox and n8n started once, the workflows it runs, and helpers to pay, read executions and ask
- * the relay's admin API. paypalych.test.ts holds the cases, paypalych-security.ts the security ones.
+ * the relay's admin API. paypalych.test.ts holds the cases, paypalych-security.ts the security ones,
+ * paypalych-money.ts the money ones.
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
