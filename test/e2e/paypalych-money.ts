@@ -9,7 +9,12 @@
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CREDENTIAL_NAME } from '../../scripts/harness/examples.ts';
-import { REPO_ROOT, TRIGGER_TYPE, nodeBinary } from '../../scripts/harness/n8n.ts';
+import {
+	REPO_ROOT,
+	TRIGGER_TYPE,
+	nodeBinary,
+	type WorkflowJson,
+} from '../../scripts/harness/n8n.ts';
 import { freePort, httpJson, startService, type Service } from '../../scripts/harness/proc.ts';
 import { waitFor, OUTSIDE } from '../../scripts/harness/wait.ts';
 import {
@@ -127,7 +132,7 @@ const FIRST_PAYMENT = {
 	trigger: 'PayPalych Trigger',
 } as const;
 
-function firstPaymentWorkflow(sinkUrl: string): Json {
+function firstPaymentWorkflow(sinkUrl: string): WorkflowJson {
 	return {
 		id: FIRST_PAYMENT.id,
 		name: 'My first PayPalych payment',
@@ -207,7 +212,7 @@ function firstPaymentCase(): void {
 				data: { apiToken: String(merchant.token), baseUrl: String(merchant.url) },
 			},
 		]);
-		await stack.n8n.importWorkflows([firstPaymentWorkflow(sink.url) as never]);
+		await stack.n8n.importWorkflows([firstPaymentWorkflow(sink.url)]);
 		await stack.n8n.activateWorkflow(FIRST_PAYMENT.id);
 		webhookUrl = stack.n8n.webhookUrl(FIRST_PAYMENT.id, FIRST_PAYMENT.trigger);
 		expect(webhookUrl).toMatch(/\/webhook\/[^/]+\/payment$/);
