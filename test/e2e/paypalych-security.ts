@@ -11,6 +11,7 @@ import {
 	createBill,
 	paidCalls,
 	phases,
+	postForm,
 	relayAdmin,
 	sink,
 	stack,
@@ -19,19 +20,6 @@ import {
 export function securityCases(): void {
 	describe('security: what a dishonest customer or an unlucky operator can do', () => {
 		const form = (fields: Json) => new URLSearchParams(fields as Record<string, string>).toString();
-		async function send(
-			url: string,
-			fields: Json,
-		): Promise<{ status: number; receipt: string | null }> {
-			const res = await fetch(url, {
-				method: 'POST',
-				headers: { 'content-type': 'application/x-www-form-urlencoded' },
-				body: form(fields),
-				redirect: 'manual',
-			});
-			await res.arrayBuffer();
-			return { status: res.status, receipt: res.headers.get('x-paypalych-receipt') };
-		}
 		const relayPayment = () => `${stack.relay.url}/postback/payment`;
 		const direct = () => stack.triggerUrls[EXAMPLE_IDS.paymentPaid];
 		type PayResult = {
@@ -80,13 +68,13 @@ export function securityCases(): void {
 			await answeredPostback(stack, failed.payment.id);
 			// The customer's browser showed them this form: a valid signature for (OutSum, InvId).
 			const forged = { ...failed.redirect.fields, TrsId: failed.payment.id, Status: 'SUCCESS' };
-			expect(await send(direct(), forged)).toEqual({ status: 422, receipt: 'rejected' });
-			expect(await send(direct(), { ...forged, TrsId: `made-up-${Date.now()}` })).toEqual({
+			expect(await postForm(direct(), forged)).toEqual({ status: 422, receipt: 'rejected' });
+			expect(await postForm(direct(), { ...forged, TrsId: `made-up-${Date.now()}` })).toEqual({
 				status: 503,
 				receipt: 'retry',
 			});
 			// The relay can only check the signature: it stores the call, and every trigger refuses it.
-			expect((await send(relayPayment(), forged)).status).toBe(200);
+			expect((await postForm(relayPayment(), forged)).status).toBe(200);
 			const [event] = await settledRelayEvents(failed.payment.id, 'SUCCESS');
 			expect(event.deliveries.map((d) => [d.status, d.lastStatus])).toEqual(
 				event.deliveries.map(() => ['dead', 422]),
@@ -112,10 +100,10 @@ export function securityCases(): void {
 			);
 			for (const borrowed of [cheap.payment.id, twin.payment.id]) {
 				const forged = { ...victim.redirect.fields, TrsId: borrowed, Status: 'SUCCESS' };
-				expect(await send(direct(), forged)).toEqual({ status: 422, receipt: 'rejected' });
+				expect(await postForm(direct(), forged)).toEqual({ status: 422, receipt: 'rejected' });
 				// The relay holds the genuine postback of this TrsId and status under another signed pair:
 				// it asks the service, whose record does not agree with the forged call (issue 25).
-				expect((await send(relayPayment(), forged)).status).toBe(403);
+				expect((await postForm(relayPayment(), forged)).status).toBe(403);
 			}
 			for (const borrowed of [cheap.payment.id, twin.payment.id]) {
 				const events = await settledRelayEvents(borrowed, 'SUCCESS');
@@ -148,8 +136,8 @@ export function securityCases(): void {
 				{ Status: 'Success ' },
 				{ TrsId: ` ${String(genuine.TrsId)} ` },
 			]) {
-				expect((await send(relayPayment(), { ...genuine, ...variant })).status).toBe(200);
-				expect(await send(direct(), { ...genuine, ...variant })).toEqual({
+				expect((await postForm(relayPayment(), { ...genuine, ...variant })).status).toBe(200);
+				expect(await postForm(direct(), { ...genuine, ...variant })).toEqual({
 					status: 200,
 					receipt: 'duplicate',
 				});

@@ -1,7 +1,8 @@
 /**
  * The end-to-end suite's stack and what its cases share: the shop backend (sink), the relay, the
  * sandbox and n8n started once, the workflows it runs, and helpers to pay, read executions and ask
- * the relay's admin API. paypalych.test.ts holds the cases, paypalych-security.ts the security ones.
+ * the relay's admin API. paypalych.test.ts holds the cases, paypalych-security.ts the security ones,
+ * paypalych-money.ts the money ones.
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -66,6 +67,24 @@ export async function requestPaymentLink(body: Json): Promise<{ status: number; 
 	return { status: res.status, answer: (await res.json()) as Json };
 }
 
+/**
+ * Posts form fields to `url` as the service posts a postback (or as anyone can): the answer's
+ * status and the trigger's receipt header.
+ */
+export async function postForm(
+	url: string,
+	fields: Json,
+): Promise<{ status: number; receipt: string | null }> {
+	const res = await fetch(url, {
+		method: 'POST',
+		headers: { 'content-type': 'application/x-www-form-urlencoded' },
+		body: new URLSearchParams(fields as Record<string, string>).toString(),
+		redirect: 'manual',
+	});
+	await res.arrayBuffer();
+	return { status: res.status, receipt: res.headers.get('x-paypalych-receipt') };
+}
+
 /** Creates a bill directly on the sandbox API, as the merchant. */
 export async function createBill(amount: string, orderId: string): Promise<string> {
 	const bill = await stack.api<Json>('POST', '/api/v1/bill/create', {
@@ -125,34 +144,76 @@ function examplesForTheSuite(settings: ExampleSettings): WorkflowJson[] {
 	);
 }
 
-/** Workflows of the security suite only (published beside the examples). */
-const SUITE_IDS = {
+/** Workflows of the security and money suites only (published beside the examples). */
+export const SUITE_IDS = {
 	sellerCopy: 'ppE2eSellerCopy',
 	successRedirect: 'ppE2eSuccessRedirect',
+	billIdOnly: 'ppE2eBillIdOnly',
 } as const;
+
+/** Where the Bill ID Only copy of example 01 calls the shop (the example's paths, moved under this). */
+export const BILL_ID_ONLY_PREFIX = '/bill-id-only';
+
+/**
+ * A copy of an example under another id, name and trigger webhook id (another production URL),
+ * its nodes given other ids and `change`d.
+ */
+function copyOf(
+	source: WorkflowJson,
+	copy: { id: string; name: string; webhookId: string; suffix: string },
+	change: (node: WorkflowJson['nodes'][number]) => WorkflowJson['nodes'][number] = (n) => n,
+): WorkflowJson {
+	return {
+		...source,
+		id: copy.id,
+		name: `${source.name} (${copy.name})`,
+		nodes: source.nodes.map((node) =>
+			change({
+				...node,
+				id: `${String(node.id)}-${copy.suffix}`,
+				...(node.type === TRIGGER_TYPE ? { webhookId: copy.webhookId } : {}),
+			}),
+		),
+	};
+}
 
 /**
  * - a second copy of the seller-payout example, as after an accidental second import: every
  *   payment postback reaches two triggers with two memories, so the payout node itself must keep
  *   a duplicate from paying twice;
+ * - a copy of example 01 with the trigger's Order Check set to Bill ID Only, calling the shop
+ *   under BILL_ID_ONLY_PREFIX (paypalych-money.ts);
  * - a Success-redirect trigger that tells the shop what it received.
  */
 function suiteWorkflows(examples: WorkflowJson[]): WorkflowJson[] {
-	const seller = examples.find((w) => w.id === EXAMPLE_IDS.sellerPayout) as WorkflowJson;
-	const copy: WorkflowJson = {
-		...seller,
+	const example = (id: string) => examples.find((w) => w.id === id) as WorkflowJson;
+	const copy = copyOf(example(EXAMPLE_IDS.sellerPayout), {
 		id: SUITE_IDS.sellerCopy,
-		name: `${seller.name} (second copy)`,
-		nodes: seller.nodes.map((node) =>
-			node.type === TRIGGER_TYPE
-				? {
-						...node,
-						id: `${String(node.id)}-copy`,
-						webhookId: '5f1c7a2e-0d1b-4c55-9a3e-7b1f0c2d9e95',
-					}
-				: { ...node, id: `${String(node.id)}-copy` },
-		),
-	};
+		name: 'second copy',
+		webhookId: '5f1c7a2e-0d1b-4c55-9a3e-7b1f0c2d9e95',
+		suffix: 'copy',
+	});
+	const billIdOnly = copyOf(
+		example(EXAMPLE_IDS.paymentPaid),
+		{
+			id: SUITE_IDS.billIdOnly,
+			name: 'Order Check: Bill ID Only',
+			webhookId: '5f1c7a2e-0d1b-4c55-9a3e-7b1f0c2d9e97',
+			suffix: 'bill-id-only',
+		},
+		(node) => ({
+			...node,
+			parameters:
+				node.type === TRIGGER_TYPE
+					? { ...node.parameters, orderCheck: 'billId' }
+					: (JSON.parse(
+							JSON.stringify(node.parameters).replaceAll(
+								'https://shop.example.com/',
+								`https://shop.example.com${BILL_ID_ONLY_PREFIX}/`,
+							),
+						) as Record<string, unknown>),
+		}),
+	);
 	const redirect = {
 		id: SUITE_IDS.successRedirect,
 		name: 'E2E: success redirect is reported to the shop',
@@ -187,7 +248,7 @@ function suiteWorkflows(examples: WorkflowJson[]): WorkflowJson[] {
 		],
 		connections: { 'Success redirect': { main: [[{ node: 'Report', type: 'main', index: 0 }]] } },
 	} as unknown as WorkflowJson;
-	return [copy, redirect];
+	return [copy, billIdOnly, redirect];
 }
 
 /** Starts the stack (sink, relay, sandbox, n8n) once for the file, and stops it after. */

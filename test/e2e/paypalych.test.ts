@@ -27,6 +27,7 @@ import {
 	useE2eStack,
 	waitForExecutions,
 } from './paypalych-world.ts';
+import { moneyCases } from './paypalych-money.ts';
 import { securityCases } from './paypalych-security.ts';
 
 useE2eStack();
@@ -404,6 +405,7 @@ describe.skipIf(SKIP)(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, (
 		phases.mark('reconciliation (n8n execute)');
 	});
 	securityCases();
+	moneyCases();
 
 	it('paid bills whose postbacks the service lost reach the workflow once each, by the catch-up, with the relay stopped for part of the run', async () => {
 		const before = (await executionsOf(EXAMPLE_IDS.paymentPaid)).length;
