@@ -60,7 +60,8 @@ export async function checkMoneyBack(
 ): Promise<LookUpVerdict> {
 	const id = (fields.Id ?? '').trim();
 	const paymentId = (fields.PaymentId ?? '').trim();
-	if (id === '' || paymentId === '') return { ok: false, code: 403, reason: 'Id or PaymentId is empty' };
+	if (id === '' || paymentId === '')
+		return { ok: false, code: 403, reason: 'Id or PaymentId is empty' };
 	let record: ApiRecord | undefined;
 	if (kind === 'refund') {
 		try {
@@ -81,7 +82,11 @@ export async function checkMoneyBack(
 	}
 	record ??= findById(kind === 'refund' ? payment.refunds : payment.chargebacks, id);
 	if (record === undefined)
-		return { ok: false, code: 403, reason: `the service lists no ${kind} ${id} on payment ${paymentId}` };
+		return {
+			ok: false,
+			code: 403,
+			reason: `the service lists no ${kind} ${id} on payment ${paymentId}`,
+		};
 	const verdict = confirmMoneyBack(kind, fields, record, payment, undefined, false);
 	if (verdict.ok) return { ok: true };
 	return { ok: false, code: verdict.retry ? 503 : 403, reason: verdict.reason };
