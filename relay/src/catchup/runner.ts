@@ -216,6 +216,9 @@ export class CatchupRunner {
 			(['refund', 'chargeback'] as const).filter((k) => this.#o.targets[k].length > 0),
 		);
 		w.result.moneyBack = noMoneyBackRead();
+		// Less than their two searches left of the budget: they wait for the next run (the coverage
+		// says not_read).
+		if (w.budget - w.api.calls < kinds.size) return Promise.resolve(undefined);
 		const hooks = {
 			admit: (kind: MoneyBackEvent, fields: PostbackFields, orderUnknown: boolean) =>
 				this.#admit(kind, fields, w.result, orderUnknown),
