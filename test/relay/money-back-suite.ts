@@ -4,7 +4,8 @@
 // header, their signatures, their look-ups with the service, their dedupe, and the catch-up of
 // those the service lost.
 import { expect, it } from 'vitest';
-import { md5 } from './helpers.ts';
+import { cookieOf, submitLogin } from './console-login.ts';
+import { ADMIN_TOKEN, md5 } from './helpers.ts';
 import type { SuiteStore } from './fresh-store.ts';
 import { sandboxMerchant } from './sandbox-merchant.ts';
 import { catchupSetup } from './catchup-setup.ts';
@@ -89,7 +90,10 @@ export function moneyBackSuite(store: SuiteStore, profile: 'live' | 'spec'): voi
 		const r = await relay(m.token, {
 			RELAY_REFUND_TARGETS: target.url('/n8n/refund'),
 			RELAY_CHARGEBACK_TARGETS: target.url('/n8n/chargeback'),
+			RELAY_RETRY_BUDGET_MS: '0',
 		});
+		// The chargeback target refuses for good: its delivery is a dead letter, as a payment's.
+		target.responder = (x) => ({ status: x.path === '/n8n/chargeback' ? 410 : 200 });
 		await control('PATCH', `/shops/${m.shopId}`, {
 			resultUrl: `${r.url}/postback/payment`,
 			refundUrl: `${r.url}/postback/refund`,
@@ -103,6 +107,23 @@ export function moneyBackSuite(store: SuiteStore, profile: 'live' | 'spec'): voi
 			`/n8n/refund refund ${refund.refund.id}`,
 		]);
 		expect(await kinds(r)).toEqual(['chargeback postback', 'refund postback']);
+		await waitFor('the dead letter', async () => {
+			const dead = (await admin(r, 'GET', '/events?status=dead')).data as Json[];
+			return dead.length === 1 && dead[0].kind === 'chargeback';
+		});
+
+		// The console shows them as it shows payments: the kind, the Id, the dead letter.
+		const login = await submitLogin(r.app, { token: ADMIN_TOKEN });
+		const cookie = cookieOf(login, 'relay_console') ?? '';
+		const page = async (url: string) => {
+			const res = await r.app.inject({ url, headers: { cookie } });
+			expect(res.statusCode, url).toBe(200);
+			return res.body;
+		};
+		const list = await page('/admin/console/events?kind=refund');
+		expect(list).toContain(refund.refund.id);
+		expect(list).not.toContain(charged.chargeback.id);
+		expect(await page('/admin/console/dead')).toContain('/n8n/chargeback');
 	});
 
 	it('refuses a forged signature, a payment signature on a refund and the other way round, and a refund or chargeback the service does not know or shows for another bill', async () => {
