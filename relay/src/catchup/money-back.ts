@@ -12,6 +12,7 @@ import type { MoneyBackEvent, PostbackFields } from '../contract.ts';
 import { ApiError, BudgetSpent } from '../service-api.ts';
 import type { Admission } from '../admission.ts';
 import type { Housekeeping } from '../store/types.ts';
+import type { Targets } from '../targets.ts';
 import { readList } from './lists.ts';
 import type { Window } from './result.ts';
 
@@ -51,8 +52,8 @@ export interface MoneyBackHooks {
 	) => Promise<Admission | undefined>;
 	store: Pick<Housekeeping, 'catchupMarks' | 'addCatchupMarks'>;
 	logger: Logger;
-	/** Which kinds have targets (none: not read). */
-	kinds: ReadonlySet<MoneyBackEvent>;
+	/** A kind without targets is not read. */
+	targets: Pick<Targets, MoneyBackEvent>;
 }
 
 type Json = Record<string, unknown>;
@@ -105,17 +106,26 @@ export class MoneyBackCatchup {
 	/** When each paid payment's chargebacks were last read: the least recently read go first. */
 	readonly #checkedAt = new Map<string, number>();
 
-	/** Reads refunds, then chargebacks, within `share` calls; what it learnt goes to `coverage`. */
-	async read(
-		w: Window,
-		hooks: MoneyBackHooks,
-		coverage: MoneyBackCoverage,
-	): Promise<BudgetSpent | undefined> {
+	/**
+	 * Reads refunds, then chargebacks, within a quarter of the budget; what it learnt goes to the
+	 * run's `moneyBack`. Less than their two searches left of the budget: they wait for the next run
+	 * (`not_read`).
+	 */
+	async read(w: Window, hooks: MoneyBackHooks): Promise<BudgetSpent | undefined> {
+		const kinds = (['refund', 'chargeback'] as const).filter((k) => hooks.targets[k].length > 0);
+		const coverage: MoneyBackCoverage = {
+			refunds: 'not_read',
+			refundsListed: 0,
+			paymentsChecked: 0,
+			paymentsToCheck: 0,
+		};
+		w.result.moneyBack = coverage;
+		if (w.budget - w.api.calls < kinds.length) return undefined;
 		const share = Math.max(2, Math.floor(w.budget / 4));
 		const until = Math.min(w.budget, w.api.calls + share);
 		try {
-			if (hooks.kinds.has('refund')) await this.#refunds(w, hooks, coverage, until);
-			if (hooks.kinds.has('chargeback')) await this.#chargebacks(w, hooks, coverage, until);
+			if (kinds.includes('refund')) await this.#refunds(w, hooks, coverage, until);
+			if (kinds.includes('chargeback')) await this.#chargebacks(w, hooks, coverage, until);
 			return undefined;
 		} catch (error) {
 			if (error instanceof BudgetSpent) return error;
@@ -252,11 +262,3 @@ export class MoneyBackCatchup {
 		}
 	}
 }
-
-/** A run's coverage before it reads anything. */
-export const noMoneyBackRead = (): MoneyBackCoverage => ({
-	refunds: 'not_read',
-	refundsListed: 0,
-	paymentsChecked: 0,
-	paymentsToCheck: 0,
-});

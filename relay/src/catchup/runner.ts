@@ -17,7 +17,7 @@ import type { CatchupResult, Window } from './result.ts';
 import { isFinalBill, paymentPostback, payoutPostback } from './events.ts';
 import { addDays, createdDate, createdWithin } from '../contract.ts';
 import { StoreInputError } from '../store/input.ts';
-import { MoneyBackCatchup, noMoneyBackRead } from './money-back.ts';
+import { MoneyBackCatchup } from './money-back.ts';
 
 export type { CatchupResult, FoundEvent, SkippedRecord } from './result.ts';
 
@@ -206,27 +206,14 @@ export class CatchupRunner {
 		const stopped = this.#o.targets.payment.length > 0 ? await this.#readAllBills(w) : undefined;
 		const cut = stopped ?? payoutsCut;
 		if (cut) throw cut;
-		const moneyBackCut = await this.#readMoneyBack(w);
-		if (moneyBackCut) throw moneyBackCut;
-	}
-
-	/** Refunds and chargebacks, with what the payouts and bills left of the budget (money-back.ts). */
-	#readMoneyBack(w: Window): Promise<BudgetSpent | undefined> {
-		const kinds = new Set(
-			(['refund', 'chargeback'] as const).filter((k) => this.#o.targets[k].length > 0),
-		);
-		w.result.moneyBack = noMoneyBackRead();
-		// Less than their two searches left of the budget: they wait for the next run (the coverage
-		// says not_read).
-		if (w.budget - w.api.calls < kinds.size) return Promise.resolve(undefined);
-		const hooks = {
-			admit: (kind: MoneyBackEvent, fields: PostbackFields, orderUnknown: boolean) =>
-				this.#admit(kind, fields, w.result, orderUnknown),
+		// Refunds and chargebacks, with what the payouts and bills left (money-back.ts).
+		const moneyBackCut = await this.#moneyBack.read(w, {
+			admit: (kind, fields, orderUnknown) => this.#admit(kind, fields, w.result, orderUnknown),
 			store: this.#o.store,
 			logger: this.#o.logger,
-			kinds,
-		};
-		return this.#moneyBack.read(w, hooks, w.result.moneyBack);
+			targets: this.#o.targets,
+		});
+		if (moneyBackCut) throw moneyBackCut;
 	}
 
 	/**
