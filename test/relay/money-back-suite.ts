@@ -146,7 +146,10 @@ export function moneyBackSuite(store: SuiteStore, profile: 'live' | 'spec'): voi
 
 		// Signed with the token, but for a refund the service does not know, or another bill: the
 		// look-up refuses it (refund/status; with the refund API off, payment/status&refunds=1).
-		expect(await status('refund', signed({ ...genuine, Id: `${genuine.Id}x` }))).toBe(403);
+		const unknown = signed({ ...genuine, Id: `${genuine.Id}x` });
+		expect(await status('refund', unknown)).toBe(403);
+		// Within the one look-up budget: the same call again is refused without asking the service.
+		expect(await status('refund', unknown)).toBe(403);
 		expect(await status('payment', signed({ ...genuine, BillId: other.billId }))).toBe(403);
 		await control('PATCH', `/merchants/${m.merchantId}`, { refunds: false });
 		expect(await status('payment', signed({ ...genuine, Id: `${genuine.Id}y` }))).toBe(403);
@@ -157,8 +160,12 @@ export function moneyBackSuite(store: SuiteStore, profile: 'live' | 'spec'): voi
 		expect(await events(r)).toEqual([]);
 		const metrics = await (await fetch(`${r.url}/metrics`)).text();
 		expect(metrics).toMatch(
-			/paypalych_relay_rejected_total\{kind="refund",reason="unknown_refund"\} 4/,
+			/paypalych_relay_rejected_total\{kind="refund",reason="unknown_refund"\} 5/,
 		);
+		expect(metrics).toMatch(
+			/paypalych_relay_lookups_total\{kind="refund",outcome="remembered"\} 1/,
+		);
+		expect(metrics).toMatch(/paypalych_relay_lookups_total\{kind="refund",outcome="refused"\} 4/);
 
 		// The genuine one, with the refund API still off, is confirmed through the payment's refunds.
 		expect(await status('refund', genuine)).toBe(200);
