@@ -15,6 +15,7 @@ export const SERVICE_SUITES = [
 	'test/relay/attacks/operator-lockout.test.ts',
 	'test/relay/catchup-deep.test.ts',
 	'test/relay/catchup.test.ts',
+	'test/relay/money-back.test.ts',
 	'test/relay/console.browser.test.ts',
 	'test/relay/console.test.ts',
 	'test/relay/crash.test.ts',

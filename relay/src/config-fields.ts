@@ -187,6 +187,12 @@ export const fields = z.object({
 	),
 	RELAY_SUCCESS_TARGETS: urlList.describe('n8n webhook URLs that receive success redirects'),
 	RELAY_FAIL_TARGETS: urlList.describe('n8n webhook URLs that receive fail redirects'),
+	RELAY_REFUND_TARGETS: urlList.describe(
+		'n8n webhook URLs that receive refund postbacks (unset: the payment targets)',
+	),
+	RELAY_CHARGEBACK_TARGETS: urlList.describe(
+		'n8n webhook URLs that receive chargeback postbacks (unset: the payment targets)',
+	),
 	RELAY_SUCCESS_URL: optionalUrl.describe(
 		"page the customer's browser is sent to after a success redirect",
 	),

@@ -17,6 +17,9 @@ export interface RelayConfig {
 		redirect: string[];
 		success: string[];
 		fail: string[];
+		/** Refund and chargeback postbacks; empty: they go to `payment` (targets.ts). */
+		refund: string[];
+		chargeback: string[];
 	};
 	/**
 	 * true: a 2xx (or a redirect event's 3xx) counts as delivered only with an X-PayPalych-Receipt
@@ -305,6 +308,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 			redirect: c.RELAY_REDIRECT_TARGETS,
 			success: c.RELAY_SUCCESS_TARGETS,
 			fail: c.RELAY_FAIL_TARGETS,
+			refund: c.RELAY_REFUND_TARGETS,
+			chargeback: c.RELAY_CHARGEBACK_TARGETS,
 		},
 		requireReceipt: c.RELAY_REQUIRE_RECEIPT,
 		successUrl: c.RELAY_SUCCESS_URL,

@@ -14,7 +14,6 @@ export {
 	PAYMENT_POSTBACK_STATUSES,
 	SERVICE_TIME_ZONE,
 	PAYOUT_POSTBACK_STATUSES,
-	POSTBACK_EVENTS,
 	POSTBACK_RULES,
 	canonicalStatus,
 	RECEIPT_HEADER,
@@ -41,14 +40,22 @@ export {
 	toCents,
 	verifyPostback,
 	MONEY_BACK_EVENTS,
+	confirmMoneyBack,
+	findById,
 	identifyMoneyBack,
 	isMoneyBackEvent,
 	moneyBackKey,
 	postbackKindOf,
 } from '../../nodes/shared/index.ts';
-export type {
-	MoneyBackEvent,
-	PostbackEvent,
-	PostbackFields,
-	SignedEvent,
-} from '../../nodes/shared/index.ts';
+export type { MoneyBackEvent, PostbackFields, SignedEvent } from '../../nodes/shared/index.ts';
+import { MONEY_BACK_EVENTS, POSTBACK_EVENTS as CALL_EVENTS } from '../../nodes/shared/index.ts';
+import type { MoneyBackEvent, PostbackEvent as CallEvent } from '../../nodes/shared/index.ts';
+
+/**
+ * The kinds of event the relay takes, stores, forwards and counts: the four calls of the interface
+ * document (payment, payout, success, fail) and money going back (refund, chargeback). The
+ * relay's name for it is PostbackEvent; the contract's own four are `CallEvent` here.
+ */
+export type PostbackEvent = CallEvent | MoneyBackEvent;
+export const POSTBACK_EVENTS: readonly PostbackEvent[] = [...CALL_EVENTS, ...MONEY_BACK_EVENTS];
+export type { CallEvent };

@@ -1,12 +1,13 @@
 import type { RelayConfig } from './config.ts';
-import { postbackKey } from './contract.ts';
-import type { PostbackEvent, PostbackFields } from './contract.ts';
+import { POSTBACK_EVENTS, postbackKey } from './contract.ts';
+import type { MoneyBackEvent, PostbackEvent, PostbackFields } from './contract.ts';
 import { onePaymentOneEvent } from './fidelity.ts';
 import type { Forwarder } from './forwarder.ts';
 import { LookUpBudget, PairLimiter } from './limits.ts';
 import { checkPayment, checkPaymentOrder, checkPayout, checkPayoutRecord } from './look-ups.ts';
 import type { LookUpVerdict } from './look-ups.ts';
 import type { Metrics } from './metrics.ts';
+import { checkMoneyBack, moneyBackDedupeKey } from './money-back.ts';
 import { lookUpApi } from './service-api.ts';
 import type { ServiceApi } from './service-api.ts';
 import { pairKeyOf } from './store/pair-key.ts';
@@ -55,6 +56,44 @@ export const canonicalTrsId = (trsId: string): string => trsId.trim();
 const formBody = (fields: PostbackFields) => new URLSearchParams(fields).toString();
 
 /**
+ * What differs between the kinds of event, in one table; everything else (the look-up budget,
+ * the pair limit, the store, dead letters, metrics, the console) is one path for all of them.
+ * `key`: the dedupe key (null: never deduplicated, the redirects); `twins`: a postback the store
+ * takes only when it holds no twin (same kind and TrsId, another key: fidelity.ts);
+ * `confirm`: every postback of the kind is looked up with the service before it is stored.
+ */
+interface KindRule {
+	key: (fields: PostbackFields) => string | null;
+	twins: boolean;
+	confirm?: Check;
+}
+
+const callRule = (kind: 'payment' | 'payout' | 'success' | 'fail', twins: boolean): KindRule => ({
+	key: (fields) => postbackKey(kind, fields) ?? null,
+	twins,
+});
+
+/**
+ * A refund or chargeback: its signature covers its Id, payment and bill, but not its Status, and
+ * a valid one for an Id the service does not know (or for another bill) must start nothing: each
+ * postback is looked up (money-back.ts), within the same budget as every look-up.
+ */
+const moneyBackRule = (kind: MoneyBackEvent): KindRule => ({
+	key: (fields) => moneyBackDedupeKey(kind, fields),
+	twins: false,
+	confirm: (api, fields) => checkMoneyBack(kind, api, fields),
+});
+
+export const KINDS: Readonly<Record<PostbackEvent, KindRule>> = {
+	payment: callRule('payment', true),
+	payout: callRule('payout', true),
+	success: callRule('success', false),
+	fail: callRule('fail', false),
+	refund: moneyBackRule('refund'),
+	chargeback: moneyBackRule('chargeback'),
+};
+
+/**
  * The one door into the store for incoming events, used by the postback routes and the catch-up
  * alike: builds the stored event, runs the look-ups, applies the per-signed-pair limit to
  * postbacks, stores the event with one delivery per target (handed off to the forwarder when it
@@ -92,8 +131,13 @@ export class Intake {
 			payout: bounded('payout', checkPayoutRecord),
 		};
 		this.#onePaymentOneEvent = onePaymentOneEvent(options.store, confirm);
+		const confirmed = POSTBACK_EVENTS.flatMap((kind) => {
+			const confirm = KINDS[kind].confirm;
+			return confirm ? [bounded(kind, confirm)] : [];
+		});
 		this.#lookUps = [
 			...(config.payoutCheck === 'service' ? [bounded('payout', checkPayout)] : []),
+			...confirmed,
 			this.#onePaymentOneEvent,
 		];
 		this.#paymentKnown = bounded('payment', checkPayment);
@@ -113,7 +157,7 @@ export class Intake {
 		}
 		if (source.via !== 'postback') return this.#stored(candidate, await this.#insert(candidate));
 		if (kind === 'success' || kind === 'fail') return this.#redirect(candidate);
-		return await this.#postback(candidate, (fields.TrsId ?? '') !== '');
+		return await this.#postback(candidate, KINDS[kind].twins && (fields.TrsId ?? '') !== '');
 	}
 
 	/**
@@ -198,7 +242,7 @@ export class Intake {
 		delete stored.SignatureValue;
 		const common = {
 			kind,
-			dedupeKey: postbackKey(kind, fields) ?? null,
+			dedupeKey: KINDS[kind].key(fields),
 			fields: stored,
 			receivedAt: (this.#o.now ?? Date.now)(),
 		};
@@ -243,15 +287,16 @@ type Check = (api: ServiceApi, fields: PostbackFields) => Promise<LookUpVerdict>
 
 /**
  * A look-up of an incoming postback with the service (`check`: payout/status for every payout
- * postback when RELAY_PAYOUT_CHECK=service, payment/status for a payment over the pair limit, and
+ * postback when RELAY_PAYOUT_CHECK=service, payment/status for a payment over the pair limit,
  * payment/status or payout/status for a postback whose TrsId and status a stored postback with
- * another signed pair holds), within one budget for all (LookUpBudget): a refusal remembered for a
+ * another signed pair holds, and refund/status or payment/status for every refund or chargeback
+ * postback), within one budget for all (LookUpBudget): a refusal remembered for a
  * while is refused again without a call (403); over the signed pair's look-ups this minute: 429;
  * over the look-ups of all pairs this minute (RELAY_LOOKUP_GLOBAL_LIMIT): 503 with Retry-After,
  * the service retries.
  */
 function boundedLookUp(budget: LookUpBudget, metrics: Metrics, apis: readonly ServiceApi[]) {
-	return (kind: 'payment' | 'payout', check: Check): LookUp =>
+	return (kind: PostbackEvent, check: Check): LookUp =>
 		async ({ kind: asked, fields, source }) => {
 			if (asked !== kind || source.via !== 'postback') return undefined;
 			const call = () => check(apis[source.tokenIndex] ?? apis[0], fields);
@@ -262,12 +307,12 @@ function boundedLookUp(budget: LookUpBudget, metrics: Metrics, apis: readonly Se
 async function lookUpWithin(
 	budget: LookUpBudget,
 	metrics: Metrics,
-	kind: 'payment' | 'payout',
+	kind: PostbackEvent,
 	fields: PostbackFields,
 	network: string,
 	call: () => Promise<LookUpVerdict>,
 ): Promise<Exclude<Admission, { outcome: 'stored' }> | undefined> {
-	const unknown = kind === 'payment' ? 'unknown_payment' : 'unknown_payout';
+	const unknown = `unknown_${kind}`;
 	const pairKey = pairKeyOf(kind, fields) ?? '';
 	const over = budget.take(pairKey, fields, Date.now(), network);
 	if (over?.over === 'remembered') {

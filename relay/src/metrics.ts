@@ -63,7 +63,7 @@ export class Metrics {
 	);
 	readonly lookUps = this.#counter(
 		'paypalych_relay_lookups_total',
-		'Look-ups of an incoming postback with the service (payout/status, payment/status), by kind and outcome (known, refused, failed; remembered: a refusal repeated without a call).',
+		'Look-ups of an incoming postback with the service (payout/status, payment/status, refund/status), by kind and outcome (known, refused, failed; remembered: a refusal repeated without a call).',
 		['kind', 'outcome'],
 	);
 	readonly lookUpsThrottled = this.#counter(

@@ -137,9 +137,23 @@ export class ServiceApi {
 		this.#endsAt = this.#o.now() + this.#o.runDeadlineMs;
 	}
 
-	/** `payment/status?id=`: the payment's record. */
-	paymentStatus(id: string): Promise<ApiRecord> {
-		return this.#record(ENDPOINTS.paymentStatus.path, id);
+	/**
+	 * `payment/status?id=`: the payment's record; `refunds`: with `refunds=1` (its refunds listed
+	 * under `refunds`), `chargeback`: with `chargeback=1` (its chargebacks under `chargebacks`).
+	 */
+	paymentStatus(
+		id: string,
+		lists: { refunds?: boolean; chargeback?: boolean } = {},
+	): Promise<ApiRecord> {
+		return this.#record(ENDPOINTS.paymentStatus.path, id, {
+			...(lists.refunds ? { refunds: '1' } : {}),
+			...(lists.chargeback ? { chargeback: '1' } : {}),
+		});
+	}
+
+	/** `refund/status?id=`: the refund's record (the refund API, switched on per merchant). */
+	refundStatus(id: string): Promise<ApiRecord> {
+		return this.#record(ENDPOINTS.refundStatus.path, id);
 	}
 
 	/** `payout/status?id=`: the payout's record. */
@@ -171,8 +185,8 @@ export class ServiceApi {
 	}
 
 	/** A `.../status?id=` record: flat, or under `data`. */
-	async #record(path: string, id: string): Promise<ApiRecord> {
-		const answer = await this.get(path, { id });
+	async #record(path: string, id: string, qs: Record<string, string> = {}): Promise<ApiRecord> {
+		const answer = await this.get(path, { id, ...qs });
 		const data = answer.data;
 		return data && typeof data === 'object' && !Array.isArray(data) ? (data as ApiRecord) : answer;
 	}

@@ -22,7 +22,9 @@ const resolved = new WeakMap<RelayConfig, Targets>();
 /**
  * The fan-out rule: the targets each event kind goes to (resolved once per configuration), also
  * for the store's replay. Success redirects go to RELAY_SUCCESS_TARGETS and RELAY_REDIRECT_TARGETS,
- * fail redirects to RELAY_FAIL_TARGETS and RELAY_REDIRECT_TARGETS.
+ * fail redirects to RELAY_FAIL_TARGETS and RELAY_REDIRECT_TARGETS. Refunds go to
+ * RELAY_REFUND_TARGETS, chargebacks to RELAY_CHARGEBACK_TARGETS; either unset, to the payment
+ * targets (the event header names the kind; a Payment trigger takes them with Also Accept).
  */
 export function targetsByKind(config: RelayConfig): Targets {
 	let r = resolved.get(config);
@@ -33,6 +35,8 @@ export function targetsByKind(config: RelayConfig): Targets {
 			payout: unique(t.payout),
 			success: unique(t.success, t.redirect),
 			fail: unique(t.fail, t.redirect),
+			refund: unique(t.refund.length > 0 ? t.refund : t.payment),
+			chargeback: unique(t.chargeback.length > 0 ? t.chargeback : t.payment),
 		};
 		resolved.set(config, r);
 	}

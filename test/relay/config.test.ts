@@ -34,6 +34,8 @@ describe('relay configuration', () => {
 			redirect: [],
 			success: [],
 			fail: [],
+			refund: [],
+			chargeback: [],
 		});
 		expect(c.requireReceipt).toBe(true);
 		expect(c.retryBudgetMs).toBe(24 * 3_600_000);
@@ -221,6 +223,26 @@ describe('relay configuration', () => {
 		]);
 	});
 
+	it('sends refunds and chargebacks to RELAY_REFUND_TARGETS and RELAY_CHARGEBACK_TARGETS, each unset to the payment targets', () => {
+		const payment = 'http://n8n:5678/webhook/pay';
+		const unset = loadConfig({ ...minimal, RELAY_PAYMENT_TARGETS: payment });
+		expect(targetsByKind(unset)).toMatchObject({ refund: [payment], chargeback: [payment] });
+		const set = loadConfig({
+			...minimal,
+			RELAY_PAYMENT_TARGETS: payment,
+			RELAY_REFUND_TARGETS: 'http://n8n:5678/webhook/refund',
+			RELAY_CHARGEBACK_TARGETS: 'http://n8n:5678/webhook/cb,http://n8n:5678/webhook/cb',
+		});
+		expect(targetsByKind(set)).toMatchObject({
+			payment: [payment],
+			refund: ['http://n8n:5678/webhook/refund'],
+			chargeback: ['http://n8n:5678/webhook/cb'],
+		});
+		expect(errorOf({ ...minimal, RELAY_REFUND_TARGETS: 'nope' }).variables).toEqual([
+			'RELAY_REFUND_TARGETS',
+		]);
+	});
+
 	it('sends success redirects to the success and redirect lists, fail redirects to the fail and redirect lists, each URL once', () => {
 		const c = loadConfig({
 			PAYPALYCH_API_TOKEN: TOKEN,
@@ -244,6 +266,8 @@ describe('relay configuration', () => {
 			payout: [],
 			success: targetsByKind(c).success,
 			fail: targetsByKind(c).fail,
+			refund: [],
+			chargeback: [],
 		});
 		// Only a fail list is a valid configuration; a bad URL in it is named.
 		expect(

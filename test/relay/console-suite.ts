@@ -370,8 +370,8 @@ export function consoleSuite(name: string, open: () => Promise<OpenedStore>): vo
 			it('answers bad filters on the events and dead-letter pages with what was wrong', async () => {
 				const cases: Array<[string, string]> = [
 					[
-						'/admin/console/events?kind=refund',
-						'Kind: must be one of payment, payout, success, fail',
+						'/admin/console/events?kind=refunds',
+						'Kind: must be one of payment, payout, success, fail, refund, chargeback',
 					],
 					[
 						'/admin/console/events?status=lost',

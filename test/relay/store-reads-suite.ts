@@ -177,7 +177,7 @@ export function readsContract(get: () => Store): void {
 		);
 
 		const activity = await store.activity(T0, T0 + 3_000, 1_000);
-		const kinds = ['payment', 'payout', 'success', 'fail'];
+		const kinds = ['payment', 'payout', 'success', 'fail', 'refund', 'chargeback'];
 		expect(activity).toHaveLength(3 * kinds.length);
 		for (let i = 0; i < 3; i++) {
 			for (const kind of kinds)

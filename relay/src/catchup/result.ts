@@ -13,18 +13,21 @@ import {
 import { ApiError } from '../service-api.ts';
 import type { ServiceApi } from '../service-api.ts';
 import { HeldRows } from './lists.ts';
+import type { MoneyBackCoverage } from './money-back.ts';
+import type { MoneyBackEvent } from '../contract.ts';
 
-/** One event the catch-up stored: a final payment or payout no postback brought. */
+/** One event the catch-up stored: a final payment, payout, refund or chargeback no postback brought. */
 export interface FoundEvent {
 	eventId: string;
-	kind: 'payment' | 'payout';
+	/** A refund's or chargeback's `trsId` is its Id. */
+	kind: 'payment' | 'payout' | MoneyBackEvent;
 	trsId: string;
 	status: string;
 }
 
 /** A record the store refused (a NUL, an over-long order ID): skipped, reported, the run goes on. */
 export interface SkippedRecord {
-	kind: 'payment' | 'payout';
+	kind: 'payment' | 'payout' | MoneyBackEvent;
 	trsId: string;
 	reason: string;
 }
@@ -51,6 +54,8 @@ export interface CatchupResult {
 	found: FoundEvent[];
 	skippedRecords: SkippedRecord[];
 	error?: string;
+	/** Refunds and chargebacks (catchup/money-back.ts): absent when the run did not get to them. */
+	moneyBack?: MoneyBackCoverage;
 	/** A partial run stopped at RELAY_CATCHUP_MAX_BYTES: what it held (also raised as catchup-failed). */
 	ceiling?: string;
 	startedAt: number;

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { RelayConfig } from '../config.ts';
 import { canonicalStatus, orderIdOf } from '../contract.ts';
-import type { PostbackFields } from '../contract.ts';
+import type { MoneyBackEvent, PostbackFields } from '../contract.ts';
 import type { Intake } from '../intake.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Housekeeping } from '../store/types.ts';
@@ -17,6 +17,7 @@ import type { CatchupResult, Window } from './result.ts';
 import { isFinalBill, paymentPostback, payoutPostback } from './events.ts';
 import { addDays, createdDate, createdWithin } from '../contract.ts';
 import { StoreInputError } from '../store/input.ts';
+import { MoneyBackCatchup } from './money-back.ts';
 
 export type { CatchupResult, FoundEvent, SkippedRecord } from './result.ts';
 
@@ -76,6 +77,8 @@ export class CatchupRunner {
 	#readThisRun = new Set<string>();
 	/** Runs in a row that ended partial or failed, and since when. */
 	readonly #trouble: { since?: number } = {};
+	/** Refunds and chargebacks no postback brought (money-back.ts). */
+	readonly #moneyBack = new MoneyBackCatchup();
 
 	constructor(options: CatchupOptions) {
 		this.#o = options;
@@ -203,6 +206,14 @@ export class CatchupRunner {
 		const stopped = this.#o.targets.payment.length > 0 ? await this.#readAllBills(w) : undefined;
 		const cut = stopped ?? payoutsCut;
 		if (cut) throw cut;
+		// Refunds and chargebacks, with what the payouts and bills left (money-back.ts).
+		const moneyBackCut = await this.#moneyBack.read(w, {
+			admit: (kind, fields, orderUnknown) => this.#admit(kind, fields, w.result, orderUnknown),
+			store: this.#o.store,
+			logger: this.#o.logger,
+			targets: this.#o.targets,
+		});
+		if (moneyBackCut) throw moneyBackCut;
 	}
 
 	/**
@@ -361,11 +372,13 @@ export class CatchupRunner {
 	 * service did not tell the bill's order ID, so InvId is '' (see Intake's look-ups).
 	 */
 	async #admit(
-		kind: 'payment' | 'payout',
+		kind: 'payment' | 'payout' | MoneyBackEvent,
 		fields: PostbackFields,
 		result: CatchupResult,
 		orderUnknown: boolean,
-	): Promise<void> {
+	): Promise<Awaited<ReturnType<Intake['admit']>> | undefined> {
+		// A refund's or chargeback's id is its Id (the reports' `trsId`).
+		const trsId = fields.TrsId ?? fields.Id ?? '';
 		let admitted;
 		try {
 			admitted = await this.#o.intake.admit(kind, fields, { via: 'catch-up', orderUnknown });
@@ -373,23 +386,15 @@ export class CatchupRunner {
 			// A record the store cannot hold (a NUL, an over-long order ID) must not stop the run at
 			// the same place every time: it is skipped, reported and alerted; the run goes on.
 			if (!(error instanceof StoreInputError)) throw error;
-			result.skippedRecords.push({
-				kind,
-				trsId: fields.TrsId.slice(0, 100),
-				reason: error.message,
-			});
+			result.skippedRecords.push({ kind, trsId: trsId.slice(0, 100), reason: error.message });
 			this.#o.logger.warn(
-				{ kind, trsId: fields.TrsId.slice(0, 100), error: error.message },
+				{ kind, trsId: trsId.slice(0, 100), error: error.message },
 				'catch-up skipped a record the store cannot hold',
 			);
-			return;
+			return undefined;
 		}
-		if (admitted.outcome !== 'stored' || admitted.duplicate) return;
-		result.found.push({
-			eventId: admitted.eventId,
-			kind,
-			trsId: fields.TrsId,
-			status: fields.Status,
-		});
+		if (admitted.outcome !== 'stored' || admitted.duplicate) return admitted;
+		result.found.push({ eventId: admitted.eventId, kind, trsId, status: fields.Status });
+		return admitted;
 	}
 }

@@ -1,5 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { describeRejection, parsePostbackBody, verifyPostback } from '../contract.ts';
+import {
+	describeRejection,
+	identifyMoneyBack,
+	isMoneyBackEvent,
+	parsePostbackBody,
+	postbackKindOf,
+	verifyPostback,
+} from '../contract.ts';
 import type { PostbackEvent, PostbackFields } from '../contract.ts';
 import type { ContextOptions, RelayContext } from '../context.ts';
 import type { Admission, Source } from '../admission.ts';
@@ -10,17 +17,27 @@ import type { ClientFault } from './errors.ts';
 import { page } from './page.ts';
 
 type Verdict =
-	| { ok: true; fields: PostbackFields; tokenIndex: number }
+	| { ok: true; kind: PostbackEvent; fields: PostbackFields; tokenIndex: number }
 	| { ok: false; code: 400 | 401; reason: string; detail: string };
 
-/** Parse, then verify with every configured token. Nothing is stored before this passes. */
-function check(ctx: RelayContext, kind: PostbackEvent, request: FastifyRequest): Verdict {
+/**
+ * Parse, then verify with every configured token. Nothing is stored before this passes. At the
+ * refund and chargeback routes, and at the payment route for a body with a refund's fields
+ * (postbackKindOf: merchants paste one URL into the Result, Refund and Chargeback URL fields),
+ * the signature tells which of the two it is (identifyMoneyBack), and it is that kind.
+ */
+function check(ctx: RelayContext, route: PostbackEvent, request: FastifyRequest): Verdict {
 	const contentType = request.headers['content-type'] ?? '';
 	const raw = typeof request.body === 'string' ? request.body : undefined;
 	const parsed = parsePostbackBody(raw, contentType);
 	if (!parsed.ok)
 		return { ok: false, code: 400, reason: parsed.reason, detail: describeRejection(parsed) };
-	const verified = verifyPostback(kind, parsed.fields, ctx.config.apiTokens);
+	const moneyBack =
+		isMoneyBackEvent(route) ||
+		(route === 'payment' && postbackKindOf(parsed.fields) === 'moneyBack');
+	const verified = moneyBack
+		? identifyMoneyBack(parsed.fields, ctx.config.apiTokens)
+		: { ...verifyPostback(route, parsed.fields, ctx.config.apiTokens), event: route };
 	if (!verified.ok) {
 		// An unsigned call is treated like a forged one; a call missing a data field is garbage.
 		const garbage = verified.reason === 'missing_field' && verified.field !== 'SignatureValue';
@@ -31,7 +48,7 @@ function check(ctx: RelayContext, kind: PostbackEvent, request: FastifyRequest):
 			detail: describeRejection(verified),
 		};
 	}
-	return { ok: true, fields: parsed.fields, tokenIndex: verified.tokenIndex };
+	return { ok: true, kind: verified.event, fields: parsed.fields, tokenIndex: verified.tokenIndex };
 }
 
 type Limiter = ReturnType<FastifyInstance['createRateLimit']>;
@@ -149,10 +166,10 @@ const badInput = (
  */
 async function admitCall(
 	ctx: RelayContext,
-	kind: PostbackEvent,
 	request: FastifyRequest,
 	verdict: Extract<Verdict, { ok: true }>,
 ): Promise<Admission | { outcome: 'failed'; error: unknown; fault?: ClientFault }> {
+	const kind = verdict.kind;
 	try {
 		const source = sourceOf(request, verdict.tokenIndex);
 		const admission = await ctx.intake.admit(kind, verdict.fields, source);
@@ -165,19 +182,23 @@ async function admitCall(
 	}
 }
 
-/** The service's postbacks: plain-text answers it reads as acknowledged (200) or to retry. */
+/**
+ * The service's postbacks: plain-text answers it reads as acknowledged (200) or to retry. `route`:
+ * the kind of the URL; a refund or chargeback at the payment route is stored as what it is.
+ */
 async function postback(
 	ctx: RelayContext,
-	kind: 'payment' | 'payout',
+	route: 'payment' | 'payout' | 'refund' | 'chargeback',
 	request: FastifyRequest,
 	reply: FastifyReply,
 ) {
-	const verdict = check(ctx, kind, request);
+	const verdict = check(ctx, route, request);
 	if (!verdict.ok) {
-		reject(ctx, request, kind, { status: verdict.code, ...verdict });
+		reject(ctx, request, route, { status: verdict.code, ...verdict });
 		return text(reply, verdict.code, verdict.code === 401 ? 'Unauthorized' : 'Bad Request');
 	}
-	const admission = await admitCall(ctx, kind, request, verdict);
+	const kind = verdict.kind;
+	const admission = await admitCall(ctx, request, verdict);
 	if (admission.outcome === 'failed') {
 		if (admission.fault) return text(reply, admission.fault.status, 'Bad Request');
 		request.log.error(
@@ -240,7 +261,7 @@ async function redirect(
 	}
 	const perPayment = await limits.payment(request, verdict.fields);
 	if (perPayment !== undefined) return tooMany(perPayment, 'payment');
-	const admission = await admitCall(ctx, kind, request, verdict);
+	const admission = await admitCall(ctx, request, verdict);
 	if (admission.outcome === 'failed') {
 		if (admission.fault) return html(reply, admission.fault.status, PAGES.incomplete);
 		request.log.error({ err: admission.error, kind }, 'storing the redirect failed');
@@ -257,7 +278,7 @@ async function redirect(
 }
 
 /**
- * The service's postbacks (payment Result URL, payout webhook) and the customer's success/fail
+ * The service's postbacks (payment Result URL, payout webhook, Refund URL, Chargeback URL) and the customer's success/fail
  * redirects: parse, authenticate, hand the verified call to the intake and answer. The bodies are
  * kept as the raw string (form-encoded or JSON) so that the targets get them unchanged and can
  * verify the signature themselves.
@@ -265,7 +286,7 @@ async function redirect(
 export async function postbackRoutes(app: FastifyInstance, { ctx }: ContextOptions): Promise<void> {
 	app.removeAllContentTypeParsers();
 	app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
-	for (const kind of ['payment', 'payout'] as const) {
+	for (const kind of ['payment', 'payout', 'refund', 'chargeback'] as const) {
 		app.post(`/postback/${kind}`, (request, reply) => postback(ctx, kind, request, reply));
 	}
 	const limits = redirectLimits(app, ctx.config.redirectLimit);

@@ -1,4 +1,4 @@
-import { POSTBACK_RULES, toCents } from '../contract.ts';
+import { POSTBACK_RULES, isMoneyBackEvent, toCents } from '../contract.ts';
 import type { PostbackEvent } from '../contract.ts';
 
 /**
@@ -7,13 +7,15 @@ import type { PostbackEvent } from '../contract.ts';
  * amount) and its signed id. `100.5` and `100.50` are one pair. Stored with each event
  * (`pair_key`, indexed), so the limit is one indexed count inside the insert. The success and fail
  * redirects carry one signature (OutSum, InvId) and share one pair, `redirect`, which their daily
- * ceiling counts (RELAY_REDIRECT_LIMIT_PER_PAYMENT_DAY); it is never a payment's pair. The one
- * place the relay normalises a signed amount for this.
+ * ceiling counts (RELAY_REDIRECT_LIMIT_PER_PAYMENT_DAY); it is never a payment's pair. A refund's
+ * or chargeback's signature covers its `Id` (with its payment and bill): its pair is its kind and
+ * Id. The one place the relay normalises a signed amount for this.
  */
 export function pairKeyOf(
 	kind: PostbackEvent,
 	fields: Readonly<Record<string, string>>,
 ): string | null {
+	if (isMoneyBackEvent(kind)) return JSON.stringify([kind, (fields.Id ?? '').trim()]);
 	const rule = POSTBACK_RULES[kind];
 	if (!rule) return null;
 	const amount = fields[rule.amountField] ?? '';

@@ -84,7 +84,7 @@ export function eventsPage(opts: {
 			<td data-label="Received"><a href="${CONSOLE}/events/${encodeURIComponent(e.id)}">${utc(e.receivedAt)}</a></td>
 			<td data-label="Kind">${e.kind}${e.source === 'catch-up' ? html` ${badge('catch-up', 'catch-up')}` : ''}</td>
 			<td data-label="InvId" class="wrap">${e.fields.InvId ?? ''}</td>
-			<td data-label="TrsId" class="wrap">${e.fields.TrsId ?? ''}</td>
+			<td data-label="TrsId / Id" class="wrap">${e.fields.TrsId ?? e.fields.Id ?? ''}</td>
 			<td data-label="Status">${e.fields.Status ?? ''}</td>
 			<td data-label="Amount" class="num">${amountOf(e)}</td>
 			<td data-label="Deliveries">${deliverySummary(opts.deliveries.get(e.id) ?? [])}</td>
@@ -98,7 +98,7 @@ export function eventsPage(opts: {
 			opts.errors?.length
 				? ''
 				: html`<div class="scroll"><table class="cards">
-				<thead><tr><th>Received (UTC)</th><th>Kind</th><th>InvId</th><th>TrsId</th><th>Status</th><th class="num">Amount</th><th>Deliveries</th></tr></thead>
+				<thead><tr><th>Received (UTC)</th><th>Kind</th><th>InvId</th><th title="a refund's or chargeback's Id">TrsId / Id</th><th>Status</th><th class="num">Amount</th><th>Deliveries</th></tr></thead>
 				<tbody>${rows.length ? rows : html`<tr><td colspan="7" class="muted">No event matches.</td></tr>`}</tbody>
 			</table></div>
 			<div class="pager">
