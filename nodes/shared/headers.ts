@@ -11,6 +11,27 @@
  */
 export const RECEIPT_HEADER = 'x-paypalych-receipt';
 
+/**
+ * Every value the trigger writes in RECEIPT_HEADER. `retry` comes with a 503 (the service could
+ * not confirm the postback now), `rejected` with a 4xx. The relay keeps the receipt with each
+ * delivery attempt and knows only these words: anything else is no receipt.
+ */
+export const RECEIPTS = ['accepted', 'duplicate', 'ignored', 'rejected', 'retry'] as const;
+
+/** What the trigger did with a call: one of RECEIPTS. */
+export type Receipt = (typeof RECEIPTS)[number];
+
+/**
+ * The receipt a header value names, or null: one value (a repeated header is none), at most 32
+ * characters, spaces around and letter case ignored, one of RECEIPTS. A target that is not the
+ * trigger, or answers garbage, gives null: never a guess.
+ */
+export function receiptOf(value: unknown): Receipt | null {
+	if (typeof value !== 'string' || value.length > 32) return null;
+	const word = value.trim().toLowerCase();
+	return (RECEIPTS as readonly string[]).includes(word) ? (word as Receipt) : null;
+}
+
 /** The event the relay forwarded a call as (`payment`, `payout`, `success`, `fail`). */
 export const EVENT_HEADER = 'x-paypalych-event';
 

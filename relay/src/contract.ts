@@ -18,6 +18,8 @@ export {
 	POSTBACK_RULES,
 	canonicalStatus,
 	RECEIPT_HEADER,
+	RECEIPTS,
+	receiptOf,
 	RECEIVED_AT_HEADER,
 	ENDPOINTS,
 	addDays,
@@ -50,5 +52,6 @@ export type {
 	MoneyBackEvent,
 	PostbackEvent,
 	PostbackFields,
+	Receipt,
 	SignedEvent,
 } from '../../nodes/shared/index.ts';

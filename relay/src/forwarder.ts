@@ -257,17 +257,12 @@ export class Forwarder {
 		const { metrics, logger } = this.#o;
 		const now = answer.endedAt;
 		const httpStatus = answer.status ?? 0;
-		await this.#results.record({
-			outcome: 'delivered',
-			id: d.id,
-			now,
-			httpStatus,
-			timing: timingOf(d, answer),
-		});
+		const timing = timingOf(d, answer);
+		await this.#results.record({ outcome: 'delivered', id: d.id, now, httpStatus, timing });
 		metrics.delivered.inc({ kind: d.kind });
 		metrics.latency.observe(Math.max(0, now - d.receivedAt) / 1000);
 		// One info line per delivery: what reached which target, and what the trigger answered.
-		logger.info({ ...logFields(d, answer), receipt: answer.receipt }, 'delivered');
+		logger.info({ ...logFields(d, answer), receipt: timing.receipt }, 'delivered');
 	}
 
 	async #failed(

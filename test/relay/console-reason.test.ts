@@ -19,6 +19,7 @@ const delivery: Delivery = {
 	lastStatus: 422,
 	lastError: 'HTTP 422',
 	lastResponse: hostile,
+	lastReceipt: null,
 	deliveredAt: null,
 	attemptBase: 1,
 	manual: false,
@@ -35,6 +36,7 @@ const attempt = (n: number, origin: DeliveryAttempt['origin']): DeliveryAttempt 
 	outcome: n === 2 ? 'dead' : 'retry',
 	origin,
 	response: hostile,
+	receipt: null,
 });
 
 const event: StoredEvent = {

@@ -1,5 +1,6 @@
 // Row → object mapping shared by both engines (SQLite returns fields as JSON text, PostgreSQL as
 // jsonb), and the answers both assemble from their rows (counts, activity, target health).
+import { receiptOf } from '../contract.ts';
 import type { PostbackEvent } from '../contract.ts';
 import type {
 	ActivityBucket,
@@ -51,6 +52,7 @@ export function toDelivery(row: Row): Delivery {
 		lastStatus: numOrNull(row.last_status),
 		lastError: strOrNull(row.last_error),
 		lastResponse: strOrNull(row.last_response),
+		lastReceipt: receiptOf(row.last_receipt),
 		deliveredAt: numOrNull(row.delivered_at),
 		attemptBase: Number(row.attempt_base ?? 0),
 		manual: Number(row.manual ?? 0) === 1,
@@ -78,6 +80,7 @@ export function leasedDelivery(
 		lastStatus: null,
 		lastError: null,
 		lastResponse: null,
+		lastReceipt: null,
 		deliveredAt: null,
 		attemptBase: 0,
 		manual: false,
@@ -111,6 +114,7 @@ export function toAttempt(row: Row): DeliveryAttempt {
 		outcome: row.outcome as AttemptOutcome,
 		origin: row.origin === 'manual' ? 'manual' : 'scheduled',
 		response: strOrNull(row.response),
+		receipt: receiptOf(row.receipt),
 	};
 }
 
