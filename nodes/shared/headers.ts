@@ -22,31 +22,11 @@ export const RECEIPTS = ['accepted', 'duplicate', 'ignored', 'rejected', 'retry'
 export type Receipt = (typeof RECEIPTS)[number];
 
 /**
- * The receipt a header value names, or null: one value (a repeated header is none), at most 32
- * characters, spaces around and letter case ignored, one of RECEIPTS. A target that is not the
- * trigger, or answers garbage, gives null: never a guess.
+ * The receipt a header value names, or null: exactly one of RECEIPTS, as the trigger writes it. A
+ * repeated header, another spelling, a longer text or anything else a target answers is none: a
+ * target that is not the trigger gives no receipt, and none is ever guessed.
  */
 export function receiptOf(value: unknown): Receipt | null {
-	if (typeof value !== 'string' || value.length > 32) return null;
-	const word = value.trim().toLowerCase();
-	return (RECEIPTS as readonly string[]).includes(word) ? (word as Receipt) : null;
+	if (typeof value !== 'string' || value.length > 16) return null;
+	return (RECEIPTS as readonly string[]).includes(value) ? (value as Receipt) : null;
 }
-
-/** The event the relay forwarded a call as (`payment`, `payout`, `success`, `fail`). */
-export const EVENT_HEADER = 'x-paypalych-event';
-
-/** The relay's id of the stored event: the same on every attempt and replay. */
-export const EVENT_ID_HEADER = 'x-paypalych-event-id';
-
-/** The relay's idempotency key of a forwarded call (the event id). */
-export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
-
-/** The relay's attempt number of a forwarded call, from 1. */
-export const DELIVERY_ATTEMPT_HEADER = 'x-paypalych-delivery-attempt';
-
-/**
- * When the relay first received the call, epoch milliseconds, the same on every attempt and
- * replay. The trigger stops asking for retries of a postback the service still does not know
- * once this is UNKNOWN_POSTBACK_RETRY_MS old (it answers 422, and the relay dead-letters it).
- */
-export const RECEIVED_AT_HEADER = 'x-paypalych-received-at';
