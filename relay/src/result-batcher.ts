@@ -97,9 +97,10 @@ export class ResultBatcher {
 
 	/**
 	 * A result the store refused, written once more without what came from outside (the target's
-	 * answer and receipt, an error naming it): the attempt and its outcome are kept, so the retry budget and
-	 * the dead letter still apply. Were it never written, the lease would run out and the delivery
-	 * be sent again without end. A store that is down refuses this one too (the lease decides).
+	 * answer and receipt, an error naming it): the attempt and its outcome are kept, so the retry
+	 * budget and the dead letter still apply. Were it never written, the lease would run out and
+	 * the delivery be sent again without end. A store that is down refuses this one too (the lease
+	 * decides).
 	 */
 	async #plain(q: Queued, cause: unknown): Promise<void> {
 		try {
