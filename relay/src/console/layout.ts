@@ -83,7 +83,8 @@ export const badge = (
 const RECEIPT_MEANS: Record<Receipt, string> = {
 	accepted: 'the PayPalych Trigger started the workflow',
 	duplicate: 'the PayPalych Trigger had already received it: the workflow did not run again',
-	ignored: 'the PayPalych Trigger ignored it (a status not selected, or another event): the workflow did not run',
+	ignored:
+		'the PayPalych Trigger ignored it (a status not selected, or another event): the workflow did not run',
 	rejected: 'the PayPalych Trigger refused it: the workflow did not run',
 	retry: 'the PayPalych Trigger could not confirm it with the service yet',
 };
