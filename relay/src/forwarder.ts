@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
+import { receiptOf } from './contract.ts';
 import { failureReason, outcomeOf, send, timingOf } from './delivery-attempt.ts';
 import type { AttemptAnswer } from './delivery-attempt.ts';
 import type { Metrics } from './metrics.ts';
@@ -249,6 +250,10 @@ export class Forwarder {
 			return;
 		}
 		const outcome = outcomeOf(d, answer, this.#o.requireReceipt);
+		if (answer.status !== undefined) {
+			const receipt = receiptOf(answer.receipt) ?? 'none';
+			this.#o.metrics.receipts.inc({ kind: d.kind, receipt });
+		}
 		if (outcome === 'success') await this.#succeeded(d, answer);
 		else await this.#failed(d, answer, outcome);
 	}
