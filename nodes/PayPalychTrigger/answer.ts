@@ -1,6 +1,6 @@
 import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
-import { RECEIPT_HEADER, type PostbackEvent } from '../shared';
+import { RECEIPT_HEADER, type PostbackEvent, type Receipt } from '../shared';
 
 /** The Node.js response methods the trigger uses (n8n's express response has them all). */
 export interface PlainResponse {
@@ -8,12 +8,6 @@ export interface PlainResponse {
 	setHeader(name: string, value: string): unknown;
 	end(body?: string): unknown;
 }
-
-/**
- * What the trigger did with a call: the value of RECEIPT_HEADER on every answer it writes.
- * `retry` (with 503): the service could not confirm the postback now; the sender should try again.
- */
-export type Receipt = 'accepted' | 'duplicate' | 'ignored' | 'rejected' | 'retry';
 
 /** What a 503 asks the sender to wait before trying a postback again that could not be confirmed. */
 const RETRY_AFTER_SECONDS = 60;
@@ -32,6 +26,11 @@ export interface Call {
 export interface Answer {
 	status: number;
 	body: string;
+	/**
+	 * What the trigger did with the call (one of RECEIPTS): the value of RECEIPT_HEADER on every
+	 * answer it writes. `retry` (with 503): the service could not confirm the postback now; the
+	 * sender should try again.
+	 */
 	receipt: Receipt;
 	contentType?: string;
 	/** A 303 to this address, without a body (a redirect event sending the browser on). */

@@ -5,11 +5,31 @@
  */
 
 /**
- * What the trigger did with a call (`accepted`, `duplicate`, `ignored`, `rejected`, `retry`), on every answer it
- * writes. A relay counts a 2xx as delivered only with it: n8n answers 200 to every request while
- * it is starting up, before any trigger has seen the call.
+ * What the trigger did with a call (one of RECEIPTS), on every answer it writes. A relay counts a
+ * 2xx as delivered only with it: n8n answers 200 to every request while it is starting up, before
+ * any trigger has seen the call.
  */
 export const RECEIPT_HEADER = 'x-paypalych-receipt';
+
+/**
+ * Every value the trigger writes in RECEIPT_HEADER. `retry` comes with a 503 (the service could
+ * not confirm the postback now), `rejected` with a 4xx. The relay keeps the receipt with each
+ * delivery attempt and knows only these words: anything else is no receipt.
+ */
+export const RECEIPTS = ['accepted', 'duplicate', 'ignored', 'rejected', 'retry'] as const;
+
+/** What the trigger did with a call: one of RECEIPTS. */
+export type Receipt = (typeof RECEIPTS)[number];
+
+/**
+ * The receipt a header value names, or null: exactly one of RECEIPTS, as the trigger writes it. A
+ * repeated header, another spelling, a longer text or anything else a target answers is none: a
+ * target that is not the trigger gives no receipt, and none is ever guessed.
+ */
+export function receiptOf(value: unknown): Receipt | null {
+	if (typeof value !== 'string' || value.length > 16) return null;
+	return (RECEIPTS as readonly string[]).includes(value) ? (value as Receipt) : null;
+}
 
 /** The event the relay forwarded a call as (`payment`, `payout`, `success`, `fail`). */
 export const EVENT_HEADER = 'x-paypalych-event';

@@ -17,6 +17,8 @@ export {
 	POSTBACK_RULES,
 	canonicalStatus,
 	RECEIPT_HEADER,
+	RECEIPTS,
+	receiptOf,
 	RECEIVED_AT_HEADER,
 	ENDPOINTS,
 	addDays,
@@ -47,7 +49,7 @@ export {
 	moneyBackKey,
 	postbackKindOf,
 } from '../../nodes/shared/index.ts';
-export type { MoneyBackEvent, PostbackFields, SignedEvent } from '../../nodes/shared/index.ts';
+export type { MoneyBackEvent, PostbackFields, Receipt, SignedEvent } from '../../nodes/shared/index.ts';
 import { MONEY_BACK_EVENTS, POSTBACK_EVENTS as CALL_EVENTS } from '../../nodes/shared/index.ts';
 import type { MoneyBackEvent, PostbackEvent as CallEvent } from '../../nodes/shared/index.ts';
 

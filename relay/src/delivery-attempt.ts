@@ -7,6 +7,7 @@ import {
 	IDEMPOTENCY_KEY_HEADER,
 	RECEIPT_HEADER,
 	RECEIVED_AT_HEADER,
+	receiptOf,
 } from './contract.ts';
 import { NO_RECEIPT_ERROR, classify } from './retry-policy.ts';
 import type { Outcome } from './retry-policy.ts';
@@ -30,6 +31,7 @@ export interface AttemptAnswer {
 	/** The target's status; undefined when no answer came (timeout, connection error). */
 	status: number | undefined;
 	retryAfter: string | string[] | undefined;
+	/** The X-PayPalych-Receipt header as it came (any text, or repeated): see timingOf. */
 	receipt: string | string[] | undefined;
 	/** The start of the answer's body (the target's reason for a refusal). */
 	response: string | null;
@@ -114,7 +116,10 @@ export function outcomeOf(d: ClaimedDelivery, a: AttemptAnswer, requireReceipt: 
 	return classify(a.status, d.kind, { required: requireReceipt, present: a.receipt !== undefined });
 }
 
-/** The attempt as the store records it. */
+/**
+ * The attempt as the store records it, with the trigger's receipt: one of the known words, or
+ * null (no header, a repeated one, or anything else a target wrote: never a guess).
+ */
 export function timingOf(d: ClaimedDelivery, a: AttemptAnswer): AttemptTiming {
 	return {
 		attempt: d.attempts,
@@ -122,6 +127,7 @@ export function timingOf(d: ClaimedDelivery, a: AttemptAnswer): AttemptTiming {
 		durationMs: Math.max(0, a.endedAt - a.startedAt),
 		origin: d.manual ? 'manual' : 'scheduled',
 		response: a.response,
+		receipt: receiptOf(a.receipt),
 	};
 }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import type { Logger } from 'pino';
+import { receiptOf } from './contract.ts';
 import { failureReason, outcomeOf, send, timingOf } from './delivery-attempt.ts';
 import type { AttemptAnswer } from './delivery-attempt.ts';
 import type { Metrics } from './metrics.ts';
@@ -249,6 +250,10 @@ export class Forwarder {
 			return;
 		}
 		const outcome = outcomeOf(d, answer, this.#o.requireReceipt);
+		if (answer.status !== undefined) {
+			const receipt = receiptOf(answer.receipt) ?? 'none';
+			this.#o.metrics.receipts.inc({ kind: d.kind, receipt });
+		}
 		if (outcome === 'success') await this.#succeeded(d, answer);
 		else await this.#failed(d, answer, outcome);
 	}
@@ -257,17 +262,12 @@ export class Forwarder {
 		const { metrics, logger } = this.#o;
 		const now = answer.endedAt;
 		const httpStatus = answer.status ?? 0;
-		await this.#results.record({
-			outcome: 'delivered',
-			id: d.id,
-			now,
-			httpStatus,
-			timing: timingOf(d, answer),
-		});
+		const timing = timingOf(d, answer);
+		await this.#results.record({ outcome: 'delivered', id: d.id, now, httpStatus, timing });
 		metrics.delivered.inc({ kind: d.kind });
 		metrics.latency.observe(Math.max(0, now - d.receivedAt) / 1000);
 		// One info line per delivery: what reached which target, and what the trigger answered.
-		logger.info({ ...logFields(d, answer), receipt: answer.receipt }, 'delivered');
+		logger.info({ ...logFields(d, answer), receipt: timing.receipt }, 'delivered');
 	}
 
 	async #failed(

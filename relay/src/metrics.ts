@@ -51,6 +51,11 @@ export class Metrics {
 		'Deliveries a target accepted.',
 		['kind'],
 	);
+	readonly receipts = this.#counter(
+		'paypalych_relay_receipts_total',
+		"Delivery attempts answered, by event kind and the PayPalych Trigger's receipt (accepted, duplicate, ignored, rejected, retry; none: the target gave none).",
+		['kind', 'receipt'],
+	);
 	readonly retries = this.#counter(
 		'paypalych_relay_delivery_retries_total',
 		'Failed delivery attempts scheduled for another try.',

@@ -97,9 +97,10 @@ export class ResultBatcher {
 
 	/**
 	 * A result the store refused, written once more without what came from outside (the target's
-	 * answer, an error naming it): the attempt and its outcome are kept, so the retry budget and
-	 * the dead letter still apply. Were it never written, the lease would run out and the delivery
-	 * be sent again without end. A store that is down refuses this one too (the lease decides).
+	 * answer and receipt, an error naming it): the attempt and its outcome are kept, so the retry
+	 * budget and the dead letter still apply. Were it never written, the lease would run out and
+	 * the delivery be sent again without end. A store that is down refuses this one too (the lease
+	 * decides).
 	 */
 	async #plain(q: Queued, cause: unknown): Promise<void> {
 		try {
@@ -111,9 +112,12 @@ export class ResultBatcher {
 	}
 }
 
-/** The result without the target's answer, its error replaced by why it could not be stored. */
+/**
+ * The result without the target's answer and receipt, its error replaced by why it could not be
+ * stored.
+ */
 export function plainResult(r: DeliveryResult, cause: unknown): DeliveryResult {
-	const timing = { ...r.timing, response: null };
+	const timing = { ...r.timing, response: null, receipt: null };
 	const why = cause instanceof Error ? cause.name : 'error';
 	if (r.outcome === 'delivered') return { ...r, timing };
 	return {

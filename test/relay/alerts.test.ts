@@ -58,6 +58,7 @@ describe('relay alerts', () => {
 			lastStatus: 422,
 			lastError: 'HTTP 422',
 			lastResponse,
+			lastReceipt: null,
 			deliveredAt: null,
 			attemptBase: 0,
 			manual: false,

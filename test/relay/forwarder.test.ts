@@ -1,4 +1,5 @@
-// The forwarder's results: written in batches (ResultBatcher), each delivery freed after its commit.
+// The forwarder's results: written in batches (ResultBatcher), each delivery freed after its commit,
+// with the trigger's receipt each answer carried.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Forwarder } from '../../relay/src/forwarder.ts';
 import { createLogger } from '../../relay/src/logging.ts';
@@ -7,6 +8,7 @@ import { RESULT_WAIT_MS, ResultBatcher } from '../../relay/src/result-batcher.ts
 import type { DeliveryResult, Store } from '../../relay/src/store/types.ts';
 import { freshSqliteStore } from './fresh-store.ts';
 import { Target } from './helpers.ts';
+import type { Answer } from './helpers.ts';
 import { storeEvent } from './store-suite.ts';
 import type { OpenedStore } from './store-suite.ts';
 import { waitFor } from '../../scripts/harness/wait.ts';
@@ -45,14 +47,20 @@ describe('ResultBatcher', () => {
 			now: 2,
 			httpStatus: 422,
 			error: 'HTTP 422',
-			timing: { attempt: 1, startedAt: 0, durationMs: 1, response: 'refused\u0000' },
+			timing: {
+				attempt: 1,
+				startedAt: 0,
+				durationMs: 1,
+				response: 'refused\u0000',
+				receipt: 'rejected',
+			},
 		};
 		await batcher.record(dead);
 		expect(written).toEqual([
 			{
 				...dead,
 				error: 'HTTP 422 (the answer could not be stored: Error)',
-				timing: { ...dead.timing, response: null },
+				timing: { ...dead.timing, response: null, receipt: null },
 			},
 		]);
 		// A store that refuses everything (down): the result fails, as before.
@@ -187,5 +195,87 @@ describe('Forwarder results', () => {
 		expect(attempts).toHaveLength(n);
 		expect(new Set(attempts.map((a) => a.deliveryId)).size).toBe(n);
 		expect(attempts.every((a) => a.outcome === 'delivered' && a.httpStatus === 200)).toBe(true);
+	});
+});
+
+describe("Forwarder: the trigger's receipt", () => {
+	let opened: OpenedStore | undefined;
+	let target: Target | undefined;
+	afterEach(async () => {
+		await opened?.cleanup();
+		await target?.close();
+	});
+
+	it('keeps each receipt a target answers, and none for a target that gives none or garbage', async () => {
+		opened = await freshSqliteStore();
+		const { store } = opened;
+		target = await new Target().listen();
+		const receipt = (value: string | string[]) => ({ 'x-paypalych-receipt': value });
+		// By the TrsId of the call: what the target answers (status and X-PayPalych-Receipt).
+		const answers: Record<string, (nth: number) => Answer> = {
+			accepted: () => ({ status: 200 }),
+			duplicate: () => ({ status: 200, receipt: 'duplicate' }),
+			ignored: () => ({ status: 200, receipt: 'ignored' }),
+			rejected: () => ({ status: 422, headers: receipt('rejected'), body: 'Not confirmed' }),
+			// The service could not confirm it yet: 503 retry, then accepted on the next attempt.
+			retry: (nth) => (nth === 1 ? { status: 503, headers: receipt('retry') } : { status: 200 }),
+			// A plain webhook (not the trigger): no receipt.
+			plain: () => ({ status: 200, receipt: null }),
+			// Garbage: another spelling, a word with more, a long text, the header twice.
+			upper: () => ({ status: 200, receipt: 'DUPLICATE' }),
+			padded: () => ({ status: 200, receipt: 'duplicate; q=1' }),
+			long: () => ({ status: 200, receipt: `accepted${'x'.repeat(8000)}` }),
+			twice: () => ({ status: 200, receipt: null, headers: receipt(['accepted', 'duplicate']) }),
+		};
+		const seen = new Map<string, number>();
+		target.responder = (req) => {
+			const trsId = new URLSearchParams(req.body).get('TrsId')!.slice(2);
+			seen.set(trsId, (seen.get(trsId) ?? 0) + 1);
+			return answers[trsId](seen.get(trsId)!);
+		};
+		const ids = new Map<string, string>();
+		for (const name of Object.keys(answers)) {
+			const inserted = await store.insertEvent(storeEvent(`R-${name}`, [target.url('/pay')]));
+			ids.set(name, inserted.eventId);
+		}
+		const forwarder = new Forwarder({
+			store,
+			metrics: new Metrics(),
+			logger: createLogger('silent'),
+			concurrency: 16,
+			leaseMs: 60_000,
+			deliveryTimeoutMs: 5_000,
+			retryBudgetMs: 60_000,
+			baseDelayMs: 20,
+			maxDelayMs: 50,
+			pollIntervalMs: 20,
+			// Plain webhooks are delivered without a receipt (RELAY_REQUIRE_RECEIPT=false).
+			requireReceipt: false,
+		});
+		forwarder.start();
+		const finished = async () => {
+			const all = await store.listDeliveries({ limit: 100 });
+			return all.every((d) => d.status === 'delivered' || d.status === 'dead') ? all : undefined;
+		};
+		const deliveries = await waitFor('every delivery finished', finished);
+		await forwarder.stop();
+		const attempts = await store.listAttempts(deliveries.map((d) => d.id));
+		const of = (name: string) => {
+			const d = deliveries.find((x) => x.eventId === ids.get(name))!;
+			const mine = attempts.filter((a) => a.deliveryId === d.id);
+			return [d.status, d.lastStatus, d.lastReceipt, mine.map((a) => a.receipt)];
+		};
+		expect(Object.fromEntries(Object.keys(answers).map((name) => [name, of(name)]))).toEqual({
+			accepted: ['delivered', 200, 'accepted', ['accepted']],
+			duplicate: ['delivered', 200, 'duplicate', ['duplicate']],
+			ignored: ['delivered', 200, 'ignored', ['ignored']],
+			rejected: ['dead', 422, 'rejected', ['rejected']],
+			retry: ['delivered', 200, 'accepted', ['retry', 'accepted']],
+			plain: ['delivered', 200, null, [null]],
+			upper: ['delivered', 200, null, [null]],
+			padded: ['delivered', 200, null, [null]],
+			long: ['delivered', 200, null, [null]],
+			twice: ['delivered', 200, null, [null]],
+		});
 	});
 });

@@ -146,7 +146,7 @@ export interface Received {
 
 export interface Answer {
 	status: number;
-	headers?: Record<string, string>;
+	headers?: Record<string, string | string[]>;
 	hangMs?: number;
 	/** Response body; the status code as text by default. */
 	body?: string;

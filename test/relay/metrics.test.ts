@@ -115,6 +115,7 @@ describe('Prometheus metrics (prom-client)', () => {
 			['paypalych_relay_duplicates_total', 'counter'],
 			['paypalych_relay_delivered_total', 'counter'],
 			['paypalych_relay_delivery_retries_total', 'counter'],
+			['paypalych_relay_receipts_total', 'counter'],
 			['paypalych_relay_dead_total', 'counter'],
 			['paypalych_relay_delivery_latency_seconds', 'histogram'],
 			['paypalych_relay_deliveries', 'gauge'],
@@ -134,6 +135,10 @@ describe('Prometheus metrics (prom-client)', () => {
 		expect(sample(e, 'paypalych_relay_delivered_total{kind="payout"}')).toBe(1);
 		expect(sample(e, 'paypalych_relay_delivered_total{kind="success"}')).toBe(1);
 		expect(sample(e, 'paypalych_relay_dead_total{kind="payment"}')).toBe(1);
+		// Each answer by the trigger's receipt: the 400 came without one.
+		expect(sample(e, 'paypalych_relay_receipts_total{kind="payment",receipt="accepted"}')).toBe(1);
+		expect(sample(e, 'paypalych_relay_receipts_total{kind="payment",receipt="none"}')).toBe(1);
+		expect(sample(e, 'paypalych_relay_receipts_total{kind="payout",receipt="accepted"}')).toBe(1);
 		expect(sample(e, 'paypalych_relay_delivery_retries_total{kind="payment"}')).toBeUndefined();
 		// The histogram: one observation per successful delivery, cumulative buckets up to +Inf.
 		expect(sample(e, 'paypalych_relay_delivery_latency_seconds_count')).toBe(3);

@@ -86,7 +86,7 @@ describe('a payment on a service without order IDs, through the relay to a defau
 			const data = (JSON.parse(answer.body) as { data: Array<Record<string, unknown>> }).data;
 			return data[0];
 		});
-		expect(dead).toMatchObject({ lastStatus: 422 });
+		expect(dead).toMatchObject({ lastStatus: 422, lastReceipt: 'rejected' });
 		expect(dead.lastResponse).toBe(
 			`Not confirmed by the service: ${FIX} (bill ${created.bill_id})`,
 		);

@@ -241,6 +241,64 @@ export function resultsContract(get: () => Store): void {
 		expect(z.attempts.map((a) => a.outcome)).toEqual(['dead']);
 	});
 
+	it("keeps the trigger's receipt with each attempt, and the latest attempt's with its delivery", async () => {
+		const store = get();
+		await store.insertEvent(
+			event('S-receipt', ['http://a/', 'http://b/', 'http://c/', 'http://d/'], T0),
+		);
+		const [a, b, c, d] = (await store.claimDue(T0, 10, 60_000, 'w')).map((x) => x.id);
+		const at = (n: number, receipt?: AttemptTiming['receipt']) => ({
+			...timing(n, T0, 1),
+			...(receipt === undefined ? {} : { receipt }),
+		});
+		await store.recordResults([
+			{ outcome: 'delivered', id: a, now: T0 + 1, httpStatus: 200, timing: at(1, 'duplicate') },
+			{ outcome: 'delivered', id: b, now: T0 + 1, httpStatus: 200, timing: at(1) },
+			{
+				outcome: 'dead',
+				id: c,
+				owner: 'w',
+				now: T0 + 1,
+				httpStatus: 422,
+				error: 'HTTP 422',
+				timing: at(1, 'rejected'),
+			},
+			{
+				outcome: 'retry',
+				id: d,
+				owner: 'w',
+				now: T0 + 1,
+				nextAttemptAt: T0 + 2,
+				httpStatus: 503,
+				error: 'HTTP 503',
+				timing: at(1, 'retry'),
+			},
+		]);
+		const [again] = await store.claimDue(T0 + 2, 10, 60_000, 'w');
+		expect(again.id).toBe(d);
+		await store.recordResults([
+			{ outcome: 'delivered', id: d, now: T0 + 3, httpStatus: 200, timing: at(2, 'accepted') },
+		]);
+		const receipts = async (id: number) => ({
+			last: (await store.getDelivery(id))?.lastReceipt,
+			attempts: (await store.listAttempts([id])).map((x) => x.receipt),
+		});
+		expect(await receipts(a)).toEqual({ last: 'duplicate', attempts: ['duplicate'] });
+		// A target that gave no receipt (not the trigger): none, never a guess.
+		expect(await receipts(b)).toEqual({ last: null, attempts: [null] });
+		expect(await receipts(c)).toEqual({ last: 'rejected', attempts: ['rejected'] });
+		expect(await receipts(d)).toEqual({ last: 'accepted', attempts: ['retry', 'accepted'] });
+		const listed = await store.listDeliveries({ eventId: again.eventId, limit: 10 });
+		expect(new Map(listed.map((x) => [x.id, x.lastReceipt]))).toEqual(
+			new Map([
+				[a, 'duplicate'],
+				[b, null],
+				[c, 'rejected'],
+				[d, 'accepted'],
+			]),
+		);
+	});
+
 	it('refuses bad results before any SQL, with a StoreInputError, and changes nothing', async () => {
 		const store = get();
 		await store.insertEvent(event('S-res-bad', ['http://a/'], T0));
@@ -273,6 +331,9 @@ export function resultsContract(get: () => Store): void {
 			bad({ ...retry, error: 'e'.repeat(20_000) }),
 			bad({ ...retry, error: 42 }),
 			bad({ ...good, timing: { ...good.timing, origin: 'robot' } }),
+			bad({ ...good, timing: { ...good.timing, receipt: 'maybe' } }),
+			bad({ ...good, timing: { ...good.timing, receipt: ' accepted' } }),
+			bad({ ...good, timing: { ...good.timing, receipt: 42 } }),
 			bad({ ...good, timing: { ...good.timing, durationMs: -1 } }),
 			bad({ ...good, timing: null }),
 			[null as unknown as DeliveryResult],

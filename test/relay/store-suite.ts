@@ -233,13 +233,14 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			expect(requeued).toEqual([toKill.id, reclaimed.id].sort((x, y) => x - y));
 		});
 
-		it("keeps every attempt with its timing, status, error, outcome, origin and the target's answer", async () => {
+		it("keeps every attempt with its timing, status, error, outcome, origin, the target's answer and the trigger's receipt", async () => {
 			const e = await store.insertEvent(storeEvent('S-att', ['http://t1/x'], T0));
 			const [c1] = await store.claimDue(T0 + 10, 10, 60_000, 'w');
 			expect(c1).toMatchObject({ manual: false, attemptBase: 0 });
 			await markRetry(store, c1.id, 'w', T0 + 100, 503, 'HTTP 503', {
 				...timing(1, T0 + 10, 25),
 				response: 'busy',
+				receipt: 'retry',
 			});
 			const [c2] = await store.claimDue(T0 + 100, 10, 60_000, 'w');
 			expect(c2.attempts).toBe(2);
@@ -247,10 +248,15 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 			await markDead(store, c2.id, 'w', 422, 'HTTP 422', {
 				...timing(2, T0 + 100, 1),
 				response: long,
+				receipt: 'rejected',
 			});
 			const [dead] = await store.listDeliveries({ status: 'dead', eventId: e.eventId, limit: 1 });
 			// At most 1 KiB, never a character cut in two.
-			expect(dead).toMatchObject({ lastError: 'HTTP 422', lastResponse: 'x'.repeat(1023) });
+			expect(dead).toMatchObject({
+				lastError: 'HTTP 422',
+				lastResponse: 'x'.repeat(1023),
+				lastReceipt: 'rejected',
+			});
 			await store.requeueDead([c2.id], T0 + 200);
 			const [requeued] = await store.listDeliveries({ eventId: e.eventId, limit: 1 });
 			expect(requeued).toMatchObject({
@@ -273,6 +279,7 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 				...timing(3, T0 + 200, 40),
 				origin: 'manual',
 				response: 'ok',
+				receipt: 'duplicate',
 			});
 			const attempts = await store.listAttempts([c1.id, 987_654]);
 			expect(attempts.map(({ id: _id, ...a }) => a)).toEqual([
@@ -286,6 +293,7 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 					outcome: 'retry',
 					origin: 'scheduled',
 					response: 'busy',
+					receipt: 'retry',
 				},
 				{
 					deliveryId: c1.id,
@@ -297,6 +305,7 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 					outcome: 'dead',
 					origin: 'scheduled',
 					response: 'x'.repeat(1023),
+					receipt: 'rejected',
 				},
 				{
 					deliveryId: c1.id,
@@ -308,6 +317,7 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 					outcome: 'delivered',
 					origin: 'manual',
 					response: 'ok',
+					receipt: 'duplicate',
 				},
 			]);
 			expect(await store.listAttempts([])).toEqual([]);
@@ -316,6 +326,7 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 				status: 'delivered',
 				deliveredAt: T0 + 240,
 				lastStatus: 200,
+				lastReceipt: 'duplicate',
 				lastError: null,
 				lastResponse: null,
 				manual: false,

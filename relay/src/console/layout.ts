@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify';
+import type { Receipt } from '../contract.ts';
 import type { DeliveryStatus } from '../store/types.ts';
 import { html } from './html.ts';
 import type { Html, Interpolation } from './html.ts';
@@ -77,6 +78,23 @@ export const badge = (
 	status: DeliveryStatus | 'retry' | 'retrying' | 'catch-up',
 	label: string = status,
 ): Html => html`<span class="badge ${status}">${label}</span>`;
+
+/** What each receipt of the PayPalych Trigger means, as the console explains it on hover. */
+const RECEIPT_MEANS: Record<Receipt, string> = {
+	accepted: 'the PayPalych Trigger started the workflow',
+	duplicate: 'the PayPalych Trigger had already received it: the workflow did not run again',
+	ignored:
+		'the PayPalych Trigger ignored it (a status not selected, or another event): the workflow did not run',
+	rejected: 'the PayPalych Trigger refused it: the workflow did not run',
+	retry: 'the PayPalych Trigger could not confirm it with the service yet',
+};
+
+/**
+ * An HTTP status with the trigger's receipt beside it ("200 · duplicate"): what the workflow did.
+ * A target that gave no receipt (not the trigger) shows the status alone; no answer shows "—".
+ */
+export const statusWithReceipt = (status: number | null, receipt: Receipt | null): Html =>
+	html`${status ?? '—'}${receipt ? html` · <span class="receipt ${receipt}" title="${RECEIPT_MEANS[receipt]}">${receipt}</span>` : ''}`;
 
 /** A hidden CSRF field plus the page to come back to. */
 export const formGuard = (csrf: string, back?: string): Html =>

@@ -33,6 +33,7 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monosp
 .badge.delivered { background:var(--ok); } .badge.dead { background:var(--bad); }
 .badge.pending, .badge.retry { background:var(--warn); } .badge.delivering { background:var(--info); }
 .badge.catch-up { background:var(--info); }
+.receipt { font-weight:600; }
 .muted { color:var(--muted); }
 .notice { border-left:4px solid var(--ok); background:#eefaf2; padding:.6rem .8rem; margin-bottom:1rem; }
 .error { border-left:4px solid var(--bad); background:#fdeeee; padding:.6rem .8rem; margin-bottom:1rem; }

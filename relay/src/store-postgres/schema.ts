@@ -125,6 +125,16 @@ CREATE TABLE catchup_links (bill_id text PRIMARY KEY, read_at bigint NOT NULL);
 CREATE INDEX catchup_links_read ON catchup_links (read_at, bill_id);
 `,
 	},
+	{
+		// What the workflow did with each attempt (accepted, duplicate, ...); the store checks the
+		// words (store/input.ts), so that a new one needs no migration.
+		version: 8,
+		name: "the PayPalych Trigger's receipt of each attempt and of each delivery's latest",
+		sql: `
+ALTER TABLE deliveries ADD COLUMN last_receipt text;
+ALTER TABLE attempts ADD COLUMN receipt text;
+`,
+	},
 ];
 
 /** Any constant: the advisory lock that serialises migrations of instances starting together. */

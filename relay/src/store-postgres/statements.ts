@@ -103,14 +103,14 @@ export const CLAIM = `WITH c AS (
  */
 export const RECORD_RESULTS = `WITH input AS (
 		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::integer[], $7::text[],
-			$8::integer[], $9::bigint[], $10::integer[], $11::text[], $12::text[])
-			WITH ORDINALITY AS i (id, outcome, owner, now, next_attempt_at, http_status, error, attempt, started_at, duration_ms, origin, response, n)
+			$8::integer[], $9::bigint[], $10::integer[], $11::text[], $12::text[], $13::text[])
+			WITH ORDINALITY AS i (id, outcome, owner, now, next_attempt_at, http_status, error, attempt, started_at, duration_ms, origin, response, receipt, n)
 	), u AS (
 		UPDATE deliveries d SET
 			status = CASE i.outcome WHEN 'delivered' THEN 'delivered' WHEN 'retry' THEN 'pending' ELSE 'dead' END,
 			delivered_at = CASE WHEN i.outcome = 'delivered' THEN i.now ELSE d.delivered_at END,
 			next_attempt_at = CASE WHEN i.outcome = 'retry' THEN i.next_attempt_at ELSE d.next_attempt_at END,
-			last_status = i.http_status, last_error = i.error,
+			last_status = i.http_status, last_receipt = i.receipt, last_error = i.error,
 			last_response = CASE WHEN i.outcome = 'delivered' THEN NULL ELSE i.response END,
 			manual = 0, lease_until = NULL, lease_owner = NULL
 		FROM input i
@@ -118,8 +118,8 @@ export const RECORD_RESULTS = `WITH input AS (
 			ELSE d.status = 'delivering' AND d.lease_owner = i.owner END
 		RETURNING i.n
 	)
-	INSERT INTO attempts (delivery_id, target, attempt, started_at, duration_ms, http_status, error, outcome, origin, response)
-	SELECT d.id, d.target, i.attempt, i.started_at, i.duration_ms, i.http_status, i.error, i.outcome, i.origin, i.response
+	INSERT INTO attempts (delivery_id, target, attempt, started_at, duration_ms, http_status, error, outcome, origin, response, receipt)
+	SELECT d.id, d.target, i.attempt, i.started_at, i.duration_ms, i.http_status, i.error, i.outcome, i.origin, i.response, i.receipt
 	FROM input i JOIN deliveries d ON d.id = i.id
 	WHERE d.id = ANY($1::bigint[]) AND (i.outcome = 'delivered' OR i.n IN (SELECT n FROM u))
 	ORDER BY i.n`;
@@ -140,6 +140,7 @@ export function resultParams(results: readonly DeliveryResult[]): unknown[] {
 		column((r) => r.timing.durationMs),
 		column((r) => r.timing.origin ?? 'scheduled'),
 		column((r) => clipResponse(r.timing.response)),
+		column((r) => r.timing.receipt ?? null),
 	];
 }
 

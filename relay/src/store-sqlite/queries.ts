@@ -177,6 +177,7 @@ export class SqliteQueries {
 			outcome,
 			t.origin ?? 'scheduled',
 			clipResponse(t.response),
+			t.receipt ?? null,
 			id,
 		);
 	}
@@ -184,8 +185,9 @@ export class SqliteQueries {
 	/** Each result as its own call would apply it, in order, inside the batch's transaction. */
 	recordResults(results: readonly DeliveryResult[]): void {
 		for (const r of results.map(storableResult)) {
+			const receipt = r.timing.receipt ?? null;
 			if (r.outcome === 'delivered') {
-				this.#stmt(MARK_DELIVERED).run(r.now, r.httpStatus, r.id);
+				this.#stmt(MARK_DELIVERED).run(r.now, r.httpStatus, receipt, r.id);
 				this.#recordAttempt(r.id, r.timing, r.httpStatus, null, 'delivered');
 				continue;
 			}
@@ -195,12 +197,13 @@ export class SqliteQueries {
 					? this.#stmt(MARK_RETRY).run(
 							r.nextAttemptAt,
 							r.httpStatus,
+							receipt,
 							r.error,
 							response,
 							r.id,
 							r.owner,
 						)
-					: this.#stmt(MARK_DEAD).run(r.httpStatus, r.error, response, r.id, r.owner);
+					: this.#stmt(MARK_DEAD).run(r.httpStatus, receipt, r.error, response, r.id, r.owner);
 			// Only while this owner held the lease.
 			if (Number(changes) > 0)
 				this.#recordAttempt(r.id, r.timing, r.httpStatus, r.error, r.outcome);

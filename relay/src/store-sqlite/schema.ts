@@ -95,6 +95,12 @@ CREATE INDEX IF NOT EXISTS events_pair ON events (pair_key, received_at) WHERE p
 CREATE TABLE IF NOT EXISTS catchup_links (bill_id TEXT PRIMARY KEY, read_at INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS catchup_links_read ON catchup_links (read_at, bill_id);
 `,
+	// 8: the PayPalych Trigger's receipt (X-PayPalych-Receipt) kept with each attempt, and the
+	// latest one with its delivery: what the workflow did with it (accepted, duplicate, ...).
+	`
+ALTER TABLE deliveries ADD COLUMN last_receipt TEXT;
+ALTER TABLE attempts ADD COLUMN receipt TEXT;
+`,
 ];
 
 /**

@@ -55,24 +55,24 @@ export const CLAIMED_EVENT =
 
 /**
  * Records one attempt, taking the target from the delivery row. Parameters: attempt, started_at,
- * duration_ms, http_status, error, outcome, origin, response, delivery id.
+ * duration_ms, http_status, error, outcome, origin, response, receipt, delivery id.
  */
-export const INSERT_ATTEMPT = `INSERT INTO attempts (delivery_id, target, attempt, started_at, duration_ms, http_status, error, outcome, origin, response)
-	SELECT id, target, ?, ?, ?, ?, ?, ?, ?, ? FROM deliveries WHERE id = ?`;
+export const INSERT_ATTEMPT = `INSERT INTO attempts (delivery_id, target, attempt, started_at, duration_ms, http_status, error, outcome, origin, response, receipt)
+	SELECT id, target, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM deliveries WHERE id = ?`;
 
-/** Delivered; parameters: now, http status, id. */
-export const MARK_DELIVERED = `UPDATE deliveries SET status = 'delivered', delivered_at = ?, last_status = ?, last_error = NULL,
-		last_response = NULL, manual = 0, lease_until = NULL, lease_owner = NULL
+/** Delivered; parameters: now, http status, receipt, id. */
+export const MARK_DELIVERED = `UPDATE deliveries SET status = 'delivered', delivered_at = ?, last_status = ?, last_receipt = ?,
+		last_error = NULL, last_response = NULL, manual = 0, lease_until = NULL, lease_owner = NULL
 	WHERE id = ? AND status <> 'delivered'`;
 
-/** Another attempt later; parameters: next attempt, http status, error, response, id, owner. */
-export const MARK_RETRY = `UPDATE deliveries SET status = 'pending', next_attempt_at = ?, last_status = ?, last_error = ?,
-		last_response = ?, manual = 0, lease_until = NULL, lease_owner = NULL
+/** Another attempt later; parameters: next attempt, http status, receipt, error, response, id, owner. */
+export const MARK_RETRY = `UPDATE deliveries SET status = 'pending', next_attempt_at = ?, last_status = ?, last_receipt = ?,
+		last_error = ?, last_response = ?, manual = 0, lease_until = NULL, lease_owner = NULL
 	WHERE id = ? AND status = 'delivering' AND lease_owner = ?`;
 
-/** Dead; parameters: http status, error, response, id, owner. */
-export const MARK_DEAD = `UPDATE deliveries SET status = 'dead', last_status = ?, last_error = ?, last_response = ?,
-		manual = 0, lease_until = NULL, lease_owner = NULL
+/** Dead; parameters: http status, receipt, error, response, id, owner. */
+export const MARK_DEAD = `UPDATE deliveries SET status = 'dead', last_status = ?, last_receipt = ?, last_error = ?,
+		last_response = ?, manual = 0, lease_until = NULL, lease_owner = NULL
 	WHERE id = ? AND status = 'delivering' AND lease_owner = ?`;
 
 /** A claimed delivery given back without counting an attempt; parameters: now, id, owner. */

@@ -1,4 +1,5 @@
 import { StoreInputError } from '../errors.ts';
+import { RECEIPTS, receiptOf } from '../contract.ts';
 import { MAX_ACTIVITY_BUCKETS } from './types.ts';
 import type { DeliveryFilter, DeliveryResult, EventFilter, NewEvent, Store } from './types.ts';
 
@@ -146,6 +147,9 @@ export function checkResults(results: readonly DeliveryResult[]): void {
 			throw new StoreInputError('origin must be scheduled or manual');
 		if (r.timing.response !== undefined && r.timing.response !== null)
 			checkTakenText('response', r.timing.response, MAX_BODY);
+		const receipt = r.timing.receipt;
+		if (receipt !== undefined && receipt !== null && receiptOf(receipt) !== receipt)
+			throw new StoreInputError(`receipt must be one of ${RECEIPTS.join(', ')}`);
 	});
 }
 

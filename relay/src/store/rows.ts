@@ -1,6 +1,6 @@
 // Row → object mapping shared by both engines (SQLite returns fields as JSON text, PostgreSQL as
 // jsonb), and the answers both assemble from their rows (counts, activity, target health).
-import type { PostbackEvent } from '../contract.ts';
+import type { PostbackEvent, Receipt } from '../contract.ts';
 import type {
 	ActivityBucket,
 	DeliveryCounts,
@@ -23,6 +23,11 @@ export type Row = Record<string, unknown>;
 
 const numOrNull = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 const strOrNull = (v: unknown) => (v === null || v === undefined ? null : String(v));
+/**
+ * A stored receipt: the store's edge lets only the trigger's words in (store/input.ts). No value
+ * import of the contract here: the SQLite worker thread loads this file without it.
+ */
+const receiptOrNull = (v: unknown) => strOrNull(v) as Receipt | null;
 
 export function toEvent(row: Row): StoredEvent {
 	const fields = row.fields_json;
@@ -51,6 +56,7 @@ export function toDelivery(row: Row): Delivery {
 		lastStatus: numOrNull(row.last_status),
 		lastError: strOrNull(row.last_error),
 		lastResponse: strOrNull(row.last_response),
+		lastReceipt: receiptOrNull(row.last_receipt),
 		deliveredAt: numOrNull(row.delivered_at),
 		attemptBase: Number(row.attempt_base ?? 0),
 		manual: Number(row.manual ?? 0) === 1,
@@ -78,6 +84,7 @@ export function leasedDelivery(
 		lastStatus: null,
 		lastError: null,
 		lastResponse: null,
+		lastReceipt: null,
 		deliveredAt: null,
 		attemptBase: 0,
 		manual: false,
@@ -111,6 +118,7 @@ export function toAttempt(row: Row): DeliveryAttempt {
 		outcome: row.outcome as AttemptOutcome,
 		origin: row.origin === 'manual' ? 'manual' : 'scheduled',
 		response: strOrNull(row.response),
+		receipt: receiptOrNull(row.receipt),
 	};
 }
 

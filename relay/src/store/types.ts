@@ -1,4 +1,4 @@
-import type { PostbackEvent } from '../contract.ts';
+import type { PostbackEvent, Receipt } from '../contract.ts';
 
 /**
  * The relay's durable queue. Every method resolves only after its change is committed, so a
@@ -101,6 +101,11 @@ export interface Delivery {
 	lastError: string | null;
 	/** The start of the target's answer to the latest failed attempt (at most 1 KiB), or null. */
 	lastResponse: string | null;
+	/**
+	 * The PayPalych Trigger's receipt on the latest attempt's answer (X-PayPalych-Receipt): what the
+	 * workflow did with it. null when the target is not the trigger or gave none.
+	 */
+	lastReceipt: Receipt | null;
 	deliveredAt: number | null;
 	/** `attempts` when the delivery was last requeued (0 before): the current budget's attempts are the ones above it. */
 	attemptBase: number;
@@ -181,6 +186,8 @@ export interface DeliveryAttempt {
 	origin: AttemptOrigin;
 	/** The start of the target's answer (at most MAX_RESPONSE_BYTES), or null when none came. */
 	response: string | null;
+	/** The trigger's receipt on the answer (X-PayPalych-Receipt), or null when it gave none. */
+	receipt: Receipt | null;
 }
 
 export type AttemptOutcome = 'delivered' | 'retry' | 'dead';
@@ -195,6 +202,8 @@ export interface AttemptTiming {
 	origin?: AttemptOrigin;
 	/** The start of the target's answer; cut to MAX_RESPONSE_BYTES by the store. */
 	response?: string | null;
+	/** The trigger's receipt on the answer (one of RECEIPTS); none when not given. */
+	receipt?: Receipt | null;
 }
 
 /**

@@ -5,7 +5,16 @@ import type { Delivery } from '../../store/types.ts';
 import { html } from '../html.ts';
 import { deadQuery, describeIssues, plainForm, targetForm } from '../input.ts';
 import { sendRefusal } from '../refusal.ts';
-import { CONSOLE, formGuard, inputTime, page, safeReturn, sendPage, utc } from '../layout.ts';
+import {
+	CONSOLE,
+	formGuard,
+	inputTime,
+	page,
+	safeReturn,
+	sendPage,
+	statusWithReceipt,
+	utc,
+} from '../layout.ts';
 import { PAGE_SIZE, noticeText, withNotice } from './common.ts';
 import type { PageDeps } from './common.ts';
 import { replayForm } from './replay.ts';
@@ -46,7 +55,7 @@ export function deadPage(opts: {
 			<td data-label="Created"><a href="${CONSOLE}/events/${encodeURIComponent(d.eventId)}#delivery-${d.id}">${utc(d.createdAt)}</a></td>
 			<td data-label="Target" class="wrap mono">${d.target}</td>
 			<td data-label="Attempts" class="num">${d.attempts}</td>
-			<td data-label="HTTP" class="num">${d.lastStatus ?? '—'}</td>
+			<td data-label="HTTP" class="num">${statusWithReceipt(d.lastStatus, d.lastReceipt)}</td>
 			<td data-label="Last error" class="wrap">${d.lastError ?? ''}${d.lastResponse ? html`<pre class="response" title="The target's answer">${d.lastResponse}</pre>` : ''}</td>
 			<td data-label=""><form method="post" action="${CONSOLE}/deliveries/${d.id}/requeue" class="inline">${formGuard(csrf, back)}<button type="submit" aria-label="Requeue delivery ${d.id}">Requeue</button></form></td>
 		</tr>`,

@@ -15,6 +15,7 @@ import {
 	page,
 	safeReturn,
 	sendPage,
+	statusWithReceipt,
 	utc,
 } from '../layout.ts';
 import { PAGE_SIZE, noticeText, withNotice } from './common.ts';
@@ -27,11 +28,19 @@ export const isSecretField = (name: string) => /signature/i.test(name);
 
 const amountOf = (e: StoredEvent) => e.fields.OutSum ?? e.fields.Amount ?? '';
 
+/**
+ * Counts by status, and by the trigger's receipt within a status ("1 delivered · duplicate"): a
+ * delivery the workflow answered as a duplicate or ignored is not shown as one it ran.
+ */
 function deliverySummary(deliveries: readonly Delivery[]): Html {
 	if (deliveries.length === 0) return html`<span class="muted">none</span>`;
 	return html`${DELIVERY_STATUSES.map((s) => {
-		const n = deliveries.filter((d) => d.status === s).length;
-		return n ? html`${badge(s, `${n} ${s}`)} ` : '';
+		const inStatus = deliveries.filter((d) => d.status === s);
+		const receipts = [...new Set(inStatus.map((d) => d.lastReceipt))];
+		return receipts.map((r) => {
+			const n = inStatus.filter((d) => d.lastReceipt === r).length;
+			return html`${badge(s, r ? `${n} ${s} · ${r}` : `${n} ${s}`)} `;
+		});
 	})}`;
 }
 
@@ -116,7 +125,7 @@ function attemptsTable(attempts: readonly DeliveryAttempt[]): Html {
 		<tbody>${attempts.map(
 			(a) => html`<tr>
 				<td data-label="#" class="num">${a.attempt}${a.origin === 'manual' ? html` <span class="origin muted" title="asked for by an operator (replay or requeue)">manual</span>` : ''}</td><td data-label="Started">${utc(a.startedAt)}</td><td data-label="Took" class="num">${a.durationMs} ms</td>
-				<td data-label="HTTP" class="num">${a.httpStatus ?? '—'}</td><td data-label="Outcome">${badge(a.outcome)}</td><td data-label="Error" class="wrap">${a.error ?? ''}</td>
+				<td data-label="HTTP" class="num">${statusWithReceipt(a.httpStatus, a.receipt)}</td><td data-label="Outcome">${badge(a.outcome)}</td><td data-label="Error" class="wrap">${a.error ?? ''}</td>
 				<td data-label="Target's answer" class="wrap">${a.response ? html`<pre class="response">${a.response}</pre>` : ''}</td>
 			</tr>`,
 		)}</tbody>
@@ -144,7 +153,8 @@ export function eventPage(opts: {
 				<dt>Created</dt><dd>${utc(d.createdAt)}</dd>
 				${d.status === 'pending' ? html`<dt>Next attempt</dt><dd>${utc(d.nextAttemptAt)}</dd>` : ''}
 				${d.deliveredAt ? html`<dt>Delivered</dt><dd>${utc(d.deliveredAt)}</dd>` : ''}
-				${d.lastStatus !== null ? html`<dt>Last HTTP status</dt><dd>${d.lastStatus}</dd>` : ''}
+				${d.lastStatus !== null ? html`<dt>Last HTTP status</dt><dd>${statusWithReceipt(d.lastStatus, d.lastReceipt)}</dd>` : ''}
+				${d.lastStatus !== null ? html`<dt>Trigger's receipt</dt><dd>${d.lastReceipt ?? html`<span class="muted">— (none: the target is not the PayPalych Trigger, or gave no receipt)</span>`}</dd>` : ''}
 				${d.lastError ? html`<dt>Last error</dt><dd>${d.lastError}</dd>` : ''}
 				${d.lastResponse ? html`<dt>Target's answer</dt><dd><pre class="response">${d.lastResponse}</pre></dd>` : ''}
 			</dl>
