@@ -49,7 +49,12 @@ export {
 	moneyBackKey,
 	postbackKindOf,
 } from '../../nodes/shared/index.ts';
-export type { MoneyBackEvent, PostbackFields, Receipt, SignedEvent } from '../../nodes/shared/index.ts';
+export type {
+	MoneyBackEvent,
+	PostbackFields,
+	Receipt,
+	SignedEvent,
+} from '../../nodes/shared/index.ts';
 import { MONEY_BACK_EVENTS, POSTBACK_EVENTS as CALL_EVENTS } from '../../nodes/shared/index.ts';
 import type { MoneyBackEvent, PostbackEvent as CallEvent } from '../../nodes/shared/index.ts';
 
