@@ -28,7 +28,9 @@ export {
 	describeApiError,
 	listUrl,
 	pages,
+	readPages,
 	widenedDates,
+	chooseBillPayment,
 	confirmPayment,
 	confirmPayout,
 	describeRejection,
@@ -47,6 +49,7 @@ export {
 	postbackKindOf,
 } from '../../nodes/shared/index.ts';
 export type {
+	BillPaymentChoice,
 	MoneyBackEvent,
 	PostbackEvent,
 	PostbackFields,
