@@ -83,6 +83,7 @@ export class Intake {
 	readonly #paymentKnown: LookUp;
 	readonly #paymentRepeated: LookUp;
 	readonly #onePaymentOneEvent: LookUp;
+	readonly #budget: LookUpBudget;
 
 	constructor(options: IntakeOptions) {
 		this.#o = options;
@@ -92,11 +93,11 @@ export class Intake {
 			max: config.redirectLimit?.perPaymentDay ?? 0,
 			windowMs: 24 * 3_600_000,
 		});
-		const budget = new LookUpBudget({
+		const budget = (this.#budget = new LookUpBudget({
 			perPair: Math.max(1, config.pairLimit.max || 10),
 			global: config.lookUpLimit?.globalPerMinute ?? 60,
 			refusalMemoryMs: config.lookUpLimit?.refusalMemoryMs ?? 15 * 60_000,
-		});
+		}));
 		// One client per token: a look-up asks with the token that verified the postback's signature.
 		const apis = config.apiTokens.map((token) => lookUpApi(config, token));
 		const bounded = boundedLookUp(budget, options.metrics, apis, (candidate, bill) =>
@@ -150,9 +151,13 @@ export class Intake {
 			return await this.#postback(candidate, false);
 		}
 		if (!('limited' in result)) {
-			if (kind === 'payment' && result.value.duplicate) {
+			if (
+				kind === 'payment' &&
+				result.value.duplicate &&
+				!this.#budget.namesNoBill(fields.TrsId ?? '')
+			) {
 				// Identical postbacks are one payment's retries, unless TrsId names a bill (a MULTI
-				// link's payments post the very same fields): the service tells which.
+				// link's payments post the very same fields): the service tells which, once per TrsId.
 				const answer = await this.#paymentRepeated(candidate);
 				if (answer) return this.#answered(candidate, answer);
 			}
@@ -363,6 +368,9 @@ async function lookUpWithin(
 		};
 	}
 	const verdict = await call();
+	if (!('outcome' in verdict) && verdict.ok && verdict.noBill) {
+		budget.rememberNoBill((fields.TrsId ?? '').trim());
+	}
 	if ('outcome' in verdict || verdict.ok) {
 		metrics.lookUps.inc({ kind, outcome: 'known' });
 		return 'outcome' in verdict ? verdict : undefined;

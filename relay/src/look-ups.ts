@@ -39,7 +39,7 @@ import type { ApiRecord, ServiceApi } from './service-api.ts';
  * intake to choose the one payment this postback is (chooseStoredBillPayment in fidelity.ts).
  */
 export type LookUpVerdict =
-	| { ok: true; bill?: BillPayments }
+	| { ok: true; bill?: BillPayments; noBill?: true }
 	| { ok: false; code: 403 | 503; reason: string };
 
 /** A bill the postback's TrsId names, and all its payments as the service lists them. */
@@ -96,13 +96,14 @@ function failed(error: unknown, what: string, id: string): Refused {
 }
 
 /** Whether a failed call is the service's answer that it does not know the record (`key`). */
-function notFound(error: unknown, key: 'payment_not_found' | 'bill_not_found'): boolean {
+function notFound(error: unknown, key: 'payment_not_found'): boolean {
 	return error instanceof ApiError && error.key === `api:error.${key}`;
 }
 
 /**
  * The bill `id` names and every page of its payments, when `payment/status` did not know the id:
- * neither a payment nor a bill of that id is refused (403) as an unknown payment; a bill whose
+ * neither a payment nor a bill of that id (`bill/status` answers 4xx) is refused (403) as an
+ * unknown payment; a bill whose
  * payments cannot be read to the end (the service failing, or more than LOOK_UP_PAYMENT_PAGES
  * pages): 503, the service sends the postback again later.
  */
@@ -111,13 +112,13 @@ async function readBill(api: ServiceApi, id: string): Promise<LookUpVerdict> {
 	try {
 		bill = await api.billStatus(id);
 	} catch (error) {
-		return notFound(error, 'bill_not_found')
-			? {
-					ok: false,
-					code: 403,
-					reason: `the service does not know payment or bill ${id.slice(0, 64)}`,
-				}
-			: failed(error, 'bill', id);
+		const refused = failed(error, 'bill', id);
+		if (refused.code === 503) return refused;
+		return {
+			ok: false,
+			code: 403,
+			reason: `the service does not know payment ${id.slice(0, 64)} (nor a bill of that id)`,
+		};
 	}
 	try {
 		const read = await api.billPaymentPages(id, LOOK_UP_PAYMENTS_PER_PAGE, LOOK_UP_PAYMENT_PAGES);
@@ -158,7 +159,9 @@ async function lookUp(
 			? await readBill(api, trsId)
 			: failed(error, 'payment', trsId);
 	}
-	return await judge(record, trsId);
+	// A payment the service knows: its TrsId names no bill (remembered, see LookUpBudget).
+	const verdict = await judge(record, trsId);
+	return verdict.ok ? { ...verdict, noBill: true } : verdict;
 }
 
 /**
@@ -235,7 +238,8 @@ export async function checkRepeatedPayment(
 	fields: PostbackFields,
 ): Promise<LookUpVerdict> {
 	const verdict = await lookUp(api, 'payment', fields, () => ({ ok: true }));
-	return !verdict.ok && verdict.code === 403 ? { ok: true } : verdict;
+	if (verdict.ok && verdict.bill) return verdict;
+	return verdict.ok || verdict.code === 403 ? { ok: true, noBill: true } : verdict;
 }
 
 /** Whether a final payment record (and its order ID, when known) confirms the postback. */
