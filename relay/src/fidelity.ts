@@ -127,9 +127,9 @@ const BILL_EVENTS_READ = 5_000;
  * payment counts as delivered when the store holds an event of it in the postback's status,
  * - one stored under its billPaymentKey (claimed by an earlier postback of the bill);
  * - one under its own id as TrsId (a catch-up event, or a postback that named the payment);
- * - or one of the bill's events stored before anything told it names a bill (its first postback
- *   is stored as any other, with no look-up): each counts for one payment, taken in the service's
- *   order among those not accounted for otherwise.
+ * - or the event of this very postback (its dedupe key) stored before anything told it names a
+ *   bill (a bill's first postback is stored as any other, with no look-up): it counts for one
+ *   payment that confirms it, taken in the service's order among those not accounted for otherwise.
  * `claim`: the payment to store this postback as (under `key`); `delivered`: every payment that
  * confirms it is stored (a retry: `eventId` is one of the bill's events); else a refusal or a retry.
  */
@@ -152,11 +152,13 @@ export async function chooseStoredBillPayment(
 					await store.listEvents({ kind: 'payment', trsId: billId, limit: BILL_EVENTS_READ }),
 				);
 	const claimed = new Set<string>();
+	const same = postbackKey('payment', fields) ?? null;
 	let unnamed = 0;
 	for (const event of stored) {
 		const paymentId = billPaymentOf(event.dedupeKey);
-		if (paymentId === undefined) unnamed += 1;
-		else claimed.add(paymentId);
+		if (paymentId !== undefined) claimed.add(paymentId);
+		// Stored unnamed: one payment this very postback (its signed pair) confirms.
+		else if (event.dedupeKey === same) unnamed += 1;
 	}
 	// Payments found stored under their own id. An event of the bill stored unnamed may be one of
 	// them: counted so, the next payment is forwarded rather than taken for delivered (the trigger

@@ -1,0 +1,154 @@
+/**
+ * A service that sends the bill id as TrsId (the sandbox's `trsId: "bill"` switch): the relay's
+ * look-ups confirm such a postback by a payment of that bill (bill/status, every page of
+ * bill/payments, chooseBillPayment), and the store is the memory of which payments were stored.
+ * Five payments of one MULTI link post five identical postbacks: five events, each forwarded once;
+ * the service's retries of them are duplicates. Over the pair limit, and under a stored twin, such a
+ * postback is stored as its payment, not refused as an unknown payment. On both stores, on both
+ * sandbox profiles, against the real sandbox.
+ */
+import { expect, it } from 'vitest';
+import { waitFor } from '../../scripts/harness/wait.ts';
+import type { RunningRelay } from '../../relay/src/server.ts';
+import { PROFILES } from '../helpers/sandbox.ts';
+import { Target } from './helpers.ts';
+import { onEveryStoreKind, sandboxCalls, control, sb, type StoreWorld } from './attacks/world.ts';
+import { sandboxMerchant } from './sandbox-merchant.ts';
+
+type Row = { id: string; dedupeKey: string | null; fields: Record<string, string> };
+
+/** A relay for a merchant whose TrsId names the bill, forwarding payments to a target of its own. */
+async function billWorld(w: StoreWorld, profile: (typeof PROFILES)[number], extra = {}) {
+	const m = await sandboxMerchant(sb.url, profile, { trsId: 'bill' });
+	const target = await new Target().listen();
+	w.cleanups.push(() => target.close());
+	const r = await w.relay(
+		{ PAYPALYCH_API_TOKEN: m.token, RELAY_PAYOUT_CHECK: 'off', ...extra },
+		{ targets: [target.url('/pay')] },
+	);
+	const events = async (trsId: string) =>
+		(
+			JSON.parse(
+				(await w.admin(r, `/admin/events?limit=100&trsId=${encodeURIComponent(trsId)}`)).body,
+			) as { data: Row[] }
+		).data;
+	const post = async (fields: Record<string, string>) => {
+		const answer = await w.post(r, '/postback/payment', fields);
+		expect(answer.statusCode, answer.body).toBe(200);
+	};
+	/** Waits until the target got `n` calls, and a little longer for any more. */
+	const forwarded = async (n: number) => {
+		await waitFor(`${n} forwards`, async () => (target.received.length >= n ? true : undefined));
+		await new Promise((resolve) => setTimeout(resolve, 300));
+		return target.received;
+	};
+	return { m, r, target, events, post, forwarded };
+}
+
+/** The service's payment id a bill-payment key names (relay/src/fidelity.ts billPaymentKey). */
+const named = (rows: Row[]) =>
+	rows.flatMap((row) => {
+		const parts = JSON.parse(row.dedupeKey ?? '[]') as string[];
+		return parts[3] === 'bill-payment' ? [parts[4]] : [];
+	});
+
+const metric = async (r: RunningRelay, line: string) => {
+	const text = (await r.app.inject({ method: 'GET', url: '/metrics' })).body;
+	const found = text.split('\n').find((l) => l.startsWith(`${line} `));
+	return found ? Number(found.slice(line.length + 1)) : 0;
+};
+
+onEveryStoreKind('TrsId naming the bill, through the relay', (w) => {
+	for (const profile of PROFILES) {
+		it(`five identical postbacks of one MULTI link are five events, each forwarded once; their retries are duplicates (${profile})`, async () => {
+			// Every retry is looked up too: room for ten look-ups of the link's pair this minute.
+			const { m, r, events, post, forwarded } = await billWorld(w, profile, {
+				RELAY_PAIR_LIMIT: '20',
+			});
+			const { billId } = await m.bill('100.00', 'MULTI');
+			const paid = [];
+			for (let i = 0; i < 5; i++) paid.push(await m.pay(billId));
+			// The service posts the same signed fields for each payment: only the service tells them
+			// apart (with liveExtras, the payer's card differs; nothing the relay keys on does).
+			const signed = ({ InvId, OutSum, TrsId, Status, SignatureValue }: Record<string, string>) =>
+				JSON.stringify([InvId, OutSum, TrsId, Status, SignatureValue]);
+			expect(new Set(paid.map((p) => signed(p.postback))).size).toBe(1);
+			expect(paid[0].postback.TrsId).toBe(billId);
+			for (const p of paid) await post(p.postback);
+			const rows = await events(billId);
+			expect(rows).toHaveLength(5);
+			// The first is stored as any postback; each later one as a payment of the bill not stored yet.
+			const claimed = named(rows);
+			expect(claimed).toHaveLength(4);
+			expect(new Set(claimed).size).toBe(4);
+			for (const id of claimed) expect(paid.map((p) => p.paymentId)).toContain(id);
+			expect(await forwarded(5)).toHaveLength(5);
+
+			// The service's retries of each: duplicates, nothing more stored or forwarded.
+			await control('DELETE', 'calls');
+			for (const p of paid) await post(p.postback);
+			expect(await events(billId)).toHaveLength(5);
+			expect(await metric(r, 'paypalych_relay_duplicates_total{kind="payment"}')).toBe(5);
+			expect(await forwarded(5)).toHaveLength(5);
+			// Each retry asked the service which payments the bill has.
+			expect(await sandboxCalls('bill/payments')).toBeGreaterThanOrEqual(5);
+		});
+
+		it(`a NORMAL bill's payment is one event, forwarded once; its retry is a duplicate (${profile})`, async () => {
+			const { m, events, post, forwarded } = await billWorld(w, profile);
+			const { billId } = await m.bill('40.00');
+			const { postback } = await m.pay(billId);
+			expect(postback.TrsId).toBe(billId);
+			await post(postback);
+			await post(postback);
+			expect(await events(billId)).toHaveLength(1);
+			expect(await forwarded(1)).toHaveLength(1);
+		});
+
+		it(`over the pair limit, a postback naming the bill is stored as its payment, not refused as unknown (${profile})`, async () => {
+			// RELAY_PAIR_LIMIT=1: the link's one signed pair takes one event without a look-up.
+			const { m, r, events, post, forwarded } = await billWorld(w, profile, {
+				RELAY_PAIR_LIMIT: '1',
+			});
+			const { billId } = await m.bill('70.00', 'MULTI');
+			const failed = (await control('POST', `bills/${billId}/pay`, {
+				outcome: 'fail',
+				losePostback: true,
+			})) as { postback: Record<string, string> };
+			expect(failed.postback).toMatchObject({ TrsId: billId, Status: 'FAIL' });
+			await post(failed.postback);
+			// A SUCCESS of the link: the pair's second event, over the limit: looked up, and stored.
+			const paid = await m.pay(billId);
+			await post(paid.postback);
+			const rows = (await events(billId)).filter((e) => e.fields.Status === 'SUCCESS');
+			expect(named(rows)).toEqual([paid.paymentId]);
+			expect(
+				await metric(r, 'paypalych_relay_rejected_total{kind="payment",reason="unknown_payment"}'),
+			).toBe(0);
+			expect(await forwarded(2)).toHaveLength(2);
+		});
+
+		it(`a postback naming the bill after a forged one under its TrsId (a twin with another signed pair) is stored as its payment, not refused (${profile})`, async () => {
+			const { m, r, events, post, forwarded } = await billWorld(w, profile);
+			const { billId } = await m.bill('70.00', 'MULTI');
+			// The forger's own paid order signs another pair; sent first with the link's TrsId, it is
+			// stored as any postback (nothing tells it apart yet; the trigger refuses it).
+			const own = await m.pay((await m.bill('10.00')).billId);
+			const { InvId, OutSum, SignatureValue } = own.postback;
+			const genuine = await m.pay(billId);
+			await post({ ...genuine.postback, InvId, OutSum, SignatureValue });
+			// The genuine one: a twin under another signed pair, looked up, stored as its payment.
+			await post(genuine.postback);
+			const rows = await events(billId);
+			expect(rows).toHaveLength(2);
+			expect(named(rows)).toEqual([genuine.paymentId]);
+			expect(
+				await metric(r, 'paypalych_relay_rejected_total{kind="payment",reason="unknown_payment"}'),
+			).toBe(0);
+			expect(await forwarded(2)).toHaveLength(2);
+			// Its retry: a duplicate.
+			await post(genuine.postback);
+			expect(await events(billId)).toHaveLength(2);
+		});
+	}
+});
