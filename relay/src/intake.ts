@@ -158,8 +158,11 @@ export class Intake {
 			) {
 				// Identical postbacks are one payment's retries, unless TrsId names a bill (a MULTI
 				// link's payments post the very same fields): the service tells which, once per TrsId.
+				// Only a payment of the bill stored for it changes the answer: a look-up that cannot be
+				// made (the service down, the minute's look-ups spent) or says no leaves the duplicate
+				// acknowledged as before (a payment missed so is the catch-up's to find).
 				const answer = await this.#paymentRepeated(candidate);
-				if (answer) return this.#answered(candidate, answer);
+				if (answer?.outcome === 'stored') return this.#answered(candidate, answer);
 			}
 			return this.#stored(candidate, result.value);
 		}
