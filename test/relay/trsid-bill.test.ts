@@ -5,13 +5,18 @@
  * Five payments of one MULTI link post five identical postbacks: five events, each forwarded once;
  * the service's retries of them are duplicates. Over the pair limit, and under a stored twin, such a
  * postback is stored as its payment, not refused as an unknown payment. On both stores, on both
- * sandbox profiles, against the real sandbox.
+ * sandbox profiles, against the real sandbox; the pages of `bill/payments` a look-up reads, and
+ * their cap, against a stand-in service.
  */
-import { expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Intake, type Source } from '../../relay/src/intake.ts';
+import { LOOK_UP_PAYMENT_PAGES } from '../../relay/src/look-ups.ts';
+import { Metrics } from '../../relay/src/metrics.ts';
+import { freshSqliteStore } from './fresh-store.ts';
 import { waitFor } from '../../scripts/harness/wait.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
 import { PROFILES } from '../helpers/sandbox.ts';
-import { Target } from './helpers.ts';
+import { Target, form, paymentFields } from './helpers.ts';
 import { onEveryStoreKind, sandboxCalls, control, sb, type StoreWorld } from './attacks/world.ts';
 import { sandboxMerchant } from './sandbox-merchant.ts';
 
@@ -151,4 +156,91 @@ onEveryStoreKind('TrsId naming the bill, through the relay', (w) => {
 			expect(await events(billId)).toHaveLength(2);
 		});
 	}
+});
+
+describe("the pages of a bill's payments in a look-up", () => {
+	const cleanups: Array<() => Promise<void>> = [];
+	afterEach(async () => {
+		for (const c of cleanups.splice(0).reverse()) await c();
+	});
+
+	/**
+	 * A service whose `TrsId` B-1 is a bill: `payment/status` does not know it, `bill/payments`
+	 * answers one payment a page by `cursor` (`pages` pages; `endless`: always a next one).
+	 */
+	async function service(pages: number, endless = false) {
+		const api = await new Target().listen();
+		cleanups.push(() => api.close());
+		api.responder = (req) => {
+			const url = new URL(req.path, 'http://x');
+			const json = (body: unknown, status = 200) => ({ status, body: JSON.stringify(body) });
+			if (url.pathname.endsWith('/payment/status'))
+				return json({ success: false, message: 'api:error.payment_not_found' }, 404);
+			if (url.pathname.endsWith('/bill/status'))
+				return json({ success: true, id: 'B-1', status: 'PAID', order_id: 'link-1' });
+			const page = Number(url.searchParams.get('cursor') ?? '1');
+			const next = endless || page < pages ? String(page + 1) : null;
+			const payment = { id: `P-${page}`, bill_id: 'B-1', status: 'SUCCESS', amount: '10.50' };
+			return json({ success: true, data: [payment], meta: { next_cursor: next } });
+		};
+		return api;
+	}
+
+	/** `pairMax`: RELAY_PAIR_LIMIT, which is also the pair's look-ups a minute. */
+	async function intakeOn(url: string, pairMax: number) {
+		const opened = await freshSqliteStore();
+		cleanups.push(opened.cleanup);
+		const intake = new Intake({
+			config: {
+				pairLimit: { max: pairMax, windowMs: 3_600_000 },
+				payoutCheck: 'off',
+				apiBaseUrl: url,
+				apiTokens: ['token'],
+				deliveryTimeoutMs: 1_000,
+			},
+			store: opened.store,
+			metrics: new Metrics(),
+			targets: { payment: ['http://127.0.0.1:9/pay'], payout: [], success: [], fail: [] },
+		});
+		return { intake, store: opened.store };
+	}
+
+	const sale = paymentFields('B-1', { invId: 'link-1', outSum: '10.50' });
+	const postback: Source = {
+		via: 'postback',
+		body: form(sale),
+		contentType: 'application/x-www-form-urlencoded',
+		tokenIndex: 0,
+	};
+
+	it('reads every page: the third payment of the bill, on page 3, is the third event', async () => {
+		const api = await service(3);
+		const { intake, store } = await intakeOn(api.url(''), 3);
+		for (let i = 0; i < 3; i++) {
+			expect(await intake.admit('payment', sale, postback)).toMatchObject({
+				outcome: 'stored',
+				duplicate: false,
+			});
+		}
+		const keys = (await store.listEvents({ limit: 10 })).map((e) => e.dedupeKey ?? '');
+		expect(keys.filter((k) => k.includes('"P-3"'))).toHaveLength(1);
+		// A fourth: every payment is stored, a duplicate.
+		expect(await intake.admit('payment', sale, postback)).toMatchObject({ duplicate: true });
+	});
+
+	it(`stops at the look-ups' page cap (${LOOK_UP_PAYMENT_PAGES} pages) and asks for a retry, naming it`, async () => {
+		const api = await service(0, true);
+		// One event of the pair without a look-up: the next one of the link is looked up.
+		const { intake } = await intakeOn(api.url(''), 1);
+		await intake.admit('payment', sale, postback);
+		// Another status of the link: over the pair limit, looked up: the pages never end.
+		const failed = { ...sale, Status: 'FAIL' };
+		const answer = await intake.admit('payment', failed, { ...postback, body: form(failed) });
+		expect(answer).toMatchObject({
+			outcome: 'unavailable',
+			reason: expect.stringMatching(/not read to the end \(10 pages, the look-ups' cap 10\)/),
+		});
+		const pagesRead = api.received.filter((r) => r.path.includes('/bill/payments')).length;
+		expect(pagesRead).toBe(LOOK_UP_PAYMENT_PAGES);
+	});
 });
