@@ -103,9 +103,8 @@ function notFound(error: unknown, key: 'payment_not_found'): boolean {
 /**
  * The bill `id` names and every page of its payments, when `payment/status` did not know the id:
  * neither a payment nor a bill of that id (`bill/status` answers 4xx) is refused (403) as an
- * unknown payment; a bill whose
- * payments cannot be read to the end (the service failing, or more than LOOK_UP_PAYMENT_PAGES
- * pages): 503, the service sends the postback again later.
+ * unknown payment; a bill whose payments cannot be read to the end (the service failing, or more
+ * than LOOK_UP_PAYMENT_PAGES pages): 503, the service sends the postback again later.
  */
 async function readBill(api: ServiceApi, id: string): Promise<LookUpVerdict> {
 	let bill: ApiRecord;
@@ -230,8 +229,9 @@ export function checkPaymentOrder(api: ServiceApi, fields: PostbackFields): Prom
  * A payment postback the store holds already (the same dedupe key): the service's retry of it,
  * unless its TrsId names a bill, whose MULTI link's payments post byte-identical postbacks. Asks
  * `payment/status`: a payment the service knows, or an id it knows neither as a payment nor as a
- * bill, leaves the duplicate as it is; a bill answers its payments (the intake tells whether one is
- * left to deliver); the service failing: 503, the service sends it again later.
+ * bill, leaves the duplicate as it is (`noBill`: remembered, no further call for that TrsId); a
+ * bill answers its payments (the intake tells whether one is left to store); the service failing:
+ * 503 (the intake then leaves the duplicate as it is too).
  */
 export async function checkRepeatedPayment(
 	api: ServiceApi,
