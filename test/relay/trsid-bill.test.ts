@@ -5,8 +5,8 @@
  * Five payments of one MULTI link post five identical postbacks: five events, each forwarded once;
  * the service's retries of them are duplicates. Over the pair limit, and under a stored twin, such a
  * postback is stored as its payment, not refused as an unknown payment. On both stores, on both
- * sandbox profiles, against the real sandbox; the pages of `bill/payments` a look-up reads, and
- * their cap, against a stand-in service.
+ * sandbox profiles, against the real sandbox; the pages of `bill/payments` a look-up reads (and
+ * their cap), and a payment the catch-up stored, against a stand-in service.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { Intake, type Source } from '../../relay/src/intake.ts';
@@ -158,7 +158,7 @@ onEveryStoreKind('TrsId naming the bill, through the relay', (w) => {
 	}
 });
 
-describe("the pages of a bill's payments in a look-up", () => {
+describe("a look-up of a bill's payments, against a stand-in service", () => {
 	const cleanups: Array<() => Promise<void>> = [];
 	afterEach(async () => {
 		for (const c of cleanups.splice(0).reverse()) await c();
@@ -225,6 +225,22 @@ describe("the pages of a bill's payments in a look-up", () => {
 		const keys = (await store.listEvents({ limit: 10 })).map((e) => e.dedupeKey ?? '');
 		expect(keys.filter((k) => k.includes('"P-3"'))).toHaveLength(1);
 		// A fourth: every payment is stored, a duplicate.
+		expect(await intake.admit('payment', sale, postback)).toMatchObject({ duplicate: true });
+	});
+
+	it("a payment the catch-up stored under its own id counts as stored; where the bill's first postback may be it, the next postback is stored rather than taken for a retry", async () => {
+		const api = await service(2);
+		const { intake, store } = await intakeOn(api.url(''), 3);
+		// The catch-up found P-2 (its event's TrsId is the payment's id), then the bill's postbacks come.
+		const caught = { TrsId: 'P-2', Status: 'SUCCESS', OutSum: '10.50', InvId: 'link-1' };
+		await intake.admit('payment', caught, { via: 'catch-up', orderUnknown: false });
+		expect(await intake.admit('payment', sale, postback)).toMatchObject({ duplicate: false });
+		// The first postback may be P-1's or P-2's: the second is stored as P-1 (the trigger behind
+		// the relay starts nothing twice), never answered as a retry while P-1 may be missing.
+		expect(await intake.admit('payment', sale, postback)).toMatchObject({ duplicate: false });
+		const keys = (await store.listEvents({ limit: 10 })).map((e) => e.dedupeKey ?? '');
+		expect(keys.filter((k) => k.includes('"bill-payment","P-1"'))).toHaveLength(1);
+		// Every payment is accounted for: a retry is a duplicate.
 		expect(await intake.admit('payment', sale, postback)).toMatchObject({ duplicate: true });
 	});
 
