@@ -58,7 +58,22 @@ export type Admission =
  */
 export type LookUp = (
 	candidate: Candidate,
-) => Promise<Exclude<Admission, { outcome: 'stored' }> | DuplicateOf | undefined>;
+) => Promise<Exclude<Admission, { outcome: 'stored' }> | StoredBy | undefined>;
 
 /** A look-up's answer that the event is one the store holds (see fidelity.ts). */
 export type DuplicateOf = { outcome: 'stored'; eventId: string; duplicate: true; deliveries: 0 };
+
+/**
+ * A look-up's answer that the event is stored: a duplicate of one the store holds (DuplicateOf),
+ * or stored by the look-up itself (a payment of the bill its TrsId names, see Intake), with the
+ * deliveries it handed to the forwarder (`claimed`).
+ */
+export type StoredBy =
+	| DuplicateOf
+	| {
+			outcome: 'stored';
+			eventId: string;
+			duplicate: boolean;
+			deliveries: number;
+			claimed?: readonly unknown[];
+	  };

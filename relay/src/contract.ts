@@ -29,7 +29,9 @@ export {
 	describeApiError,
 	listUrl,
 	pages,
+	readPages,
 	widenedDates,
+	chooseBillPayment,
 	confirmPayment,
 	confirmPayout,
 	describeRejection,
@@ -50,6 +52,7 @@ export {
 	postbackKindOf,
 } from '../../nodes/shared/index.ts';
 export type {
+	BillPaymentChoice,
 	MoneyBackEvent,
 	PostbackFields,
 	Receipt,

@@ -1,5 +1,6 @@
-import { canonicalStatus, postbackKey, toCents } from './contract.ts';
-import type { PostbackFields } from './contract.ts';
+import { canonicalStatus, chooseBillPayment, postbackKey, toCents } from './contract.ts';
+import type { BillPaymentChoice, PostbackFields } from './contract.ts';
+import type { BillPayments } from './look-ups.ts';
 import type { Candidate, LookUp } from './admission.ts';
 import type { ReadStore, StoredEvent } from './store/types.ts';
 
@@ -93,4 +94,97 @@ function spellings(fields: PostbackFields): number[] {
 	const received = cents(fields.BalanceAmount);
 	if (received !== undefined) sums.push(received);
 	return sums;
+}
+
+/**
+ * The dedupe key of a payment postback whose TrsId names a bill, stored as the one event of the
+ * bill's payment `paymentId` (the service's id) in `status`. Apart from every postbackKey: its
+ * fourth part is never an amount (`<cents>c` or `as-sent:...`).
+ */
+export function billPaymentKey(billId: string, paymentId: string, status: string): string {
+	return JSON.stringify(['payment', billId, canonicalStatus(status), 'bill-payment', paymentId]);
+}
+
+/** The service's payment id a billPaymentKey names; undefined for any other key. */
+export function billPaymentOf(dedupeKey: string | null): string | undefined {
+	if (dedupeKey === null || !dedupeKey.includes('"bill-payment"')) return undefined;
+	try {
+		const parts: unknown = JSON.parse(dedupeKey);
+		return Array.isArray(parts) && parts.length === 5 && parts[3] === 'bill-payment'
+			? String(parts[4])
+			: undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+/** Most events of one bill and status read to tell which of its payments were stored. */
+const BILL_EVENTS_READ = 5_000;
+
+/**
+ * Which payment of the bill a payment postback whose TrsId names it is (chooseBillPayment in
+ * nodes/shared, as the trigger chooses), with the store as the memory of what was delivered: a
+ * payment counts as delivered when the store holds an event of it in the postback's status,
+ * - one stored under its billPaymentKey (claimed by an earlier postback of the bill);
+ * - one under its own id as TrsId (a catch-up event, or a postback that named the payment);
+ * - or the event of this very postback (its dedupe key) stored before anything told it names a
+ *   bill (a bill's first postback is stored as any other, with no look-up): it counts for one
+ *   payment that confirms it, taken in the service's order among those not accounted for otherwise.
+ * `claim`: the payment to store this postback as (under `key`); `delivered`: every payment that
+ * confirms it is stored (a retry: `eventId` is one of the bill's events); else a refusal or a retry.
+ */
+export async function chooseStoredBillPayment(
+	store: Pick<ReadStore, 'listEvents'>,
+	fields: PostbackFields,
+	{ bill, payments }: BillPayments,
+): Promise<
+	| (Extract<BillPaymentChoice, { ok: true }> & { key: string })
+	| (Exclude<BillPaymentChoice, { ok: true }> & { eventId?: string })
+> {
+	const billId = String(bill.id ?? '');
+	const status = canonicalStatus(fields.Status);
+	const inStatus = (events: StoredEvent[]) =>
+		events.filter((e) => canonicalStatus(e.fields.Status) === status);
+	const stored =
+		billId === ''
+			? []
+			: inStatus(
+					await store.listEvents({ kind: 'payment', trsId: billId, limit: BILL_EVENTS_READ }),
+				);
+	const claimed = new Set<string>();
+	const same = postbackKey('payment', fields) ?? null;
+	let unnamed = 0;
+	for (const event of stored) {
+		const paymentId = billPaymentOf(event.dedupeKey);
+		if (paymentId !== undefined) claimed.add(paymentId);
+		// Stored unnamed: one payment this very postback (its signed pair) confirms.
+		else if (event.dedupeKey === same) unnamed += 1;
+	}
+	// Payments found stored under their own id. An event of the bill stored unnamed may be one of
+	// them: counted so, the next payment is forwarded rather than taken for delivered (the trigger
+	// behind the relay confirms each again and starts nothing twice).
+	const ownEvents = new Set<string>();
+	let eventId = stored[0]?.id;
+	for (let round = 0; round <= payments.length; round++) {
+		let unnamedLeft = Math.max(0, unnamed - ownEvents.size);
+		const choice = chooseBillPayment(
+			fields,
+			bill,
+			payments,
+			(paymentId) => {
+				if (claimed.has(paymentId) || ownEvents.has(paymentId)) return true;
+				if (unnamedLeft === 0) return false;
+				unnamedLeft -= 1;
+				return true;
+			},
+			false,
+		);
+		if (!choice.ok) return eventId === undefined ? choice : { ...choice, eventId };
+		const paymentId = String(choice.payment.id);
+		const own = inStatus(await store.listEvents({ kind: 'payment', trsId: paymentId, limit: 50 }));
+		if (own.length === 0) return { ...choice, key: billPaymentKey(billId, paymentId, status) };
+		ownEvents.add(paymentId);
+		eventId ??= own[0].id;
+	}
+	return { ok: false, retry: true, reason: `bill ${billId}: no payment could be chosen` };
 }

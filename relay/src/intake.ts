@@ -1,11 +1,17 @@
 import type { RelayConfig } from './config.ts';
 import { POSTBACK_EVENTS, postbackKey } from './contract.ts';
 import type { MoneyBackEvent, PostbackEvent, PostbackFields } from './contract.ts';
-import { onePaymentOneEvent } from './fidelity.ts';
+import { chooseStoredBillPayment, onePaymentOneEvent } from './fidelity.ts';
 import type { Forwarder } from './forwarder.ts';
 import { LookUpBudget, PairLimiter } from './limits.ts';
-import { checkPayment, checkPaymentOrder, checkPayout, checkPayoutRecord } from './look-ups.ts';
-import type { LookUpVerdict } from './look-ups.ts';
+import {
+	checkPayment,
+	checkPaymentOrder,
+	checkPayout,
+	checkPayoutRecord,
+	checkRepeatedPayment,
+} from './look-ups.ts';
+import type { BillPayments, LookUpVerdict } from './look-ups.ts';
 import type { Metrics } from './metrics.ts';
 import { checkMoneyBack, moneyBackDedupeKey } from './money-back.ts';
 import { lookUpApi } from './service-api.ts';
@@ -14,9 +20,17 @@ import { pairKeyOf } from './store/pair-key.ts';
 import type { InsertResult, NewEvent, PairLimit, QueueStore, ReadStore } from './store/types.ts';
 import type { Targets } from './targets.ts';
 
-import type { Admission, Candidate, LookUp, Source } from './admission.ts';
+import type { Admission, Candidate, LookUp, Source, StoredBy } from './admission.ts';
 
-export type { Admission, Candidate, DuplicateOf, LookUp, Refusal, Source } from './admission.ts';
+export type {
+	Admission,
+	Candidate,
+	DuplicateOf,
+	LookUp,
+	Refusal,
+	Source,
+	StoredBy,
+} from './admission.ts';
 
 export interface IntakeOptions {
 	config: Pick<
@@ -106,7 +120,9 @@ export class Intake {
 	readonly #redirectPairs: PairLimiter;
 	readonly #lookUps: readonly LookUp[];
 	readonly #paymentKnown: LookUp;
+	readonly #paymentRepeated: LookUp;
 	readonly #onePaymentOneEvent: LookUp;
+	readonly #budget: LookUpBudget;
 
 	constructor(options: IntakeOptions) {
 		this.#o = options;
@@ -116,14 +132,16 @@ export class Intake {
 			max: config.redirectLimit?.perPaymentDay ?? 0,
 			windowMs: 24 * 3_600_000,
 		});
-		const budget = new LookUpBudget({
+		const budget = (this.#budget = new LookUpBudget({
 			perPair: Math.max(1, config.pairLimit.max || 10),
 			global: config.lookUpLimit?.globalPerMinute ?? 60,
 			refusalMemoryMs: config.lookUpLimit?.refusalMemoryMs ?? 15 * 60_000,
-		});
+		}));
 		// One client per token: a look-up asks with the token that verified the postback's signature.
 		const apis = config.apiTokens.map((token) => lookUpApi(config, token));
-		const bounded = boundedLookUp(budget, options.metrics, apis);
+		const bounded = boundedLookUp(budget, options.metrics, apis, (candidate, bill) =>
+			this.#claimBillPayment(candidate, bill),
+		);
 		// A postback under a stored postback's TrsId and status with another signed pair: one of the
 		// two is forged, the service tells which (fidelity.ts), within the same budget.
 		const confirm = {
@@ -141,6 +159,7 @@ export class Intake {
 			this.#onePaymentOneEvent,
 		];
 		this.#paymentKnown = bounded('payment', checkPayment);
+		this.#paymentRepeated = bounded('payment', checkRepeatedPayment);
 	}
 
 	/**
@@ -175,7 +194,22 @@ export class Intake {
 			if (answer) return this.#answered(candidate, answer);
 			return await this.#postback(candidate, false);
 		}
-		if (!('limited' in result)) return this.#stored(candidate, result.value);
+		if (!('limited' in result)) {
+			if (
+				kind === 'payment' &&
+				result.value.duplicate &&
+				!this.#budget.namesNoBill(fields.TrsId ?? '')
+			) {
+				// Identical postbacks are one payment's retries, unless TrsId names a bill (a MULTI
+				// link's payments post the very same fields): the service tells which, once per TrsId.
+				// Only a payment of the bill stored for it changes the answer: a look-up that cannot be
+				// made (the service down, the minute's look-ups spent) or says no leaves the duplicate
+				// acknowledged as before (a payment missed so is the catch-up's to find).
+				const answer = await this.#paymentRepeated(candidate);
+				if (answer?.outcome === 'stored') return this.#answered(candidate, answer);
+			}
+			return this.#stored(candidate, result.value);
+		}
 		if (kind === 'payment') {
 			// A popular link (a MULTI bill: one InvId and amount for every sale) is not refused for
 			// it: the service is asked whether it knows this payment, within the look-up budget.
@@ -218,6 +252,7 @@ export class Intake {
 		candidate: Candidate,
 		pairLimit?: PairLimit,
 		twinCheck = false,
+		dedupeKey?: string,
 	): Promise<InsertResult> {
 		const targets = this.#o.targets[candidate.kind];
 		const forwarder = this.#o.forwarder;
@@ -226,6 +261,7 @@ export class Intake {
 		try {
 			result = await this.#o.store.insertEvent({
 				...this.#event(candidate),
+				...(dedupeKey ? { dedupeKey } : {}),
 				targets,
 				...(pairLimit ? { pairLimit } : {}),
 				...(lease ? { lease } : {}),
@@ -251,7 +287,35 @@ export class Intake {
 			: { ...common, source: 'catch-up', contentType: FORM, body: formBody(fields) };
 	}
 
-	#stored({ kind, source }: Candidate, result: InsertResult): Admission {
+	/**
+	 * A payment postback whose TrsId names a bill (a look-up found the bill and its payments): stored
+	 * as the one event of a payment of that bill not stored yet (chooseStoredBillPayment), under that
+	 * payment's key, so each payment of a MULTI link is one event however identical its postback is;
+	 * every payment stored already: a duplicate. The body forwarded is the one received: the trigger
+	 * behind the relay confirms it again and chooses its payment the same way. Two calls that chose
+	 * the same payment at once: the second insert is a duplicate, and it chooses again.
+	 */
+	async #claimBillPayment(candidate: Candidate, found: BillPayments): Promise<BillClaim> {
+		for (let round = 0; round <= found.payments.length; round++) {
+			const choice = await chooseStoredBillPayment(this.#o.store, candidate.fields, found);
+			if (!choice.ok) {
+				if ('delivered' in choice && choice.eventId !== undefined) {
+					return { outcome: 'stored', eventId: choice.eventId, duplicate: true, deliveries: 0 };
+				}
+				return { ok: false, code: choice.retry ? 503 : 403, reason: choice.reason };
+			}
+			const result = await this.#insert(candidate, undefined, false, choice.key);
+			if (!result.duplicate) return { outcome: 'stored', ...result };
+		}
+		return { ok: false, code: 503, reason: 'the payments of the bill were claimed meanwhile' };
+	}
+
+	#stored(
+		{ kind, source }: Candidate,
+		result: Pick<InsertResult, 'eventId' | 'duplicate' | 'deliveries'> & {
+			claimed?: readonly unknown[];
+		},
+	): Admission {
 		const { metrics } = this.#o;
 		if (source.via === 'postback') {
 			metrics.received.inc({ kind });
@@ -285,21 +349,36 @@ export class Intake {
 
 type Check = (api: ServiceApi, fields: PostbackFields) => Promise<LookUpVerdict>;
 
+/** What claiming a bill's payment answers: the event stored (or its duplicate), or a failed verdict. */
+type BillClaim = StoredBy | Extract<LookUpVerdict, { ok: false }>;
+
+type ClaimBillPayment = (candidate: Candidate, found: BillPayments) => Promise<BillClaim>;
+
 /**
  * A look-up of an incoming postback with the service (`check`: payout/status for every payout
- * postback when RELAY_PAYOUT_CHECK=service, payment/status for a payment over the pair limit,
- * payment/status or payout/status for a postback whose TrsId and status a stored postback with
- * another signed pair holds, and refund/status or payment/status for every refund or chargeback
- * postback), within one budget for all (LookUpBudget): a refusal remembered for a
- * while is refused again without a call (403); over the signed pair's look-ups this minute: 429;
- * over the look-ups of all pairs this minute (RELAY_LOOKUP_GLOBAL_LIMIT): 503 with Retry-After,
- * the service retries.
+ * postback when RELAY_PAYOUT_CHECK=service, payment/status for a payment over the pair limit or
+ * one the store holds already, payment/status or payout/status for a postback whose TrsId and
+ * status a stored postback with another signed pair holds, and refund/status or payment/status for
+ * every refund or chargeback postback), within one budget for all (LookUpBudget): a refusal
+ * remembered for a while is refused again without a call (403); over the signed pair's look-ups
+ * this minute: 429; over the look-ups of all pairs this minute (RELAY_LOOKUP_GLOBAL_LIMIT): 503
+ * with Retry-After, the service retries. A TrsId that names a bill: `claim` stores the postback as
+ * one of its payments.
  */
-function boundedLookUp(budget: LookUpBudget, metrics: Metrics, apis: readonly ServiceApi[]) {
+function boundedLookUp(
+	budget: LookUpBudget,
+	metrics: Metrics,
+	apis: readonly ServiceApi[],
+	claim: ClaimBillPayment,
+) {
 	return (kind: PostbackEvent, check: Check): LookUp =>
-		async ({ kind: asked, fields, source }) => {
+		async (candidate) => {
+			const { kind: asked, fields, source } = candidate;
 			if (asked !== kind || source.via !== 'postback') return undefined;
-			const call = () => check(apis[source.tokenIndex] ?? apis[0], fields);
+			const call = async (): Promise<LookUpVerdict | StoredBy> => {
+				const verdict = await check(apis[source.tokenIndex] ?? apis[0], fields);
+				return verdict.ok && verdict.bill ? await claim(candidate, verdict.bill) : verdict;
+			};
 			return lookUpWithin(budget, metrics, kind, fields, source.network ?? '', call);
 		};
 }
@@ -310,8 +389,8 @@ async function lookUpWithin(
 	kind: PostbackEvent,
 	fields: PostbackFields,
 	network: string,
-	call: () => Promise<LookUpVerdict>,
-): Promise<Exclude<Admission, { outcome: 'stored' }> | undefined> {
+	call: () => Promise<LookUpVerdict | StoredBy>,
+): Promise<Exclude<Admission, { outcome: 'stored' }> | StoredBy | undefined> {
 	const unknown = `unknown_${kind}`;
 	const pairKey = pairKeyOf(kind, fields) ?? '';
 	const over = budget.take(pairKey, fields, Date.now(), network);
@@ -337,9 +416,12 @@ async function lookUpWithin(
 		};
 	}
 	const verdict = await call();
-	if (verdict.ok) {
+	if (!('outcome' in verdict) && verdict.ok && verdict.noBill) {
+		budget.rememberNoBill((fields.TrsId ?? '').trim());
+	}
+	if ('outcome' in verdict || verdict.ok) {
 		metrics.lookUps.inc({ kind, outcome: 'known' });
-		return undefined;
+		return 'outcome' in verdict ? verdict : undefined;
 	}
 	if (verdict.code === 503) {
 		metrics.lookUps.inc({ kind, outcome: 'failed' });

@@ -105,6 +105,7 @@ export class LookUpBudget {
 	readonly #perNetwork: WindowCounter;
 	readonly #global: WindowCounter;
 	readonly #refusals = new Map<string, { until: number; reason: string }>();
+	readonly #noBill = new Set<string>();
 	readonly #memoryMs: number;
 	readonly #remembered: number;
 
@@ -167,6 +168,24 @@ export class LookUpBudget {
 			this.#refusals.delete(this.#refusals.keys().next().value as string);
 		}
 		this.#refusals.set(key, { until: now + this.#memoryMs, reason });
+	}
+
+	/**
+	 * Whether the service told (a look-up, see Intake) that this TrsId names no bill: a payment it
+	 * knows, or an id it knows as neither. Identical postbacks with it are then one payment's
+	 * retries, answered as duplicates with no further call.
+	 */
+	namesNoBill(trsId: string): boolean {
+		return this.#noBill.has(trsId);
+	}
+
+	/** Remembers a TrsId that names no bill (at most `remembered` of them, the oldest go first). */
+	rememberNoBill(trsId: string): void {
+		if (this.#noBill.has(trsId)) return;
+		while (this.#noBill.size >= this.#remembered) {
+			this.#noBill.delete(this.#noBill.values().next().value as string);
+		}
+		this.#noBill.add(trsId);
 	}
 
 	/** How many refusals are remembered (for the tests of the bound). */

@@ -21,15 +21,44 @@ import type { ApiRecord, ServiceApi } from './service-api.ts';
  * - a payment postback over the pair limit (limits.ts) is looked up (`payment/status`) instead of
  *   refused: a popular MULTI link gives every sale one InvId and amount, so one signed pair;
  * - a postback under a stored postback's TrsId and status with another signed pair is looked up
- *   (fidelity.ts), with its order too for a payment.
+ *   (fidelity.ts), with its order too for a payment;
+ * - a payment postback the store holds already is looked up (checkRepeatedPayment): identical
+ *   postbacks are one payment's retries only when TrsId is a payment id.
+ * Where `payment/status` answers `payment_not_found`, TrsId may be the bill id (some deployments
+ * send it): `bill/status` and every page of `bill/payments` answer, and the intake claims one
+ * payment of that bill not stored yet for the postback (chooseStoredBillPayment in fidelity.ts,
+ * chooseBillPayment in nodes/shared, as the trigger does).
  * Each look-up is one call through the look-ups' client (service-api.ts, `lookUpApi`: no retry,
  * a record's size of answer, RELAY_DELIVERY_TIMEOUT_MS), made with the token that verified the
  * signature; the intake bounds how many there are (LookUpBudget).
  */
 
-export type LookUpVerdict = { ok: true } | { ok: false; code: 403 | 503; reason: string };
+/**
+ * What a look-up found. `bill`: the postback's TrsId is no payment the service knows but a bill
+ * (some deployments send the bill id as TrsId): its record and every payment of it, for the
+ * intake to choose the one payment this postback is (chooseStoredBillPayment in fidelity.ts).
+ */
+export type LookUpVerdict =
+	| { ok: true; bill?: BillPayments; noBill?: true }
+	| { ok: false; code: 403 | 503; reason: string };
+
+/** A bill the postback's TrsId names, and all its payments as the service lists them. */
+export interface BillPayments {
+	bill: ApiRecord;
+	payments: ApiRecord[];
+}
 
 type Refused = Extract<LookUpVerdict, { ok: false }>;
+
+/** Rows asked for per page of `bill/payments` in a look-up (the look-ups' client reads 64 KiB). */
+export const LOOK_UP_PAYMENTS_PER_PAGE = 50;
+
+/**
+ * Most pages of `bill/payments` one look-up reads (LOOK_UP_PAYMENTS_PER_PAGE rows each): a MULTI
+ * link with more payments is not confirmed by a look-up (503, the service retries; the catch-up
+ * reads every page of it).
+ */
+export const LOOK_UP_PAYMENT_PAGES = 10;
 
 /**
  * One `payment/status`, `payout/status` or `bill/status` call for `id`: the record. Not known (4xx
@@ -50,18 +79,65 @@ async function readRecord(
 					: await api.billStatus(id);
 		return { record };
 	} catch (error) {
-		const status = error instanceof ApiError ? error.status : null;
-		if (status !== null && status >= 400 && status < 500 && ![401, 403, 408, 429].includes(status))
+		return failed(error, what, id);
+	}
+}
+
+/** A look-up call that failed: a record the service does not know (403), or retry later (503). */
+function failed(error: unknown, what: string, id: string): Refused {
+	const status = error instanceof ApiError ? error.status : null;
+	if (status !== null && status >= 400 && status < 500 && ![401, 403, 408, 429].includes(status))
+		return {
+			ok: false,
+			code: 403,
+			reason: `the service does not know ${what} ${id.slice(0, 64)}`,
+		};
+	return { ok: false, code: 503, reason: (error as Error).message.slice(0, 200) };
+}
+
+/** Whether a failed call is the service's answer that it does not know the record (`key`). */
+function notFound(error: unknown, key: 'payment_not_found'): boolean {
+	return error instanceof ApiError && error.key === `api:error.${key}`;
+}
+
+/**
+ * The bill `id` names and every page of its payments, when `payment/status` did not know the id:
+ * neither a payment nor a bill of that id (`bill/status` answers 4xx) is refused (403) as an
+ * unknown payment; a bill whose payments cannot be read to the end (the service failing, or more
+ * than LOOK_UP_PAYMENT_PAGES pages): 503, the service sends the postback again later.
+ */
+async function readBill(api: ServiceApi, id: string): Promise<LookUpVerdict> {
+	let bill: ApiRecord;
+	try {
+		bill = await api.billStatus(id);
+	} catch (error) {
+		const refused = failed(error, 'bill', id);
+		if (refused.code === 503) return refused;
+		return {
+			ok: false,
+			code: 403,
+			reason: `the service does not know payment ${id.slice(0, 64)} (nor a bill of that id)`,
+		};
+	}
+	try {
+		const read = await api.billPaymentPages(id, LOOK_UP_PAYMENTS_PER_PAGE, LOOK_UP_PAYMENT_PAGES);
+		if (!read.complete)
 			return {
 				ok: false,
-				code: 403,
-				reason: `the service does not know ${what} ${id.slice(0, 64)}`,
+				code: 503,
+				reason: `the payments of bill ${id.slice(0, 64)} were not read to the end (${read.pages} pages, the look-ups' cap ${LOOK_UP_PAYMENT_PAGES}): the catch-up reads them all`,
 			};
+		return { ok: true, bill: { bill, payments: read.rows } };
+	} catch (error) {
 		return { ok: false, code: 503, reason: (error as Error).message.slice(0, 200) };
 	}
 }
 
-/** The postback's record (`payment/status` or `payout/status` for its TrsId), handed to `judge`. */
+/**
+ * The postback's record (`payment/status` or `payout/status` for its TrsId), handed to `judge`.
+ * A payment the service does not know (`payment_not_found`) may be a bill's id: then the bill
+ * and its payments are the answer (readBill), not `judge`'s.
+ */
 async function lookUp(
 	api: ServiceApi,
 	kind: 'payment' | 'payout',
@@ -70,8 +146,21 @@ async function lookUp(
 ): Promise<LookUpVerdict> {
 	const trsId = (fields.TrsId ?? '').trim();
 	if (trsId === '') return { ok: false, code: 403, reason: 'TrsId is empty' };
-	const read = await readRecord(api, kind, trsId);
-	return 'record' in read ? await judge(read.record, trsId) : read;
+	if (kind === 'payout') {
+		const read = await readRecord(api, kind, trsId);
+		return 'record' in read ? await judge(read.record, trsId) : read;
+	}
+	let record: ApiRecord;
+	try {
+		record = await api.paymentStatus(trsId);
+	} catch (error) {
+		return notFound(error, 'payment_not_found')
+			? await readBill(api, trsId)
+			: failed(error, 'payment', trsId);
+	}
+	// A payment the service knows: its TrsId names no bill (remembered, see LookUpBudget).
+	const verdict = await judge(record, trsId);
+	return verdict.ok ? { ...verdict, noBill: true } : verdict;
 }
 
 /**
@@ -134,6 +223,23 @@ export function checkPaymentOrder(api: ServiceApi, fields: PostbackFields): Prom
 		}
 		return judgePayment(fields, record, orderId);
 	});
+}
+
+/**
+ * A payment postback the store holds already (the same dedupe key): the service's retry of it,
+ * unless its TrsId names a bill, whose MULTI link's payments post byte-identical postbacks. Asks
+ * `payment/status`: a payment the service knows, or an id it knows neither as a payment nor as a
+ * bill, leaves the duplicate as it is (`noBill`: remembered, no further call for that TrsId); a
+ * bill answers its payments (the intake tells whether one is left to store); the service failing:
+ * 503 (the intake then leaves the duplicate as it is too).
+ */
+export async function checkRepeatedPayment(
+	api: ServiceApi,
+	fields: PostbackFields,
+): Promise<LookUpVerdict> {
+	const verdict = await lookUp(api, 'payment', fields, () => ({ ok: true }));
+	if (verdict.ok && verdict.bill) return verdict;
+	return verdict.ok || verdict.code === 403 ? { ok: true, noBill: true } : verdict;
 }
 
 /** Whether a final payment record (and its order ID, when known) confirms the postback. */

@@ -1,6 +1,6 @@
 import { request } from 'undici';
 import type { Dispatcher } from 'undici';
-import { ENDPOINTS, describeApiError } from './contract.ts';
+import { ENDPOINTS, apiRootOf, describeApiError, listUrl, readPages } from './contract.ts';
 import { retryAfterDelay } from './retry-policy.ts';
 
 /**
@@ -169,6 +169,27 @@ export class ServiceApi {
 	/** `bill/payments?id=`: the answer, the bill's payments under `data`. */
 	billPayments(id: string): Promise<ApiRecord> {
 		return this.get(ENDPOINTS.billPayments.path, { id });
+	}
+
+	/**
+	 * Every page of `bill/payments?id=` (cursor-paged on the live service), through the shared page
+	 * reader, `perPage` rows a page, at most `maxPages` pages: the rows, and whether the list was
+	 * read to its end (not: the page cap, or a next page outside the API root).
+	 */
+	async billPaymentPages(
+		id: string,
+		perPage: number,
+		maxPages: number,
+	): Promise<{ rows: ApiRecord[]; complete: boolean; pages: number }> {
+		const read = await readPages<unknown>((url) => this.page(url), {
+			firstUrl: listUrl(this.#o.baseUrl, ENDPOINTS.billPayments.path, { id, per_page: perPage }),
+			apiRoot: apiRootOf(this.#o.baseUrl),
+			maxPages,
+		});
+		const rows = read.rows.filter(
+			(row): row is ApiRecord => row !== null && typeof row === 'object' && !Array.isArray(row),
+		);
+		return { rows, complete: read.complete, pages: read.pages };
 	}
 
 	/** One GET of `path` under the base URL; the answer as a JSON object. */

@@ -92,9 +92,33 @@ async function intakeOn(
 	return { intake, store: opened.store, metrics, handOff };
 }
 
+/**
+ * A service stand-in: `payment/status` answers the payments in `known`, 404 payment_not_found
+ * otherwise (and `bill/status` 404 bill_not_found: no id names a bill).
+ */
+async function service(known: Record<string, Record<string, unknown>>) {
+	const api = await new Target().listen();
+	cleanups.push(() => api.close());
+	api.responder = (req) => {
+		const url = new URL(req.path, 'http://x');
+		const id = url.searchParams.get('id') ?? '';
+		if (id === 'down') return { status: 502 };
+		if (url.pathname.endsWith('/bill/status'))
+			return { status: 404, body: '{"success":false,"message":"api:error.bill_not_found"}' };
+		const record = known[id];
+		return record
+			? { status: 200, body: JSON.stringify({ success: true, ...record }) }
+			: { status: 404, body: '{"success":false,"message":"api:error.payment_not_found"}' };
+	};
+	return api;
+}
+
 describe('intake', () => {
 	it('hands a stored postback to the forwarder: one adopt per lease, with the claimed deliveries, and no kick', async () => {
-		const { intake, store, metrics, handOff } = await intakeOn();
+		const api = await service({ 'T-1': { id: 'T-1', status: 'SUCCESS' } });
+		const { intake, store, metrics, handOff } = await intakeOn({
+			config: { apiBaseUrl: api.url('') } as IntakeOptions['config'],
+		});
 		const fields = paymentFields('T-1');
 		const first = await intake.admit('payment', fields, postback(fields));
 		expect(first).toMatchObject({ outcome: 'stored', duplicate: false, deliveries: 2 });
@@ -104,9 +128,11 @@ describe('intake', () => {
 		expect(stored).toMatchObject({ source: 'postback', kind: 'payment' });
 		expect(stored?.fields).not.toHaveProperty('SignatureValue');
 
-		// The service's retry: a duplicate, acknowledged, counted, nothing to hand over.
+		// The service's retry: a duplicate (the service knows T-1 as a payment, not a bill),
+		// acknowledged, counted, nothing to hand over.
 		const again = await intake.admit('payment', fields, postback(fields));
 		expect(again).toMatchObject({ outcome: 'stored', duplicate: true });
+		expect(api.received.map((r) => r.path)).toEqual(['/api/v1/payment/status?id=T-1']);
 		expect(handOff.calls).toEqual(['lease 2', 'adopt 2', 'lease 2', 'adopt 2']);
 		expect(handOff.free).toBe(100);
 		expect(await count(metrics.received, { kind: 'payment' })).toBe(2);
@@ -143,7 +169,10 @@ describe('intake', () => {
 	});
 
 	it('reads no event for a postback with no twin: the one-payment-one-event check is in the insert; a catch-up event after it is read and known', async () => {
-		const { intake, store } = await intakeOn();
+		const api = await service({});
+		const { intake, store } = await intakeOn({
+			config: { apiBaseUrl: api.url('') } as IntakeOptions['config'],
+		});
 		const reads: string[] = [];
 		const listEvents = store.listEvents.bind(store);
 		store.listEvents = async (filter) => {
@@ -156,12 +185,14 @@ describe('intake', () => {
 				outcome: 'stored',
 				duplicate: false,
 			});
-			// The service's retry: a duplicate, still no read.
+			// The service's retry: a duplicate, still no read (the service knows the TrsId as
+			// neither a payment nor a bill: no payment of a bill to choose).
 			expect(await intake.admit('payment', fields, postback(fields))).toMatchObject({
 				duplicate: true,
 			});
 		}
 		expect(reads).toEqual([]);
+		expect(api.received).toHaveLength(6);
 		// A postback under another status of N-1 has a twin: read once, then stored.
 		const failed = { ...paymentFields('N-1'), Status: 'FAIL' };
 		expect(await intake.admit('payment', failed, postback(failed))).toMatchObject({
@@ -266,20 +297,6 @@ describe('intake', () => {
 });
 
 describe('look-ups of incoming postbacks', () => {
-	/** A service stand-in: `payment/status` answers the payments in `known`, 404 otherwise. */
-	async function service(known: Record<string, Record<string, unknown>>) {
-		const api = await new Target().listen();
-		cleanups.push(() => api.close());
-		api.responder = (req) => {
-			const id = new URL(req.path, 'http://x').searchParams.get('id') ?? '';
-			if (id === 'down') return { status: 502 };
-			const record = known[id];
-			return record
-				? { status: 200, body: JSON.stringify({ success: true, ...record }) }
-				: { status: 404, body: '{"success":false,"message":"api:error.payment_not_found"}' };
-		};
-		return api;
-	}
 	const config = (url: string, global = 60, memory = 60_000) => ({
 		pairLimit: { max: 2, windowMs: 3_600_000 },
 		payoutCheck: 'service' as const,
@@ -346,10 +363,14 @@ describe('look-ups of incoming postbacks', () => {
 			status: 403,
 			detail: expect.stringMatching(/does not know payment forged/),
 		});
-		// The fillers went in under the limit without a call; each payment over it made one.
-		expect(api.received.map((r) => r.path)).toEqual(
-			['S3', 'S4', 'S5', 'S8', 'S6', 'S7', 'forged'].map((id) => `/api/v1/payment/status?id=${id}`),
-		);
+		// The fillers went in under the limit without a call; each payment over it made one (and
+		// the unknown one asked whether it names a bill).
+		expect(api.received.map((r) => r.path)).toEqual([
+			...['S3', 'S4', 'S5', 'S8', 'S6', 'S7', 'forged'].map(
+				(id) => `/api/v1/payment/status?id=${id}`,
+			),
+			'/api/v1/bill/status?id=forged',
+		]);
 		expect(await count(metrics.lookUps, { kind: 'payment', outcome: 'known' })).toBe(2);
 		expect(await count(metrics.lookUps, { kind: 'payment', outcome: 'failed' })).toBe(2);
 		expect(await count(metrics.lookUps, { kind: 'payment', outcome: 'refused' })).toBe(3);
@@ -363,27 +384,28 @@ describe('look-ups of incoming postbacks', () => {
 		for (const id of ['S1', 'S2']) await intake.admit('payment', sale(id), postback(sale(id)));
 		const forged = await intake.admit('payment', sale('F1'), postback(sale('F1')));
 		expect(forged).toMatchObject({ outcome: 'refused', status: 403, reason: 'unknown_payment' });
-		expect(api.received).toHaveLength(1);
+		// payment/status, then bill/status (is F1 a bill's id?): one look-up.
+		expect(api.received).toHaveLength(2);
 		// The same forged TrsId again: refused from memory, no call.
 		expect(await intake.admit('payment', sale('F1'), postback(sale('F1')))).toMatchObject({
 			status: 403,
 		});
-		expect(api.received).toHaveLength(1);
+		expect(api.received).toHaveLength(2);
 		expect(await count(metrics.lookUps, { kind: 'payment', outcome: 'remembered' })).toBe(1);
 		// The pair's look-ups this minute (RELAY_PAIR_LIMIT: 2) are spent: 429.
 		await intake.admit('payment', sale('F2'), postback(sale('F2')));
 		const perPair = await intake.admit('payment', sale('F3'), postback(sale('F3')));
 		expect(perPair).toMatchObject({ outcome: 'refused', status: 429, reason: 'pair_limit' });
-		expect(api.received).toHaveLength(2);
+		expect(api.received).toHaveLength(4);
 		// The global ceiling (3 a minute): a payout of another pair takes the third, then 503.
 		const payout = (id: string) => ({ TrsId: id, Amount: '5.00', Status: 'SUCCESS' });
 		await intake.admit('payout', payout('P1'), postback(payout('P1')));
-		expect(api.received).toHaveLength(3);
+		expect(api.received).toHaveLength(5);
 		const over = await intake.admit('payout', payout('P2'), postback(payout('P2')));
 		expect(over).toMatchObject({ outcome: 'unavailable' });
 		expect((over as { retryAfter: number }).retryAfter).toBeGreaterThan(0);
 		expect((over as { retryAfter: number }).retryAfter).toBeLessThanOrEqual(60);
-		expect(api.received).toHaveLength(3);
+		expect(api.received).toHaveLength(5);
 		expect(await count(metrics.lookUpsThrottled, { kind: 'payout' })).toBe(1);
 		expect(await store.listEvents({ limit: 10 })).toHaveLength(2);
 	});
