@@ -13,6 +13,7 @@ import {
 import { ApiError } from '../service-api.ts';
 import type { ServiceApi } from '../service-api.ts';
 import { HeldRows } from './lists.ts';
+import type { CatchupBaseline } from '../store/types.ts';
 
 /** One event the catch-up stored: a final payment or payout no postback brought. */
 export interface FoundEvent {
@@ -20,6 +21,8 @@ export interface FoundEvent {
 	kind: 'payment' | 'payout';
 	trsId: string;
 	status: string;
+	/** Recorded before the relay's first start, forwarded because an operator asked for a back-fill (no alert). */
+	backfill?: true;
 }
 
 /** A record the store refused (a NUL, an over-long order ID): skipped, reported, the run goes on. */
@@ -46,6 +49,13 @@ export interface CatchupResult {
 	/** Final payments of the window those bills held. */
 	payments: number;
 	payouts: number;
+	/**
+	 * Of those payments and payouts, the ones recorded before the baseline (`baseline.since`):
+	 * counted, not forwarded, no alert (see baseline.ts).
+	 */
+	beforeBaseline: number;
+	/** The store's baseline as this run read it (null when the run did not get that far). */
+	baseline: CatchupBaseline | null;
 	/** What this run could not read within its budget (the next run goes on with it). */
 	toRead: { bills: number; multiBills: number; billPages: boolean; payouts: boolean };
 	found: FoundEvent[];
@@ -62,6 +72,8 @@ export interface Window {
 	api: ServiceApi;
 	result: CatchupResult;
 	now: number;
+	/** Records before `baseline.since` are counted, not forwarded (baseline.ts). */
+	baseline: CatchupBaseline;
 	token: string;
 	days: number;
 	today: string;
@@ -80,6 +92,13 @@ export interface Window {
 
 const DAY_MS = 86_400_000;
 
+/** How many days back a run reads payments and payouts: RELAY_CATCHUP_DAYS, within the retention. */
+export function windowDays(config: RelayConfig): number {
+	return config.retentionDays > 0
+		? Math.max(1, Math.min(config.catchup.days, config.retentionDays - 1))
+		: config.catchup.days;
+}
+
 /**
  * What one run reads. Payments and payouts by their own date, never further back than the store
  * keeps delivered events (RELAY_RETENTION_DAYS): a payment whose event was pruned would come back
@@ -90,12 +109,10 @@ export function windowOf(
 	api: ServiceApi,
 	result: CatchupResult,
 	now: number,
+	baseline: CatchupBaseline,
 ): Window {
 	const token = config.apiTokens[config.apiTokens.length - 1];
-	const days =
-		config.retentionDays > 0
-			? Math.max(1, Math.min(config.catchup.days, config.retentionDays - 1))
-			: config.catchup.days;
+	const days = windowDays(config);
 	const today = dateIn(SERVICE_TIME_ZONE, new Date(now));
 	const since = addDays(today, -days);
 	const billSince = result.deep ? addDays(today, -config.catchup.billDays) : since;
@@ -104,6 +121,7 @@ export function windowOf(
 		api,
 		result,
 		now,
+		baseline,
 		token,
 		days,
 		today,
@@ -208,6 +226,7 @@ export function logRun(logger: Logger, result: CatchupResult): void {
 		billsRead: result.billsRead,
 		payments: result.payments,
 		payouts: result.payouts,
+		beforeBaseline: result.beforeBaseline,
 		found: result.found.length,
 		skippedRecords: result.skippedRecords.length,
 		durationMs: result.durationMs,

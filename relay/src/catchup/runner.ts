@@ -12,13 +12,18 @@ import { BudgetSpent, ServiceApi } from '../service-api.ts';
 import { MemoryCeilingReached, billPayments, oldestDay, readList } from './lists.ts';
 import { alertTrouble, logRun } from './result.ts';
 import { readRememberedLinks, rememberLink } from './links.ts';
-import { runError, windowOf } from './result.ts';
+import { runError, windowDays, windowOf } from './result.ts';
 import type { CatchupResult, Window } from './result.ts';
 import { isFinalBill, paymentPostback, payoutPostback } from './events.ts';
+import { recordedBefore } from './baseline.ts';
 import { addDays, createdDate, createdWithin } from '../contract.ts';
 import { StoreInputError } from '../store/input.ts';
+import { OperationRefused } from '../errors.ts';
+import type { CatchupBaseline } from '../store/types.ts';
 
 export type { CatchupResult, FoundEvent, SkippedRecord } from './result.ts';
+
+const DAY_MS = 86_400_000;
 
 export interface CatchupOptions {
 	config: RelayConfig;
@@ -26,6 +31,8 @@ export interface CatchupOptions {
 	store: Pick<
 		Housekeeping,
 		| 'withCatchupLock'
+		| 'catchupBaseline'
+		| 'backfillCatchup'
 		| 'catchupMarks'
 		| 'addCatchupMarks'
 		| 'rememberLinks'
@@ -118,6 +125,30 @@ export class CatchupRunner {
 		return this.#running;
 	}
 
+	/** The store's baseline (written now when the store has none). */
+	baseline(): Promise<CatchupBaseline> {
+		return this.#o.store.catchupBaseline((this.#o.now ?? Date.now)());
+	}
+
+	/**
+	 * An operator's back-fill: the baseline moved back to `since` (durably, for every instance), so
+	 * that the next run forwards what the service recorded since then and the relay does not hold.
+	 * Refused (400) in the future or further back than the runs read (RELAY_CATCHUP_DAYS).
+	 */
+	async backfill(since: number): Promise<CatchupBaseline> {
+		const now = (this.#o.now ?? Date.now)();
+		const days = windowDays(this.#o.config);
+		if (since > now)
+			throw new OperationRefused(400, 'Bad request', 'since is in the future');
+		if (since < now - days * DAY_MS)
+			throw new OperationRefused(
+				400,
+				'Bad request',
+				`since is further back than the catch-up reads (${days} days, RELAY_CATCHUP_DAYS)`,
+			);
+		return await this.#o.store.backfillCatchup(since, now);
+	}
+
 	async #run(): Promise<CatchupResult> {
 		const { store, metrics, logger } = this.#o;
 		const now = (this.#o.now ?? Date.now)();
@@ -133,6 +164,8 @@ export class CatchupRunner {
 			billsRead: 0,
 			payments: 0,
 			payouts: 0,
+			beforeBaseline: 0,
+			baseline: null,
 			toRead: { bills: 0, multiBills: 0, billPages: false, payouts: false },
 			found: [],
 			skippedRecords: [],
@@ -162,12 +195,14 @@ export class CatchupRunner {
 		}
 		metrics.catchupRuns.inc({ outcome: result.outcome });
 		logRun(logger, result);
-		if (result.found.length > 0) {
+		// What a back-fill asked for is no sign of lost postbacks.
+		const lost = result.found.filter((f) => !f.backfill);
+		if (lost.length > 0) {
 			await this.#o.alerter?.raise(
 				'catch-up',
-				result.found.map((f) => `catch-up:${f.eventId}`),
-				`catch-up found ${result.found.length} event(s) no postback brought: the service's postbacks are not reaching the relay`,
-				{ events: result.found.slice(0, 50) },
+				lost.map((f) => `catch-up:${f.eventId}`),
+				`catch-up found ${lost.length} event(s) no postback brought: the service's postbacks are not reaching the relay`,
+				{ events: lost.slice(0, 50) },
 			);
 		}
 		await alertTrouble(
@@ -197,7 +232,8 @@ export class CatchupRunner {
 	}
 
 	async #read(api: ServiceApi, result: CatchupResult, now: number): Promise<void> {
-		const w = windowOf(this.#o.config, api, result, now);
+		result.baseline = await this.#o.store.catchupBaseline(now);
+		const w = windowOf(this.#o.config, api, result, now, result.baseline);
 		this.#readThisRun = new Set();
 		const payoutsCut = this.#o.targets.payout.length > 0 ? await this.#readPayouts(w) : undefined;
 		const stopped = this.#o.targets.payment.length > 0 ? await this.#readAllBills(w) : undefined;
@@ -245,7 +281,8 @@ export class CatchupRunner {
 				const fields = payoutPostback(payout, token);
 				if (!fields) continue;
 				result.payouts += 1;
-				await this.#admit('payout', fields, result, false);
+				if (this.#beforeBaseline(w, payout)) continue;
+				await this.#admit('payout', fields, result, false, this.#backfilled(w, payout));
 			}
 			return listed.stopped;
 		}
@@ -339,10 +376,11 @@ export class CatchupRunner {
 
 	/** The payments of one bill made in the window, each admitted as its postback would be. */
 	async #admitPayments(
-		{ result, token, since, today }: Window,
+		w: Window,
 		bill: Record<string, unknown>,
 		payments: ReadonlyArray<Record<string, unknown>>,
 	): Promise<void> {
+		const { result, token, since, today } = w;
 		const invId = orderIdOf(bill);
 		// A bill created in the ordinary window: a payment whose date cannot be read is its.
 		const recentBill = createdWithin(bill, since, today);
@@ -352,8 +390,21 @@ export class CatchupRunner {
 			const fields = paymentPostback(payment, invId ?? '', token);
 			if (!fields) continue;
 			result.payments += 1;
-			await this.#admit('payment', fields, result, invId === undefined);
+			if (this.#beforeBaseline(w, payment)) continue;
+			await this.#admit('payment', fields, result, invId === undefined, this.#backfilled(w, payment));
 		}
+	}
+
+	/** Recorded before the baseline: counted, not forwarded (baseline.ts). */
+	#beforeBaseline(w: Window, record: Record<string, unknown>): boolean {
+		if (!recordedBefore(record, w.baseline.since)) return false;
+		w.result.beforeBaseline += 1;
+		return true;
+	}
+
+	/** Recorded before the relay's first start, so forwarded only because a back-fill asked. */
+	#backfilled(w: Window, record: Record<string, unknown>): boolean {
+		return w.baseline.since < w.baseline.firstStart && recordedBefore(record, w.baseline.firstStart);
 	}
 
 	/**
@@ -365,6 +416,7 @@ export class CatchupRunner {
 		fields: PostbackFields,
 		result: CatchupResult,
 		orderUnknown: boolean,
+		backfill = false,
 	): Promise<void> {
 		let admitted;
 		try {
@@ -390,6 +442,7 @@ export class CatchupRunner {
 			kind,
 			trsId: fields.TrsId,
 			status: fields.Status,
+			...(backfill ? { backfill: true as const } : {}),
 		});
 	}
 }
