@@ -13,6 +13,7 @@ export const SERVICE_SUITES = [
 	'test/relay/attacks/limits.test.ts',
 	'test/relay/attacks/network.test.ts',
 	'test/relay/attacks/operator-lockout.test.ts',
+	'test/relay/catchup-baseline.test.ts',
 	'test/relay/catchup-deep.test.ts',
 	'test/relay/catchup.test.ts',
 	'test/relay/console.browser.test.ts',

@@ -20,22 +20,13 @@ const DAY_MS = 86_400_000;
 export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): void {
 	/** The relays' catch-up clock: real time plus `clock.offsetMs`. */
 	const clock = { offsetMs: 0 };
-	const { target, alerts, sandboxUrl, control, admin, events, ...rig } = catchupSetup(
+	const { target, alerts, sandboxUrl, control, daysAgo, admin, events, ...rig } = catchupSetup(
 		store,
 		async () => {
 			await control('POST', '/clock', { now: null });
 			clock.offsetMs = 0;
 		},
 	);
-	/** Bills, payments and payouts made inside `fn` are dated `days` days ago. */
-	const daysAgo = async <T>(days: number, fn: () => Promise<T>): Promise<T> => {
-		await control('POST', '/clock', { offsetMs: -days * DAY_MS });
-		try {
-			return await fn();
-		} finally {
-			await control('POST', '/clock', { now: null });
-		}
-	};
 
 	const merchant = (extra: Json = {}) => sandboxMerchant(sandboxUrl(), profile, extra);
 

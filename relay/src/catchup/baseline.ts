@@ -10,7 +10,8 @@
  *   not name: UTC on the live service, Moscow time is likely) is read as UTC: the latest instant
  *   among the zones a Russian service could write (UTC and every zone ahead of it). So a record
  *   written in Moscow time in the last three hours before the baseline counts as after it and is
- *   forwarded (a duplicate the trigger answers), never the other way round.
+ *   forwarded (a duplicate the trigger answers), never the other way round. A time is the latest
+ *   instant it can name: `12:00:00` is up to 12:00:00.999.
  * - No readable time (none on the payment: its bill's creation time does not help, a bill made
  *   before the baseline can be paid after it): after the baseline, forwarded.
  */
@@ -32,7 +33,9 @@ export function latestInstant(createdAt: unknown): number | undefined {
 		const sign = digits.startsWith('-') ? -1 : 1;
 		offsetMinutes = sign * (Number(digits.slice(1, 3)) * 60 + Number(digits.slice(3, 5)));
 	}
-	const ms = Number(`0.${fraction || '0'}`) * 1000;
+	// A time written to the second (or to its fraction) means any instant up to the next one.
+	const unit = fraction === '' ? 1000 : 10 ** (3 - Math.min(3, fraction.length));
+	const ms = Math.floor(Number(`0.${fraction || '0'}`) * 1000) + unit - 1;
 	return (
 		Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), ms) -
 		offsetMinutes * 60_000

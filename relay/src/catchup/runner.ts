@@ -140,7 +140,8 @@ export class CatchupRunner {
 		const days = windowDays(this.#o.config);
 		if (since > now)
 			throw new OperationRefused(400, 'Bad request', 'since is in the future');
-		if (since < now - days * DAY_MS)
+		// The runs read whole service days: a day's grace.
+		if (since < now - (days + 1) * DAY_MS)
 			throw new OperationRefused(
 				400,
 				'Bad request',
