@@ -11,7 +11,7 @@
  *   among the zones a Russian service could write (UTC and every zone ahead of it). So a record
  *   written in Moscow time in the last three hours before the baseline counts as after it and is
  *   forwarded (a duplicate the trigger answers), never the other way round. A time is the latest
- *   instant it can name: `12:00:00` is up to 12:00:00.999.
+ *   instant it can name: `12:00:00` is up to 12:00:00.999, `12:00` up to 12:00:59.999.
  * - No readable time (none on the payment: its bill's creation time does not help, a bill made
  *   before the baseline can be paid after it): after the baseline, forwarded.
  */
@@ -23,7 +23,8 @@ export function latestInstant(createdAt: unknown): number | undefined {
 	if (typeof createdAt !== 'string') return undefined;
 	const m = DATE_TIME.exec(createdAt.trim());
 	if (!m) return undefined;
-	const [, y, mo, d, h, mi, s = '0', fraction = '', offset] = m;
+	const [, y, mo, d, h, mi, seconds, fraction = '', offset] = m;
+	const s = seconds ?? '0';
 	const day = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d)));
 	if (day.getUTCMonth() !== Number(mo) - 1 || day.getUTCDate() !== Number(d)) return undefined;
 	if (Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) return undefined;
@@ -33,8 +34,13 @@ export function latestInstant(createdAt: unknown): number | undefined {
 		const sign = digits.startsWith('-') ? -1 : 1;
 		offsetMinutes = sign * (Number(digits.slice(1, 3)) * 60 + Number(digits.slice(3, 5)));
 	}
-	// A time written to the second (or to its fraction) means any instant up to the next one.
-	const unit = fraction === '' ? 1000 : 10 ** (3 - Math.min(3, fraction.length));
+	// A time written to the minute, the second or a fraction means any instant up to the next one.
+	const unit =
+		seconds === undefined
+			? 60_000
+			: fraction === ''
+				? 1000
+				: 10 ** (3 - Math.min(3, fraction.length));
 	const ms = Math.floor(Number(`0.${fraction || '0'}`) * 1000) + unit - 1;
 	return (
 		Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), ms) -
