@@ -55,7 +55,7 @@ export function catchupBaselineSuite(store: SuiteStore, profile: 'live' | 'spec'
 		return { m, old: [...trsIds, b.paymentId, lost.paymentId].sort() };
 	};
 
-	it('a new store in front of an n8n that already received the last days\' postbacks forwards nothing old and raises no alert; it counts them', async () => {
+	it("a new store in front of an n8n that already received the last days' postbacks forwards nothing old and raises no alert; it counts them", async () => {
 		const { m, old } = await history();
 		const r = await relay(m.token);
 		const run = await admin(r, 'POST', '/catchup');
@@ -85,9 +85,9 @@ export function catchupBaselineSuite(store: SuiteStore, profile: 'live' | 'spec'
 		expect(run.found.every((f: Json) => f.backfill === true)).toBe(true);
 		expect(run.beforeBaseline).toBe(0);
 		await waitFor('each forwarded', () => target.received.length >= old.length);
-		expect(
-			target.received.map((x) => new URLSearchParams(x.body).get('TrsId')).sort(),
-		).toEqual(old);
+		expect(target.received.map((x) => new URLSearchParams(x.body).get('TrsId')).sort()).toEqual(
+			old,
+		);
 		expect(catchupAlerts()).toEqual([]);
 		const again = await admin(r, 'POST', '/catchup');
 		expect(again.found).toEqual([]);
@@ -122,7 +122,7 @@ export function catchupBaselineSuite(store: SuiteStore, profile: 'live' | 'spec'
 		expect(catchupAlerts()).toHaveLength(1);
 	});
 
-	it('the baseline is the store\'s: a second relay on the same store, after a restart, keeps it, and keeps a back-fill', async () => {
+	it("the baseline is the store's: a second relay on the same store, after a restart, keeps it, and keeps a back-fill", async () => {
 		const { m, old } = await history();
 		const database = await store.database();
 		const first = await relay(m.token, database);

@@ -138,8 +138,7 @@ export class CatchupRunner {
 	async backfill(since: number): Promise<CatchupBaseline> {
 		const now = (this.#o.now ?? Date.now)();
 		const days = windowDays(this.#o.config);
-		if (since > now)
-			throw new OperationRefused(400, 'Bad request', 'since is in the future');
+		if (since > now) throw new OperationRefused(400, 'Bad request', 'since is in the future');
 		// The runs read whole service days: a day's grace.
 		if (since < now - (days + 1) * DAY_MS)
 			throw new OperationRefused(
@@ -392,7 +391,13 @@ export class CatchupRunner {
 			if (!fields) continue;
 			result.payments += 1;
 			if (this.#beforeBaseline(w, payment)) continue;
-			await this.#admit('payment', fields, result, invId === undefined, this.#backfilled(w, payment));
+			await this.#admit(
+				'payment',
+				fields,
+				result,
+				invId === undefined,
+				this.#backfilled(w, payment),
+			);
 		}
 	}
 
@@ -405,7 +410,9 @@ export class CatchupRunner {
 
 	/** Recorded before the relay's first start, so forwarded only because a back-fill asked. */
 	#backfilled(w: Window, record: Record<string, unknown>): boolean {
-		return w.baseline.since < w.baseline.firstStart && recordedBefore(record, w.baseline.firstStart);
+		return (
+			w.baseline.since < w.baseline.firstStart && recordedBefore(record, w.baseline.firstStart)
+		);
 	}
 
 	/**
