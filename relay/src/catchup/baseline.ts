@@ -1,3 +1,6 @@
+import { OperationRefused } from '../errors.ts';
+import type { CatchupBaseline, Housekeeping } from '../store/types.ts';
+
 /**
  * The catch-up's baseline (docs/operator/catch-up.md, "The first start"): what the service recorded
  * before the relay first started on its store was delivered to n8n some other way (or lost before
@@ -52,4 +55,41 @@ export function latestInstant(createdAt: unknown): number | undefined {
 export function recordedBefore(record: Record<string, unknown>, since: number): boolean {
 	const at = latestInstant(record.created_at);
 	return at !== undefined && at < since;
+}
+
+/**
+ * Where a payment or payout stands: `before` the baseline (counted, not forwarded, no alert),
+ * `backfill` (before the relay's first start, forwarded because an operator moved the baseline
+ * back: no alert), or `after` (forwarded, alerted: a postback that did not reach the relay).
+ */
+export function placeOf(
+	baseline: CatchupBaseline,
+	record: Record<string, unknown>,
+): 'before' | 'backfill' | 'after' {
+	if (recordedBefore(record, baseline.since)) return 'before';
+	return recordedBefore(record, baseline.firstStart) ? 'backfill' : 'after';
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * An operator's back-fill: the baseline moved back to `since` (durably, for every instance), so
+ * that the next run forwards what the service recorded since then and the relay does not hold.
+ * Refused (400) in the future or further back than the runs read (`days`: RELAY_CATCHUP_DAYS
+ * within the retention; they read whole service days, so a day's grace).
+ */
+export async function backfill(
+	store: Pick<Housekeeping, 'backfillCatchup'>,
+	days: number,
+	since: number,
+	now: number,
+): Promise<CatchupBaseline> {
+	if (since > now) throw new OperationRefused(400, 'Bad request', 'since is in the future');
+	if (since < now - (days + 1) * DAY_MS)
+		throw new OperationRefused(
+			400,
+			'Bad request',
+			`since is further back than the catch-up reads (${days} days, RELAY_CATCHUP_DAYS)`,
+		);
+	return await store.backfillCatchup(since, now);
 }

@@ -13,7 +13,20 @@ import {
 import { ApiError } from '../service-api.ts';
 import type { ServiceApi } from '../service-api.ts';
 import { HeldRows } from './lists.ts';
-import type { CatchupBaseline } from '../store/types.ts';
+import type { CatchupBaseline, Housekeeping } from '../store/types.ts';
+
+/** What the catch-up uses of the store: its baseline, marks, remembered links and lock. */
+export type CatchupStore = Pick<
+	Housekeeping,
+	| 'withCatchupLock'
+	| 'catchupBaseline'
+	| 'backfillCatchup'
+	| 'catchupMarks'
+	| 'addCatchupMarks'
+	| 'rememberLinks'
+	| 'linksToRead'
+	| 'markLinksRead'
+>;
 
 /** One event the catch-up stored: a final payment or payout no postback brought. */
 export interface FoundEvent {
@@ -164,6 +177,21 @@ export function runError(error: unknown, shopId: string | undefined): string {
 	)
 		return `${message}: the service requires shop_id on its searches; set PAYPALYCH_SHOP_ID to your shop's id`;
 	return message;
+}
+
+/**
+ * `catch-up`, once per event: what a run found that no postback brought (what a back-fill asked
+ * for is no sign of lost postbacks, and raises nothing).
+ */
+export async function alertFound(alerter: Alerter | undefined, result: CatchupResult) {
+	const lost = result.found.filter((f) => !f.backfill);
+	if (lost.length === 0) return;
+	await alerter?.raise(
+		'catch-up',
+		lost.map((f) => `catch-up:${f.eventId}`),
+		`catch-up found ${lost.length} event(s) no postback brought: the service's postbacks are not reaching the relay`,
+		{ events: lost.slice(0, 50) },
+	);
 }
 
 /**

@@ -5,40 +5,26 @@ import { canonicalStatus, orderIdOf } from '../contract.ts';
 import type { PostbackFields } from '../contract.ts';
 import type { Intake } from '../intake.ts';
 import type { Metrics } from '../metrics.ts';
-import type { Housekeeping } from '../store/types.ts';
 import type { Targets } from '../targets.ts';
 import type { Alerter } from '../alerts.ts';
 import { BudgetSpent, ServiceApi } from '../service-api.ts';
 import { MemoryCeilingReached, billPayments, oldestDay, readList } from './lists.ts';
-import { alertTrouble, logRun } from './result.ts';
+import { alertFound, alertTrouble, logRun } from './result.ts';
 import { readRememberedLinks, rememberLink } from './links.ts';
 import { runError, windowDays, windowOf } from './result.ts';
-import type { CatchupResult, Window } from './result.ts';
+import type { CatchupResult, CatchupStore, Window } from './result.ts';
 import { isFinalBill, paymentPostback, payoutPostback } from './events.ts';
-import { recordedBefore } from './baseline.ts';
+import { backfill, placeOf } from './baseline.ts';
 import { addDays, createdDate, createdWithin } from '../contract.ts';
 import { StoreInputError } from '../store/input.ts';
-import { OperationRefused } from '../errors.ts';
 import type { CatchupBaseline } from '../store/types.ts';
 
 export type { CatchupResult, FoundEvent, SkippedRecord } from './result.ts';
 
-const DAY_MS = 86_400_000;
-
 export interface CatchupOptions {
 	config: RelayConfig;
-	/** Its marks and its lock. */
-	store: Pick<
-		Housekeeping,
-		| 'withCatchupLock'
-		| 'catchupBaseline'
-		| 'backfillCatchup'
-		| 'catchupMarks'
-		| 'addCatchupMarks'
-		| 'rememberLinks'
-		| 'linksToRead'
-		| 'markLinksRead'
-	>;
+	/** Its baseline, marks, remembered links and lock. */
+	store: CatchupStore;
 	metrics: Metrics;
 	logger: Logger;
 	alerter?: Alerter;
@@ -125,29 +111,11 @@ export class CatchupRunner {
 		return this.#running;
 	}
 
-	/** The store's baseline (written now when the store has none). */
-	baseline(): Promise<CatchupBaseline> {
-		return this.#o.store.catchupBaseline((this.#o.now ?? Date.now)());
-	}
-
-	/**
-	 * An operator's back-fill: the baseline moved back to `since` (durably, for every instance), so
-	 * that the next run forwards what the service recorded since then and the relay does not hold.
-	 * Refused (400) in the future or further back than the runs read (RELAY_CATCHUP_DAYS).
-	 */
-	async backfill(since: number): Promise<CatchupBaseline> {
-		const now = (this.#o.now ?? Date.now)();
-		const days = windowDays(this.#o.config);
-		if (since > now) throw new OperationRefused(400, 'Bad request', 'since is in the future');
-		// The runs read whole service days: a day's grace.
-		if (since < now - (days + 1) * DAY_MS)
-			throw new OperationRefused(
-				400,
-				'Bad request',
-				`since is further back than the catch-up reads (${days} days, RELAY_CATCHUP_DAYS)`,
-			);
-		return await this.#o.store.backfillCatchup(since, now);
-	}
+	/** The store's baseline (written now when it has none), and an operator's back-fill (baseline.ts). */
+	baseline = (): Promise<CatchupBaseline> =>
+		this.#o.store.catchupBaseline((this.#o.now ?? Date.now)());
+	backfill = (since: number): Promise<CatchupBaseline> =>
+		backfill(this.#o.store, windowDays(this.#o.config), since, (this.#o.now ?? Date.now)());
 
 	async #run(): Promise<CatchupResult> {
 		const { store, metrics, logger } = this.#o;
@@ -195,16 +163,7 @@ export class CatchupRunner {
 		}
 		metrics.catchupRuns.inc({ outcome: result.outcome });
 		logRun(logger, result);
-		// What a back-fill asked for is no sign of lost postbacks.
-		const lost = result.found.filter((f) => !f.backfill);
-		if (lost.length > 0) {
-			await this.#o.alerter?.raise(
-				'catch-up',
-				lost.map((f) => `catch-up:${f.eventId}`),
-				`catch-up found ${lost.length} event(s) no postback brought: the service's postbacks are not reaching the relay`,
-				{ events: lost.slice(0, 50) },
-			);
-		}
+		await alertFound(this.#o.alerter, result);
 		await alertTrouble(
 			this.#o.alerter,
 			this.#trouble,
@@ -281,8 +240,7 @@ export class CatchupRunner {
 				const fields = payoutPostback(payout, token);
 				if (!fields) continue;
 				result.payouts += 1;
-				if (this.#beforeBaseline(w, payout)) continue;
-				await this.#admit('payout', fields, result, false, this.#backfilled(w, payout));
+				await this.#admit('payout', fields, w, false, payout);
 			}
 			return listed.stopped;
 		}
@@ -390,42 +348,27 @@ export class CatchupRunner {
 			const fields = paymentPostback(payment, invId ?? '', token);
 			if (!fields) continue;
 			result.payments += 1;
-			if (this.#beforeBaseline(w, payment)) continue;
-			await this.#admit(
-				'payment',
-				fields,
-				result,
-				invId === undefined,
-				this.#backfilled(w, payment),
-			);
+			await this.#admit('payment', fields, w, invId === undefined, payment);
 		}
 	}
 
-	/** Recorded before the baseline: counted, not forwarded (baseline.ts). */
-	#beforeBaseline(w: Window, record: Record<string, unknown>): boolean {
-		if (!recordedBefore(record, w.baseline.since)) return false;
-		w.result.beforeBaseline += 1;
-		return true;
-	}
-
-	/** Recorded before the relay's first start, so forwarded only because a back-fill asked. */
-	#backfilled(w: Window, record: Record<string, unknown>): boolean {
-		return (
-			w.baseline.since < w.baseline.firstStart && recordedBefore(record, w.baseline.firstStart)
-		);
-	}
-
 	/**
-	 * Admits the rebuilt postback as a catch-up event unless the store has it. `orderUnknown`: the
+	 * Admits the rebuilt postback of `record` as a catch-up event unless the store has it, or counts
+	 * it when the service recorded it before the baseline (baseline.ts). `orderUnknown`: the
 	 * service did not tell the bill's order ID, so InvId is '' (see Intake's look-ups).
 	 */
 	async #admit(
 		kind: 'payment' | 'payout',
 		fields: PostbackFields,
-		result: CatchupResult,
+		{ result, baseline }: Window,
 		orderUnknown: boolean,
-		backfill = false,
+		record: Record<string, unknown>,
 	): Promise<void> {
+		const place = placeOf(baseline, record);
+		if (place === 'before') {
+			result.beforeBaseline += 1;
+			return;
+		}
 		let admitted;
 		try {
 			admitted = await this.#o.intake.admit(kind, fields, { via: 'catch-up', orderUnknown });
@@ -450,7 +393,7 @@ export class CatchupRunner {
 			kind,
 			trsId: fields.TrsId,
 			status: fields.Status,
-			...(backfill ? { backfill: true as const } : {}),
+			...(place === 'backfill' ? { backfill: true as const } : {}),
 		});
 	}
 }
