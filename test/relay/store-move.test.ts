@@ -27,7 +27,9 @@ describe('moving the store from SQLite to PostgreSQL', () => {
 				for (const db of dbs.splice(0)) await db.drop();
 			},
 		},
-		async () => {},
+		async () => {
+			await rig.control('POST', '/clock', { now: null });
+		},
 	);
 	const { target, control, admin } = rig;
 	const undelivered = async (r: RunningRelay) =>
@@ -43,12 +45,22 @@ describe('moving the store from SQLite to PostgreSQL', () => {
 		const m = await sandboxMerchant(rig.sandboxUrl(), 'live');
 		const pay = async (lose: boolean) =>
 			(await m.pay((await m.bill('10.00')).billId, lose)).paymentId;
-		const old = await rig.relay(m.token, {}, {}, join(rig.tmp.dir, 'old.sqlite'));
+		// The old relay has run for a while (its store's baseline two minutes back); the payments
+		// before the move are made a minute back (the sandbox's clock), so that their times, written
+		// to the second, are before the new store's baseline whatever the second.
+		const old = await rig.relay(
+			m.token,
+			{},
+			{ catchupNow: () => Date.now() - 120_000 },
+			join(rig.tmp.dir, 'old.sqlite'),
+		);
 		await control('PATCH', `/shops/${m.shopId}`, { resultUrl: `${old.url}/postback/payment` });
 		// n8n is down: the old relay holds what it received and what its catch-up found.
 		n8n.down = true;
+		await control('POST', '/clock', { offsetMs: -60_000 });
 		const a = await pay(false);
 		const b = await pay(true);
+		await control('POST', '/clock', { now: null });
 		await waitFor('the postback stored', async () => (await rig.events(old)).length === 1);
 		expect((await admin(old, 'POST', '/catchup')).found.map((f: Json) => f.trsId)).toEqual([b]);
 
