@@ -9,6 +9,8 @@ import type { SuiteStore } from './fresh-store.ts';
 import { sandboxMerchant } from './sandbox-merchant.ts';
 import { catchupSetup } from './catchup-setup.ts';
 import { waitFor } from '../../scripts/harness/wait.ts';
+import { cookieOf, submitLogin } from './console-login.ts';
+import { ADMIN_TOKEN } from './helpers.ts';
 
 type Json = Record<string, any>;
 const DAY_MS = 86_400_000;
@@ -65,6 +67,11 @@ export function catchupBaselineSuite(store: SuiteStore, profile: 'live' | 'spec'
 		expect(run.payments + run.payouts).toBe(old.length);
 		expect(await events(r)).toEqual([]);
 		expect(catchupAlerts()).toEqual([]);
+		// Nothing hidden: the console's overview says how many, and from when.
+		const login = await submitLogin(r.app, { token: ADMIN_TOKEN });
+		const cookie = cookieOf(login, 'relay_console') ?? '';
+		const overview = await r.app.inject({ url: '/admin/console', headers: { cookie } });
+		expect(overview.body).toContain(`${old.length} recorded before the relay&#39;s baseline (`);
 		// A deep run too.
 		const deep = await admin(r, 'POST', '/catchup', { deep: true });
 		expect(deep.found).toEqual([]);
