@@ -18,6 +18,15 @@ export function baselineContract(get: () => Store): void {
 		expect(await store.catchupBaseline(T0 + 7_000)).toEqual({ firstStart: T0, since: T0 });
 	});
 
+	it('baseline: instances starting at once all read the one written', async () => {
+		const all = await Promise.all(
+			Array.from({ length: 6 }, (_, i) => store.catchupBaseline(T0 + i * 1_000)),
+		);
+		const first = all[0].firstStart;
+		expect([T0, T0 + 1_000, T0 + 2_000, T0 + 3_000, T0 + 4_000, T0 + 5_000]).toContain(first);
+		for (const b of all) expect(b).toEqual({ firstStart: first, since: first });
+	});
+
 	it('baseline: a back-fill moves it back, never forward, and forgets the bills read, not other marks', async () => {
 		await store.catchupBaseline(T0);
 		await store.addCatchupMarks(['bill:B-fill:SUCCESS', 'operator:1.2.3.4:9'], T0 + 1, 0);
