@@ -43,6 +43,15 @@ export function baselineContract(get: () => Store): void {
 		});
 	});
 
+	it('baseline: a store with only marks from before baselines existed starts at its oldest mark', async () => {
+		await store.addCatchupMarks(['bill:B-base-old:SUCCESS'], T0 - 70_000, 0);
+		await store.addCatchupMarks(['bill:B-base-new:SUCCESS'], T0 - 20_000, 0);
+		expect(await store.catchupBaseline(T0)).toEqual({
+			firstStart: T0 - 70_000,
+			since: T0 - 70_000,
+		});
+	});
+
 	it('baseline: a store holding events from before baselines existed starts at its oldest event', async () => {
 		await store.insertEvent(storeEvent('S-base-old', ['http://t1/x'], T0 - 50_000));
 		await store.insertEvent(storeEvent('S-base-new', ['http://t1/x'], T0 - 10_000));

@@ -116,7 +116,8 @@ function catchupRoutes(app: AdminApp, ctx: RelayContext): void {
 		billDays: ctx.config.catchup.billDays,
 		last: ctx.catchup?.last ?? null,
 		lastDeep: ctx.catchup?.lastDeep ?? null,
-		baseline: ctx.catchup ? isoBaseline(await ctx.catchup.baseline()) : null,
+		// null when the store cannot write it now (read-only): the next run writes it first.
+		baseline: (await ctx.catchup?.baseline().then(isoBaseline, () => null)) ?? null,
 	}));
 	app.post('/catchup', { schema: { body: catchupBody } }, async (request, reply) => {
 		if (!ctx.catchup?.enabled)

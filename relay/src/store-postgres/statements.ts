@@ -339,11 +339,13 @@ export const ADD_CATCHUP_MARKS = `WITH d AS (DELETE FROM catchup_marks WHERE at 
 	ON CONFLICT (mark) DO UPDATE SET at = excluded.at`;
 
 /**
- * Writes the baseline marks $2 once, at $1 or the oldest stored event's receivedAt if older, and
+ * Writes the baseline marks $2 once, at $1 or the oldest trace of a relay on the store if older (an
+ * event's receivedAt, a mark's time; LEAST ignores NULLs), and
  * answers them (those another instance wrote in the same instant may be missing: read them again).
  */
 export const KEEP_BASELINE = `WITH start AS (
-		SELECT LEAST($1::bigint, COALESCE((SELECT MIN(received_at) FROM events), $1::bigint)) AS at),
+		SELECT LEAST($1::bigint, (SELECT MIN(received_at) FROM events),
+			(SELECT MIN(at) FROM catchup_marks WHERE mark NOT LIKE 'baseline:%')) AS at),
 	kept AS (INSERT INTO catchup_marks (mark, at) SELECT m, start.at FROM start, unnest($2::text[]) AS m
 		ON CONFLICT (mark) DO NOTHING RETURNING mark, at)
 	SELECT mark, at FROM kept

@@ -54,7 +54,7 @@ import {
 	KEEP_BASELINE_MARK,
 	MARK_TIME,
 	MOVE_BASELINE_MARK_BACK,
-	OLDEST_EVENT,
+	OLDEST_TRACE,
 	EVENT_KIND,
 	EVENTS_WITHOUT_PAIR_KEY,
 	GET_DELIVERY,
@@ -224,7 +224,7 @@ export class SqliteQueries {
 	}
 
 	catchupBaseline(now: number): CatchupBaseline {
-		const oldest = (this.#stmt(OLDEST_EVENT).get() as { at: number | null }).at;
+		const oldest = (this.#stmt(OLDEST_TRACE).get() as { at: number | null }).at;
 		const start = oldest === null ? now : Math.min(now, Number(oldest));
 		const keep = this.#stmt(KEEP_BASELINE_MARK);
 		keep.run(BASELINE_MARKS.firstStart, start);

@@ -267,8 +267,9 @@ export const MOVE_BASELINE_MARK_BACK = 'UPDATE catchup_marks SET at = MIN(at, ?)
 export const MARK_TIME = 'SELECT at FROM catchup_marks WHERE mark = ?';
 /** Forgets which bills the catch-up read in a final state (a back-fill reads them again). */
 export const FORGET_BILL_MARKS = "DELETE FROM catchup_marks WHERE mark LIKE 'bill:%'";
-/** receivedAt of the oldest stored event, or null. */
-export const OLDEST_EVENT = 'SELECT MIN(received_at) AS at FROM events';
+/** The oldest trace of a relay on this store (an event's receivedAt, a mark's time), or null. */
+export const OLDEST_TRACE = `SELECT MIN(at) AS at FROM (SELECT MIN(received_at) AS at FROM events
+	UNION ALL SELECT MIN(at) FROM catchup_marks WHERE mark NOT LIKE 'baseline:%')`;
 
 /** Readiness: a write the store must commit (parameter: now). */
 export const HEARTBEAT =

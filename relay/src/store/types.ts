@@ -358,7 +358,7 @@ export interface Housekeeping {
 	sessionRevoked(id: string): Promise<boolean>;
 	/**
 	 * The catch-up's baseline, written once by the first call on a store (`now`, or the time of the
-	 * oldest stored event when the store holds events from before baselines existed) and read by
+	 * oldest stored event or catch-up mark when the store was used before baselines existed) and read by
 	 * every instance after, restarts included. Kept among the marks (never pruned).
 	 */
 	catchupBaseline(now: number): Promise<CatchupBaseline>;
