@@ -102,6 +102,30 @@ function fastifyOf(config: RelayConfig, logger: Logger): FastifyInstance {
 	} as Parameters<typeof Fastify>[0]) as unknown as FastifyInstance;
 }
 
+/**
+ * The catch-up's baseline, written at the first start on a store (catchup/baseline.ts): what the
+ * service recorded before it is not forwarded unless an operator asks for a back-fill. A store that
+ * cannot write now (read-only for a while) does not stop the start: the catch-up's first run
+ * writes it instead, before it reads anything.
+ */
+async function keepBaseline(store: Store, now: number, logger: Logger): Promise<void> {
+	try {
+		const baseline = await store.catchupBaseline(now);
+		logger.info(
+			{
+				firstStart: new Date(baseline.firstStart).toISOString(),
+				since: new Date(baseline.since).toISOString(),
+			},
+			'catch-up baseline: what the service recorded before it is not forwarded unless back-filled',
+		);
+	} catch (error) {
+		logger.warn(
+			{ error: error instanceof Error ? error.message : String(error) },
+			'catch-up baseline not written at start; the first catch-up run writes it',
+		);
+	}
+}
+
 interface Parts {
 	config: RelayConfig;
 	deps: AppDeps;
@@ -175,6 +199,7 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 	const logger = deps.logger ?? buffered?.logger ?? createLogger(config.logLevel, deps.logStream);
 	const ownStore = deps.store === undefined;
 	const store = deps.store ?? (await openOwnStore(config.database, logger));
+	await keepBaseline(store, (deps.catchupNow ?? Date.now)(), logger);
 	const metrics = deps.metrics ?? new Metrics({ store: storeKind(config.database) });
 	const pruner =
 		config.retentionDays > 0

@@ -42,6 +42,7 @@ describe('every admin answer says Cache-Control: no-store', () => {
 		[
 			['GET', '/admin/catchup'],
 			['POST', '/admin/catchup', {}],
+			['POST', '/admin/catchup/backfill', { since: new Date().toISOString() }],
 			['GET', '/admin/alerts'],
 			['GET', '/admin/events'],
 			['GET', `/admin/events/${eventId}`],

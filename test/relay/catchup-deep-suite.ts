@@ -20,30 +20,26 @@ const DAY_MS = 86_400_000;
 export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): void {
 	/** The relays' catch-up clock: real time plus `clock.offsetMs`. */
 	const clock = { offsetMs: 0 };
-	const { target, alerts, sandboxUrl, control, admin, events, ...rig } = catchupSetup(
+	const { target, alerts, sandboxUrl, control, daysAgo, admin, events, ...rig } = catchupSetup(
 		store,
 		async () => {
 			await control('POST', '/clock', { now: null });
 			clock.offsetMs = 0;
 		},
 	);
-	/** Bills, payments and payouts made inside `fn` are dated `days` days ago. */
-	const daysAgo = async <T>(days: number, fn: () => Promise<T>): Promise<T> => {
-		await control('POST', '/clock', { offsetMs: -days * DAY_MS });
-		try {
-			return await fn();
-		} finally {
-			await control('POST', '/clock', { now: null });
-		}
-	};
 
 	const merchant = (extra: Json = {}) => sandboxMerchant(sandboxUrl(), profile, extra);
 
-	const relay = (token: string, extra: Record<string, string> = {}) =>
+	/**
+	 * A relay on a new store (or `database`). Started before the test's payments: what the service
+	 * recorded before a store's first start is behind its baseline (catchup-baseline-suite.ts).
+	 */
+	const relay = (token: string, extra: Record<string, string> = {}, database?: string) =>
 		rig.relay(
 			token,
 			{ RELAY_ALERT_TARGETS: alerts.url('/alerts'), ...extra },
 			{ catchupNow: () => Date.now() + clock.offsetMs },
+			database,
 		);
 	/** Posts a postback; answers its status and body as `status text`. */
 	const postback = async (r: RunningRelay, kind: string, fields: Record<string, string>) => {
@@ -55,11 +51,14 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 
 	it('a NORMAL bill created 10 days ago and paid today, its postback lost: the first run is deep and catches it up; an ordinary run does not search that far, {"deep":true} does; a payment of its own old date is left alone', async () => {
 		const m = await merchant();
+		// The relay's store from 11 days ago: the payments below are after its baseline.
+		clock.offsetMs = -11 * DAY_MS;
+		const r = await relay(m.token);
+		clock.offsetMs = 0;
 		const old = await daysAgo(10, () => m.bill('120.00'));
 		const paid = await m.pay(old.billId);
 		// Created and paid 10 days ago: outside RELAY_CATCHUP_DAYS by its own date.
 		const stale = await daysAgo(10, async () => m.pay((await m.bill('30.00')).billId));
-		const r = await relay(m.token);
 		expect((await admin(r, 'GET', '/catchup')).last).toBeNull();
 
 		const first = await admin(r, 'POST', '/catchup');
@@ -120,10 +119,10 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 
 	it('15 payments today of a MULTI link created 20 days ago, every postback lost: 15 events, once; the late genuine postback is the same event', async () => {
 		const m = await merchant();
+		const r = await relay(m.token);
 		const link = await daysAgo(20, () => m.bill('500.00', 'MULTI'));
 		const paid = [];
 		for (let i = 0; i < 15; i++) paid.push(await m.pay(link.billId));
-		const r = await relay(m.token);
 		const run = await admin(r, 'POST', '/catchup');
 		expect(run).toMatchObject({ outcome: 'done', deep: true, payments: 15 });
 		expect(trsIds(run)).toEqual(paid.map((p) => p.paymentId).sort());
@@ -144,11 +143,13 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 
 	it('a MULTI link created 100 days ago that the relay saw pay while it was younger, paid today with its postback lost: found within one run (the remembered links, in rotation)', async () => {
 		const m = await merchant();
+		// The relay's store from 100 days ago.
+		clock.offsetMs = -100 * DAY_MS;
+		const r = await relay(m.token);
 		const link = await daysAgo(100, () => m.bill('70.00', 'MULTI'));
 		const first = await daysAgo(99, () => m.pay(link.billId));
 		// A run 99 days ago: the link is a day old, in the bill search; its payment is read.
 		clock.offsetMs = -99 * DAY_MS;
-		const r = await relay(m.token);
 		const young = await admin(r, 'POST', '/catchup');
 		expect(trsIds(young)).toEqual([first.paymentId]);
 		// Today: the link is older than RELAY_CATCHUP_BILL_DAYS (90), in no bill search.
@@ -164,10 +165,10 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 
 	it('a MULTI link with 25 payments over three pages of bill/payments: catch-up finds the lost payments on page 3', async () => {
 		const m = await merchant({ paymentsPageSize: 10 });
+		const r = await relay(m.token);
 		const link = await m.bill('30.00', 'MULTI');
 		const paid = [];
 		for (let i = 0; i < 25; i++) paid.push(await m.pay(link.billId));
-		const r = await relay(m.token);
 		const run = await admin(r, 'POST', '/catchup');
 		expect(run).toMatchObject({ outcome: 'done', payments: 25 });
 		expect(trsIds(run)).toEqual(paid.map((p) => p.paymentId).sort());
@@ -177,12 +178,12 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 
 	it("36.1 a forged postback under a lost payment's TrsId, its amount made up with an unsigned Commission, never passes for the payment: catch-up forwards the genuine one", async () => {
 		const m = await merchant();
+		const r = await relay(m.token);
 		// Another order's 1000.00 bill: its redirect gives anyone who opened it a valid signature.
 		const victim = await m.bill('1000.00');
 		// The payer's own 100.00 payment (the merchant pays the commission), its postback lost.
 		const own = await m.bill('100.00', 'NORMAL', undefined, false);
 		const paid = await m.pay(own.billId);
-		const r = await relay(m.token);
 		const forged = {
 			InvId: victim.orderId,
 			OutSum: '1000.00',
@@ -202,13 +203,16 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 
 	it('36.3 the newest first: a backlog of old unread bills never delays a payment lost today by more than one run', async () => {
 		const m = await merchant();
+		// 8 calls: the payouts, the search of the last days, today's bill, then the backlog's share.
+		// The relay's store from 21 days ago: the backlog is after its baseline.
+		clock.offsetMs = -21 * DAY_MS;
+		const r = await relay(m.token, { RELAY_CATCHUP_MAX_CALLS: '8' });
+		clock.offsetMs = 0;
 		// 12 NORMAL bills made and paid 20 days ago, never read: a backlog of 12 bill/payments calls.
 		await daysAgo(20, async () => {
 			for (let i = 0; i < 12; i++) await m.pay((await m.bill(`${200 + i}.00`)).billId);
 		});
 		const today = await m.pay((await m.bill('77.00')).billId);
-		// 8 calls: the payouts, the search of the last days, today's bill, then the backlog's share.
-		const r = await relay(m.token, { RELAY_CATCHUP_MAX_CALLS: '8' });
 		const first = await admin(r, 'POST', '/catchup');
 		expect(first).toMatchObject({ outcome: 'partial', deep: true });
 		expect(trsIds(first)).toEqual([today.paymentId]);
@@ -217,11 +221,11 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 
 	it('catch-up reads a bill on page 2 of the search', async () => {
 		const m = await merchant({ searchPageSize: 2 });
+		const r = await relay(m.token);
 		const paid = [];
 		for (let i = 0; i < 5; i++) paid.push(await m.pay((await m.bill(`${10 + i}.00`)).billId));
 		// `live` pages only on a cursor it is asked for; catch-up asks per_page=100: one page. The
 		// page-numbered `spec` answer has 2 rows a page: bills on pages 2 and 3.
-		const r = await relay(m.token);
 		const run = await admin(r, 'POST', '/catchup');
 		expect(run).toMatchObject({ outcome: 'done', bills: 5, billsRead: 5 });
 		expect(trsIds(run)).toEqual(paid.map((p) => p.paymentId).sort());
@@ -289,12 +293,12 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 	it('payouts never take the whole budget, and a search cut at its share resumes at its next page (`spec`: one row a page)', async () => {
 		if (profile === 'live') return; // `live` pages only on the cursor it is asked for, 100 rows.
 		const m = await merchant({ searchPageSize: 1 });
+		// 4 calls: 1 payout page (a quarter), 1 bill page (half of the 3 left), 1 bill/payments.
+		const r = await relay(m.token, { RELAY_CATCHUP_MAX_CALLS: '4' });
 		const bills = [];
 		for (let i = 0; i < 3; i++) bills.push(await m.pay((await m.bill(`${60 + i}.00`)).billId));
 		const payouts = [];
 		for (let i = 0; i < 3; i++) payouts.push(await m.lostPayout(`${100 + i}.00`));
-		// 4 calls: 1 payout page (a quarter), 1 bill page (half of the 3 left), 1 bill/payments.
-		const r = await relay(m.token, { RELAY_CATCHUP_MAX_CALLS: '4' });
 		const runs = [];
 		for (let i = 0; i < 3; i++) runs.push(await admin(r, 'POST', '/catchup'));
 		// Each run reads one payout and one bill; the third reads the last pages and is done.
@@ -412,11 +416,11 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 			return;
 		}
 		const m = await merchant();
+		const r = await relay(m.token);
 		const bad = await m.bill('11.00', 'NORMAL', 'bad\u0000order');
 		await m.pay(bad.billId);
 		const good = await m.pay((await m.bill('12.00')).billId);
 		const payoutId = await m.lostPayout('50.00');
-		const r = await relay(m.token);
 		const run = await admin(r, 'POST', '/catchup');
 		expect(run.outcome).toBe('done');
 		expect(trsIds(run)).toEqual([good.paymentId, payoutId].sort());
@@ -451,8 +455,9 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 	});
 	it('a deployment that requires shop_id on bill/search: catch-up works with PAYPALYCH_SHOP_ID, and without it fails with catchup-failed naming the setting', async () => {
 		const m = await merchant({ requireShopId: true });
+		const database = await store.database();
+		const without = await relay(m.token, {}, database);
 		const paid = await m.pay((await m.bill('64.00')).billId);
-		const without = await relay(m.token);
 		const failed = await admin(without, 'POST', '/catchup');
 		expect(failed.outcome).toBe('failed');
 		expect(failed.error).toMatch(/bill\/search answered HTTP 422.*set PAYPALYCH_SHOP_ID/);
@@ -462,7 +467,8 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 			),
 		);
 		await without.close();
-		const withShop = await relay(m.token, { PAYPALYCH_SHOP_ID: m.shopId });
+		// The setting fixed, the relay restarted on its store.
+		const withShop = await relay(m.token, { PAYPALYCH_SHOP_ID: m.shopId }, database);
 		const run = await admin(withShop, 'POST', '/catchup');
 		expect(run.outcome).toBe('done');
 		expect(trsIds(run)).toEqual([paid.paymentId]);

@@ -11,6 +11,7 @@ import type { SuiteStore } from './fresh-store.ts';
 import { sandboxControl } from './sandbox-merchant.ts';
 
 type Json = Record<string, any>;
+const DAY_MS = 86_400_000;
 
 /**
  * Registers the suite's hooks and answers what its tests use. After each test the relays it
@@ -45,6 +46,15 @@ export function catchupSetup(store: SuiteStore, reset: () => Promise<void>) {
 	const sandboxUrl = () => sandbox.url;
 	const control = (method: string, path: string, body?: unknown) =>
 		sandboxControl(sandbox.url)(method, path, body);
+	/** Bills, payments and payouts made inside `fn` are dated `days` days ago (the sandbox's clock). */
+	const daysAgo = async <T>(days: number, fn: () => Promise<T>): Promise<T> => {
+		await control('POST', '/clock', { offsetMs: -days * DAY_MS });
+		try {
+			return await fn();
+		} finally {
+			await control('POST', '/clock', { now: null });
+		}
+	};
 
 	/** A relay on the suite's store (or `database`), catching up from the sandbox on demand. */
 	const relay = async (
@@ -92,5 +102,5 @@ export function catchupSetup(store: SuiteStore, reset: () => Promise<void>) {
 			body: form(fields),
 		});
 
-	return { tmp, target, alerts, sandboxUrl, control, relay, admin, events, postback };
+	return { tmp, target, alerts, sandboxUrl, control, daysAgo, relay, admin, events, postback };
 }

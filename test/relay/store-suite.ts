@@ -7,6 +7,7 @@ import type { NewEvent, Store } from '../../relay/src/store/types.ts';
 import { resultsContract } from './store-results-suite.ts';
 import { readsContract } from './store-reads-suite.ts';
 import { linksContract } from './store-links-suite.ts';
+import { baselineContract } from './store-baseline-suite.ts';
 import { markDead, markDelivered, markRetry } from './marks.ts';
 import { T0, storeEvent, timing, type OpenedStore } from './store-events.ts';
 
@@ -428,5 +429,6 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 		resultsContract(() => store);
 		readsContract(() => store);
 		linksContract(() => store);
+		baselineContract(() => store);
 	});
 }

@@ -49,6 +49,8 @@ export interface MoneyBackHooks {
 		kind: MoneyBackEvent,
 		fields: PostbackFields,
 		orderUnknown: boolean,
+		/** The service's record: one made before the relay's baseline is counted, not admitted. */
+		record: Record<string, unknown>,
 	) => Promise<Admission | undefined>;
 	store: Pick<Housekeeping, 'catchupMarks' | 'addCatchupMarks'>;
 	logger: Logger;
@@ -229,7 +231,7 @@ export class MoneyBackCatchup {
 			if (order === undefined) continue;
 			const fields = moneyBackPostback(kind, record, order.billId, order.invId ?? '', w.token);
 			if (!fields) continue;
-			const admitted = await hooks.admit(kind, fields, order.invId === undefined);
+			const admitted = await hooks.admit(kind, fields, order.invId === undefined, record);
 			if (admitted?.outcome === 'stored' || admitted?.outcome === 'known')
 				await hooks.store.addCatchupMarks([markOf(kind, record)], w.now, w.pruneBefore);
 		}

@@ -15,6 +15,20 @@ import type { ServiceApi } from '../service-api.ts';
 import { HeldRows } from './lists.ts';
 import type { MoneyBackCoverage } from './money-back.ts';
 import type { MoneyBackEvent } from '../contract.ts';
+import type { CatchupBaseline, Housekeeping } from '../store/types.ts';
+
+/** What the catch-up uses of the store: its baseline, marks, remembered links and lock. */
+export type CatchupStore = Pick<
+	Housekeeping,
+	| 'withCatchupLock'
+	| 'catchupBaseline'
+	| 'backfillCatchup'
+	| 'catchupMarks'
+	| 'addCatchupMarks'
+	| 'rememberLinks'
+	| 'linksToRead'
+	| 'markLinksRead'
+>;
 
 /** One event the catch-up stored: a final payment, payout, refund or chargeback no postback brought. */
 export interface FoundEvent {
@@ -23,6 +37,8 @@ export interface FoundEvent {
 	kind: 'payment' | 'payout' | MoneyBackEvent;
 	trsId: string;
 	status: string;
+	/** Recorded before the relay's first start, forwarded because an operator asked for a back-fill (no alert). */
+	backfill?: true;
 }
 
 /** A record the store refused (a NUL, an over-long order ID): skipped, reported, the run goes on. */
@@ -49,6 +65,13 @@ export interface CatchupResult {
 	/** Final payments of the window those bills held. */
 	payments: number;
 	payouts: number;
+	/**
+	 * Of those payments and payouts, the ones recorded before the baseline (`baseline.since`):
+	 * counted, not forwarded, no alert (see baseline.ts).
+	 */
+	beforeBaseline: number;
+	/** The store's baseline as this run read it (null when the run did not get that far). */
+	baseline: CatchupBaseline | null;
 	/** What this run could not read within its budget (the next run goes on with it). */
 	toRead: { bills: number; multiBills: number; billPages: boolean; payouts: boolean };
 	found: FoundEvent[];
@@ -67,6 +90,8 @@ export interface Window {
 	api: ServiceApi;
 	result: CatchupResult;
 	now: number;
+	/** Records before `baseline.since` are counted, not forwarded (baseline.ts). */
+	baseline: CatchupBaseline;
 	token: string;
 	days: number;
 	today: string;
@@ -85,6 +110,13 @@ export interface Window {
 
 const DAY_MS = 86_400_000;
 
+/** How many days back a run reads payments and payouts: RELAY_CATCHUP_DAYS, within the retention. */
+export function windowDays(config: RelayConfig): number {
+	return config.retentionDays > 0
+		? Math.max(1, Math.min(config.catchup.days, config.retentionDays - 1))
+		: config.catchup.days;
+}
+
 /**
  * What one run reads. Payments and payouts by their own date, never further back than the store
  * keeps delivered events (RELAY_RETENTION_DAYS): a payment whose event was pruned would come back
@@ -95,12 +127,10 @@ export function windowOf(
 	api: ServiceApi,
 	result: CatchupResult,
 	now: number,
+	baseline: CatchupBaseline,
 ): Window {
 	const token = config.apiTokens[config.apiTokens.length - 1];
-	const days =
-		config.retentionDays > 0
-			? Math.max(1, Math.min(config.catchup.days, config.retentionDays - 1))
-			: config.catchup.days;
+	const days = windowDays(config);
 	const today = dateIn(SERVICE_TIME_ZONE, new Date(now));
 	const since = addDays(today, -days);
 	const billSince = result.deep ? addDays(today, -config.catchup.billDays) : since;
@@ -109,6 +139,7 @@ export function windowOf(
 		api,
 		result,
 		now,
+		baseline,
 		token,
 		days,
 		today,
@@ -151,6 +182,21 @@ export function runError(error: unknown, shopId: string | undefined): string {
 	)
 		return `${message}: the service requires shop_id on its searches; set PAYPALYCH_SHOP_ID to your shop's id`;
 	return message;
+}
+
+/**
+ * `catch-up`, once per event: what a run found that no postback brought (what a back-fill asked
+ * for is no sign of lost postbacks, and raises nothing).
+ */
+export async function alertFound(alerter: Alerter | undefined, result: CatchupResult) {
+	const lost = result.found.filter((f) => !f.backfill);
+	if (lost.length === 0) return;
+	await alerter?.raise(
+		'catch-up',
+		lost.map((f) => `catch-up:${f.eventId}`),
+		`catch-up found ${lost.length} event(s) no postback brought: the service's postbacks are not reaching the relay`,
+		{ events: lost.slice(0, 50) },
+	);
 }
 
 /**
@@ -213,6 +259,7 @@ export function logRun(logger: Logger, result: CatchupResult): void {
 		billsRead: result.billsRead,
 		payments: result.payments,
 		payouts: result.payouts,
+		beforeBaseline: result.beforeBaseline,
 		found: result.found.length,
 		skippedRecords: result.skippedRecords.length,
 		durationMs: result.durationMs,

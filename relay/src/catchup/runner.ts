@@ -5,34 +5,27 @@ import { canonicalStatus, orderIdOf } from '../contract.ts';
 import type { MoneyBackEvent, PostbackFields } from '../contract.ts';
 import type { Intake } from '../intake.ts';
 import type { Metrics } from '../metrics.ts';
-import type { Housekeeping } from '../store/types.ts';
 import type { Targets } from '../targets.ts';
 import type { Alerter } from '../alerts.ts';
 import { BudgetSpent, ServiceApi } from '../service-api.ts';
 import { MemoryCeilingReached, billPayments, oldestDay, readList } from './lists.ts';
-import { alertTrouble, logRun } from './result.ts';
+import { alertFound, alertTrouble, logRun } from './result.ts';
 import { readRememberedLinks, rememberLink } from './links.ts';
-import { runError, windowOf } from './result.ts';
-import type { CatchupResult, Window } from './result.ts';
+import { runError, windowDays, windowOf } from './result.ts';
+import type { CatchupResult, CatchupStore, Window } from './result.ts';
 import { isFinalBill, paymentPostback, payoutPostback } from './events.ts';
+import { backfill, placeOf } from './baseline.ts';
 import { addDays, createdDate, createdWithin } from '../contract.ts';
 import { StoreInputError } from '../store/input.ts';
 import { MoneyBackCatchup } from './money-back.ts';
+import type { CatchupBaseline } from '../store/types.ts';
 
 export type { CatchupResult, FoundEvent, SkippedRecord } from './result.ts';
 
 export interface CatchupOptions {
 	config: RelayConfig;
-	/** Its marks and its lock. */
-	store: Pick<
-		Housekeeping,
-		| 'withCatchupLock'
-		| 'catchupMarks'
-		| 'addCatchupMarks'
-		| 'rememberLinks'
-		| 'linksToRead'
-		| 'markLinksRead'
-	>;
+	/** Its baseline, marks, remembered links and lock. */
+	store: CatchupStore;
 	metrics: Metrics;
 	logger: Logger;
 	alerter?: Alerter;
@@ -121,6 +114,12 @@ export class CatchupRunner {
 		return this.#running;
 	}
 
+	/** The store's baseline (written now when it has none), and an operator's back-fill (baseline.ts). */
+	baseline = (): Promise<CatchupBaseline> =>
+		this.#o.store.catchupBaseline((this.#o.now ?? Date.now)());
+	backfill = (since: number): Promise<CatchupBaseline> =>
+		backfill(this.#o.store, windowDays(this.#o.config), since, (this.#o.now ?? Date.now)());
+
 	async #run(): Promise<CatchupResult> {
 		const { store, metrics, logger } = this.#o;
 		const now = (this.#o.now ?? Date.now)();
@@ -136,6 +135,8 @@ export class CatchupRunner {
 			billsRead: 0,
 			payments: 0,
 			payouts: 0,
+			beforeBaseline: 0,
+			baseline: null,
 			toRead: { bills: 0, multiBills: 0, billPages: false, payouts: false },
 			found: [],
 			skippedRecords: [],
@@ -165,14 +166,7 @@ export class CatchupRunner {
 		}
 		metrics.catchupRuns.inc({ outcome: result.outcome });
 		logRun(logger, result);
-		if (result.found.length > 0) {
-			await this.#o.alerter?.raise(
-				'catch-up',
-				result.found.map((f) => `catch-up:${f.eventId}`),
-				`catch-up found ${result.found.length} event(s) no postback brought: the service's postbacks are not reaching the relay`,
-				{ events: result.found.slice(0, 50) },
-			);
-		}
+		await alertFound(this.#o.alerter, result);
 		await alertTrouble(
 			this.#o.alerter,
 			this.#trouble,
@@ -200,7 +194,8 @@ export class CatchupRunner {
 	}
 
 	async #read(api: ServiceApi, result: CatchupResult, now: number): Promise<void> {
-		const w = windowOf(this.#o.config, api, result, now);
+		result.baseline = await this.#o.store.catchupBaseline(now);
+		const w = windowOf(this.#o.config, api, result, now, result.baseline);
 		this.#readThisRun = new Set();
 		const payoutsCut = this.#o.targets.payout.length > 0 ? await this.#readPayouts(w) : undefined;
 		const stopped = this.#o.targets.payment.length > 0 ? await this.#readAllBills(w) : undefined;
@@ -208,7 +203,8 @@ export class CatchupRunner {
 		if (cut) throw cut;
 		// Refunds and chargebacks, with what the payouts and bills left (money-back.ts).
 		const moneyBackCut = await this.#moneyBack.read(w, {
-			admit: (kind, fields, orderUnknown) => this.#admit(kind, fields, w.result, orderUnknown),
+			admit: (kind, fields, orderUnknown, record) =>
+				this.#admit(kind, fields, w, orderUnknown, record),
 			store: this.#o.store,
 			logger: this.#o.logger,
 			targets: this.#o.targets,
@@ -256,7 +252,7 @@ export class CatchupRunner {
 				const fields = payoutPostback(payout, token);
 				if (!fields) continue;
 				result.payouts += 1;
-				await this.#admit('payout', fields, result, false);
+				await this.#admit('payout', fields, w, false, payout);
 			}
 			return listed.stopped;
 		}
@@ -350,10 +346,11 @@ export class CatchupRunner {
 
 	/** The payments of one bill made in the window, each admitted as its postback would be. */
 	async #admitPayments(
-		{ result, token, since, today }: Window,
+		w: Window,
 		bill: Record<string, unknown>,
 		payments: ReadonlyArray<Record<string, unknown>>,
 	): Promise<void> {
+		const { result, token, since, today } = w;
 		const invId = orderIdOf(bill);
 		// A bill created in the ordinary window: a payment whose date cannot be read is its.
 		const recentBill = createdWithin(bill, since, today);
@@ -363,20 +360,27 @@ export class CatchupRunner {
 			const fields = paymentPostback(payment, invId ?? '', token);
 			if (!fields) continue;
 			result.payments += 1;
-			await this.#admit('payment', fields, result, invId === undefined);
+			await this.#admit('payment', fields, w, invId === undefined, payment);
 		}
 	}
 
 	/**
-	 * Admits the rebuilt postback as a catch-up event unless the store has it. `orderUnknown`: the
+	 * Admits the rebuilt postback of `record` as a catch-up event unless the store has it, or counts
+	 * it when the service recorded it before the baseline (baseline.ts). `orderUnknown`: the
 	 * service did not tell the bill's order ID, so InvId is '' (see Intake's look-ups).
 	 */
 	async #admit(
 		kind: 'payment' | 'payout' | MoneyBackEvent,
 		fields: PostbackFields,
-		result: CatchupResult,
+		{ result, baseline }: Window,
 		orderUnknown: boolean,
+		record: Record<string, unknown>,
 	): Promise<Awaited<ReturnType<Intake['admit']>> | undefined> {
+		const place = placeOf(baseline, record);
+		if (place === 'before') {
+			result.beforeBaseline += 1;
+			return undefined;
+		}
 		// A refund's or chargeback's id is its Id (the reports' `trsId`).
 		const trsId = fields.TrsId ?? fields.Id ?? '';
 		let admitted;
@@ -394,7 +398,13 @@ export class CatchupRunner {
 			return undefined;
 		}
 		if (admitted.outcome !== 'stored' || admitted.duplicate) return admitted;
-		result.found.push({ eventId: admitted.eventId, kind, trsId, status: fields.Status });
+		result.found.push({
+			eventId: admitted.eventId,
+			kind,
+			trsId,
+			status: fields.Status,
+			...(place === 'backfill' ? { backfill: true as const } : {}),
+		});
 		return admitted;
 	}
 }

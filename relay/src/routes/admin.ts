@@ -28,6 +28,8 @@ const eventQuery = z.object({
 });
 /** POST /admin/catchup: `{"deep": true}` runs a deep run now; no body: the scheduled kind. */
 const catchupBody = z.object({ deep: z.boolean().optional() }).strict().nullish();
+/** POST /admin/catchup/backfill: `{"since": "2026-11-24T00:00:00Z"}` (or epoch ms). */
+const backfillBody = z.object({ since: time }).strict();
 const deliveryQuery = z.object({
 	status: status.optional(),
 	target: z.string().optional(),
@@ -114,6 +116,8 @@ function catchupRoutes(app: AdminApp, ctx: RelayContext): void {
 		billDays: ctx.config.catchup.billDays,
 		last: ctx.catchup?.last ?? null,
 		lastDeep: ctx.catchup?.lastDeep ?? null,
+		// null when the store cannot write it now (read-only): the next run writes it first.
+		baseline: (await ctx.catchup?.baseline().then(isoBaseline, () => null)) ?? null,
 	}));
 	app.post('/catchup', { schema: { body: catchupBody } }, async (request, reply) => {
 		if (!ctx.catchup?.enabled)
@@ -123,8 +127,26 @@ function catchupRoutes(app: AdminApp, ctx: RelayContext): void {
 		const result = await ctx.catchup.run({ deep: request.body?.deep === true });
 		return reply.code(result.outcome === 'skipped' ? 409 : 200).send(result);
 	});
+	// A back-fill: the baseline moved back, so the next run forwards what is missing since then.
+	app.post('/catchup/backfill', { schema: { body: backfillBody } }, async (request, reply) => {
+		if (!ctx.catchup?.enabled)
+			return reply
+				.code(409)
+				.send({ error: 'Conflict', message: 'the catch-up is off (RELAY_CATCHUP_INTERVAL_S=0)' });
+		const baseline = await ctx.catchup.backfill(request.body.since);
+		return {
+			baseline: isoBaseline(baseline),
+			message: `the next catch-up run forwards what the service recorded since ${new Date(baseline.since).toISOString()} and the relay does not hold (POST /admin/catchup runs one now)`,
+		};
+	});
 	app.get('/alerts', async () => ({ data: ctx.alerter?.recent ?? [] }));
 }
+
+/** The baseline's times as ISO 8601 (UTC). */
+const isoBaseline = (b: { firstStart: number; since: number }) => ({
+	firstStart: new Date(b.firstStart).toISOString(),
+	since: new Date(b.since).toISOString(),
+});
 
 /** The lists, an event with its deliveries and attempts, a delivery with its attempts. */
 function readRoutes(app: AdminApp, { reads }: RelayContext): void {

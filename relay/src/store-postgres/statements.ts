@@ -331,10 +331,33 @@ export const REVOKE_SESSION = `INSERT INTO console_revocations (session_id, expi
 
 /** The marks among $1 that are stored. */
 export const CATCHUP_MARKS = 'SELECT mark FROM catchup_marks WHERE mark = ANY($1::text[])';
-/** Stores the marks $1 at $2 (kept ones get the new time), deleting those older than $3. */
-export const ADD_CATCHUP_MARKS = `WITH d AS (DELETE FROM catchup_marks WHERE at < $3)
+/**
+ * Stores the marks $1 at $2 (kept ones get the new time), deleting those older than $3 but the
+ * baseline's (BASELINE_MARKS, `baseline:…`).
+ */
+export const ADD_CATCHUP_MARKS = `WITH d AS (DELETE FROM catchup_marks WHERE at < $3 AND mark NOT LIKE 'baseline:%')
 	INSERT INTO catchup_marks (mark, at) SELECT m, $2 FROM unnest($1::text[]) AS m
 	ON CONFLICT (mark) DO UPDATE SET at = excluded.at`;
+
+/**
+ * Writes the baseline marks $2 once, at $1 or the oldest trace of a relay on the store if older (an
+ * event's receivedAt, a mark's time; LEAST ignores NULLs), and
+ * answers them (those another instance wrote in the same instant may be missing: read them again).
+ */
+export const KEEP_BASELINE = `WITH start AS (
+		SELECT LEAST($1::bigint, (SELECT MIN(received_at) FROM events),
+			(SELECT MIN(at) FROM catchup_marks WHERE mark NOT LIKE 'baseline:%')) AS at),
+	kept AS (INSERT INTO catchup_marks (mark, at) SELECT m, start.at FROM start, unnest($2::text[]) AS m
+		ON CONFLICT (mark) DO NOTHING RETURNING mark, at)
+	SELECT mark, at FROM kept
+	UNION ALL SELECT mark, at FROM catchup_marks
+		WHERE mark = ANY($2::text[]) AND mark NOT IN (SELECT mark FROM kept)`;
+/** The marks $1 with their times. */
+export const MARK_TIMES = 'SELECT mark, at FROM catchup_marks WHERE mark = ANY($1::text[])';
+/** A back-fill: the mark $2 moved back to $1 (never forward), the bills' marks forgotten. */
+export const BACKFILL_CATCHUP = `WITH moved AS (UPDATE catchup_marks SET at = LEAST(at, $1::bigint)
+		WHERE mark = $2 RETURNING mark)
+	DELETE FROM catchup_marks WHERE mark LIKE 'bill:%'`;
 
 /** Remembers the MULTI links $1 read at $2 (known ones get the new time). */
 export const REMEMBER_LINKS = `INSERT INTO catchup_links (bill_id, read_at)

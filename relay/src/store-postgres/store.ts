@@ -124,6 +124,8 @@ export class PostgresStore implements Store {
 	#reads: PostgresReadsPort;
 	#catchup: Book;
 	// The catch-up's marks and remembered links (catchup-book.ts).
+	readonly catchupBaseline: Book['catchupBaseline'] = (...a) => this.#catchup.catchupBaseline(...a);
+	readonly backfillCatchup: Book['backfillCatchup'] = (...a) => this.#catchup.backfillCatchup(...a);
 	readonly catchupMarks: Book['catchupMarks'] = (...a) => this.#catchup.catchupMarks(...a);
 	readonly addCatchupMarks: Book['addCatchupMarks'] = (...a) => this.#catchup.addCatchupMarks(...a);
 	readonly rememberLinks: Book['rememberLinks'] = (...a) => this.#catchup.rememberLinks(...a);

@@ -22,6 +22,8 @@ export const DURABLE_OPS: ReadonlySet<EngineOp> = new Set<EngineOp>([
 	'replayEvents',
 	'requeueDead',
 	'revokeSession',
+	'catchupBaseline',
+	'backfillCatchup',
 	'ping',
 ]);
 

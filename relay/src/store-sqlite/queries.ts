@@ -16,9 +16,11 @@ import {
 	toHealth,
 } from '../store/rows.ts';
 import type { Row } from '../store/rows.ts';
+import { BASELINE_MARKS } from '../store/types.ts';
 import type {
 	ActivityBucket,
 	AttemptOutcome,
+	CatchupBaseline,
 	AttemptTiming,
 	ClaimedDelivery,
 	Delivery,
@@ -48,6 +50,11 @@ import {
 	DEDUPE_LOOKUP,
 	DROP_EXPIRED_REVOCATIONS,
 	DROP_OLD_CATCHUP_MARKS,
+	FORGET_BILL_MARKS,
+	KEEP_BASELINE_MARK,
+	MARK_TIME,
+	MOVE_BASELINE_MARK_BACK,
+	OLDEST_TRACE,
 	EVENT_KIND,
 	EVENTS_WITHOUT_PAIR_KEY,
 	GET_DELIVERY,
@@ -217,6 +224,23 @@ export class SqliteQueries {
 	catchupMarks(marks: string[]): string[] {
 		const stmt = this.#stmt(CATCHUP_MARK);
 		return marks.filter((mark) => stmt.get(mark) !== undefined);
+	}
+
+	catchupBaseline(now: number): CatchupBaseline {
+		const oldest = (this.#stmt(OLDEST_TRACE).get() as { at: number | null }).at;
+		const start = oldest === null ? now : Math.min(now, Number(oldest));
+		const keep = this.#stmt(KEEP_BASELINE_MARK);
+		keep.run(BASELINE_MARKS.firstStart, start);
+		keep.run(BASELINE_MARKS.since, start);
+		const at = (mark: string) => Number((this.#stmt(MARK_TIME).get(mark) as { at: number }).at);
+		return { firstStart: at(BASELINE_MARKS.firstStart), since: at(BASELINE_MARKS.since) };
+	}
+
+	backfillCatchup(since: number, now: number): CatchupBaseline {
+		this.catchupBaseline(now);
+		this.#stmt(MOVE_BASELINE_MARK_BACK).run(since, BASELINE_MARKS.since);
+		this.#stmt(FORGET_BILL_MARKS).run();
+		return this.catchupBaseline(now);
 	}
 
 	addCatchupMarks(marks: string[], now: number, pruneBefore: number): void {

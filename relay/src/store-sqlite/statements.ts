@@ -255,7 +255,21 @@ export const CATCHUP_MARK = 'SELECT mark FROM catchup_marks WHERE mark = ?';
 /** Parameters: mark, now (a kept mark gets the new time). */
 export const ADD_CATCHUP_MARK =
 	'INSERT INTO catchup_marks (mark, at) VALUES (?, ?) ON CONFLICT (mark) DO UPDATE SET at = excluded.at';
-export const DROP_OLD_CATCHUP_MARKS = 'DELETE FROM catchup_marks WHERE at < ?';
+/** Marks older than the parameter; the baseline's (BASELINE_MARKS, `baseline:…`) are kept. */
+export const DROP_OLD_CATCHUP_MARKS =
+	"DELETE FROM catchup_marks WHERE at < ? AND mark NOT LIKE 'baseline:%'";
+/** Writes a baseline mark once. Parameters: the mark, its time. */
+export const KEEP_BASELINE_MARK =
+	'INSERT INTO catchup_marks (mark, at) VALUES (?, ?) ON CONFLICT (mark) DO NOTHING';
+/** Moves a baseline mark back (never forward). Parameters: the time, the mark. */
+export const MOVE_BASELINE_MARK_BACK = 'UPDATE catchup_marks SET at = MIN(at, ?) WHERE mark = ?';
+/** The time of one mark. */
+export const MARK_TIME = 'SELECT at FROM catchup_marks WHERE mark = ?';
+/** Forgets which bills the catch-up read in a final state (a back-fill reads them again). */
+export const FORGET_BILL_MARKS = "DELETE FROM catchup_marks WHERE mark LIKE 'bill:%'";
+/** The oldest trace of a relay on this store (an event's receivedAt, a mark's time), or null. */
+export const OLDEST_TRACE = `SELECT MIN(at) AS at FROM (SELECT MIN(received_at) AS at FROM events
+	UNION ALL SELECT MIN(at) FROM catchup_marks WHERE mark NOT LIKE 'baseline:%')`;
 
 /** Readiness: a write the store must commit (parameter: now). */
 export const HEARTBEAT =

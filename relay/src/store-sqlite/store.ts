@@ -10,6 +10,7 @@ import { SqliteEngine } from './engine.ts';
 import type { EngineCall, EngineOp, EngineResult } from './engine.ts';
 import type {
 	ActivityBucket,
+	CatchupBaseline,
 	ClaimedDelivery,
 	Delivery,
 	DeliveryAttempt,
@@ -228,6 +229,12 @@ export class SqliteStore implements Store {
 	}
 	sessionRevoked(id: string): Promise<boolean> {
 		return this.#call('sessionRevoked', id);
+	}
+	catchupBaseline(now: number): Promise<CatchupBaseline> {
+		return this.#call('catchupBaseline', now);
+	}
+	backfillCatchup(since: number, now: number): Promise<CatchupBaseline> {
+		return this.#call('backfillCatchup', since, now);
 	}
 	catchupMarks(marks: readonly string[]): Promise<string[]> {
 		return this.#call('catchupMarks', [...marks]);

@@ -338,6 +338,20 @@ export interface ReadStore {
 	oldestUndelivered(): Promise<number | null>;
 }
 
+/**
+ * Where the catch-up forwards from (relay/src/catchup/baseline.ts): what the service recorded
+ * before `since` is counted, not forwarded, and raises no alert. Epoch ms.
+ */
+export interface CatchupBaseline {
+	/** When the relay first started on this store (never moves). */
+	firstStart: number;
+	/** firstStart, or earlier after a back-fill. */
+	since: number;
+}
+
+/** The marks that hold the baseline: never pruned with the others, never a bill's mark. */
+export const BASELINE_MARKS = { firstStart: 'baseline:first-start', since: 'baseline:since' };
+
 /** The housekeeping port: retention, the console's logouts, the catch-up's marks and lock, readiness, closing. */
 export interface Housekeeping {
 	/**
@@ -351,6 +365,18 @@ export interface Housekeeping {
 	revokeSession(id: string, expiresAt: number, now: number): Promise<void>;
 	/** Whether a console session was logged out (by any instance, before any restart). */
 	sessionRevoked(id: string): Promise<boolean>;
+	/**
+	 * The catch-up's baseline, written once by the first call on a store (`now`, or the time of the
+	 * oldest stored event or catch-up mark when the store was used before baselines existed) and read by
+	 * every instance after, restarts included. Kept among the marks (never pruned).
+	 */
+	catchupBaseline(now: number): Promise<CatchupBaseline>;
+	/**
+	 * An operator's back-fill: moves `since` back to `since` (never forward), and forgets which bills
+	 * the catch-up read in a final state (their marks), so that its next run reads them again and
+	 * forwards what is missing since then. Written (after the baseline, if none) in one commit.
+	 */
+	backfillCatchup(since: number, now: number): Promise<CatchupBaseline>;
 	/** The catch-up's marks (bills read in a final state) among `marks` that are stored. */
 	catchupMarks(marks: readonly string[]): Promise<string[]>;
 	/** Stores marks (kept ones get the new time) and deletes marks older than `pruneBefore`. */

@@ -167,9 +167,6 @@ onEveryStoreKind(
 			const alerts = await new Target().listen();
 			cleanups.push(() => alerts.close());
 			const m = await sandboxMerchant(sb.url, 'live');
-			const early = await m.pay((await m.bill('10.00')).billId);
-			const nul = await m.pay((await m.bill('11.00', 'NORMAL', 'bad\u0000order')).billId);
-			const late = await m.pay((await m.bill('12.00')).billId);
 			const r = await start(
 				baseEnv(
 					'/unused',
@@ -186,6 +183,10 @@ onEveryStoreKind(
 				{ deps: { catchupBackoffMs: 5, alertCheckMs: 50 } },
 			);
 			cleanups.push(() => r.close());
+			// Paid after the relay's first start (before it, they are behind its baseline).
+			const early = await m.pay((await m.bill('10.00')).billId);
+			const nul = await m.pay((await m.bill('11.00', 'NORMAL', 'bad\u0000order')).billId);
+			const late = await m.pay((await m.bill('12.00')).billId);
 			const run = JSON.parse((await admin(r, '/admin/catchup', 'POST')).body);
 			expect(run.outcome).toBe('done');
 			expect(run.found.map((f: { trsId: string }) => f.trsId).sort()).toEqual(
