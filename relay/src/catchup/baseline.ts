@@ -1,5 +1,6 @@
 import { OperationRefused } from '../errors.ts';
-import type { CatchupBaseline, Housekeeping } from '../store/types.ts';
+import type { CatchupBaseline } from '../store/baseline-marks.ts';
+import type { Housekeeping } from '../store/types.ts';
 
 /**
  * The catch-up's baseline (docs/operator/catch-up.md, "The first start"): what the service recorded

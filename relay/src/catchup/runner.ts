@@ -2,7 +2,6 @@ import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import type { RelayConfig } from '../config.ts';
 import { canonicalStatus, orderIdOf } from '../contract.ts';
-import type { MoneyBackEvent, PostbackFields } from '../contract.ts';
 import type { Intake } from '../intake.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Targets } from '../targets.ts';
@@ -14,11 +13,12 @@ import { readRememberedLinks, rememberLink } from './links.ts';
 import { runError, windowDays, windowOf } from './result.ts';
 import type { CatchupResult, CatchupStore, Window } from './result.ts';
 import { isFinalBill, paymentPostback, payoutPostback } from './events.ts';
-import { backfill, placeOf } from './baseline.ts';
+import { backfill } from './baseline.ts';
 import { addDays, createdDate, createdWithin } from '../contract.ts';
-import { StoreInputError } from '../store/input.ts';
+import { admitRecord } from './admit.ts';
+import type { AdmitArgs } from './admit.ts';
 import { MoneyBackCatchup } from './money-back.ts';
-import type { CatchupBaseline } from '../store/types.ts';
+import type { CatchupBaseline } from '../store/baseline-marks.ts';
 
 export type { CatchupResult, FoundEvent, SkippedRecord } from './result.ts';
 
@@ -364,47 +364,8 @@ export class CatchupRunner {
 		}
 	}
 
-	/**
-	 * Admits the rebuilt postback of `record` as a catch-up event unless the store has it, or counts
-	 * it when the service recorded it before the baseline (baseline.ts). `orderUnknown`: the
-	 * service did not tell the bill's order ID, so InvId is '' (see Intake's look-ups).
-	 */
-	async #admit(
-		kind: 'payment' | 'payout' | MoneyBackEvent,
-		fields: PostbackFields,
-		{ result, baseline }: Window,
-		orderUnknown: boolean,
-		record: Record<string, unknown>,
-	): Promise<Awaited<ReturnType<Intake['admit']>> | undefined> {
-		const place = placeOf(baseline, record);
-		if (place === 'before') {
-			result.beforeBaseline += 1;
-			return undefined;
-		}
-		// A refund's or chargeback's id is its Id (the reports' `trsId`).
-		const trsId = fields.TrsId ?? fields.Id ?? '';
-		let admitted;
-		try {
-			admitted = await this.#o.intake.admit(kind, fields, { via: 'catch-up', orderUnknown });
-		} catch (error) {
-			// A record the store cannot hold (a NUL, an over-long order ID) must not stop the run at
-			// the same place every time: it is skipped, reported and alerted; the run goes on.
-			if (!(error instanceof StoreInputError)) throw error;
-			result.skippedRecords.push({ kind, trsId: trsId.slice(0, 100), reason: error.message });
-			this.#o.logger.warn(
-				{ kind, trsId: trsId.slice(0, 100), error: error.message },
-				'catch-up skipped a record the store cannot hold',
-			);
-			return undefined;
-		}
-		if (admitted.outcome !== 'stored' || admitted.duplicate) return admitted;
-		result.found.push({
-			eventId: admitted.eventId,
-			kind,
-			trsId,
-			status: fields.Status,
-			...(place === 'backfill' ? { backfill: true as const } : {}),
-		});
-		return admitted;
+	/** admitRecord (admit.ts) with this runner's intake and logger. */
+	#admit(...args: AdmitArgs) {
+		return admitRecord(this.#o.intake, this.#o.logger, ...args);
 	}
 }

@@ -1,5 +1,6 @@
-import { BASELINE_MARKS } from '../store/types.ts';
-import type { CatchupBaseline, Housekeeping } from '../store/types.ts';
+import { BASELINE_MARKS } from '../store/baseline-marks.ts';
+import type { CatchupBaseline } from '../store/baseline-marks.ts';
+import type { Housekeeping } from '../store/types.ts';
 import type { Read } from './reads.ts';
 import {
 	ADD_CATCHUP_MARKS,

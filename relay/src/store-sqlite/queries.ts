@@ -16,7 +16,7 @@ import {
 	toHealth,
 } from '../store/rows.ts';
 import type { Row } from '../store/rows.ts';
-import { BASELINE_MARKS } from '../store/types.ts';
+import { BASELINE_MARKS } from '../store/baseline-marks.ts';
 import type {
 	ActivityBucket,
 	AttemptOutcome,
@@ -230,8 +230,7 @@ export class SqliteQueries {
 		const oldest = (this.#stmt(OLDEST_TRACE).get() as { at: number | null }).at;
 		const start = oldest === null ? now : Math.min(now, Number(oldest));
 		const keep = this.#stmt(KEEP_BASELINE_MARK);
-		keep.run(BASELINE_MARKS.firstStart, start);
-		keep.run(BASELINE_MARKS.since, start);
+		for (const mark of Object.values(BASELINE_MARKS)) keep.run(mark, start);
 		const at = (mark: string) => Number((this.#stmt(MARK_TIME).get(mark) as { at: number }).at);
 		return { firstStart: at(BASELINE_MARKS.firstStart), since: at(BASELINE_MARKS.since) };
 	}

@@ -1,4 +1,6 @@
 import type { PostbackEvent, Receipt } from '../contract.ts';
+import type { CatchupBaseline } from './baseline-marks.ts';
+export type { CatchupBaseline } from './baseline-marks.ts';
 
 /**
  * The relay's durable queue. Every method resolves only after its change is committed, so a
@@ -337,20 +339,6 @@ export interface ReadStore {
 	/** receivedAt of the oldest event that has a delivery not yet delivered (pending, delivering or dead), or null. */
 	oldestUndelivered(): Promise<number | null>;
 }
-
-/**
- * Where the catch-up forwards from (relay/src/catchup/baseline.ts): what the service recorded
- * before `since` is counted, not forwarded, and raises no alert. Epoch ms.
- */
-export interface CatchupBaseline {
-	/** When the relay first started on this store (never moves). */
-	firstStart: number;
-	/** firstStart, or earlier after a back-fill. */
-	since: number;
-}
-
-/** The marks that hold the baseline: never pruned with the others, never a bill's mark. */
-export const BASELINE_MARKS = { firstStart: 'baseline:first-start', since: 'baseline:since' };
 
 /** The housekeeping port: retention, the console's logouts, the catch-up's marks and lock, readiness, closing. */
 export interface Housekeeping {
