@@ -21,6 +21,8 @@ const TARGETS = {
 	payout: ['http://127.0.0.1:9/payout'],
 	success: [],
 	fail: ['http://127.0.0.1:9/fail'],
+	refund: [],
+	chargeback: [],
 };
 
 /** A forwarder stand-in: `free` slots to lease, and every lease, adopt and kick in order. */

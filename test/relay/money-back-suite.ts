@@ -72,7 +72,7 @@ export function moneyBackSuite(store: SuiteStore, profile: 'live' | 'spec'): voi
 		const fields: Fields =
 			typeof sent === 'string' ? Object.fromEntries(new URLSearchParams(sent)) : sent;
 		expect((await postback(r, 'payment', fields)).status).toBe(200);
-		const respelled = { ...fields, Id: ` ${fields.Id} `, Status: ' success ' };
+		const respelled: Fields = { ...fields, Id: ` ${fields.Id} `, Status: ' success ' };
 		respelled.SignatureValue = refundSignature(respelled, m.token);
 		expect((await postback(r, 'payment', respelled)).status).toBe(200);
 		const cb = charged.postback as Fields;
@@ -154,7 +154,7 @@ export function moneyBackSuite(store: SuiteStore, profile: 'live' | 'spec'): voi
 		await control('PATCH', `/merchants/${m.merchantId}`, { refunds: false });
 		expect(await status('payment', signed({ ...genuine, Id: `${genuine.Id}y` }))).toBe(403);
 		expect(await status('refund', signed({ ...genuine, Status: 'FAIL' }))).toBe(403);
-		const chargeback = { ...genuine, Id: 'cb-unknown' };
+		const chargeback: Fields = { ...genuine, Id: 'cb-unknown' };
 		chargeback.SignatureValue = chargebackSignature(chargeback, m.token);
 		expect(await status('chargeback', chargeback)).toBe(403);
 		expect(await events(r)).toEqual([]);

@@ -280,7 +280,14 @@ describe("the relay's one client of the service: the look-ups' use", () => {
 				},
 				store: opened.store,
 				metrics: new Metrics(),
-				targets: { payment: [], payout: ['http://127.0.0.1:9/payout'], success: [], fail: [] },
+				targets: {
+					payment: [],
+					payout: ['http://127.0.0.1:9/payout'],
+					success: [],
+					fail: [],
+					refund: [],
+					chargeback: [],
+				},
 			});
 			for (const [tokenIndex, trsId] of [
 				[1, 'Q-5'],

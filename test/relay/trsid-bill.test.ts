@@ -200,7 +200,14 @@ describe("a look-up of a bill's payments, against a stand-in service", () => {
 			},
 			store: opened.store,
 			metrics: new Metrics(),
-			targets: { payment: ['http://127.0.0.1:9/pay'], payout: [], success: [], fail: [] },
+			targets: {
+				payment: ['http://127.0.0.1:9/pay'],
+				payout: [],
+				success: [],
+				fail: [],
+				refund: [],
+				chargeback: [],
+			},
 		});
 		return { intake, store: opened.store };
 	}

@@ -69,7 +69,14 @@ onEveryStore('look-up allowances against a buyer of a MULTI link', (suiteStore) 
 			},
 			store,
 			metrics: new Metrics(),
-			targets: { payment: ['http://127.0.0.1:9/pay'], payout: [], success: [], fail: [] },
+			targets: {
+				payment: ['http://127.0.0.1:9/pay'],
+				payout: [],
+				success: [],
+				fail: [],
+				refund: [],
+				chargeback: [],
+			},
 		});
 		return { intake, store };
 	}

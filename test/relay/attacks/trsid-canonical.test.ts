@@ -51,7 +51,14 @@ onEveryStore('one canonical TrsId', (suiteStore) => {
 			},
 			store,
 			metrics: new Metrics(),
-			targets: { payment: ['http://127.0.0.1:9/pay'], payout: [], success: [], fail: [] },
+			targets: {
+				payment: ['http://127.0.0.1:9/pay'],
+				payout: [],
+				success: [],
+				fail: [],
+				refund: [],
+				chargeback: [],
+			},
 		});
 		return { api, intake, store };
 	}
