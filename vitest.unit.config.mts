@@ -29,6 +29,7 @@ export const SERVICE_SUITES = [
 	'test/relay/store-plans.test.ts',
 	'test/relay/store.test.ts',
 	'test/relay/stores-parity.test.ts',
+	'test/relay/trsid-bill.test.ts',
 	'test/relay/attacks/trsid-canonical.test.ts',
 ];
 
