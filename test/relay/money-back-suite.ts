@@ -224,4 +224,40 @@ export function moneyBackSuite(store: SuiteStore, profile: 'live' | 'spec'): voi
 			run.found.filter((f: Json) => f.kind === 'chargeback').map((f: Json) => f.trsId),
 		).toEqual([charged.chargeback.id]);
 	});
+
+	it('a backlog of bills never keeps a lost refund from being found: refunds and chargebacks keep their share of every run, and the refund is forwarded once', async () => {
+		const m = await sandboxMerchant(sandboxUrl(), profile);
+		await control('PATCH', `/merchants/${m.merchantId}`, { refunds: true, losePostbacks: true });
+		// 8 calls: 2 (a quarter, at least one for each kind) held for refunds and chargebacks; the
+		// payouts, the bill search and 4 bills take the other 6, and 11 unread paid bills remain.
+		const r = await relay(m.token, { RELAY_CATCHUP_MAX_CALLS: '8' });
+		for (let i = 0; i < 10; i++)
+			await m.pay((await m.bill(`${10 + i}.00`, 'NORMAL', undefined, false)).billId);
+		const bill = await m.bill('100.00', 'NORMAL', undefined, false);
+		const { paymentId } = await m.pay(bill.billId);
+		const refund = await control('POST', `/payments/${paymentId}/refund`, { amount: '20.00' });
+		const refunds = () => received().filter((x) => x.includes(' refund '));
+
+		// The run is cut by the bills, and still reads the refunds: the lost one is found.
+		const first = await admin(r, 'POST', '/catchup');
+		expect(first.outcome).toBe('partial');
+		expect(first.calls).toBe(8);
+		expect(first.toRead.bills).toBeGreaterThan(0);
+		expect(first.moneyBack).toMatchObject({ refunds: 'read', refundsListed: 1 });
+		const found = (first.found as Json[]).map((f) => `${f.kind} ${f.trsId}`);
+		expect(found.filter((f) => f.startsWith('payment '))).toHaveLength(4);
+		expect(found.filter((f) => f.startsWith('refund '))).toEqual([`refund ${refund.refund.id}`]);
+		await waitFor('the refund forwarded', () => refunds().length === 1);
+
+		// The backlog's next runs read the bills left and never the refund again.
+		for (let i = 0; i < 4 && (await admin(r, 'POST', '/catchup')).outcome !== 'done'; i++);
+		const last = await admin(r, 'POST', '/catchup');
+		expect(last).toMatchObject({ outcome: 'done', found: [] });
+		expect((await events(r, '&kind=payment&source=catch-up')).length).toBe(11);
+		expect((await postback(r, 'payment', refund.postback)).status).toBe(200);
+		expect(await kinds(r)).toContain('refund catch-up');
+		expect((await events(r, '&kind=refund')).length).toBe(1);
+		expect(refunds()).toEqual([`/n8n/payment refund ${refund.refund.id}`]);
+	});
+
 }
