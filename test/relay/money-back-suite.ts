@@ -223,6 +223,23 @@ export function moneyBackSuite(store: SuiteStore, profile: 'live' | 'spec'): voi
 		expect(
 			run.found.filter((f: Json) => f.kind === 'chargeback').map((f: Json) => f.trsId),
 		).toEqual([charged.chargeback.id]);
+		// Remembered until the next deep run: the runs between ask no refund/search.
+		const next = await admin(r, 'POST', '/catchup');
+		expect(next).toMatchObject({ outcome: 'done', deep: false });
+		expect(next.moneyBack).toMatchObject({
+			refunds: 'refunds_not_enabled',
+			refundsRemembered: true,
+		});
+		const asked = async () =>
+			(await (await fetch(`${r.url}/metrics`)).text()).match(
+				/paypalych_relay_catchup_api_calls_total\{endpoint="refund\/search"\} (\d+)/,
+			)?.[1];
+		expect(await asked()).toBe('1');
+		// A deep run asks again.
+		expect((await admin(r, 'POST', '/catchup', { deep: true })).moneyBack.refunds).toBe(
+			'refunds_not_enabled',
+		);
+		expect(await asked()).toBe('2');
 	});
 
 	it('a backlog of bills never keeps a lost refund from being found: refunds and chargebacks keep their share of every run, and the refund is forwarded once', async () => {
