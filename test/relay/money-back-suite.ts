@@ -276,5 +276,4 @@ export function moneyBackSuite(store: SuiteStore, profile: 'live' | 'spec'): voi
 		expect((await events(r, '&kind=refund')).length).toBe(1);
 		expect(refunds()).toEqual([`/n8n/payment refund ${refund.refund.id}`]);
 	});
-
 }

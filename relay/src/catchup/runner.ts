@@ -206,15 +206,22 @@ export class CatchupRunner {
 		const bills = this.#o.targets.payment.length > 0;
 		const recentCut = bills ? await this.#readBills(w, w.since, w.today, 'recent') : undefined;
 		api.holdBack(0);
-		const moneyBackCut = await this.#moneyBack.read(w, share, {
-			admit: (kind, fields, orderUnknown, record) =>
-				this.#admit(kind, fields, w, orderUnknown, record),
-			store: this.#o.store,
-			logger: this.#o.logger,
-			targets: this.#o.targets,
-		});
+		// A service that fails them fails the run, once the older bills are read.
+		const moneyBack = await this.#moneyBack
+			.read(w, share, {
+				admit: (kind, fields, orderUnknown, record) =>
+					this.#admit(kind, fields, w, orderUnknown, record),
+				store: this.#o.store,
+				logger: this.#o.logger,
+				targets: this.#o.targets,
+			})
+			.then(
+				(cut) => ({ cut }),
+				(error: unknown) => ({ cut: undefined, error }),
+			);
 		const olderCut = bills && !recentCut ? await this.#readOlderBills(w) : undefined;
-		const cut = recentCut ?? olderCut ?? payoutsCut ?? moneyBackCut;
+		if ('error' in moneyBack) throw moneyBack.error;
+		const cut = recentCut ?? olderCut ?? payoutsCut ?? moneyBack.cut;
 		if (cut) throw cut;
 	}
 
