@@ -27,10 +27,14 @@ export function moneyBackSuite(store: SuiteStore, profile: 'live' | 'spec'): voi
 		},
 	);
 
-	/** A merchant of its own with the refund API switched on, and a payment of `amount` made. */
-	const paidMerchant = async (amount = '100.00') => {
+	/**
+	 * A merchant of its own with the refund API switched on, and a payment of `amount` made (after
+	 * `before`: a relay started there has its baseline before the payment, whatever the clock).
+	 */
+	const paidMerchant = async (amount = '100.00', before?: (token: string) => Promise<void>) => {
 		const m = await sandboxMerchant(sandboxUrl(), profile);
 		await control('PATCH', `/merchants/${m.merchantId}`, { refunds: true });
+		await before?.(m.token);
 		const bill = await m.bill(amount, 'NORMAL', undefined, false);
 		const paid = await m.pay(bill.billId, true);
 		return { m, bill, paymentId: paid.paymentId };
@@ -173,8 +177,11 @@ export function moneyBackSuite(store: SuiteStore, profile: 'live' | 'spec'): voi
 	});
 
 	it('catch-up finds a refund and a chargeback whose postbacks were lost and forwards each once; the late genuine postbacks are duplicates', async () => {
-		const { m, paymentId } = await paidMerchant();
-		const r = await relay(m.token);
+		// The relay first: its baseline (a new store) is then before the payment it is to find.
+		let r!: Awaited<ReturnType<typeof relay>>;
+		const { m, paymentId } = await paidMerchant('100.00', async (token) => {
+			r = await relay(token);
+		});
 		await control('PATCH', `/merchants/${m.merchantId}`, { losePostbacks: true });
 		const refund = await control('POST', `/payments/${paymentId}/refund`, { amount: '20.00' });
 		const charged = await control('POST', `/payments/${paymentId}/chargeback`, {});
@@ -213,10 +220,12 @@ export function moneyBackSuite(store: SuiteStore, profile: 'live' | 'spec'): voi
 	});
 
 	it('catch-up says in its coverage when the refund API is not switched on, and still finds chargebacks', async () => {
-		const { m, paymentId } = await paidMerchant();
+		let r!: Awaited<ReturnType<typeof relay>>;
+		const { m, paymentId } = await paidMerchant('100.00', async (token) => {
+			r = await relay(token);
+		});
 		await control('PATCH', `/merchants/${m.merchantId}`, { refunds: false, losePostbacks: true });
 		const charged = await control('POST', `/payments/${paymentId}/chargeback`, {});
-		const r = await relay(m.token);
 		const run = await admin(r, 'POST', '/catchup');
 		expect(run.outcome).toBe('done');
 		expect(run.moneyBack.refunds).toBe('refunds_not_enabled');
