@@ -201,11 +201,11 @@ export class CatchupRunner {
 		// Refunds and chargebacks keep a share of the budget that payouts and bills cannot spend: a
 		// backlog never keeps a lost refund from being found (money-back.ts).
 		const share = this.#moneyBack.share(w, this.#o.targets);
-		api.holdBack(share);
+		api.heldBack = share;
 		const payoutsCut = this.#o.targets.payout.length > 0 ? await this.#readPayouts(w) : undefined;
 		const bills = this.#o.targets.payment.length > 0;
 		const recentCut = bills ? await this.#readBills(w, w.since, w.today, 'recent') : undefined;
-		api.holdBack(0);
+		api.heldBack = 0;
 		// A service that fails them fails the run, once the older bills are read.
 		const moneyBack = await this.#moneyBack
 			.read(w, share, {
