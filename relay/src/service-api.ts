@@ -117,6 +117,8 @@ const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  */
 export class ServiceApi {
 	calls = 0;
+	/** Calls of the budget held back from whoever reads now (a catch-up run's refunds' share). */
+	heldBack = 0;
 	readonly #o: Required<Omit<ServiceApiOptions, 'dispatcher' | 'onCall'>> &
 		Pick<ServiceApiOptions, 'dispatcher' | 'onCall'>;
 	readonly #endsAt: number;
@@ -199,6 +201,11 @@ export class ServiceApi {
 		return this.#call(url, path);
 	}
 
+	/** Calls left before the budget, less what is held back, is spent. */
+	get callsLeft(): number {
+		return Math.max(0, this.#o.maxCalls - this.heldBack - this.calls);
+	}
+
 	/** One page of a list by its absolute URL (the shared `pages`' fetcher). */
 	page(url: string): Promise<ApiRecord> {
 		const parsed = new URL(url);
@@ -219,7 +226,7 @@ export class ServiceApi {
 
 	async #call(url: URL, path: string): Promise<ApiRecord> {
 		for (let attempt = 0; ; attempt++) {
-			if (this.calls >= this.#o.maxCalls) throw new BudgetSpent(this.#o.maxCalls);
+			if (this.callsLeft <= 0) throw new BudgetSpent(this.#o.maxCalls - this.heldBack);
 			if (this.#left() <= 0) throw new RunDeadlinePassed(this.calls, this.#o.runDeadlineMs);
 			this.calls += 1;
 			this.#o.onCall?.(path);

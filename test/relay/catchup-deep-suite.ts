@@ -233,9 +233,10 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 
 	it('the budget is shared: payouts first, NORMAL and MULTI bills in turns; a run stopped at its budget resumes where it stopped; partial for longer than a deep interval raises catchup-failed once', async () => {
 		const m = await merchant();
-		// 4 calls: 1 for the payouts, 1 for the bill search, 2 bills.
+		// 6 calls: 1 for the payouts, 1 for the bill search, 2 bills, and 2 held for refunds and
+		// chargebacks (their two searches).
 		const r = await relay(m.token, {
-			RELAY_CATCHUP_MAX_CALLS: '4',
+			RELAY_CATCHUP_MAX_CALLS: '6',
 			RELAY_CATCHUP_DEEP_INTERVAL_S: '60',
 		});
 		// The first run after start is deep and, with nothing to read, done: the next deep run is
@@ -253,7 +254,7 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		const isMulti = (id: string) => multi.some((p) => p.paymentId === id);
 
 		const first = await admin(r, 'POST', '/catchup', { deep: true });
-		expect(first).toMatchObject({ outcome: 'partial', calls: 4, deep: true });
+		expect(first).toMatchObject({ outcome: 'partial', calls: 6, deep: true });
 		expect(found(first)).toContain(payoutId);
 		expect(found(first).filter(isNormal)).toHaveLength(1);
 		expect(found(first).filter(isMulti)).toHaveLength(1);
@@ -293,19 +294,27 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 	it('payouts never take the whole budget, and a search cut at its share resumes at its next page (`spec`: one row a page)', async () => {
 		if (profile === 'live') return; // `live` pages only on the cursor it is asked for, 100 rows.
 		const m = await merchant({ searchPageSize: 1 });
-		// 4 calls: 1 payout page (a quarter), 1 bill page (half of the 3 left), 1 bill/payments.
-		const r = await relay(m.token, { RELAY_CATCHUP_MAX_CALLS: '4' });
+		// 6 calls: 1 payout page (a quarter), 1 bill page (half of the 3 left), 1 bill/payments, and
+		// 2 held for refunds and chargebacks (their two searches).
+		const r = await relay(m.token, { RELAY_CATCHUP_MAX_CALLS: '6' });
 		const bills = [];
 		for (let i = 0; i < 3; i++) bills.push(await m.pay((await m.bill(`${60 + i}.00`)).billId));
 		const payouts = [];
 		for (let i = 0; i < 3; i++) payouts.push(await m.lostPayout(`${100 + i}.00`));
 		const runs = [];
 		for (let i = 0; i < 3; i++) runs.push(await admin(r, 'POST', '/catchup'));
-		// Each run reads one payout and one bill; the third reads the last pages and is done.
+		// Each run reads one payout and one bill; the third reads their last pages: nothing of them
+		// left to read. (Every run stays partial: the payment search of the chargebacks, one row a
+		// page here, is cut at its share of 2 calls.)
 		expect(runs.map((run) => `${run.outcome} ${run.deep}`)).toEqual([
 			'partial true',
 			'partial true',
-			'done true',
+			'partial true',
+		]);
+		expect(runs.map((run) => run.toRead)).toEqual([
+			{ bills: 0, multiBills: 0, billPages: true, payouts: true },
+			{ bills: 0, multiBills: 0, billPages: true, payouts: true },
+			{ bills: 0, multiBills: 0, billPages: false, payouts: false },
 		]);
 		for (const run of runs) {
 			const found = (run.found as Json[]).map((f) => f.kind as string).sort();

@@ -123,7 +123,8 @@ export function catchupSuite(store: SuiteStore, profile: 'live' | 'spec' = 'live
 
 	it('backs off on 429 and 5xx, stays within its call budget, and a failed run is retried next time', async () => {
 		const m = await merchant();
-		const r = await relay(m.token, { RELAY_CATCHUP_MAX_CALLS: '6' });
+		// 8 calls: 2 of them (a quarter, one for each kind) held for refunds and chargebacks.
+		const r = await relay(m.token, { RELAY_CATCHUP_MAX_CALLS: '8' });
 		for (let i = 0; i < 4; i++) await m.payBill(`${10 + i}.00`, true);
 
 		// 429 twice, then a 500 on bill/payments: the run waits and goes on.
@@ -131,19 +132,22 @@ export function catchupSuite(store: SuiteStore, profile: 'live' | 'spec' = 'live
 		await control('POST', '/faults', { kind: '500', count: 1, path: '/api/v1/bill/payments' });
 		const first = await admin(r, 'POST', '/catchup');
 		// 1 call for the payouts (first, their share), 3 for the bill search (two 429), then 2 for
-		// one bill/payments (a 500, then its payments): budget spent, 3 bills still to read.
+		// one bill/payments (a 500, then its payments): the 6 calls not held back are spent, 3 bills
+		// still to read; then the 2 held back: the refund search and the payment search.
 		expect(first.outcome).toBe('partial');
-		expect(first.calls).toBe(6);
+		expect(first.calls).toBe(8);
+		expect(first.moneyBack.refunds).not.toBe('not_read');
 		expect(first.found).toHaveLength(1);
 		expect(first.toRead).toMatchObject({ bills: 3, multiBills: 0 });
 		expect((await control('GET', '/faults')).faults).toEqual([]);
 
 		// The next run resumes with the 3 bills it did not read (the first one is marked read): 1
-		// call for the payouts, 1 for the search of the last days' bills, 3 bills, and (the run is
-		// deep: the first one was cut short) 1 for the search of the older bills.
+		// call for the payouts, 1 for the search of the last days' bills, 3 bills, 2 for the refund
+		// and payment searches, and (the run is deep: the first one was cut short) 1 for the search
+		// of the older bills.
 		const second = await admin(r, 'POST', '/catchup');
 		expect(second.outcome).toBe('done');
-		expect(second.calls).toBe(6);
+		expect(second.calls).toBe(8);
 		expect(second.found).toHaveLength(3);
 		expect(second.toRead).toMatchObject({ bills: 0, multiBills: 0 });
 

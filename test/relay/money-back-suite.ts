@@ -27,20 +27,18 @@ export function moneyBackSuite(store: SuiteStore, profile: 'live' | 'spec'): voi
 		},
 	);
 
-	/** A merchant of its own with the refund API switched on. */
-	const refundingMerchant = async () => {
+	/**
+	 * A merchant of its own with the refund API switched on, and a payment of `amount` made (after
+	 * `before`: a relay started there has its baseline before the payment, whatever the clock).
+	 */
+	const paidMerchant = async (amount = '100.00', before?: (token: string) => Promise<void>) => {
 		const m = await sandboxMerchant(sandboxUrl(), profile);
 		await control('PATCH', `/merchants/${m.merchantId}`, { refunds: true });
-		return m;
-	};
-	/** A payment of `amount` made by `m`. */
-	const payment = async (m: Awaited<ReturnType<typeof refundingMerchant>>, amount = '100.00') => {
+		await before?.(m.token);
 		const bill = await m.bill(amount, 'NORMAL', undefined, false);
 		const paid = await m.pay(bill.billId, true);
 		return { m, bill, paymentId: paid.paymentId };
 	};
-	/** A merchant of its own with the refund API switched on, and a payment of `amount` made. */
-	const paidMerchant = async (amount = '100.00') => payment(await refundingMerchant(), amount);
 	/** What the targets received, as `<path> <event header> <Id or TrsId>`. */
 	const received = () =>
 		target.received.map((x) => {
@@ -179,11 +177,11 @@ export function moneyBackSuite(store: SuiteStore, profile: 'live' | 'spec'): voi
 	});
 
 	it('catch-up finds a refund and a chargeback whose postbacks were lost and forwards each once; the late genuine postbacks are duplicates', async () => {
-		// The relay first, then the payment: what the service recorded before the relay's first
-		// start is behind its baseline, counted and not forwarded (catchup-baseline-suite.ts).
-		const merchant = await refundingMerchant();
-		const r = await relay(merchant.token);
-		const { m, paymentId } = await payment(merchant);
+		// The relay first: its baseline (a new store) is then before the payment it is to find.
+		let r!: Awaited<ReturnType<typeof relay>>;
+		const { m, paymentId } = await paidMerchant('100.00', async (token) => {
+			r = await relay(token);
+		});
 		await control('PATCH', `/merchants/${m.merchantId}`, { losePostbacks: true });
 		const refund = await control('POST', `/payments/${paymentId}/refund`, { amount: '20.00' });
 		const charged = await control('POST', `/payments/${paymentId}/chargeback`, {});
@@ -222,15 +220,69 @@ export function moneyBackSuite(store: SuiteStore, profile: 'live' | 'spec'): voi
 	});
 
 	it('catch-up says in its coverage when the refund API is not switched on, and still finds chargebacks', async () => {
-		const { m, paymentId } = await paidMerchant();
+		let r!: Awaited<ReturnType<typeof relay>>;
+		const { m, paymentId } = await paidMerchant('100.00', async (token) => {
+			r = await relay(token);
+		});
 		await control('PATCH', `/merchants/${m.merchantId}`, { refunds: false, losePostbacks: true });
 		const charged = await control('POST', `/payments/${paymentId}/chargeback`, {});
-		const r = await relay(m.token);
 		const run = await admin(r, 'POST', '/catchup');
 		expect(run.outcome).toBe('done');
 		expect(run.moneyBack.refunds).toBe('refunds_not_enabled');
 		expect(
 			run.found.filter((f: Json) => f.kind === 'chargeback').map((f: Json) => f.trsId),
 		).toEqual([charged.chargeback.id]);
+		// Remembered until the next deep run: the runs between ask no refund/search.
+		const next = await admin(r, 'POST', '/catchup');
+		expect(next).toMatchObject({ outcome: 'done', deep: false });
+		expect(next.moneyBack).toMatchObject({
+			refunds: 'refunds_not_enabled',
+			refundsRemembered: true,
+		});
+		const asked = async () =>
+			(await (await fetch(`${r.url}/metrics`)).text()).match(
+				/paypalych_relay_catchup_api_calls_total\{endpoint="refund\/search"\} (\d+)/,
+			)?.[1];
+		expect(await asked()).toBe('1');
+		// A deep run asks again.
+		expect((await admin(r, 'POST', '/catchup', { deep: true })).moneyBack.refunds).toBe(
+			'refunds_not_enabled',
+		);
+		expect(await asked()).toBe('2');
+	});
+
+	it('a backlog of bills never keeps a lost refund from being found: refunds and chargebacks keep their share of every run, and the refund is forwarded once', async () => {
+		const m = await sandboxMerchant(sandboxUrl(), profile);
+		await control('PATCH', `/merchants/${m.merchantId}`, { refunds: true, losePostbacks: true });
+		// 8 calls: 2 (a quarter, at least one for each kind) held for refunds and chargebacks; the
+		// payouts, the bill search and 4 bills take the other 6, and 11 unread paid bills remain.
+		const r = await relay(m.token, { RELAY_CATCHUP_MAX_CALLS: '8' });
+		for (let i = 0; i < 10; i++)
+			await m.pay((await m.bill(`${10 + i}.00`, 'NORMAL', undefined, false)).billId);
+		const bill = await m.bill('100.00', 'NORMAL', undefined, false);
+		const { paymentId } = await m.pay(bill.billId);
+		const refund = await control('POST', `/payments/${paymentId}/refund`, { amount: '20.00' });
+		const refunds = () => received().filter((x) => x.includes(' refund '));
+
+		// The run is cut by the bills, and still reads the refunds: the lost one is found.
+		const first = await admin(r, 'POST', '/catchup');
+		expect(first.outcome).toBe('partial');
+		expect(first.calls).toBe(8);
+		expect(first.toRead.bills).toBeGreaterThan(0);
+		expect(first.moneyBack).toMatchObject({ refunds: 'read', refundsListed: 1 });
+		const found = (first.found as Json[]).map((f) => `${f.kind} ${f.trsId}`);
+		expect(found.filter((f) => f.startsWith('payment '))).toHaveLength(4);
+		expect(found.filter((f) => f.startsWith('refund '))).toEqual([`refund ${refund.refund.id}`]);
+		await waitFor('the refund forwarded', () => refunds().length === 1);
+
+		// The backlog's next runs read the bills left and never the refund again.
+		for (let i = 0; i < 4 && (await admin(r, 'POST', '/catchup')).outcome !== 'done'; i++);
+		const last = await admin(r, 'POST', '/catchup');
+		expect(last).toMatchObject({ outcome: 'done', found: [] });
+		expect((await events(r, '&kind=payment&source=catch-up')).length).toBe(11);
+		expect((await postback(r, 'payment', refund.postback)).status).toBe(200);
+		expect(await kinds(r)).toContain('refund catch-up');
+		expect((await events(r, '&kind=refund')).length).toBe(1);
+		expect(refunds()).toEqual([`/n8n/payment refund ${refund.refund.id}`]);
 	});
 }

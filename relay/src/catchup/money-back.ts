@@ -24,7 +24,8 @@ import type { Window } from './result.ts';
  * as the postback the service would have sent (signed with the token, so the trigger verifies it
  * and confirms it with the service), once: a mark per refund and status, and per chargeback, spares
  * the calls of the next runs, and the intake's dedupe key makes the late genuine postback its
- * duplicate. Read after the payouts and bills, with at most a quarter of the run's budget.
+ * duplicate. Read after the payouts and the last days' bills, within a share of the run's budget
+ * (a quarter) held for them from the start of the run: no backlog of bills or payouts spends it.
  */
 
 /** What the run learnt of money going back: the coverage beside the bills'. */
@@ -36,6 +37,8 @@ export interface MoneyBackCoverage {
 	 */
 	refunds: 'read' | 'refunds_not_enabled' | 'refused' | 'not_read';
 	refundsRefusal?: string;
+	/** `refunds_not_enabled` as an earlier run heard it: not asked again before the next deep run. */
+	refundsRemembered?: true;
 	/** Refunds the search listed in the window. */
 	refundsListed: number;
 	/** Paid payments of the window whose chargebacks this run read, and those left for later runs. */
@@ -107,24 +110,44 @@ export function moneyBackPostback(
 export class MoneyBackCatchup {
 	/** When each paid payment's chargebacks were last read: the least recently read go first. */
 	readonly #checkedAt = new Map<string, number>();
+	/** The service answered refunds_not_enabled: not asked again before the next deep run. */
+	#refundsOff = false;
+
+	/** The kinds this run reads: those with targets; refunds not while remembered off (but on a deep run). */
+	#kinds(w: Window, targets: MoneyBackHooks['targets']): MoneyBackEvent[] {
+		return (['refund', 'chargeback'] as const).filter(
+			(k) => targets[k].length > 0 && (k === 'chargeback' || !this.#refundsOff || w.result.deep),
+		);
+	}
 
 	/**
-	 * Reads refunds, then chargebacks, within a quarter of the budget; what it learnt goes to the
-	 * run's `moneyBack`. Less than their two searches left of the budget: they wait for the next run
-	 * (`not_read`).
+	 * The share of the run's budget held for refunds and chargebacks, that payouts and bills cannot
+	 * spend: a quarter, at least one call for each kind read, at most half; none when none is read.
 	 */
-	async read(w: Window, hooks: MoneyBackHooks): Promise<BudgetSpent | undefined> {
-		const kinds = (['refund', 'chargeback'] as const).filter((k) => hooks.targets[k].length > 0);
+	share(w: Window, targets: MoneyBackHooks['targets']): number {
+		const kinds = this.#kinds(w, targets).length;
+		if (kinds === 0) return 0;
+		return Math.min(Math.max(kinds, Math.floor(w.budget / 4)), Math.floor(w.budget / 2));
+	}
+
+	/**
+	 * Reads refunds, then chargebacks, within `share` calls (held for them by the runner: the
+	 * refund search's first page is read every run, whatever the bills left); what it learnt goes
+	 * to the run's `moneyBack`.
+	 */
+	async read(w: Window, share: number, hooks: MoneyBackHooks): Promise<BudgetSpent | undefined> {
+		const kinds = this.#kinds(w, hooks.targets);
+		const remembered = hooks.targets.refund.length > 0 && !kinds.includes('refund');
 		const coverage: MoneyBackCoverage = {
-			refunds: 'not_read',
+			refunds: remembered ? 'refunds_not_enabled' : 'not_read',
+			...(remembered ? { refundsRemembered: true as const } : {}),
 			refundsListed: 0,
 			paymentsChecked: 0,
 			paymentsToCheck: 0,
 		};
 		w.result.moneyBack = coverage;
-		if (w.budget - w.api.calls < kinds.length) return undefined;
-		const share = Math.max(2, Math.floor(w.budget / 4));
 		const until = Math.min(w.budget, w.api.calls + share);
+		if (kinds.length === 0 || until <= w.api.calls) return undefined;
 		try {
 			if (kinds.includes('refund')) await this.#refunds(w, hooks, coverage, until);
 			if (kinds.includes('chargeback')) await this.#chargebacks(w, hooks, coverage, until);
@@ -152,6 +175,7 @@ export class MoneyBackCatchup {
 				error.status === 403 || /refunds_not_enabled/.test(error.key)
 					? 'refunds_not_enabled'
 					: 'refused';
+			this.#refundsOff = coverage.refunds === 'refunds_not_enabled';
 			if (coverage.refunds === 'refused') coverage.refundsRefusal = error.key;
 			hooks.logger.warn(
 				{ status: error.status, key: error.key },
@@ -161,6 +185,7 @@ export class MoneyBackCatchup {
 			);
 			return;
 		}
+		this.#refundsOff = false;
 		coverage.refunds = listed.stopped ? 'not_read' : 'read';
 		coverage.refundsListed += listed.rows.length;
 		await this.#admitAll(w, hooks, 'refund', listed.rows, undefined);

@@ -41,8 +41,9 @@ export interface CatchupOptions {
 
 /**
  * The catch-up: every RELAY_CATCHUP_INTERVAL_S seconds it reads the service for the last
- * RELAY_CATCHUP_DAYS days (`bill/search`, then `bill/payments` of each bill in a final status it
- * has not read in that status, then `payout/search`), and stores each final payment or payout no
+ * RELAY_CATCHUP_DAYS days (`payout/search`, `bill/search`, then `bill/payments` of each bill in
+ * a final status it has not read in that status, then refunds and chargebacks with a share of the
+ * budget held for them, then older bills), and stores each final payment or payout no
  * postback brought as an event of source `catch-up`, forwarded like a postback. Its dedupe key is
  * the postback's, so the late genuine postback after it is a duplicate (and the other way round).
  * One run at a time per store (PostgreSQL: across every relay on the database); a run that fails
@@ -197,31 +198,42 @@ export class CatchupRunner {
 		result.baseline = await this.#o.store.catchupBaseline(now);
 		const w = windowOf(this.#o.config, api, result, now, result.baseline);
 		this.#readThisRun = new Set();
+		// Refunds and chargebacks keep a share of the budget that payouts and bills cannot spend: a
+		// backlog never keeps a lost refund from being found (money-back.ts).
+		const share = this.#moneyBack.share(w, this.#o.targets);
+		api.heldBack = share;
 		const payoutsCut = this.#o.targets.payout.length > 0 ? await this.#readPayouts(w) : undefined;
-		const stopped = this.#o.targets.payment.length > 0 ? await this.#readAllBills(w) : undefined;
-		const cut = stopped ?? payoutsCut;
+		const bills = this.#o.targets.payment.length > 0;
+		const recentCut = bills ? await this.#readBills(w, w.since, w.today, 'recent') : undefined;
+		api.heldBack = 0;
+		// A service that fails them fails the run, once the older bills are read.
+		const moneyBack = await this.#moneyBack
+			.read(w, share, {
+				admit: (kind, fields, orderUnknown, record) =>
+					this.#admit(kind, fields, w, orderUnknown, record),
+				store: this.#o.store,
+				logger: this.#o.logger,
+				targets: this.#o.targets,
+			})
+			.then(
+				(cut) => ({ cut }),
+				(error: unknown) => ({ cut: undefined, error }),
+			);
+		const olderCut = bills && !recentCut ? await this.#readOlderBills(w) : undefined;
+		if ('error' in moneyBack) throw moneyBack.error;
+		const cut = recentCut ?? olderCut ?? payoutsCut ?? moneyBack.cut;
 		if (cut) throw cut;
-		// Refunds and chargebacks, with what the payouts and bills left (money-back.ts).
-		const moneyBackCut = await this.#moneyBack.read(w, {
-			admit: (kind, fields, orderUnknown, record) =>
-				this.#admit(kind, fields, w, orderUnknown, record),
-			store: this.#o.store,
-			logger: this.#o.logger,
-			targets: this.#o.targets,
-		});
-		if (moneyBackCut) throw moneyBackCut;
 	}
 
 	/**
 	 * The newest first: every run reads the bills created in the last RELAY_CATCHUP_DAYS days
-	 * before anything older, so a backlog of old unread bills never delays a fresh loss by more
-	 * than one run; a deep run then gives the bills created before them (back to
+	 * (before the refunds and chargebacks, with what their share leaves) before anything older, so
+	 * a backlog of old unread bills never delays a fresh loss by more than one run; then the
+	 * remembered links, and a deep run gives the bills created before them (back to
 	 * RELAY_CATCHUP_BILL_DAYS) what is left of its budget: two searches over two date ranges that
 	 * do not overlap (one list call more than one search over both).
 	 */
-	async #readAllBills(w: Window): Promise<BudgetSpent | undefined> {
-		const recent = await this.#readBills(w, w.since, w.today, 'recent');
-		if (recent) return recent;
+	async #readOlderBills(w: Window): Promise<BudgetSpent | undefined> {
 		const links = await readRememberedLinks(
 			w,
 			this.#o.store,
@@ -283,7 +295,7 @@ export class CatchupRunner {
 			w.fetchPage,
 			resumeAt ?? w.firstUrl('/api/v1/bill/search', billSince, billUntil),
 			w.apiRoot,
-			Math.max(1, Math.floor((w.budget - api.calls) / 2)),
+			Math.max(1, Math.floor(api.callsLeft / 2)),
 			(row) => createdWithin(row, billSince, billUntil),
 			w.held,
 		);
