@@ -444,6 +444,9 @@ for (const route of ROUTES) {
 				});
 				const replay = await post(url, respelled, profile);
 				expect(replay.status, replay.text).toBeLessThan(500);
+				// A late postback of an earlier status: the service's record says SUCCESS, delivered.
+				const late = await post(url, { ...refund.postback, Status: 'PROCESS' }, profile);
+				expect(late.status, late.text).toBeLessThan(500);
 
 				const after = await settled(ids.refund);
 				expect(after).toHaveLength(before.length);
