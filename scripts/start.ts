@@ -48,7 +48,10 @@ function describeCall(request: SinkRequest): string {
 	const body = typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
 	const status = typeof request.answer.status === 'string' ? request.answer.status : undefined;
 	const marked = status ? `   => order ${String(request.answer.orderId)} is now ${status}` : '';
-	const held = request.answer.held === true ? `   => order ${String(request.answer.orderId)}: seller's payouts on hold` : '';
+	const held =
+		request.answer.held === true
+			? `   => order ${String(request.answer.orderId)}: seller's payouts on hold`
+			: '';
 	return `shop backend <- ${request.method} ${request.path} ${body}${marked}${held}`;
 }
 
