@@ -153,6 +153,7 @@ function workflowsFor(settings: ExampleSettings): WorkflowJson[] {
 	return [
 		refund,
 		chargeback,
+		example(EXAMPLE_IDS.sellerPayout),
 		billIdOnlyCopy(refund, IDS.spec.refund, '7c0e5b2a-34d1-4f6e-9a0b-3e1d5c7f0a01'),
 		billIdOnlyCopy(chargeback, IDS.spec.chargeback, '7c0e5b2a-34d1-4f6e-9a0b-3e1d5c7f0a02'),
 		oneUrlWorkflow(
@@ -203,11 +204,17 @@ async function createShop(fields: Json): Promise<string> {
 	return made.shopId;
 }
 
-async function createBill(shopId: string, amount: string, orderId: string): Promise<string> {
+async function createBill(
+	shopId: string,
+	amount: string,
+	orderId: string,
+	type: 'NORMAL' | 'MULTI' = 'NORMAL',
+): Promise<string> {
 	const bill = await stack.api<Json>('POST', '/api/v1/bill/create', {
 		amount,
 		shop_id: shopId,
 		order_id: orderId,
+		type,
 	});
 	if (typeof bill.bill_id !== 'string') throw new Error(`bill/create: ${JSON.stringify(bill)}`);
 	return bill.bill_id;
@@ -260,6 +267,10 @@ async function post(url: string, fields: Record<string, string>, profile: Profil
 }
 
 const settled = async (workflowId: string) => await stack.n8n.settledExecutions(workflowId);
+
+/** The shop calls to `path` about one order. */
+const callsFor = (path: string, orderId: string) =>
+	sink.on(path).filter((r) => (r.body as Json).orderId === orderId);
 
 /** The shop calls to `path` about one bill. */
 const callsAbout = (path: string, billId: string) =>
@@ -365,6 +376,53 @@ for (const route of ROUTES) {
 					`${profile}: chargeback ${String(chargeback.record.id)} held order ${orderId} once`,
 				);
 			});
+
+			it.runIf(profile === 'live')(
+				"after a chargeback the seller-payout example (05) pays that order's seller nothing more",
+				async () => {
+					const marketplaceShop = await createShop({
+						name: 'Marketplace shop',
+						resultUrl: route.urlFor(stack, EXAMPLE_IDS.sellerPayout, 'payment'),
+						chargebackUrl: route.urlFor(stack, ids.chargeback, 'chargeback'),
+					});
+					const orderId = unique('mkt-held');
+					const billId = await createBill(marketplaceShop, '1000.00', orderId, 'MULTI');
+					const first = await pay(billId);
+					await waitFor(
+						'the seller paid for the first payment',
+						async () => callsFor('/api/payouts/seller', orderId).length === 1 || undefined,
+					);
+					expect((await moneyBack('chargeback', first.id as string)).status).toBe(200);
+					await waitFor('the hold', async () => sink.holds.has(orderId) || undefined);
+
+					// The buyer pays the link again: the seller is on hold, nothing is paid out.
+					const second = await pay(billId);
+					const [held] = await waitFor(
+						'the payout held',
+						async () => {
+							const calls = callsFor('/api/payouts/seller-held', orderId);
+							return calls.length >= 1 ? calls : undefined;
+						},
+						{ timeoutMs: 60_000, everyMs: 200 },
+					);
+					expect((held.body as Json).hold).toMatchObject({ orderId, held: true });
+					await settled(EXAMPLE_IDS.sellerPayout);
+					expect(callsFor('/api/payouts/seller', orderId)).toHaveLength(1);
+					const payouts = await stack.control<Json>(
+						'GET',
+						`/merchants/${stack.sandbox.merchantId}`,
+					);
+					const payoutsOf = (payment: Json) =>
+						(payouts.payouts as Json[]).filter((p) =>
+							String(p.order_id ?? '').includes(String(payment.id)),
+						);
+					expect(payoutsOf(first)).toHaveLength(1);
+					expect(payoutsOf(second)).toHaveLength(0);
+					phases.mark(
+						`${profile}: a chargeback held order ${orderId}: its next payment paid no seller`,
+					);
+				},
+			);
 
 			it('one URL in all three fields: a payment, its refund and its chargeback each start the workflow once with the right event', async () => {
 				const orderId = unique(`one-url-${profile}`);
