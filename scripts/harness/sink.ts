@@ -48,9 +48,19 @@ function shopAnswer(
 ): Record<string, unknown> {
 	const body = (typeof request.body === 'object' && request.body !== null ? request.body : {}) as {
 		orderId?: unknown;
+		paymentAmount?: unknown;
+		paymentRefundedAmount?: unknown;
+		amount?: unknown;
 	};
 	const orderId = typeof body.orderId === 'string' ? body.orderId : '';
-	const mark = { '/api/orders/paid': 'paid', '/api/orders/refunded': 'refunded' }[request.path];
+	// A part refunded: what the payment shows refunded (else this refund) is less than the payment.
+	const refunded = body.paymentRefundedAmount ?? body.amount;
+	const part =
+		body.paymentAmount != null && refunded != null && Number(refunded) < Number(body.paymentAmount);
+	const mark = {
+		'/api/orders/paid': 'paid',
+		'/api/orders/refunded': part ? 'partly refunded' : 'refunded',
+	}[request.path];
 	if (request.method === 'POST' && mark !== undefined && orderId !== '') {
 		orders.set(orderId, mark);
 		return { ok: true, orderId, status: mark };

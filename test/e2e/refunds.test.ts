@@ -474,6 +474,7 @@ for (const route of ROUTES) {
 				const refund = await moneyBack('refund', payment.id as string, '300.00');
 				expect(refund.status).toBe(200);
 				await waitForCalls('/api/orders/refunded', billId, 1);
+				expect(sink.orders.get(orderId)).toBe('partly refunded');
 				const otherBill = await createBill(examplesShop, '800.00', unique(`other-${profile}`));
 				await pay(otherBill);
 				const before = await settled(ids.refund);
