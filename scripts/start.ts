@@ -70,16 +70,18 @@ try {
 		merchantToken: 'demo|paypalych-sandbox-merchant-token',
 		shopBackend: backend.url,
 		owner: OWNER,
+		relayMoneyBack: true,
 		phases,
 		print: out,
 	});
 	const { n8n, sandbox, relay } = stack;
 
-	// Refunds and chargebacks go straight to their example triggers (07, 08): the shop's Refund URL
-	// and Chargeback URL, as a merchant pastes them.
+	// Refunds and chargebacks go through the relay too (its RELAY_REFUND_TARGETS and
+	// RELAY_CHARGEBACK_TARGETS are examples 07 and 08): the shop's Refund URL and Chargeback URL
+	// name its routes, as a merchant pastes them.
 	await stack.control('PATCH', `/shops/${sandbox.shopId}`, {
-		refundUrl: stack.triggerUrls[EXAMPLE_IDS.refundMarks],
-		chargebackUrl: stack.triggerUrls[EXAMPLE_IDS.chargebackHold],
+		refundUrl: `${relay.url}/postback/refund`,
+		chargebackUrl: `${relay.url}/postback/chargeback`,
 	});
 
 	// A fresh bill, created by the "payment link on request" workflow inside n8n.
@@ -102,7 +104,7 @@ try {
 	out('PayPalych demo is running (Ctrl-C stops everything)');
 	out(`  n8n editor      ${n8n.url}   login ${OWNER.email} / ${OWNER.password}`);
 	out(
-		`  relay           ${relay.url}   (postbacks: /postback/payment, /postback/payout; health: /healthz)`,
+		`  relay           ${relay.url}   (postbacks: /postback/payment, /postback/payout, /postback/refund, /postback/chargeback; health: /healthz)`,
 	);
 	out(`  relay console   ${relay.url}/admin/login   admin token ${relay.adminToken}`);
 	out(

@@ -51,6 +51,13 @@ export interface StackOptions {
 	/** The workflows to import and publish; all examples by default. */
 	workflows?: (settings: ExampleSettings) => WorkflowJson[];
 	owner: Owner;
+	/**
+	 * The relay forwards refunds and chargebacks to the Refund and Chargeback triggers
+	 * (RELAY_REFUND_TARGETS, RELAY_CHARGEBACK_TARGETS); off (default): they follow the payment
+	 * targets, as when those variables are unset. The shop's Refund and Chargeback URLs are the
+	 * caller's to set (`npm start` points them at the relay's routes).
+	 */
+	relayMoneyBack?: boolean;
 	/** Keep relay.sqlite from an earlier run (default: start with an empty store). */
 	keepRelayStore?: boolean;
 	phases?: Phases;
@@ -287,6 +294,16 @@ export function targetsByEvent(
 	return { payment: of('payment'), payout: of('payout'), success: of('success'), fail: of('fail') };
 }
 
+/** RELAY_REFUND_TARGETS and RELAY_CHARGEBACK_TARGETS: every Refund and Chargeback trigger. */
+function moneyBackTargets(triggers: Array<{ event: string; url: string }>): Record<string, string> {
+	const of = (event: string) =>
+		triggers
+			.filter((t) => t.event === event)
+			.map((t) => t.url)
+			.join(',');
+	return { RELAY_REFUND_TARGETS: of('refund'), RELAY_CHARGEBACK_TARGETS: of('chargeback') };
+}
+
 export async function startStack(options: StackOptions): Promise<Stack> {
 	const print = options.print ?? ((line: string) => process.stdout.write(line + '\n'));
 	const phases = options.phases ?? new Phases('stack', print);
@@ -365,7 +382,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 			targets: targetsByEvent(triggers),
 			database: join(stateDir, 'relay.sqlite'),
 			keepStore: options.keepRelayStore,
-			env: options.relayEnv,
+			env: { ...(options.relayMoneyBack ? moneyBackTargets(triggers) : {}), ...options.relayEnv },
 		});
 		stoppers.push(() => relay.service.stop(15_000));
 		phases.mark(`relay up at ${relayUrl} -> ${triggers.length} trigger(s)`);
