@@ -46,7 +46,13 @@ process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
 function describeCall(request: SinkRequest): string {
 	const body = typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
-	return `shop backend <- ${request.method} ${request.path} ${body}`;
+	const status = typeof request.answer.status === 'string' ? request.answer.status : undefined;
+	const marked = status ? `   => order ${String(request.answer.orderId)} is now ${status}` : '';
+	const held =
+		request.answer.held === true
+			? `   => order ${String(request.answer.orderId)}: seller's payouts on hold`
+			: '';
+	return `shop backend <- ${request.method} ${request.path} ${body}${marked}${held}`;
 }
 
 try {
@@ -64,10 +70,19 @@ try {
 		merchantToken: 'demo|paypalych-sandbox-merchant-token',
 		shopBackend: backend.url,
 		owner: OWNER,
+		relayMoneyBack: true,
 		phases,
 		print: out,
 	});
 	const { n8n, sandbox, relay } = stack;
+
+	// Refunds and chargebacks go through the relay too (its RELAY_REFUND_TARGETS and
+	// RELAY_CHARGEBACK_TARGETS are examples 07 and 08): the shop's Refund URL and Chargeback URL
+	// name its routes, as a merchant pastes them.
+	await stack.control('PATCH', `/shops/${sandbox.shopId}`, {
+		refundUrl: `${relay.url}/postback/refund`,
+		chargebackUrl: `${relay.url}/postback/chargeback`,
+	});
 
 	// A fresh bill, created by the "payment link on request" workflow inside n8n.
 	const linkUrl = `${n8n.url}/webhook/paypalych/payment-link`;
@@ -89,7 +104,7 @@ try {
 	out('PayPalych demo is running (Ctrl-C stops everything)');
 	out(`  n8n editor      ${n8n.url}   login ${OWNER.email} / ${OWNER.password}`);
 	out(
-		`  relay           ${relay.url}   (postbacks: /postback/payment, /postback/payout; health: /healthz)`,
+		`  relay           ${relay.url}   (postbacks: /postback/payment, /postback/payout, /postback/refund, /postback/chargeback; health: /healthz)`,
 	);
 	out(`  relay console   ${relay.url}/admin/login   admin token ${relay.adminToken}`);
 	out(
@@ -102,6 +117,15 @@ try {
 	out(`  Pay this bill:  ${link.paymentPage}   (order ${orderId}, 1500.00 RUB)`);
 	out(
 		`  New bill:       curl -s -X POST ${linkUrl} -H 'content-type: application/json' -d '{"amount":"250.00","orderId":"order-1"}'`,
+	);
+	out(
+		`  Refund it:      curl -s -X POST ${sandbox.url}/_sandbox/payments/PAYMENT_ID/refund -H 'content-type: application/json' -d '{}'`,
+	);
+	out(
+		'                   (PAYMENT_ID: the paymentId the shop backend receives below; add "amount" for a part) -> example 07 marks the order refunded',
+	);
+	out(
+		`  Charge it back: curl -s -X POST ${sandbox.url}/_sandbox/payments/PAYMENT_ID/chargeback -H 'content-type: application/json' -d '{}'   -> example 08 alerts and holds the seller's payouts`,
 	);
 	out(
 		`  Payout request:  curl -s -X POST ${n8n.url}/webhook/paypalych/payout-request -H 'content-type: application/json' -d '{"requestId":"wd-1001","amount":"1500.00","cardNumber":"4111111111111111","cardHolder":"IVAN PETROV"}'`,

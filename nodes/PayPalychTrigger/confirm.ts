@@ -50,11 +50,15 @@ export type ConfirmResult =
 	/** `unknown`: the service answered that it does not know the payment, payout or bill. */
 	| { ok: false; retry: true; reason: string; unknown?: boolean };
 
+/** A confirmation that failed in a way worth retrying (`unknown`: the service does not know it). */
+export type RetryLater = Extract<ConfirmResult, { ok: false; retry: true }>;
+
 /** The service's answers that it does not know the record asked for. */
 const NOT_FOUND_KEYS = [
 	'api:error.payment_not_found',
 	'api:error.payout_not_found',
 	'api:error.bill_not_found',
+	'api:error.refund_not_found',
 ];
 
 /**
@@ -62,7 +66,7 @@ const NOT_FOUND_KEYS = [
  * the service may be down, and nothing is lost by trying again. Only a record that contradicts the
  * postback is a refusal.
  */
-function unreachable(what: string, error: unknown): ConfirmResult {
+export function unreachable(what: string, error: unknown): RetryLater {
 	const key = errorKeyOf(error) ?? 'network_error';
 	return {
 		ok: false,
@@ -77,7 +81,7 @@ function unreachable(what: string, error: unknown): ConfirmResult {
  * failed (5xx, 429). The service's own answers (a record it does not know, a refused token) are
  * final for this call.
  */
-function transient(error: unknown): boolean {
+export function transient(error: unknown): boolean {
 	const code = httpCodeOf(error);
 	return code === undefined || code === 429 || code >= 500;
 }
@@ -86,7 +90,7 @@ function transient(error: unknown): boolean {
  * One look-up within the confirmation's budget: the per-call timeout, cut to what the budget has
  * left, and at most one retry of a transient failure.
  */
-async function get(
+export async function get(
 	context: IWebhookFunctions,
 	endpoint: Endpoint,
 	qs: Record<string, string>,
@@ -186,6 +190,24 @@ async function confirmByBill(
 	};
 }
 
+/**
+ * The order ID a payment belongs to: the payment's own when the service shows it there, otherwise,
+ * when the order check needs it, its bill's (`bill/status`, within the same budget). Under Bill ID
+ * Only the payment's answer suffices. Payments, refunds and chargebacks all confirm through it.
+ */
+export async function orderIdOfPayment(
+	context: IWebhookFunctions,
+	payment: IDataObject,
+	requireOrderId: boolean,
+	deadline: number,
+): Promise<{ orderId: string | null | undefined } | { failure: RetryLater }> {
+	const billId = billOfUnnamedOrder(payment) ?? '';
+	if (billId === '' || !requireOrderId) return { orderId: orderIdOf(payment) };
+	const bill = await get(context, ENDPOINTS.billStatus, { id: billId }, deadline);
+	if ('error' in bill) return { failure: unreachable(`Bill ${billId}`, bill.error) };
+	return { orderId: orderIdOf(bill.record) };
+}
+
 export async function confirmWithService(
 	context: IWebhookFunctions,
 	event: 'payment' | 'payout',
@@ -222,13 +244,9 @@ export async function confirmWithService(
 		const verdict = confirmPayout(fields, record);
 		return verdict.ok ? { ok: true, record: recordOf(record) } : verdict;
 	}
-	let orderId = orderIdOf(record);
-	const billId = billOfUnnamedOrder(record) ?? '';
-	if (billId !== '' && requireOrderId) {
-		const bill = await get(context, ENDPOINTS.billStatus, { id: billId }, deadline);
-		if ('error' in bill) return unreachable(`Bill ${billId}`, bill.error);
-		orderId = orderIdOf(bill.record);
-	}
+	const order = await orderIdOfPayment(context, record, requireOrderId, deadline);
+	if ('failure' in order) return order.failure;
+	const orderId = order.orderId;
 	const verdict = confirmPayment(fields, record, orderId, requireOrderId);
 	return verdict.ok
 		? {

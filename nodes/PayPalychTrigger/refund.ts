@@ -5,7 +5,6 @@ import {
 	MONEY_BACK_DONE_STATUSES,
 	RECEIVED_AT_HEADER,
 	UNKNOWN_POSTBACK_RETRY_MS,
-	billOfUnnamedOrder,
 	canonicalStatus,
 	confirmMoneyBack,
 	describeRejection,
@@ -15,18 +14,16 @@ import {
 	identifyMoneyBack,
 	moneyBackItem,
 	moneyBackKey,
-	orderIdOf,
 	statusFieldOf,
-	type Endpoint,
 	type MoneyBackEvent,
 	type PostbackFields,
 	type SignedEvent,
 } from '../shared';
 import { recordOf } from '../PayPalych/helpers/normalize';
-import { apiRequestWithCredential, errorKeyOf, httpCodeOf } from '../PayPalych/transport';
+import { errorKeyOf } from '../PayPalych/transport';
 import { credentialOf } from './credential';
 import { accepted, duplicate, printable, refused, retryLater, type Answer } from './answer';
-import { CONFIRM_BUDGET_MS, CONFIRM_TIMEOUT_MS } from './confirm';
+import { CONFIRM_BUDGET_MS, get, orderIdOfPayment, transient, unreachable } from './confirm';
 import { SeenPostbacks } from './receive';
 
 /**
@@ -75,56 +72,9 @@ async function tokensOf(call: MoneyBackCall): Promise<string[]> {
 	return token.trim() === token ? [token] : [token, token.trim()];
 }
 
-type Looked = { record: IDataObject } | { error: unknown };
-
-/** Nothing answered, or the service failed (5xx, 429): worth one more try. */
-function transient(error: unknown): boolean {
-	const code = httpCodeOf(error);
-	return code === undefined || code === 429 || code >= 500;
-}
-
-/** One look-up within the confirmation's budget, with at most one retry of a transient failure. */
-async function look(
-	context: IWebhookFunctions,
-	endpoint: Endpoint,
-	qs: Record<string, string>,
-	deadline: number,
-): Promise<Looked> {
-	let failure: unknown;
-	for (let attempt = 1; attempt <= 2; attempt++) {
-		const left = deadline - Date.now();
-		if (attempt === 2 && (!transient(failure) || left < 250)) break;
-		try {
-			const timeoutMs = Math.max(1, Math.min(CONFIRM_TIMEOUT_MS, left));
-			const credential = await credentialOf(context);
-			const options = { qs, timeoutMs };
-			return {
-				record: recordOf(
-					await apiRequestWithCredential.call(context, credential, endpoint, options),
-				),
-			};
-		} catch (error) {
-			failure = error;
-		}
-	}
-	return { error: failure };
-}
-
 type Confirmed =
 	| { ok: true; record: IDataObject; payment: IDataObject; orderConfirmed: boolean }
 	| { ok: false; retry: boolean; reason: string; unknown?: boolean };
-
-const NOT_FOUND_KEYS = ['api:error.payment_not_found', 'api:error.refund_not_found'];
-
-function unreachable(what: string, error: unknown): Confirmed {
-	const key = errorKeyOf(error) ?? 'network_error';
-	return {
-		ok: false,
-		retry: true,
-		reason: `${what} could not be read from the service (${key})`,
-		unknown: NOT_FOUND_KEYS.includes(key) || key === 'api:error.bill_not_found',
-	};
-}
 
 /**
  * Asks the service: a refund by `refund/status?id=<Id>` or, where that answers otherwise than with
@@ -147,8 +97,8 @@ export async function confirmMoneyBackWithService(
 	const deadline = Date.now() + CONFIRM_BUDGET_MS;
 	let record: IDataObject | undefined;
 	if (kind === 'refund') {
-		const found = await look(context, ENDPOINTS.refundStatus, { id }, deadline);
-		if ('record' in found) record = found.record;
+		const found = await get(context, ENDPOINTS.refundStatus, { id }, deadline);
+		if ('record' in found) record = recordOf(found.record);
 		else if (transient(found.error) || errorKeyOf(found.error) === 'api:error.refund_not_found') {
 			return unreachable(`Refund ${id}`, found.error);
 		}
@@ -156,9 +106,9 @@ export async function confirmMoneyBackWithService(
 	const qs: Record<string, string> = { id: paymentId };
 	if (kind === 'chargeback') qs.chargeback = '1';
 	else if (record === undefined) qs.refunds = '1';
-	const paid = await look(context, ENDPOINTS.paymentStatus, qs, deadline);
+	const paid = await get(context, ENDPOINTS.paymentStatus, qs, deadline);
 	if ('error' in paid) return unreachable(`Payment ${paymentId}`, paid.error);
-	const payment = paid.record;
+	const payment = recordOf(paid.record);
 	if (record === undefined) {
 		record = findById(kind === 'refund' ? payment.refunds : payment.chargebacks, id) as
 			| IDataObject
@@ -172,14 +122,9 @@ export async function confirmMoneyBackWithService(
 			};
 		}
 	}
-	let orderId = orderIdOf(payment);
-	const billId = billOfUnnamedOrder(payment) ?? '';
-	if (billId !== '' && requireOrderId) {
-		const bill = await look(context, ENDPOINTS.billStatus, { id: billId }, deadline);
-		if ('error' in bill) return unreachable(`Bill ${billId}`, bill.error);
-		orderId = orderIdOf(bill.record);
-	}
-	const verdict = confirmMoneyBack(kind, fields, record, payment, orderId, requireOrderId);
+	const order = await orderIdOfPayment(context, payment, requireOrderId, deadline);
+	if ('failure' in order) return order.failure;
+	const verdict = confirmMoneyBack(kind, fields, record, payment, order.orderId, requireOrderId);
 	return verdict.ok
 		? { ok: true, record, payment, orderConfirmed: verdict.orderConfirmed }
 		: { ...verdict };

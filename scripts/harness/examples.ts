@@ -19,6 +19,8 @@ export const EXAMPLE_IDS = {
 	paymentLink: 'ppExPaymentLink04',
 	sellerPayout: 'ppExSellerPay05',
 	payoutApproval: 'ppExPayoutApproval06',
+	refundMarks: 'ppExRefundMarks07',
+	chargebackHold: 'ppExChargebackHold08',
 } as const;
 
 /** Placeholders as they appear in the example files. */

@@ -51,6 +51,9 @@ export interface StackOptions {
 	/** The workflows to import and publish; all examples by default. */
 	workflows?: (settings: ExampleSettings) => WorkflowJson[];
 	owner: Owner;
+	/** RELAY_REFUND_TARGETS and RELAY_CHARGEBACK_TARGETS: the Refund and Chargeback triggers (off:
+	 * unset, they follow the payment targets). The shop's URLs are the caller's to set. */
+	relayMoneyBack?: boolean;
 	/** Keep relay.sqlite from an earlier run (default: start with an empty store). */
 	keepRelayStore?: boolean;
 	phases?: Phases;
@@ -279,12 +282,15 @@ export function triggerTargets(
 	});
 }
 
+const EVENTS = ['payment', 'payout', 'success', 'fail', 'refund', 'chargeback'] as const;
+
 /** Relay targets by event: every trigger listening for it. */
-export function targetsByEvent(
-	triggers: Array<{ event: string; url: string }>,
-): Record<'payment' | 'payout' | 'success' | 'fail', string[]> {
+export function targetsByEvent(triggers: Array<{ event: string; url: string }>) {
 	const of = (event: string) => triggers.filter((t) => t.event === event).map((t) => t.url);
-	return { payment: of('payment'), payout: of('payout'), success: of('success'), fail: of('fail') };
+	return Object.fromEntries(EVENTS.map((e) => [e, of(e)])) as Record<
+		(typeof EVENTS)[number],
+		string[]
+	>;
 }
 
 export async function startStack(options: StackOptions): Promise<Stack> {
@@ -357,15 +363,18 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 		phases.mark(`owner ready, ${workflows.length} workflows published`);
 
 		// 4. The relay in front of the triggers: the shop's URLs already point at it.
+		const targets = targetsByEvent(triggers);
+		const [refunds, chargebacks] = [targets.refund.join(','), targets.chargeback.join(',')];
+		const moneyBack = { RELAY_REFUND_TARGETS: refunds, RELAY_CHARGEBACK_TARGETS: chargebacks };
 		const relay = await startRelay({
 			logs,
 			port: relayPort,
 			token: sandbox.token,
 			apiBaseUrl: sandbox.url,
-			targets: targetsByEvent(triggers),
+			targets,
 			database: join(stateDir, 'relay.sqlite'),
 			keepStore: options.keepRelayStore,
-			env: options.relayEnv,
+			env: { ...(options.relayMoneyBack ? moneyBack : {}), ...options.relayEnv },
 		});
 		stoppers.push(() => relay.service.stop(15_000));
 		phases.mark(`relay up at ${relayUrl} -> ${triggers.length} trigger(s)`);

@@ -21,7 +21,7 @@ export interface PostbackDelivery {
 export async function answeredPostback(
 	stack: Pick<Stack, 'control'>,
 	trsId: string,
-	kind: 'payment' | 'payout' = 'payment',
+	kind: 'payment' | 'payout' | 'refund' | 'chargeback' = 'payment',
 ): Promise<PostbackDelivery> {
 	return await waitFor(
 		`the sandbox to post ${kind} ${trsId}`,

@@ -24,7 +24,7 @@ import {
 } from '../../scripts/harness/n8n.ts';
 import { Phases } from '../../scripts/harness/proc.ts';
 import { startSink, type Sink } from '../../scripts/harness/sink.ts';
-import { startStack, type Stack } from '../../scripts/harness/stack.ts';
+import { startStack, type RelayInfo, type Stack } from '../../scripts/harness/stack.ts';
 import { ownerFor } from '../../scripts/harness/suite.ts';
 import { PG_MISSING, createTestDatabase, type TestDatabase } from '../relay/pg.ts';
 import { waitFor } from '../../scripts/harness/wait.ts';
@@ -47,10 +47,15 @@ let stateDir: string;
 
 export type Json = Record<string, any>;
 
-export async function relayAdmin<T = Json>(path: string, method = 'GET'): Promise<T> {
-	const res = await fetch(`${stack.relay.url}/admin${path}`, {
+/** Asks a relay's admin API (the stack's relay unless another is named). */
+export async function relayAdmin<T = Json>(
+	path: string,
+	method = 'GET',
+	relay: Pick<RelayInfo, 'url' | 'adminToken'> = stack.relay,
+): Promise<T> {
+	const res = await fetch(`${relay.url}/admin${path}`, {
 		method,
-		headers: { authorization: `Bearer ${stack.relay.adminToken}` },
+		headers: { authorization: `Bearer ${relay.adminToken}` },
 	});
 	const text = await res.text();
 	if (!res.ok) throw new Error(`relay admin ${method} ${path}: HTTP ${res.status} ${text}`);
