@@ -59,11 +59,11 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { cpuPerRequest, sampleCpu, watchPostgresServer } from './cpu.ts';
 import {
 	PG_URL,
 	ROOT,
+	compiled,
 	createDatabase,
 	fixedLoad,
 	relayEnv,
@@ -97,10 +97,10 @@ import type { AllFigures, Figures, LoadRunName } from './table.ts';
 // The stores that fill the drain backlogs come from the compiled relay (`npm run build`), like the
 // servers: from source, Node cannot load the contract they import.
 const { SqliteStore } = (await import(
-	pathToFileURL(join(ROOT, 'relay/dist/relay/src/store-sqlite/store.js')).href
+	compiled('src/store-sqlite/store.js')
 )) as typeof import('../src/store-sqlite/store.ts');
 const { PostgresStore } = (await import(
-	pathToFileURL(join(ROOT, 'relay/dist/relay/src/store-postgres/store.js')).href
+	compiled('src/store-postgres/store.js')
 )) as typeof import('../src/store-postgres/store.ts');
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
