@@ -307,6 +307,7 @@ async function growthRuns(pgReachable: boolean): Promise<void> {
 }
 
 async function main(): Promise<void> {
+	const started = performance.now();
 	dir = mkdtempSync(join(tmpdir(), 'relay-bench-'));
 	target = await startTarget();
 	const drains: string[] = [];
@@ -384,11 +385,17 @@ async function main(): Promise<void> {
 	}
 	if (Object.keys(measured).length === 1 && growth.length) return; // the growth run alone
 	console.log(`\n${table(all, RATE).join('\n')}`);
+	const { issue20, issue38 } = targets(all, RATE);
+	const list = (lines: string[]) => lines.map((t) => `  ${t}`).join('\n');
 	console.log(
-		`\ntargets (issue 20):\n${targets(all, RATE)
-			.map((t) => `  ${t}`)
-			.join('\n')}`,
+		`\n${fmt((performance.now() - started) / 1000)} s; load average at the end ` +
+			loadavg()
+				.map((x) => fmt(x, 2))
+				.join(' '),
 	);
+	console.log(`\ntargets (issue 20):\n${list(issue20)}`);
+	// Last, one line per target of issue 38 (the relay's half), met / NOT met.
+	console.log(`\ntargets (issue 38, the relay):\n${list(issue38)}`);
 }
 
 await main();
