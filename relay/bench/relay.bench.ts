@@ -394,8 +394,7 @@ async function main(): Promise<void> {
 				.join(' '),
 	);
 	console.log(`\ntargets (issue 20):\n${list(issue20)}`);
-	// Last, one line per target of issue 38 (the relay's half), met / NOT met.
-	console.log(`\ntargets (issue 38, the relay):\n${list(issue38)}`);
+	console.log(`\ntargets (issue 38, the relay):\n${list(issue38)}`); // the last lines, met / NOT met
 }
 
 await main();
