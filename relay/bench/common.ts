@@ -5,15 +5,24 @@ import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { closeSync, openSync, readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import getPort from 'get-port';
 import pg from 'pg';
 import { Pool } from 'undici';
 
-/** The checkout whose compiled relay runs (BENCH_ROOT: another one, e.g. an older commit's, for a before/after). */
-export const ROOT =
-	process.env.BENCH_ROOT ?? join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/**
+ * The checkout whose compiled relay runs (BENCH_ROOT: another one, e.g. an older commit's, for a
+ * before/after). The one place that says where the relay under measure is: every bench module
+ * (relay/bench, scripts/bench) loads or starts compiled relay code through ROOT or `compiled`,
+ * never through a path of its own (test/unit/bench-root.test.ts checks it).
+ */
+export const ROOT = resolve(
+	process.env.BENCH_ROOT ?? join(dirname(fileURLToPath(import.meta.url)), '..', '..'),
+);
+/** A module of ROOT's compiled relay (`relay/dist/relay/…`, e.g. `src/store-sqlite/store.js`), for import(). */
+export const compiled = (path: string): string =>
+	pathToFileURL(join(ROOT, 'relay/dist/relay', path)).href;
 export const TOKEN = 'bench|token-0123456789abcdefghijklmnopqrstuvwxyz';
 export const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 

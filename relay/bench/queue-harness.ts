@@ -1,16 +1,12 @@
 // What every candidate of queue-libraries.ts shares: the compiled relay's store modules, the
 // workload, the group commit around a library, the library candidates' own tables and pools.
-import { pathToFileURL } from 'node:url';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import type { NewEvent } from '../src/store/types.ts';
-import { signedBody } from './common.ts';
+import { compiled, signedBody } from './common.ts';
 import { BENCH_MARK } from './queue-measure.ts';
 
-export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const dist = (path: string) => pathToFileURL(join(ROOT, 'relay/dist/relay/src', path)).href;
-// From the compiled relay (`npm run build`), like relay.bench.ts.
+// From the compiled relay of common.ts's ROOT (`npm run build`; BENCH_ROOT), like relay.bench.ts.
+const dist = (path: string) => compiled(`src/${path}`);
 export const { PostgresStore } = (await import(
 	dist('store-postgres/store.js')
 )) as typeof import('../src/store-postgres/store.ts');
@@ -18,7 +14,7 @@ export const { uuidV7 } = (await import(
 	dist('store/ids.js')
 )) as typeof import('../src/store/ids.ts');
 export const { ResultBatcher } = (await import(
-	pathToFileURL(join(ROOT, 'relay/dist/relay/src/result-batcher.js')).href
+	dist('result-batcher.js')
 )) as typeof import('../src/result-batcher.ts');
 export const { INSERTS_IN_FLIGHT, INSERT_BATCH } = (await import(
 	dist('store-postgres/statements.js')

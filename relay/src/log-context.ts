@@ -6,7 +6,7 @@ import type { FastifyRequest } from 'fastify';
  */
 export interface RequestNote {
 	msg: string;
-	level?: 'info' | 'warn' | 'error';
+	level?: 'debug' | 'info' | 'warn' | 'error';
 	[key: string]: unknown;
 }
 

@@ -19,8 +19,8 @@ export const REDACT_PATHS = [
 const QUIET_URLS = new Set(['/healthz', '/readyz', '/metrics']);
 
 /**
- * One line per request: arrival at debug, completion at info with what the route noted (event id,
- * duplicate, rejection reason); none for health and metrics scrapes.
+ * One line per request: arrival at debug, completion at info (or at the level the route noted) with
+ * what the route noted (event id, duplicate, rejection reason); none for health and metrics scrapes.
  */
 export class RelayLogController extends LogController {
 	constructor() {
@@ -44,6 +44,7 @@ export class RelayLogController extends LogController {
 			return;
 		}
 		const { msg = 'request completed', level = 'info', ...details } = note ?? {};
+		if (!(reply.log as Logger).isLevelEnabled(level)) return; // the relay's loggers are pino's
 		reply.log[level](
 			{ req: request, res: reply, responseTime: reply.elapsedTime, ...details },
 			msg,

@@ -12,14 +12,12 @@
 // the caller's, so the credential figure is a lower bound (TypeORM's own share is printed too).
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import getPort from 'get-port';
-import { openLoop } from '../../relay/bench/common.ts';
+import { openLoop, ROOT } from '../../relay/bench/common.ts';
 import { ensureN8nInstalled } from '../harness/n8n.ts';
 import { FLOW_LABEL, genuinePostbacks, startStand, type Flow } from './trigger-stand.ts';
 
-const HERE = resolve(fileURLToPath(import.meta.url), '../../..');
 const RATE = Number(process.env.PROFILE_RATE ?? 10);
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 20);
 /** The workflow under load: `on-bill` (confirmation on, Bill ID Only), or `on`, `off`, `hand`, `webhook`. */
@@ -108,7 +106,7 @@ function shares(profile: CpuProfile): {
 
 async function main(): Promise<void> {
 	await ensureN8nInstalled();
-	const stand = await startStand(HERE, await getPort({ host: '127.0.0.1' }));
+	const stand = await startStand(ROOT, await getPort({ host: '127.0.0.1' }));
 	const profDir = mkdtempSync(join(tmpdir(), 'trigger-profile-'));
 	try {
 		const bodies = await genuinePostbacks(stand, Math.round(RATE * SECONDS) + 5, 'prof');

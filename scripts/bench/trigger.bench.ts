@@ -18,11 +18,9 @@
 // BENCH_BILL_RATE (40: paid bills prepared per second of a confirming workflow's runs; raise it
 // where the trigger runs faster, e.g. under BENCH_EXPRESSION_ENGINE=legacy),
 // BENCH_PORT (a free one).
-import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import getPort from 'get-port';
 import { Pool } from 'undici';
-import { openLoop } from '../../relay/bench/common.ts';
+import { openLoop, ROOT } from '../../relay/bench/common.ts';
 import { ensureN8nInstalled } from '../harness/n8n.ts';
 import {
 	CONFIRMING,
@@ -39,8 +37,6 @@ import {
 } from './trigger-stand.ts';
 import { printTable, printTargets, type Row } from './trigger-table.ts';
 
-const HERE = resolve(fileURLToPath(import.meta.url), '../../..');
-const ROOT = resolve(process.env.BENCH_ROOT ?? HERE);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2));
 /** Paid bills prepared per second of a confirming workflow's runs (its genuine postbacks). */

@@ -66,17 +66,19 @@ onEveryStore('start-up log and delivery log', (suiteStore) => {
 		for (const line of [...linesOf(first), ...linesOf(second)]) expect(line.time).toMatch(ISO);
 	});
 
-	it('logs each successful delivery at info, with the target and the receipt', async () => {
+	it('logs each successful delivery at info, with the target, the receipt and the event id; a duplicate at info too', async () => {
 		const sink = new LogSink();
 		const relay = await app(await suiteStore.database(), sink);
 		try {
 			await relay.ready();
-			const posted = await relay.inject({
-				method: 'POST',
-				url: '/postback/payment',
-				headers: { 'content-type': 'application/x-www-form-urlencoded' },
-				payload: form(paymentFields('T-log-1')),
-			});
+			const post = () =>
+				relay.inject({
+					method: 'POST',
+					url: '/postback/payment',
+					headers: { 'content-type': 'application/x-www-form-urlencoded' },
+					payload: form(paymentFields('T-log-1')),
+				});
+			const posted = await post();
 			expect(posted.statusCode).toBe(200);
 			const delivered = await waitFor('the delivered line', () =>
 				linesOf(sink).find((l) => l.msg === 'delivered'),
@@ -89,6 +91,14 @@ onEveryStore('start-up log and delivery log', (suiteStore) => {
 				receipt: 'accepted',
 			});
 			expect(delivered.time).toMatch(ISO);
+			// The new postback's own line is at debug (its delivery says it at info: a tenth of an
+			// ingested postback's CPU); a duplicate is still said at info, with the same event id.
+			expect(linesOf(sink).filter((l) => l.msg === 'stored')).toEqual([]);
+			expect((await post()).statusCode).toBe(200);
+			const duplicate = await waitFor('the duplicate line', () =>
+				linesOf(sink).find((l) => l.msg === 'duplicate acknowledged'),
+			);
+			expect(duplicate).toMatchObject({ level: 30, eventId: delivered.eventId, duplicate: true });
 		} finally {
 			await relay.close();
 		}

@@ -144,6 +144,10 @@ function noteAdmission(request: FastifyRequest, kind: PostbackEvent, admission: 
 	if (admission.outcome !== 'stored') return;
 	noteRequest(request, {
 		msg: admission.duplicate ? 'duplicate acknowledged' : 'stored',
+		// A new event with deliveries is logged at info once delivered (the forwarder's `delivered`
+		// line, with its event id) or failed (warn, error); its `stored` line is at debug: a log line
+		// is about a tenth of an ingested postback's CPU (docs/developer/relay-performance.md).
+		level: admission.duplicate || admission.deliveries === 0 ? 'info' : 'debug',
 		kind,
 		eventId: admission.eventId,
 		duplicate: admission.duplicate,
