@@ -1,5 +1,5 @@
-// Where a SQLite relay's CPU goes, thread by thread (issue 38): `node relay/bench/threads.ts` after
-// `npm run build` (BENCH_ROOT: another checkout's compiled relay). The relay of ROOT with delivery
+// Where a SQLite relay's CPU goes, thread by thread (issue 38): `npm run bench:threads`, which
+// builds first (BENCH_ROOT: another checkout's compiled relay). The relay of ROOT with delivery
 // paused, 3 s of autocannon to warm it up, then THREADS_SECONDS (10) s measured: each thread's CPU
 // per request from /proc/<pid>/task (user + system, and system alone), so that the HTTP thread,
 // the SQLite writer thread, V8's GC threads and libuv's pool are told apart without a profiler
