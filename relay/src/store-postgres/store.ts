@@ -8,6 +8,7 @@ import { storableResult, toClaimed } from '../store/rows.ts';
 import type { Row } from '../store/rows.ts';
 import type {
 	ActivityBucket,
+	CatchupBook as Book,
 	ClaimedDelivery,
 	Delivery,
 	DeliveryAttempt,
@@ -25,7 +26,6 @@ import type {
 import { GroupInserter } from './inserts.ts';
 import { postgresReads } from './reads.ts';
 import { postgresCatchupBook } from './catchup-book.ts';
-import type { CatchupBook as Book } from './catchup-book.ts';
 import type { PostgresReadsPort } from './reads.ts';
 import { migrate } from './schema.ts';
 import {
