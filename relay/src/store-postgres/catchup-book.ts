@@ -1,6 +1,5 @@
 import { BASELINE_MARKS } from '../store/baseline-marks.ts';
-import type { CatchupBaseline } from '../store/baseline-marks.ts';
-import type { CatchupBook } from '../store/types.ts';
+import type { CatchupBaseline, CatchupBook } from '../store/baseline-marks.ts';
 import type { Read } from './reads.ts';
 import {
 	ADD_CATCHUP_MARKS,

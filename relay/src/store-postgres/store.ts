@@ -8,7 +8,6 @@ import { storableResult, toClaimed } from '../store/rows.ts';
 import type { Row } from '../store/rows.ts';
 import type {
 	ActivityBucket,
-	CatchupBook as Book,
 	ClaimedDelivery,
 	Delivery,
 	DeliveryAttempt,
@@ -26,6 +25,7 @@ import type {
 import { GroupInserter } from './inserts.ts';
 import { postgresReads } from './reads.ts';
 import { postgresCatchupBook } from './catchup-book.ts';
+import type { CatchupBook as Book } from '../store/baseline-marks.ts';
 import type { PostgresReadsPort } from './reads.ts';
 import { migrate } from './schema.ts';
 import {

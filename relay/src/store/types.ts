@@ -388,17 +388,5 @@ export interface Housekeeping {
 	close(): Promise<void>;
 }
 
-/** The catch-up's bookkeeping: its baseline, its marks (bills read in a final state) and its remembered MULTI links. */
-export type CatchupBook = Pick<
-	Housekeeping,
-	| 'catchupBaseline'
-	| 'backfillCatchup'
-	| 'catchupMarks'
-	| 'addCatchupMarks'
-	| 'rememberLinks'
-	| 'linksToRead'
-	| 'markLinksRead'
->;
-
 /** The relay's store: the queue, the reads and the housekeeping (what the opener hands app.ts). */
 export type Store = QueueStore & ReadStore & Housekeeping;
