@@ -3,8 +3,8 @@
 // by catchup.test.ts: final payments and payouts no postback brought become events of source
 // catch-up, forwarded like postbacks; a late genuine postback after them is the same event.
 import { expect, it } from 'vitest';
-import { cookieOf, submitLogin } from './console-login.ts';
-import { ADMIN_TOKEN, md5 } from './helpers.ts';
+import { consoleReader } from './console-login.ts';
+import { md5 } from './helpers.ts';
 import type { SuiteStore } from './fresh-store.ts';
 import { sandboxMerchant } from './sandbox-merchant.ts';
 import { catchupSetup } from './catchup-setup.ts';
@@ -197,13 +197,7 @@ export function catchupSuite(store: SuiteStore, profile: 'live' | 'spec' = 'live
 		expect(listed.data.map((a: Json) => a.kind).sort()).toEqual(['backlog', 'catch-up', 'dead']);
 
 		// The console shows the same: alerts on the overview, the source in the event list and page.
-		const login = await submitLogin(r.app, { token: ADMIN_TOKEN });
-		const cookie = cookieOf(login, 'relay_console') ?? '';
-		const page = async (url: string) => {
-			const res = await r.app.inject({ url, headers: { cookie } });
-			expect(res.statusCode, url).toBe(200);
-			return res.body;
-		};
+		const page = await consoleReader(r.app);
 		const overview = await page('/admin/console');
 		expect(overview).toContain('<h2>Alerts</h2>');
 		expect(overview).toContain('no postback brought');

@@ -1,7 +1,8 @@
 // Signing in to the relay console as a browser does: the login form's token and cookie, then the
 // post; and reading the cookies an answer sets.
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { form } from './helpers.ts';
+import { expect } from 'vitest';
+import { ADMIN_TOKEN, form } from './helpers.ts';
 
 export const FORM = 'application/x-www-form-urlencoded';
 
@@ -41,4 +42,17 @@ export async function submitLogin(
 		},
 		payload: form({ _csrf: csrfIn(page.body), ...fields }),
 	});
+}
+
+/** Signs in with the admin token; the reader it returns fetches a console page and expects 200. */
+export async function consoleReader(
+	app: FastifyInstance,
+): Promise<(url: string) => Promise<string>> {
+	const login = await submitLogin(app, { token: ADMIN_TOKEN });
+	const cookie = cookieOf(login, 'relay_console') ?? '';
+	return async (url: string) => {
+		const res = await app.inject({ url, headers: { cookie } });
+		expect(res.statusCode, url).toBe(200);
+		return res.body;
+	};
 }

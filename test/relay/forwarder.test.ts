@@ -10,7 +10,6 @@ import { freshSqliteStore } from './fresh-store.ts';
 import { Target } from './helpers.ts';
 import type { Answer } from './helpers.ts';
 import { storeEvent } from './store-suite.ts';
-import type { OpenedStore } from './store-suite.ts';
 import { waitFor } from '../../scripts/harness/wait.ts';
 
 const result = (id: number): DeliveryResult => ({
@@ -30,6 +29,20 @@ function controlled() {
 	const record = (results: readonly DeliveryResult[]) =>
 		new Promise<void>((resolve) => calls.push({ ids: results.map((r) => r.id), finish: resolve }));
 	return { calls, record };
+}
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+	for (const c of cleanups.splice(0)) await c();
+});
+
+/** A fresh SQLite store and a listening target, both closed after the test. */
+async function storeAndTarget() {
+	const opened = await freshSqliteStore();
+	cleanups.push(opened.cleanup);
+	const target = await new Target().listen();
+	cleanups.push(() => target.close());
+	return { store: opened.store, target };
 }
 
 describe('ResultBatcher', () => {
@@ -138,17 +151,8 @@ describe('ResultBatcher', () => {
 });
 
 describe('Forwarder results', () => {
-	let opened: OpenedStore | undefined;
-	let target: Target | undefined;
-	afterEach(async () => {
-		await opened?.cleanup();
-		await target?.close();
-	});
-
 	it('records many simultaneous deliveries in fewer store calls than deliveries: each delivered, with one attempt', async () => {
-		opened = await freshSqliteStore();
-		const inner = opened.store;
-		target = await new Target().listen();
+		const { store: inner, target } = await storeAndTarget();
 		// Every answer at about the same time: their results finish together.
 		target.responder = () => ({ status: 200, hangMs: 50 });
 		const count = { recordResults: 0, results: 0, singleMarks: 0 };
@@ -181,7 +185,7 @@ describe('Forwarder results', () => {
 			requireReceipt: true,
 		});
 		forwarder.start();
-		await waitFor('every delivery sent', () => target!.received.length === n);
+		await waitFor('every delivery sent', () => target.received.length === n);
 		// stop() lets the deliveries in flight finish, and resolves after their results are written.
 		await forwarder.stop();
 		expect(forwarder.inFlight).toBe(0);
@@ -199,17 +203,8 @@ describe('Forwarder results', () => {
 });
 
 describe("Forwarder: the trigger's receipt", () => {
-	let opened: OpenedStore | undefined;
-	let target: Target | undefined;
-	afterEach(async () => {
-		await opened?.cleanup();
-		await target?.close();
-	});
-
 	it('keeps each receipt a target answers, and none for a target that gives none or garbage', async () => {
-		opened = await freshSqliteStore();
-		const { store } = opened;
-		target = await new Target().listen();
+		const { store, target } = await storeAndTarget();
 		const receipt = (value: string | string[]) => ({ 'x-paypalych-receipt': value });
 		// By the TrsId of the call: what the target answers (status and X-PayPalych-Receipt).
 		const answers: Record<string, (nth: number) => Answer> = {

@@ -8,6 +8,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import getPort from 'get-port';
+import { Intake } from '../../relay/src/intake.ts';
+import type { IntakeOptions } from '../../relay/src/intake.ts';
+import { Metrics } from '../../relay/src/metrics.ts';
 
 export const TOKEN = '72|oBCB7Z3SmUm1gvkpEdRcSR2q1ERHpG4vD3DNBmuT';
 export const OLD_TOKEN = '71|oldTokenBeforeRotation0000000000000000';
@@ -70,6 +73,37 @@ export function redirectFields(invId: string, opts: { outSum?: string; token?: s
 		custom: 'c-1',
 		SignatureValue: md5(`${outSum}:${invId}:${opts.token ?? TOKEN}`),
 	};
+}
+
+/**
+ * An intake that looks payments up at `apiBaseUrl` (token `token`, no payout check, no forwarder)
+ * and stores into `store`: payments are meant for a closed port, no other event has a target.
+ */
+export function lookUpIntake(
+	store: IntakeOptions['store'],
+	apiBaseUrl: string,
+	opts: { pairMax: number; lookUpLimit?: IntakeOptions['config']['lookUpLimit'] },
+): Intake {
+	return new Intake({
+		config: {
+			pairLimit: { max: opts.pairMax, windowMs: 3_600_000 },
+			payoutCheck: 'off',
+			apiBaseUrl,
+			apiTokens: ['token'],
+			deliveryTimeoutMs: 1_000,
+			...(opts.lookUpLimit ? { lookUpLimit: opts.lookUpLimit } : {}),
+		},
+		store,
+		metrics: new Metrics(),
+		targets: {
+			payment: ['http://127.0.0.1:9/pay'],
+			payout: [],
+			success: [],
+			fail: [],
+			refund: [],
+			chargeback: [],
+		},
+	});
 }
 
 export const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();

@@ -4,8 +4,8 @@
 // header, their signatures, their look-ups with the service, their dedupe, and the catch-up of
 // those the service lost.
 import { expect, it } from 'vitest';
-import { cookieOf, submitLogin } from './console-login.ts';
-import { ADMIN_TOKEN, md5 } from './helpers.ts';
+import { consoleReader } from './console-login.ts';
+import { md5 } from './helpers.ts';
 import type { SuiteStore } from './fresh-store.ts';
 import { sandboxMerchant } from './sandbox-merchant.ts';
 import { catchupSetup } from './catchup-setup.ts';
@@ -117,13 +117,7 @@ export function moneyBackSuite(store: SuiteStore, profile: 'live' | 'spec'): voi
 		});
 
 		// The console shows them as it shows payments: the kind, the Id, the dead letter.
-		const login = await submitLogin(r.app, { token: ADMIN_TOKEN });
-		const cookie = cookieOf(login, 'relay_console') ?? '';
-		const page = async (url: string) => {
-			const res = await r.app.inject({ url, headers: { cookie } });
-			expect(res.statusCode, url).toBe(200);
-			return res.body;
-		};
+		const page = await consoleReader(r.app);
 		const list = await page('/admin/console/events?kind=refund');
 		expect(list).toContain(refund.refund.id);
 		expect(list).not.toContain(charged.chargeback.id);

@@ -9,14 +9,13 @@
  * their cap), and a payment the catch-up stored, against a stand-in service.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { Intake, type Source } from '../../relay/src/intake.ts';
+import type { Source } from '../../relay/src/intake.ts';
 import { LOOK_UP_PAYMENT_PAGES } from '../../relay/src/look-ups.ts';
-import { Metrics } from '../../relay/src/metrics.ts';
 import { freshSqliteStore } from './fresh-store.ts';
 import { waitFor } from '../../scripts/harness/wait.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
 import { PROFILES } from '../helpers/sandbox.ts';
-import { Target, form, paymentFields } from './helpers.ts';
+import { Target, form, lookUpIntake, paymentFields } from './helpers.ts';
 import { onEveryStoreKind, sandboxCalls, control, sb, type StoreWorld } from './attacks/world.ts';
 import { sandboxMerchant } from './sandbox-merchant.ts';
 
@@ -190,25 +189,7 @@ describe("a look-up of a bill's payments, against a stand-in service", () => {
 	async function intakeOn(url: string, pairMax: number) {
 		const opened = await freshSqliteStore();
 		cleanups.push(opened.cleanup);
-		const intake = new Intake({
-			config: {
-				pairLimit: { max: pairMax, windowMs: 3_600_000 },
-				payoutCheck: 'off',
-				apiBaseUrl: url,
-				apiTokens: ['token'],
-				deliveryTimeoutMs: 1_000,
-			},
-			store: opened.store,
-			metrics: new Metrics(),
-			targets: {
-				payment: ['http://127.0.0.1:9/pay'],
-				payout: [],
-				success: [],
-				fail: [],
-				refund: [],
-				chargeback: [],
-			},
-		});
+		const intake = lookUpIntake(opened.store, url, { pairMax });
 		return { intake, store: opened.store };
 	}
 

@@ -15,21 +15,11 @@ import type { ServiceApi } from '../service-api.ts';
 import { HeldRows } from './lists.ts';
 import type { MoneyBackCoverage } from './money-back.ts';
 import type { MoneyBackEvent } from '../contract.ts';
-import type { CatchupBaseline } from '../store/baseline-marks.ts';
+import type { CatchupBaseline, CatchupBook } from '../store/baseline-marks.ts';
 import type { Housekeeping } from '../store/types.ts';
 
 /** What the catch-up uses of the store: its baseline, marks, remembered links and lock. */
-export type CatchupStore = Pick<
-	Housekeeping,
-	| 'withCatchupLock'
-	| 'catchupBaseline'
-	| 'backfillCatchup'
-	| 'catchupMarks'
-	| 'addCatchupMarks'
-	| 'rememberLinks'
-	| 'linksToRead'
-	| 'markLinksRead'
->;
+export type CatchupStore = CatchupBook & Pick<Housekeeping, 'withCatchupLock'>;
 
 /** One event the catch-up stored: a final payment, payout, refund or chargeback no postback brought. */
 export interface FoundEvent {

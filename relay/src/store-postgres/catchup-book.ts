@@ -1,6 +1,5 @@
 import { BASELINE_MARKS } from '../store/baseline-marks.ts';
-import type { CatchupBaseline } from '../store/baseline-marks.ts';
-import type { Housekeeping } from '../store/types.ts';
+import type { CatchupBaseline, CatchupBook } from '../store/baseline-marks.ts';
 import type { Read } from './reads.ts';
 import {
 	ADD_CATCHUP_MARKS,
@@ -12,18 +11,6 @@ import {
 	MARK_LINKS_READ,
 	REMEMBER_LINKS,
 } from './statements.ts';
-
-/** The catch-up's bookkeeping: its baseline, its marks (bills read in a final state) and its remembered MULTI links. */
-export type CatchupBook = Pick<
-	Housekeeping,
-	| 'catchupBaseline'
-	| 'backfillCatchup'
-	| 'catchupMarks'
-	| 'addCatchupMarks'
-	| 'rememberLinks'
-	| 'linksToRead'
-	| 'markLinksRead'
->;
 
 const BASELINE_KEYS = [BASELINE_MARKS.firstStart, BASELINE_MARKS.since];
 

@@ -8,14 +8,21 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../../relay/src/app.ts';
 import { loadConfig } from '../../../relay/src/config.ts';
-import { Intake } from '../../../relay/src/intake.ts';
 import type { Source } from '../../../relay/src/intake.ts';
 import { networkOf } from '../../../relay/src/limits.ts';
-import { Metrics } from '../../../relay/src/metrics.ts';
 import { openStore } from '../../../relay/src/store-open.ts';
 import type { Store } from '../../../relay/src/store/types.ts';
 import { onEveryStore } from '../fresh-store.ts';
-import { Target, baseEnv, form, md5, paymentFields, TOKEN, tempDir } from '../helpers.ts';
+import {
+	Target,
+	baseEnv,
+	form,
+	lookUpIntake,
+	md5,
+	paymentFields,
+	TOKEN,
+	tempDir,
+} from '../helpers.ts';
 
 const BUYER = '203.0.113.0/24';
 const SERVICE = '198.51.100.0/24';
@@ -58,25 +65,9 @@ onEveryStore('look-up allowances against a buyer of a MULTI link', (suiteStore) 
 	async function intakeOn(apiUrl: string, global = 60) {
 		const store: Store = await openStore(await suiteStore.database());
 		cleanups.push(() => store.close());
-		const intake = new Intake({
-			config: {
-				pairLimit: { max: 2, windowMs: 3_600_000 },
-				payoutCheck: 'off',
-				apiBaseUrl: apiUrl,
-				apiTokens: ['token'],
-				deliveryTimeoutMs: 1_000,
-				lookUpLimit: { globalPerMinute: global, refusalMemoryMs: 60_000 },
-			},
-			store,
-			metrics: new Metrics(),
-			targets: {
-				payment: ['http://127.0.0.1:9/pay'],
-				payout: [],
-				success: [],
-				fail: [],
-				refund: [],
-				chargeback: [],
-			},
+		const intake = lookUpIntake(store, apiUrl, {
+			pairMax: 2,
+			lookUpLimit: { globalPerMinute: global, refusalMemoryMs: 60_000 },
 		});
 		return { intake, store };
 	}

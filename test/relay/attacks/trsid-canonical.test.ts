@@ -4,13 +4,11 @@
  * with the service and refused, never stored beside it unseen. On both stores.
  */
 import { afterEach, expect, it } from 'vitest';
-import { Intake } from '../../../relay/src/intake.ts';
 import type { Source } from '../../../relay/src/intake.ts';
-import { Metrics } from '../../../relay/src/metrics.ts';
 import { openStore } from '../../../relay/src/store-open.ts';
 import type { Store } from '../../../relay/src/store/types.ts';
 import { onEveryStore } from '../fresh-store.ts';
-import { Target, form, paymentFields } from '../helpers.ts';
+import { Target, form, lookUpIntake, paymentFields } from '../helpers.ts';
 
 onEveryStore('one canonical TrsId', (suiteStore) => {
 	const cleanups: Array<() => Promise<void>> = [];
@@ -41,25 +39,7 @@ onEveryStore('one canonical TrsId', (suiteStore) => {
 		};
 		const store: Store = await openStore(await suiteStore.database());
 		cleanups.push(() => store.close());
-		const intake = new Intake({
-			config: {
-				pairLimit: { max: 100, windowMs: 3_600_000 },
-				payoutCheck: 'off',
-				apiBaseUrl: api.url(''),
-				apiTokens: ['token'],
-				deliveryTimeoutMs: 1_000,
-			},
-			store,
-			metrics: new Metrics(),
-			targets: {
-				payment: ['http://127.0.0.1:9/pay'],
-				payout: [],
-				success: [],
-				fail: [],
-				refund: [],
-				chargeback: [],
-			},
-		});
+		const intake = lookUpIntake(store, api.url(''), { pairMax: 100 });
 		return { api, intake, store };
 	}
 
