@@ -14,7 +14,7 @@ import type { Admission } from '../admission.ts';
 import type { Housekeeping } from '../store/types.ts';
 import type { Targets } from '../targets.ts';
 import { readList } from './lists.ts';
-import type { Window } from './result.ts';
+import type { MoneyBackCoverage, Window } from './result.ts';
 
 /**
  * The catch-up of money going back (service-facts.md, beyond the interface document): refunds
@@ -29,23 +29,6 @@ import type { Window } from './result.ts';
  */
 
 /** What the run learnt of money going back: the coverage beside the bills'. */
-export interface MoneyBackCoverage {
-	/**
-	 * `read`: refund/search answered; `refunds_not_enabled`: the service refused it (403: the
-	 * refund API is not switched on for the merchant; ask the service's support); `refused`:
-	 * another refusal (`refundsRefusal`); `not_read`: no refund target, or the budget ran out first.
-	 */
-	refunds: 'read' | 'refunds_not_enabled' | 'refused' | 'not_read';
-	refundsRefusal?: string;
-	/** `refunds_not_enabled` as an earlier run heard it: not asked again before the next deep run. */
-	refundsRemembered?: true;
-	/** Refunds the search listed in the window. */
-	refundsListed: number;
-	/** Paid payments of the window whose chargebacks this run read, and those left for later runs. */
-	paymentsChecked: number;
-	paymentsToCheck: number;
-}
-
 export interface MoneyBackHooks {
 	/** The runner's admission of a rebuilt postback (skipped records reported there): undefined if skipped. */
 	admit: (

@@ -13,13 +13,31 @@ import {
 import { ApiError } from '../service-api.ts';
 import type { ServiceApi } from '../service-api.ts';
 import { HeldRows } from './lists.ts';
-import type { MoneyBackCoverage } from './money-back.ts';
 import type { MoneyBackEvent } from '../contract.ts';
-import type { CatchupBaseline, CatchupBook } from '../store/baseline-marks.ts';
+import type { CatchupBaseline } from '../store/baseline-marks.ts';
+import type { CatchupBook } from '../store/catchup-book.ts';
 import type { Housekeeping } from '../store/types.ts';
 
 /** What the catch-up uses of the store: its baseline, marks, remembered links and lock. */
 export type CatchupStore = CatchupBook & Pick<Housekeeping, 'withCatchupLock'>;
+
+/** What a run read of refunds and chargebacks (money-back.ts). */
+export interface MoneyBackCoverage {
+	/**
+	 * `read`: refund/search answered; `refunds_not_enabled`: the service refused it (403: the
+	 * refund API is not switched on for the merchant; ask the service's support); `refused`:
+	 * another refusal (`refundsRefusal`); `not_read`: no refund target, or the budget ran out first.
+	 */
+	refunds: 'read' | 'refunds_not_enabled' | 'refused' | 'not_read';
+	refundsRefusal?: string;
+	/** `refunds_not_enabled` as an earlier run heard it: not asked again before the next deep run. */
+	refundsRemembered?: true;
+	/** Refunds the search listed in the window. */
+	refundsListed: number;
+	/** Paid payments of the window whose chargebacks this run read, and those left for later runs. */
+	paymentsChecked: number;
+	paymentsToCheck: number;
+}
 
 /** One event the catch-up stored: a final payment, payout, refund or chargeback no postback brought. */
 export interface FoundEvent {

@@ -1,5 +1,6 @@
 import { BASELINE_MARKS } from '../store/baseline-marks.ts';
-import type { CatchupBaseline, CatchupBook } from '../store/baseline-marks.ts';
+import type { CatchupBaseline } from '../store/baseline-marks.ts';
+import type { CatchupBook } from '../store/catchup-book.ts';
 import type { Read } from './reads.ts';
 import {
 	ADD_CATCHUP_MARKS,

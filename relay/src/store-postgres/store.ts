@@ -25,7 +25,7 @@ import type {
 import { GroupInserter } from './inserts.ts';
 import { postgresReads } from './reads.ts';
 import { postgresCatchupBook } from './catchup-book.ts';
-import type { CatchupBook as Book } from '../store/baseline-marks.ts';
+import type { CatchupBook as Book } from '../store/catchup-book.ts';
 import type { PostgresReadsPort } from './reads.ts';
 import { migrate } from './schema.ts';
 import {

@@ -1,5 +1,3 @@
-import type { Housekeeping } from './types.ts';
-
 /**
  * Where the catch-up forwards from (relay/src/catchup/baseline.ts): what the service recorded
  * before `since` is counted, not forwarded, and raises no alert. Epoch ms.
@@ -13,15 +11,3 @@ export interface CatchupBaseline {
 
 /** The marks that hold the baseline: never pruned with the others, never a bill's mark. */
 export const BASELINE_MARKS = { firstStart: 'baseline:first-start', since: 'baseline:since' };
-
-/** The catch-up's bookkeeping: its baseline, its marks (bills read in a final state) and its remembered MULTI links. */
-export type CatchupBook = Pick<
-	Housekeeping,
-	| 'catchupBaseline'
-	| 'backfillCatchup'
-	| 'catchupMarks'
-	| 'addCatchupMarks'
-	| 'rememberLinks'
-	| 'linksToRead'
-	| 'markLinksRead'
->;
