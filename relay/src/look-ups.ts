@@ -84,7 +84,7 @@ async function readRecord(
 }
 
 /** A look-up call that failed: a record the service does not know (403), or retry later (503). */
-function failed(error: unknown, what: string, id: string): Refused {
+export function failed(error: unknown, what: string, id: string): Refused {
 	const status = error instanceof ApiError ? error.status : null;
 	if (status !== null && status >= 400 && status < 500 && ![401, 403, 408, 429].includes(status))
 		return {

@@ -1,5 +1,6 @@
 import { canonicalStatus, confirmMoneyBack, findById } from './contract.ts';
 import type { MoneyBackEvent, PostbackFields } from './contract.ts';
+import { failed } from './look-ups.ts';
 import type { LookUpVerdict } from './look-ups.ts';
 import { ApiError } from './service-api.ts';
 import type { ApiRecord, ServiceApi } from './service-api.ts';
@@ -24,16 +25,6 @@ export function moneyBackDedupeKey(kind: MoneyBackEvent, fields: PostbackFields)
 	return kind === 'refund'
 		? JSON.stringify([kind, id, canonicalStatus(fields.Status)])
 		: JSON.stringify([kind, id]);
-}
-
-type Refused = Extract<LookUpVerdict, { ok: false }>;
-
-/** A call that failed: "not known" (a 4xx other than 401/403/408/429) refused, else 503 (retry). */
-function failed(error: unknown, what: string): Refused {
-	const status = error instanceof ApiError ? error.status : null;
-	if (status !== null && status >= 400 && status < 500 && ![401, 403, 408, 429].includes(status))
-		return { ok: false, code: 403, reason: `the service does not know ${what.slice(0, 100)}` };
-	return { ok: false, code: 503, reason: (error as Error).message.slice(0, 200) };
 }
 
 /** Nothing whole answered, or the service failed or throttled: worth a retry, not a fallback. */
@@ -68,7 +59,7 @@ export async function checkMoneyBack(
 			record = await api.refundStatus(id);
 		} catch (error) {
 			if (transient(error) || /refund_not_found/.test((error as ApiError).key))
-				return failed(error, `refund ${id}`);
+				return failed(error, 'refund', id);
 		}
 	}
 	let payment: ApiRecord;
@@ -78,7 +69,7 @@ export async function checkMoneyBack(
 			chargeback: kind === 'chargeback',
 		});
 	} catch (error) {
-		return failed(error, `payment ${paymentId}`);
+		return failed(error, 'payment', paymentId);
 	}
 	record ??= findById(kind === 'refund' ? payment.refunds : payment.chargebacks, id);
 	if (record === undefined)
