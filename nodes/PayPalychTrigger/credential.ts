@@ -3,17 +3,112 @@ import type { IWebhookFunctions } from 'n8n-workflow';
 import { CREDENTIAL_NAME, type ApiCredential } from '../PayPalych/transport';
 
 /**
- * The credential of the call a context serves, read once: n8n builds a context for each webhook
- * call, and every read of a credential goes to its database and through its expression sandbox.
- * The signature check and the service calls of one postback share this read.
+ * The credential of a webhook call. Every read of a credential goes to n8n's database and, under
+ * n8n 2.x's default expression engine, through an isolate built for that read alone (about 40 ms
+ * of CPU on a small machine, more than the rest of a postback): so a call reads it at most once,
+ * and a call whose claim the service confirms may use the read of an earlier call of the same node
+ * for a short while.
+ *
+ * Kept reads never loosen a check:
+ * - only where the service confirms what the call claims (a confirmed payment or payout, a
+ *   refund, a chargeback) or where nothing is claimed (a redirect): a postback taken on its
+ *   signature alone (confirmation off) always reads the credential afresh;
+ * - a signature that does not verify with a kept token is checked again with a fresh read (the
+ *   merchant may have changed the token), so a new token is seen at once;
+ * - any confirmation that fails forgets the kept read, so the service's refusal of an old token
+ *   (or an old base URL) is never met twice;
+ * - a kept read is used for at most CREDENTIAL_KEEP_MS, and never across an n8n restart.
  */
-const reads = new WeakMap<IWebhookFunctions, Promise<ApiCredential>>();
+export const CREDENTIAL_KEEP_MS = 60_000;
 
-export async function credentialOf(context: IWebhookFunctions): Promise<ApiCredential> {
+/** At most this many trigger nodes' reads are kept (the oldest go first). */
+const KEPT_LIMIT = 256;
+
+interface Read {
+	credential: Promise<ApiCredential>;
+	/** Whether the read came from an earlier call. */
+	kept: boolean;
+}
+
+/** This call's read, per context: n8n builds a context for each webhook call. */
+const reads = new WeakMap<IWebhookFunctions, Read>();
+
+/** Reads kept for later calls, per workflow, node and credential, with the time they were made. */
+const kept = new Map<string, { credential: Promise<ApiCredential>; at: number }>();
+
+function scopeOf(context: IWebhookFunctions): string {
+	const node = context.getNode();
+	const credential = node.credentials?.[CREDENTIAL_NAME];
+	return JSON.stringify([
+		context.getWorkflow().id ?? '',
+		node.name,
+		credential?.id ?? credential?.name ?? '',
+	]);
+}
+
+function readNow(context: IWebhookFunctions, scope: string): Promise<ApiCredential> {
+	const credential: Promise<ApiCredential> = context.getCredentials(CREDENTIAL_NAME);
+	kept.delete(scope);
+	kept.set(scope, { credential, at: Date.now() });
+	if (kept.size > KEPT_LIMIT) kept.delete(kept.keys().next().value as string);
+	// A read that fails is never kept.
+	credential.catch(() => {
+		if (kept.get(scope)?.credential === credential) kept.delete(scope);
+	});
+	return credential;
+}
+
+/**
+ * The credential for this call: read once per call, or (`mayKeep`: the service confirms the call's
+ * claim, or it claims nothing) an earlier call's read younger than CREDENTIAL_KEEP_MS.
+ */
+export async function credentialOf(
+	context: IWebhookFunctions,
+	mayKeep = false,
+): Promise<ApiCredential> {
 	let read = reads.get(context);
 	if (read === undefined) {
-		read = context.getCredentials(CREDENTIAL_NAME);
+		const scope = scopeOf(context);
+		const earlier = mayKeep ? kept.get(scope) : undefined;
+		read =
+			earlier !== undefined && Date.now() - earlier.at < CREDENTIAL_KEEP_MS
+				? { credential: earlier.credential, kept: true }
+				: { credential: readNow(context, scope), kept: false };
 		reads.set(context, read);
 	}
-	return await read;
+	return await read.credential;
+}
+
+/** The API token and, when it has blanks around it, the token trimmed: what a signature may use. */
+export function tokensOf(credential: ApiCredential): string[] {
+	const token = typeof credential.apiToken === 'string' ? credential.apiToken : '';
+	return token.trim() === token ? [token] : [token, token.trim()];
+}
+
+/**
+ * A signature check with the credential's tokens. When it fails with a kept read, the credential
+ * is read afresh and the check made again: only a fresh read ever refuses a signature.
+ */
+export async function checkSigned<T extends { ok: boolean }>(
+	context: IWebhookFunctions,
+	mayKeep: boolean,
+	check: (tokens: string[]) => T,
+): Promise<T> {
+	const verdict = check(tokensOf(await credentialOf(context, mayKeep)));
+	if (verdict.ok || reads.get(context)?.kept !== true) return verdict;
+	forgetCredential(context);
+	return check(tokensOf(await credentialOf(context)));
+}
+
+/** Forgets the kept read of this call's node (and this call's own): the next read is fresh. */
+export function forgetCredential(context: IWebhookFunctions): void {
+	const read = reads.get(context);
+	reads.delete(context);
+	const scope = scopeOf(context);
+	if (read === undefined || kept.get(scope)?.credential === read.credential) kept.delete(scope);
+}
+
+/** Forgets every kept read: what a restarted n8n starts with (used by the tests). */
+export function forgetAllCredentials(): void {
+	kept.clear();
 }

@@ -31,7 +31,7 @@ import {
 	type Verdict,
 } from './answer';
 import { confirmWithService } from './confirm';
-import { credentialOf } from './credential';
+import { checkSigned, forgetCredential } from './credential';
 import { notMoneyBack, receiveMoneyBack, type MoneyBackCall } from './refund';
 import {
 	MAX_BODY_BYTES,
@@ -108,12 +108,24 @@ export async function readBody(
 	return pass(parsed.fields);
 }
 
+/**
+ * Whether this call's checks may use an earlier call's credential read (see credential.ts): where
+ * the service confirms the postback, or for a redirect, which proves nothing. A postback taken on
+ * its signature alone is checked with a fresh read.
+ */
+function mayKeepCredential(call: Call): boolean {
+	return (
+		call.event === 'success' ||
+		call.event === 'fail' ||
+		(call.context.getNodeParameter('confirmWithApi', true) as boolean)
+	);
+}
+
 /** The signature, checked with the credential's API token (and the token trimmed, if it differs). */
 async function verifySignature(call: Call, fields: PostbackFields): Promise<Verdict<void>> {
-	const credentials = await credentialOf(call.context);
-	const token = typeof credentials.apiToken === 'string' ? credentials.apiToken : '';
-	const tokens = token.trim() === token ? [token] : [token, token.trim()];
-	const verified = verifyPostback(call.event, fields, tokens);
+	const verified = await checkSigned(call.context, mayKeepCredential(call), (tokens) =>
+		verifyPostback(call.event, fields, tokens),
+	);
 	if (verified.ok) return pass(undefined);
 	if (verified.reason === 'no_token') {
 		return stop(
@@ -220,6 +232,8 @@ async function confirm(
 		memory.seen.release(memory.key);
 	}
 	if (verdict.ok) return pass(verdict);
+	// A kept credential is never used again after the service did not confirm with it.
+	forgetCredential(call.context);
 	if ('delivered' in verdict) return stop(duplicate(call, memory.label));
 	const reason = printable(`Not confirmed by the service: ${verdict.reason}`);
 	const receivedAt = Number(req.headers[RECEIVED_AT_HEADER]);

@@ -6,6 +6,7 @@ import {
 	type ParseResult,
 	type PostbackFields,
 } from '../shared';
+import { forgetAllCredentials } from './credential';
 
 /**
  * The pieces of the trigger that need no n8n context: reading the body, the status filter, the
@@ -117,6 +118,7 @@ const inFlight = new Map<string, Set<string>>();
 export function resetProcessMemory(): void {
 	processMemory.clear();
 	inFlight.clear();
+	forgetAllCredentials();
 }
 
 function* hashesOf(text: string): Generator<string> {

@@ -21,7 +21,7 @@ import {
 } from '../shared';
 import { recordOf } from '../PayPalych/helpers/normalize';
 import { errorKeyOf } from '../PayPalych/transport';
-import { credentialOf } from './credential';
+import { checkSigned, forgetCredential } from './credential';
 import { accepted, duplicate, printable, refused, retryLater, type Answer } from './answer';
 import { CONFIRM_BUDGET_MS, get, orderIdOfPayment, transient, unreachable } from './confirm';
 import { SeenPostbacks } from './receive';
@@ -64,12 +64,6 @@ function notSetUp(call: MoneyBackCall, kind: MoneyBackEvent): Answer {
 		level: 'warn',
 		message: `PayPalych Trigger (${call.event}) received a verified ${NAME[kind]} postback it is not set up for and asked for a retry (HTTP 503): ${fix}.`,
 	});
-}
-
-async function tokensOf(call: MoneyBackCall): Promise<string[]> {
-	const credentials = await credentialOf(call.context);
-	const token = typeof credentials.apiToken === 'string' ? credentials.apiToken : '';
-	return token.trim() === token ? [token] : [token, token.trim()];
 }
 
 type Confirmed =
@@ -167,8 +161,11 @@ export async function receiveMoneyBack(
 	headers: Record<string, string | string[] | undefined>,
 	fields: PostbackFields,
 ): Promise<Answer> {
-	const tokens = await tokensOf(call);
-	const verified = identifyMoneyBack(fields, tokens);
+	// An earlier call's credential read only where the service confirms (see credential.ts).
+	const mayKeep = call.context.getNodeParameter('confirmWithApi', true) as boolean;
+	const verified = await checkSigned(call.context, mayKeep, (tokens) =>
+		identifyMoneyBack(fields, tokens),
+	);
 	if (!verified.ok) {
 		if (verified.reason === 'no_token') {
 			return refused(
@@ -212,7 +209,10 @@ export async function receiveMoneyBack(
 	} finally {
 		seen.release(key);
 	}
-	if (!verdict.ok) return notConfirmed(call, kind, headers, verdict);
+	if (!verdict.ok) {
+		forgetCredential(call.context);
+		return notConfirmed(call, kind, headers, verdict);
+	}
 
 	// The service's own id and status: a replay naming the same record in another spelling is a duplicate.
 	const status = canonicalStatus(verdict.record.status);

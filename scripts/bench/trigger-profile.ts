@@ -16,12 +16,20 @@ import { join } from 'node:path';
 import getPort from 'get-port';
 import { openLoop, ROOT } from '../../relay/bench/common.ts';
 import { ensureN8nInstalled } from '../harness/n8n.ts';
-import { FLOW_LABEL, genuinePostbacks, startStand, type Flow } from './trigger-stand.ts';
+import {
+	FLOW_LABEL,
+	fillMemory,
+	genuinePostbacks,
+	startStand,
+	type Flow,
+} from './trigger-stand.ts';
 
 const RATE = Number(process.env.PROFILE_RATE ?? 10);
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 20);
 /** The workflow under load: `on-bill` (confirmation on, Bill ID Only), or `on`, `off`, `hand`, `webhook`. */
 const FLOW = (process.env.PROFILE_FLOW ?? 'on-bill') as Flow;
+/** `full`: the trigger's memory filled to its 6,000 keys first (as bench:trigger's second pass). */
+const MEMORY = process.env.PROFILE_MEMORY === 'full' ? 'full' : 'empty';
 
 interface ProfileNode {
 	id: number;
@@ -111,6 +119,7 @@ async function main(): Promise<void> {
 	try {
 		const bodies = await genuinePostbacks(stand, Math.round(RATE * SECONDS) + 5, 'prof');
 		await stand.n8n.stop();
+		if (MEMORY === 'full' && FLOW !== 'webhook' && FLOW !== 'hand') fillMemory(stand, FLOW);
 		const env = (stand.n8n as unknown as { extraEnv: Record<string, string> }).extraEnv;
 		env.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${profDir}`;
 		await stand.n8n.start();
@@ -134,7 +143,7 @@ async function main(): Promise<void> {
 		);
 		const executions = ok + 5;
 		console.log(
-			`${FLOW_LABEL[FLOW]}, ${RATE}/s for ${SECONDS} s: ${ok} answered 2xx, ${load.non2xx + load.errors} not; p50 ${load.latency.p50} ms`,
+			`${FLOW_LABEL[FLOW]}, memory ${MEMORY}, ${RATE}/s for ${SECONDS} s: ${ok} answered 2xx, ${load.non2xx + load.errors} not; p50 ${load.latency.p50} ms`,
 		);
 		console.log(
 			`n8n main process, sampled CPU: ${totalMs.toFixed(0)} ms, ${(totalMs / executions).toFixed(1)} ms per execution`,
