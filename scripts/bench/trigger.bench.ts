@@ -11,7 +11,9 @@
 // flow in the same run, and one line per target.
 //
 // Executions/s counts a run until n8n is idle again after its load (the trigger answers before
-// its execution runs; the Webhook workflows answer after theirs).
+// its execution runs; the Webhook workflows answer after theirs). Under n8n's default expression
+// engine it also measures what one isolate costs (isolate-cost.ts) and gives each throughput
+// target the ceiling the isolates leave the trigger (trigger-table.ts, ISOLATES).
 //
 // BENCH_ROOT: the checkout whose built package n8n loads (default: this one; another for a
 // before/after). BENCH_SECONDS (8), BENCH_ROUNDS (2), BENCH_RATES ("50,200"; "" for none),
@@ -35,6 +37,7 @@ import {
 	type Flow,
 	type Stand,
 } from './trigger-stand.ts';
+import { isolateCpuMs } from './isolate-cost.ts';
 import { printTable, printTargets, type Row } from './trigger-table.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -308,8 +311,11 @@ async function main(): Promise<void> {
 	} finally {
 		await stand.close();
 	}
+	// Measured once n8n is stopped (the machine is as quiet as the run's own load allowed).
+	const engine = process.env.BENCH_EXPRESSION_ENGINE ?? 'vm';
+	const isolateMs = engine === 'vm' ? await isolateCpuMs() : undefined;
 	printTable(rows);
-	printTargets(rows, dup);
+	printTargets(rows, dup, isolateMs);
 }
 
 await main().catch((error: unknown) => {
