@@ -13,8 +13,9 @@
 // on 2 cores), so the figures are the way's latency, not a queue's growth: the target (through
 // the relay within 20 ms of straight at p50) is judged at the first rate.
 //
-// BENCH_SECONDS (20) per run, BENCH_RATES ("3"; e.g. "3,10,100" to see n8n's capacity too),
-// BENCH_DRAIN_SECONDS (60): how long a run waits for its last shop calls after the load (a
+// BENCH_SECONDS (60: 3/s for 60 s) per run, BENCH_ROUNDS (2: direct, relay, relay, direct, the
+// rounds' postbacks pooled per route), BENCH_RATES ("3"; e.g. "3,10,100" to see n8n's capacity
+// too), BENCH_DRAIN_SECONDS (60): how long a run waits for its last shop calls after the load (a
 // postback not through by then counts as slower than that).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,9 +29,11 @@ import { startStack, type Stack } from '../harness/stack.ts';
 import { ownerFor } from '../harness/suite.ts';
 import { n8nCounters } from './trigger-stand.ts';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
 const RATES = (process.env.BENCH_RATES ?? '3').split(',').map(Number).filter(Boolean);
 const DRAIN_SECONDS = Number(process.env.BENCH_DRAIN_SECONDS ?? 60);
+/** Rounds per rate, each route once a round, in ABBA order; the rounds' postbacks are pooled. */
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 2));
 const PAID_PATH = '/api/orders/paid';
 const UNCONFIRMED_PATH = '/api/orders/payment-unconfirmed';
 const TARGET_MS = 20;
@@ -60,6 +63,24 @@ interface Row {
 	relayP99?: number;
 	n8nCpuMs: number;
 	relayCpuMs: number;
+}
+
+/** One run of a route at a rate: its postbacks' times, counts and CPU ticks (rows merge these). */
+interface Run {
+	route: Route;
+	rate: number;
+	sent: number;
+	reached: number;
+	duplicates: number;
+	unconfirmed: number;
+	payFailed: number;
+	answers: Map<string, number>;
+	/** Pay call to shop call of each postback sent (Infinity: not through). */
+	total: number[];
+	/** Through the relay: pay call to the relay's first forward. */
+	relayPart: number[];
+	n8nTicks: number;
+	relayTicks: number;
 }
 
 /** Epoch milliseconds with the monotonic clock's resolution. */
@@ -119,7 +140,7 @@ async function routeTo(stack: Stack, route: Route): Promise<void> {
 }
 
 /** The sandbox's postback attempts for the run's orders, counted by answer. */
-async function postbackAnswers(stack: Stack, tag: string): Promise<string> {
+async function postbackAnswers(stack: Stack, tag: string): Promise<Map<string, number>> {
 	const { data } = await stack.control<{
 		data: Array<{ body: Record<string, string>; status: number | null; error: string | null }>;
 	}>('GET', '/deliveries?kind=payment');
@@ -129,8 +150,11 @@ async function postbackAnswers(stack: Stack, tag: string): Promise<string> {
 		const answer = d.status === null ? (d.error ?? 'no answer').slice(0, 40) : String(d.status);
 		counts.set(answer, (counts.get(answer) ?? 0) + 1);
 	}
-	return [...counts].map(([answer, n]) => `${answer} x ${n}`).join(', ');
+	return counts;
 }
+
+const answersText = (counts: Map<string, number>) =>
+	[...counts].map(([answer, n]) => `${answer} x ${n}`).join(', ');
 
 /** The start of each payment's first forward to n8n (epoch ms), by InvId, from the relay's store. */
 function forwardStarts(stateDir: string): Map<string, number> {
@@ -155,9 +179,10 @@ async function measure(
 	shop: ShopCalls,
 	route: Route,
 	rate: number,
-): Promise<Row> {
+	round: number,
+): Promise<Run> {
 	await routeTo(stack, route);
-	const tag = `${route}-${rate}-${process.pid}`;
+	const tag = `${route}-${rate}-${round}-${process.pid}`;
 	const bills = await createBills(stack, Math.round(rate * SECONDS), tag);
 	const paidAt = new Map<string, number>();
 	const duplicatesBefore = shop.duplicates;
@@ -191,25 +216,50 @@ async function measure(
 		total.push((shop.first.get(orderId) ?? Infinity) - paid);
 		if (route === 'relay') relayPart.push((starts.get(orderId) ?? Infinity) - paid);
 	}
-	const reached = bills.filter((b) => shop.first.has(b.orderId)).length;
-	const answers = await postbackAnswers(stack, tag);
-	const per = Math.max(1, paidAt.size); // CPU per postback sent (retries and all)
 	return {
 		route,
 		rate,
 		sent: paidAt.size,
-		reached,
+		reached: bills.filter((b) => shop.first.has(b.orderId)).length,
 		duplicates: shop.duplicates - duplicatesBefore,
 		unconfirmed: shop.unconfirmed - unconfirmedBefore,
 		payFailed: load.non2xx + load.errors,
-		answers,
+		answers: await postbackAnswers(stack, tag),
+		total,
+		relayPart,
+		n8nTicks,
+		relayTicks,
+	};
+}
+
+/** The rounds of one route at one rate as one row: their postbacks pooled. */
+function merge(runs: Run[]): Row {
+	const sum = (f: (r: Run) => number) => runs.reduce((a, r) => a + f(r), 0);
+	const total = runs.flatMap((r) => r.total);
+	const relayPart = runs.flatMap((r) => r.relayPart);
+	const answers = new Map<string, number>();
+	for (const r of runs) for (const [k, n] of r.answers) answers.set(k, (answers.get(k) ?? 0) + n);
+	const { route, rate } = runs[0];
+	const per = Math.max(
+		1,
+		sum((r) => r.sent),
+	); // CPU per postback sent (retries and all)
+	return {
+		route,
+		rate,
+		sent: sum((r) => r.sent),
+		reached: sum((r) => r.reached),
+		duplicates: sum((r) => r.duplicates),
+		unconfirmed: sum((r) => r.unconfirmed),
+		payFailed: sum((r) => r.payFailed),
+		answers: answersText(answers),
 		p50: quantile(total, 0.5),
 		p99: quantile(total, 0.99),
 		...(route === 'relay'
 			? { relayP50: quantile(relayPart, 0.5), relayP99: quantile(relayPart, 0.99) }
 			: {}),
-		n8nCpuMs: (n8nTicks * TICK_MS) / per,
-		relayCpuMs: route === 'relay' ? (relayTicks * TICK_MS) / per : 0,
+		n8nCpuMs: (sum((r) => r.n8nTicks) * TICK_MS) / per,
+		relayCpuMs: route === 'relay' ? (sum((r) => r.relayTicks) * TICK_MS) / per : 0,
 	};
 }
 
@@ -279,7 +329,7 @@ async function main(): Promise<void> {
 	const shop = new ShopCalls();
 	const sink = await startSink({ onRequest: (r) => shop.record(r.path, r.body) });
 	console.log(
-		`End-to-end benchmark: example 01, ${SECONDS} s per run at ${RATES.join(', ')}/s, each through the relay and straight to n8n`,
+		`End-to-end benchmark: example 01, ${SECONDS} s per run at ${RATES.join(', ')}/s, ${ROUNDS} rounds, each through the relay and straight to n8n`,
 	);
 	const stack = await startStack({
 		stateDir,
@@ -300,13 +350,20 @@ async function main(): Promise<void> {
 	try {
 		await warmUp(stack, shop);
 		for (const rate of RATES) {
-			for (const route of ['direct', 'relay'] as const) {
-				const row = await measure(stack, stateDir, shop, route, rate);
-				rows.push(row);
-				console.log(
-					`${ROUTE_LABEL[route]} ${rate}/s: ${row.reached} of ${row.sent} reached the shop, p50 ${ms(row.p50)}; postback attempts answered ${row.answers}`,
-				);
+			const runs: Record<Route, Run[]> = { direct: [], relay: [] };
+			for (let round = 0; round < ROUNDS; round++) {
+				// ABBA: neither route always runs first (n8n's state and the machine drift in a sitting).
+				const order: Route[] = round % 2 === 0 ? ['direct', 'relay'] : ['relay', 'direct'];
+				for (const route of order) {
+					const run = await measure(stack, stateDir, shop, route, rate, round);
+					runs[route].push(run);
+					const one = merge([run]);
+					console.log(
+						`${ROUTE_LABEL[route]} ${rate}/s, round ${round + 1}: ${one.reached} of ${one.sent} reached the shop, p50 ${ms(one.p50)}${route === 'relay' ? ` (the relay's forward ${ms(one.relayP50)})` : ''}; postback attempts answered ${one.answers}`,
+					);
+				}
 			}
+			rows.push(merge(runs.direct), merge(runs.relay));
 		}
 	} finally {
 		await stack.stop();
