@@ -163,6 +163,65 @@ describe.skipIf(PG_MISSING)('PostgreSQL: the claim and the results read O(batch)
 		}
 	});
 
+	it('results prepared while the store was nearly empty still find their deliveries by primary key once it has grown (no generic plan kept from the empty table)', async () => {
+		const fresh = await createTestDatabase();
+		const book = new pg.Client({ connectionString: fresh.url, options: BOOKKEEPING_OPTIONS });
+		try {
+			await (await PostgresStore.open(fresh.url)).close();
+			await book.connect();
+			// No analyze in the middle of the test (autovacuum would replan the statement by chance).
+			await book.query('ALTER TABLE deliveries SET (autovacuum_enabled = false)');
+			await fillPg(book, 20, 1);
+			const batch = async () =>
+				(
+					await book.query<{ id: string }>(
+						`SELECT id FROM deliveries WHERE status = 'pending' ORDER BY id LIMIT ${BATCH}`,
+					)
+				).rows.map(
+					(r): DeliveryResult => ({
+						outcome: 'retry',
+						id: Number(r.id),
+						owner: 'nobody',
+						now: NOW,
+						nextAttemptAt: NOW,
+						httpStatus: 503,
+						error: 'HTTP 503',
+						timing: { attempt: 1, startedAt: NOW, durationMs: 5 },
+					}),
+				);
+			// The relay's way: a named (prepared) statement, run more than five times while small.
+			const params = resultParams(await batch());
+			for (let i = 0; i < 8; i++) {
+				await book.query({ name: 'results_p', text: RECORD_RESULTS, values: params });
+			}
+			await fillPg(book, 20_000, 10_000);
+			// The same prepared statement, explained: its arguments as array literals.
+			const literal = (values: unknown) =>
+				book.escapeLiteral(
+					`{${(values as unknown[])
+						.map((v) =>
+							v === null || v === undefined ? 'NULL' : `"${String(v).replace(/["\\]/g, '\\$&')}"`,
+						)
+						.join(',')}}`,
+				);
+			const args = resultParams(await batch())
+				.map(literal)
+				.join(', ');
+			await book.query('BEGIN');
+			try {
+				const { rows } = await book.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
+					`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE results_p (${args})`,
+				);
+				expectBatchSized(nodes(rows[0]['QUERY PLAN'][0].Plan), 'deliveries_pkey');
+			} finally {
+				await book.query('ROLLBACK');
+			}
+		} finally {
+			await book.end().catch(() => {});
+			await fresh.drop();
+		}
+	});
+
 	it('results of a batch find their deliveries by primary key', async () => {
 		const { rows } = await c.query<{ id: string }>(
 			`SELECT id FROM deliveries WHERE status = 'pending' ORDER BY id LIMIT ${BATCH}`,
