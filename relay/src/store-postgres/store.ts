@@ -113,12 +113,9 @@ function fillPairKeysOn(client: PoolClient): Promise<number> {
  * saw delivered rows only, when a backlog forms (relay/README.md, performance: a store that
  * fills). The other statements of this pool find their rows by primary key.
  *
- * A plan for every execution (plan_cache_mode=force_custom_plan): the statements are prepared,
- * and after five executions PostgreSQL may keep one generic plan per connection, made with the
- * table's size at that moment, until the next analyze (autovacuum looks at most once a minute).
- * Made while the store was nearly empty, that plan reads the whole deliveries table for each
- * batch of results (a sequential scan: 6-13 ms per batch of 16 at 20,000 deliveries, seen with
- * auto_explain under bench:profile); planned with the table as it is, the primary key finds them.
+ * A plan per execution (force_custom_plan): the statements are prepared, and a generic plan kept
+ * from a nearly empty store (until the next analyze) read the whole deliveries table for each
+ * batch of results (6-13 ms a batch at 20,000 deliveries, auto_explain under bench:profile).
  */
 export const BOOKKEEPING_OPTIONS =
 	'-c synchronous_commit=off -c enable_bitmapscan=off -c plan_cache_mode=force_custom_plan';
