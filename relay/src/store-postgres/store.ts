@@ -107,12 +107,9 @@ function fillPairKeysOn(client: PoolClient): Promise<number> {
 /**
  * The bookkeeping connections' settings. synchronous_commit=off: see the class. No bitmap scans:
  * the claim must walk the due index in order and stop after its batch, whatever the statistics
- * say. Left to them, the planner reads every due delivery on every claim (a bitmap scan of
- * deliveries_due, which also visits every dead entry since the last vacuum, then a sort) whenever
- * its statistics were taken while few deliveries were due: a new store, or one whose last analyze
- * saw delivered rows only, when a backlog forms (relay/README.md, performance: a store that
- * fills). The other statements of this pool find their rows by primary key.
- *
+ * say (else a bitmap scan of every due delivery and a sort, whenever the statistics were taken
+ * while few were due: docs/developer/relay-performance.md, a store that fills). The others of
+ * this pool find their rows by primary key.
  * A plan per execution (force_custom_plan): the statements are prepared, and a generic plan kept
  * from a nearly empty store (until the next analyze) read the whole deliveries table for each
  * batch of results (6-13 ms a batch at 20,000 deliveries, auto_explain under bench:profile).
