@@ -69,19 +69,20 @@ function ceiling(anchor: Row, webhook: Row, flow: Flow, isolateMs: number): numb
 }
 
 /**
- * One line per target, for each memory state: the ratios of this sitting. With `isolateMs` (one
- * isolate's CPU, measured in the run; absent under the legacy engine), the throughput lines also
- * give the ceiling n8n's isolates leave the trigger.
+ * One line per target, for each memory state: the ratios of this sitting. With `isolate` (one
+ * isolate's CPU, measured before and after the runs; absent under the legacy engine), the
+ * throughput lines also give the ceiling n8n's isolates leave the trigger, with the lower figure.
  */
 export function printTargets(
 	rows: Row[],
 	dup: { duplicates: number; ok: number; calls: number },
-	isolateMs?: number,
+	isolate?: { before: number; after: number },
 ): void {
 	console.log('');
-	if (isolateMs !== undefined) {
+	const isolateMs = isolate && Math.min(isolate.before, isolate.after);
+	if (isolate !== undefined) {
 		console.log(
-			`n8n's expression engine (vm): one isolate built, initialised and disposed = ${one(isolateMs)} ms of CPU (measured in this run); isolates per postback: Webhook node ${ISOLATES.webhook}, hand-built ${ISOLATES.hand}, trigger with confirmation on ${ISOLATES.on}, off ${ISOLATES.off}`,
+			`n8n's expression engine (vm): one isolate built, initialised and disposed = ${one(isolate.before)} ms of CPU before the runs, ${one(isolate.after)} ms after (this process); isolates per postback: Webhook node ${ISOLATES.webhook}, hand-built ${ISOLATES.hand}, trigger with confirmation on ${ISOLATES.on}, off ${ISOLATES.off}`,
 		);
 	}
 	const bound = (anchor: Row, webhook: Row | undefined, flow: Flow) =>
