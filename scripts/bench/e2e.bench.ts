@@ -46,7 +46,8 @@ const ROUTE_LABEL: Record<Route, string> = {
 	direct: 'straight to n8n',
 };
 
-interface Row {
+/** What a run and a row (its rounds merged) both count. */
+interface Counts {
 	route: Route;
 	rate: number;
 	sent: number;
@@ -54,6 +55,9 @@ interface Row {
 	duplicates: number;
 	unconfirmed: number;
 	payFailed: number;
+}
+
+interface Row extends Counts {
 	/** The sandbox's postback attempts by answer (HTTP status, or the error), e.g. "200 x 300". */
 	answers: string;
 	p50: number;
@@ -66,14 +70,7 @@ interface Row {
 }
 
 /** One run of a route at a rate: its postbacks' times, counts and CPU ticks (rows merge these). */
-interface Run {
-	route: Route;
-	rate: number;
-	sent: number;
-	reached: number;
-	duplicates: number;
-	unconfirmed: number;
-	payFailed: number;
+interface Run extends Counts {
 	answers: Map<string, number>;
 	/** Pay call to shop call of each postback sent (Infinity: not through). */
 	total: number[];
