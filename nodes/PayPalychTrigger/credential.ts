@@ -86,15 +86,29 @@ export function tokensOf(credential: ApiCredential): string[] {
 }
 
 /**
- * A signature check with the credential's tokens. When it fails with a kept read, the credential
- * is read afresh and the check made again: only a fresh read ever refuses a signature.
+ * Whether a call's checks may use an earlier call's read: where the service confirms what the
+ * call claims (Confirm With PayPalych API on, for every postback kind), or for a redirect, which
+ * claims nothing. A postback taken on its signature alone is checked with a fresh read.
+ */
+function mayKeep(context: IWebhookFunctions, event: string): boolean {
+	return (
+		event === 'success' ||
+		event === 'fail' ||
+		(context.getNodeParameter('confirmWithApi', true) as boolean)
+	);
+}
+
+/**
+ * A signature check with the credential's tokens, for a call of the node's `event`. When it fails
+ * with a kept read, the credential is read afresh and the check made again: only a fresh read ever
+ * refuses a signature.
  */
 export async function checkSigned<T extends { ok: boolean }>(
 	context: IWebhookFunctions,
-	mayKeep: boolean,
+	event: string,
 	check: (tokens: string[]) => T,
 ): Promise<T> {
-	const verdict = check(tokensOf(await credentialOf(context, mayKeep)));
+	const verdict = check(tokensOf(await credentialOf(context, mayKeep(context, event))));
 	if (verdict.ok || reads.get(context)?.kept !== true) return verdict;
 	forgetCredential(context);
 	return check(tokensOf(await credentialOf(context)));

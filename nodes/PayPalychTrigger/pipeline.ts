@@ -108,22 +108,9 @@ export async function readBody(
 	return pass(parsed.fields);
 }
 
-/**
- * Whether this call's checks may use an earlier call's credential read (see credential.ts): where
- * the service confirms the postback, or for a redirect, which proves nothing. A postback taken on
- * its signature alone is checked with a fresh read.
- */
-function mayKeepCredential(call: Call): boolean {
-	return (
-		call.event === 'success' ||
-		call.event === 'fail' ||
-		(call.context.getNodeParameter('confirmWithApi', true) as boolean)
-	);
-}
-
 /** The signature, checked with the credential's API token (and the token trimmed, if it differs). */
 async function verifySignature(call: Call, fields: PostbackFields): Promise<Verdict<void>> {
-	const verified = await checkSigned(call.context, mayKeepCredential(call), (tokens) =>
+	const verified = await checkSigned(call.context, call.event, (tokens) =>
 		verifyPostback(call.event, fields, tokens),
 	);
 	if (verified.ok) return pass(undefined);

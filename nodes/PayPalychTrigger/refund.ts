@@ -161,9 +161,7 @@ export async function receiveMoneyBack(
 	headers: Record<string, string | string[] | undefined>,
 	fields: PostbackFields,
 ): Promise<Answer> {
-	// An earlier call's credential read only where the service confirms (see credential.ts).
-	const mayKeep = call.context.getNodeParameter('confirmWithApi', true) as boolean;
-	const verified = await checkSigned(call.context, mayKeep, (tokens) =>
+	const verified = await checkSigned(call.context, call.event, (tokens) =>
 		identifyMoneyBack(fields, tokens),
 	);
 	if (!verified.ok) {
