@@ -237,14 +237,13 @@ function merge(runs: Run[]): Row {
 	const answers = new Map<string, number>();
 	for (const r of runs) for (const [k, n] of r.answers) answers.set(k, (answers.get(k) ?? 0) + n);
 	const { route, rate } = runs[0];
-	const per = Math.max(
-		1,
-		sum((r) => r.sent),
-	); // CPU per postback sent (retries and all)
+	const sent = sum((r) => r.sent);
+	// CPU per postback sent (retries and all).
+	const per = Math.max(1, sent);
 	return {
 		route,
 		rate,
-		sent: sum((r) => r.sent),
+		sent,
 		reached: sum((r) => r.reached),
 		duplicates: sum((r) => r.duplicates),
 		unconfirmed: sum((r) => r.unconfirmed),

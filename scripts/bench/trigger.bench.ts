@@ -316,15 +316,12 @@ async function main(): Promise<void> {
 	} finally {
 		await stand.close();
 	}
-	const isolateAfter = vm ? await isolateCpuMs() : undefined;
-	printTable(rows);
-	printTargets(
-		rows,
-		dup,
-		isolateBefore === undefined || isolateAfter === undefined
+	const isolate =
+		isolateBefore === undefined
 			? undefined
-			: { before: isolateBefore, after: isolateAfter },
-	);
+			: { before: isolateBefore, after: await isolateCpuMs() };
+	printTable(rows);
+	printTargets(rows, dup, isolate);
 }
 
 await main().catch((error: unknown) => {
