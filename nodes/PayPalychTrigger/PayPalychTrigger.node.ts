@@ -7,7 +7,7 @@ import {
 	type IWebhookResponseData,
 } from 'n8n-workflow';
 import { MAIN_CONNECTION } from '../compat';
-import { isMoneyBackEvent, isPostbackEvent } from '../shared';
+import { isCallEvent, isMoneyBackEvent } from '../shared';
 import { send, type PlainResponse } from './answer';
 import { PASTE_TARGET, properties, triggerPanel } from './description';
 import { receive, receiveMoneyBackCall, type N8nRequest } from './pipeline';
@@ -53,7 +53,7 @@ export class PayPalychTrigger implements INodeType {
 			async create(this: IHookFunctions): Promise<boolean> {
 				const event = this.getNodeParameter('event', 'payment') as string;
 				const target =
-					isPostbackEvent(event) || isMoneyBackEvent(event)
+					isCallEvent(event) || isMoneyBackEvent(event)
 						? PASTE_TARGET[event]
 						: 'PayPalych merchant account';
 				const url = this.getNodeWebhookUrl('default') ?? 'the URL shown in the node';
@@ -86,7 +86,7 @@ export class PayPalychTrigger implements INodeType {
 			const call = { context: this, event, workflowId: this.getWorkflow().id };
 			return send(call, res, await receiveMoneyBackCall(call, req));
 		}
-		if (!isPostbackEvent(event)) {
+		if (!isCallEvent(event)) {
 			throw new NodeOperationError(this.getNode(), `Unknown event "${event}"`);
 		}
 		const req = this.getRequestObject() as unknown as N8nRequest;

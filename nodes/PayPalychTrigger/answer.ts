@@ -1,6 +1,6 @@
 import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
-import { RECEIPT_HEADER, type PostbackEvent, type Receipt } from '../shared';
+import { RECEIPT_HEADER, type CallEvent, type Receipt } from '../shared';
 
 /** The Node.js response methods the trigger uses (n8n's express response has them all). */
 export interface PlainResponse {
@@ -15,7 +15,7 @@ const RETRY_AFTER_SECONDS = 60;
 /** The call a pipeline step looks at: the n8n context, the node's event and the workflow's ID. */
 export interface Call {
 	context: IWebhookFunctions;
-	event: PostbackEvent;
+	event: CallEvent;
 	workflowId: string | undefined;
 }
 

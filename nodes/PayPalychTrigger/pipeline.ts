@@ -14,7 +14,7 @@ import {
 	postbackKey,
 	verifiedItem,
 	verifyPostback,
-	type PostbackEvent,
+	type CallEvent,
 	type PostbackFields,
 } from '../shared';
 import {
@@ -129,7 +129,7 @@ async function verifySignature(call: Call, fields: PostbackFields): Promise<Verd
 /** Redirect events answer the customer's browser: 303 to the merchant's page, or a plain page. */
 function redirectAnswer(
 	call: Call,
-	event: Extract<PostbackEvent, 'success' | 'fail'>,
+	event: Extract<CallEvent, 'success' | 'fail'>,
 	fields: PostbackFields,
 	item: IDataObject,
 ): Answer {
@@ -244,7 +244,7 @@ async function confirm(
 }
 
 /** The memory's key of one record of the service (a payment or payout in one status). */
-function recordKeyOf(event: PostbackEvent, id: string, status: string): string {
+function recordKeyOf(event: CallEvent, id: string, status: string): string {
 	return JSON.stringify([event, 'record', id, canonicalStatus(status)]);
 }
 

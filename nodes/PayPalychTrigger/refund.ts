@@ -13,11 +13,11 @@ import {
 	findById,
 	identifyMoneyBack,
 	moneyBackItem,
-	moneyBackKey,
+	moneyBackKeyOf,
 	statusFieldOf,
 	type MoneyBackEvent,
+	type PostbackEvent,
 	type PostbackFields,
-	type SignedEvent,
 } from '../shared';
 import { recordOf } from '../PayPalych/helpers/normalize';
 import { errorKeyOf } from '../PayPalych/transport';
@@ -37,7 +37,7 @@ import { SeenPostbacks } from './receive';
 /** The call as the pipeline has it, for any event of the node. */
 export interface MoneyBackCall {
 	context: IWebhookFunctions;
-	event: SignedEvent;
+	event: PostbackEvent;
 	workflowId: string | undefined;
 }
 
@@ -186,7 +186,7 @@ export async function receiveMoneyBack(
 		call.context.getWorkflowStaticData('node'),
 		`${call.workflowId ?? ''}:${call.context.getNode().name}`,
 	);
-	const key = moneyBackKey(kind, fields);
+	const key = moneyBackKeyOf(kind, fields);
 	const label = `${(fields.Id ?? '').trim()} ${canonicalStatus(fields.Status)}`;
 	const who = { event: NAME[kind] };
 	if (seen.has(key)) return duplicate(who, label);

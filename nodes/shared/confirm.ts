@@ -1,6 +1,6 @@
 import { formatCents, receivedCents, toCents } from './money';
 import { PAYOUT_POSTBACK_CONFIRMED_BY, canonicalStatus } from './statuses';
-import type { PostbackFields } from './postback';
+import type { PostbackFields } from './body';
 
 /**
  * The order ID of a bill (or of a payment that names it) as the service tells it: null when the

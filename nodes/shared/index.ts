@@ -5,11 +5,13 @@
  * relay/src/contract.ts) and compiles it with its own code into relay/dist; it never imports the
  * community package's build.
  */
+export * from './body';
 export * from './confirm';
 export * from './dates';
 export * from './endpoints';
 export * from './errors';
 export * from './headers';
+export * from './kinds';
 export * from './money';
 export * from './money-back';
 export * from './pagination';

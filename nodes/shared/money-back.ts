@@ -1,39 +1,125 @@
-import {
-	POSTBACK_RULES,
-	amountKey,
-	verifyPostback,
-	type MoneyBackEvent,
-	type PostbackFields,
-	type VerifyResult,
-} from './postback';
+import type { PostbackFields } from './body';
+import { textOf, type MoneyBackEvent } from './kinds';
+import { POSTBACK_RULES, verifyPostback, type VerifyResult } from './postback';
 import { decimalToNumber, formatCents, toCents } from './money';
 import { canonicalStatus } from './statuses';
 
 /**
- * Refund and chargeback postbacks (service-facts.md, beyond the interface document): telling them
- * from a payment body, verifying them, their dedupe key and the comparison with the service's
- * records. Merchants are told to paste their Result URL into the Refund URL and Chargeback URL
- * fields too, so one URL may receive all three.
+ * Money going back to the payer, refunds and chargebacks (docs/developer/service.md, "Refunds and
+ * chargebacks"): telling their bodies from a payment's, verifying them, their one identity, the
+ * service's records of them and the comparison with those records. The trigger, the relay's
+ * intake and its catch-up all go through this file: "the same refund" is defined here once.
+ * Merchants are told to paste their Result URL into the Refund URL and Chargeback URL fields too,
+ * so one URL may receive all three.
  */
 
-/** What a body is by its fields alone: a refund and a chargeback carry the same fields. */
-export type PostbackKind = 'payment' | 'payout' | 'moneyBack';
+/**
+ * The identity of a refund or chargeback: its kind, the service's Id of it and its canonical
+ * Status. Every delivery of one postback (a retry, a replay with white space around the Id or
+ * another spelling of the Status), the catch-up's event rebuilt from the service's record and the
+ * trigger's memory all meet on this one key.
+ *
+ * Why the Status is part of it, for chargebacks too: the service posts a refund or chargeback when
+ * it reaches a final status, and a later final status of the same record (a failed refund made
+ * good, a chargeback reversed) is news a workflow must get, as a payment's TrsId + Status is. A
+ * postback that lies about its Status (the Status is not signed) is another event, which the
+ * service's record refuses wherever the record is read; a postback without a Status is refused
+ * before it is verified (POSTBACK_RULES: Status is required and non-empty). The Id is signed (with
+ * the payment, the bill and a refund's amount), so no one without the token makes another
+ * record's key.
+ */
+export function moneyBackKey(kind: MoneyBackEvent, id: unknown, status: unknown): string {
+	return JSON.stringify([kind, textOf(id), canonicalStatus(status)]);
+}
+
+/** The identity of a received refund or chargeback postback (see moneyBackKey). */
+export function moneyBackKeyOf(kind: MoneyBackEvent, fields: PostbackFields): string {
+	return moneyBackKey(kind, fields.Id, fields.Status);
+}
+
+/**
+ * Statuses a refund or chargeback record may still leave (the service's records: NEW, PROCESS,
+ * SUCCESS, FAIL). A postback may run ahead of them; the catch-up leaves such a record for later.
+ */
+export const MONEY_BACK_NOT_FINAL: readonly string[] = ['NEW', 'PROCESS'];
+
+/** Whether a record's status is final: shown, and not one it may still leave. */
+export function isMoneyBackFinal(status: unknown): boolean {
+	const canonical = canonicalStatus(status);
+	return canonical !== '' && !MONEY_BACK_NOT_FINAL.includes(canonical);
+}
+
+/** Statuses of a refund or chargeback after which the money has gone back. */
+export const MONEY_BACK_DONE_STATUSES: readonly string[] = ['SUCCESS'];
+
+type Json = Readonly<Record<string, unknown>>;
+
+/**
+ * The list a payment's record gives of its refunds (`payment/status?refunds=1`: `refunds`) or of
+ * its chargebacks (`payment/status?chargeback=1`: `chargeback`, a list under a singular key, in
+ * the service's reference; `chargebacks` is read too). undefined: the record shows no such list.
+ */
+export function moneyBackListOf(kind: MoneyBackEvent, payment: Json): Json[] | undefined {
+	const names = kind === 'refund' ? ['refunds'] : ['chargeback', 'chargebacks'];
+	let found: Json[] | undefined;
+	for (const name of names) {
+		const list = payment[name];
+		if (!Array.isArray(list)) continue;
+		found = [
+			...(found ?? []),
+			...list.filter((e): e is Json => typeof e === 'object' && e !== null),
+		];
+	}
+	return found;
+}
+
+/**
+ * The payment a refund or chargeback record belongs to: `payment_id`, or `entity_id` where
+ * `entity_type` is `payment` or not shown (the service's refund records name their payment so).
+ * '' when the record names none.
+ */
+export function paymentIdOfMoneyBack(record: Json): string {
+	const direct = textOf(record.payment_id);
+	if (direct !== '') return direct;
+	const type = textOf(record.entity_type).toLowerCase();
+	return type === '' || type === 'payment' ? textOf(record.entity_id) : '';
+}
+
+/**
+ * What a body is by its fields alone: a refund and a chargeback carry the same fields; a P2P deal
+ * (a deal of the service's P2P product, posted to the Result URL and signed like a payout) is
+ * neither a payment nor a payout of the shop.
+ */
+export type PostbackKind = 'payment' | 'payout' | 'moneyBack' | 'p2pDeal';
 
 const present = (fields: PostbackFields, name: string) =>
 	typeof fields[name] === 'string' && fields[name].trim() !== '';
 
+/** A P2P deal's lists, as a form body names them: `Payment[0][id]`, `Payout[1][amount]`. */
+const DEAL_LIST_FIELD = /^(?:Payment|Payout)(?:\[|$)/;
+
+/** Fields of a payout postback that a P2P deal's is not seen with. */
+const PAYOUT_OWN_FIELDS = ['IsAuto', 'AccountType', 'AccountNumber', 'CommissionApplyType'];
+
 /**
  * Tells a refund or chargeback body (`PaymentId` and `Id`, no `OutSum`) from a payment body
- * (`OutSum`) and a payout body (`Amount` and `TrsId`). Undefined when the fields say none of
- * these. Only the signature (identifyMoneyBack) tells a refund from a chargeback.
+ * (`OutSum`), a P2P deal (`Amount` and `TrsId`, no `OutSum`, with its lists of payments and
+ * payouts, or with an `InvId` and none of a payout's own fields) and a payout body (`Amount` and
+ * `TrsId`). Undefined when the fields say none of these. Only the signature (identifyMoneyBack)
+ * tells a refund from a chargeback. The P2P deal's field set is the public record's; that a
+ * deal without lists always carries InvId and a payout never does is a guess, written down in
+ * docs/developer/service.md.
  */
 export function postbackKindOf(fields: PostbackFields): PostbackKind | undefined {
 	if (present(fields, 'PaymentId') && present(fields, 'Id') && !present(fields, 'OutSum')) {
 		return 'moneyBack';
 	}
 	if (present(fields, 'OutSum')) return 'payment';
-	if (present(fields, 'Amount') && present(fields, 'TrsId')) return 'payout';
-	return undefined;
+	if (!present(fields, 'Amount') || !present(fields, 'TrsId')) return undefined;
+	const lists = Object.keys(fields).some((name) => DEAL_LIST_FIELD.test(name));
+	const dealOnly =
+		present(fields, 'InvId') && !PAYOUT_OWN_FIELDS.some((name) => fields[name] !== undefined);
+	return lists || dealOnly ? 'p2pDeal' : 'payout';
 }
 
 export type MoneyBackVerifyResult =
@@ -57,24 +143,6 @@ export function identifyMoneyBack(
 	return refund.reason === 'missing_field' && chargeback.reason === 'missing_field'
 		? chargeback
 		: refund;
-}
-
-/**
- * The dedupe key of a refund or chargeback postback: the event, the canonical Status, and the
- * signed values without surrounding white space (Id, PaymentId, BillId; an amount as whole cents,
- * a currency in upper case). Every
- * delivery of one postback, in any spelling of its Status or with white space around its Id, has
- * the same key; a forged call with another Status is another event that fails confirmation.
- */
-export function moneyBackKey(event: MoneyBackEvent, fields: PostbackFields): string {
-	const signed = POSTBACK_RULES[event].signedFields.map((field) =>
-		field === 'Amount'
-			? amountKey((fields[field] ?? '').trim())
-			: field === 'Currency'
-				? (fields[field] ?? '').trim().toUpperCase()
-				: (fields[field] ?? '').trim(),
-	);
-	return JSON.stringify([event, canonicalStatus(fields.Status), ...signed]);
 }
 
 /**
@@ -120,19 +188,9 @@ export function doneFieldOf(event: MoneyBackEvent): 'refunded' | 'chargedBack' {
 	return event === 'refund' ? 'refunded' : 'chargedBack';
 }
 
-/** Statuses of a refund or chargeback after which the money has gone back. */
-export const MONEY_BACK_DONE_STATUSES: readonly string[] = ['SUCCESS'];
-
-/** Statuses a refund or chargeback may still leave: a postback may run ahead of them. */
-const MONEY_BACK_NOT_FINAL = ['NEW', 'PROCESS'];
-
 export type MoneyBackConfirmation =
 	| { ok: true; orderConfirmed: boolean }
 	| { ok: false; retry: boolean; reason: string; unknown?: boolean };
-
-function text(value: unknown): string {
-	return typeof value === 'string' ? value.trim() : typeof value === 'number' ? String(value) : '';
-}
 
 /**
  * The refund or chargeback with this id in a list the service gave (`refunds` or `chargebacks`
@@ -145,7 +203,7 @@ export function findById(list: unknown, id: string): Record<string, unknown> | u
 		if (
 			typeof entry === 'object' &&
 			entry !== null &&
-			text((entry as { id?: unknown }).id) === wanted
+			textOf((entry as { id?: unknown }).id) === wanted
 		) {
 			return entry as Record<string, unknown>;
 		}
@@ -157,13 +215,15 @@ const refuse = (reason: string): MoneyBackConfirmation => ({ ok: false, retry: f
 
 /**
  * Compares a refund or chargeback postback with the service's records:
- * - the record's id is the postback's Id; its `payment_id` and `bill_id`, where it shows them, are
- *   the postback's PaymentId and BillId;
+ * - the record's id is the postback's Id; its payment (`payment_id`, or `entity_id`:
+ *   paymentIdOfMoneyBack) and `bill_id`, where it shows them, are the postback's PaymentId and
+ *   BillId;
  * - the payment (`payment/status?id=<PaymentId>`) is the postback's PaymentId and belongs to the
  *   bill in BillId (a payment without `bill_id` is refused: the bill cannot be checked);
- * - the record's amount and currency, where it shows them, are the postback's Amount and Currency;
- * - the record's status, where the postback has one, is the same in canonical form (NEW or PROCESS
- *   on the service: retry later);
+ * - the record's amount and currency, where both show them, are the postback's Amount and
+ *   Currency (a chargeback's record and postback show none: nothing is compared, nothing guessed);
+ * - the record's status is the postback's Status in canonical form (NEW or PROCESS on the service:
+ *   retry later; a postback without a Status is refused: it is half of the identity);
  * - unless the order check is off, the order ID of the payment's bill (`orderId`, read by the
  *   caller from the payment or its bill) is the postback's InvId.
  */
@@ -178,27 +238,30 @@ export function confirmMoneyBack(
 	const id = (fields.Id ?? '').trim();
 	const paymentId = (fields.PaymentId ?? '').trim();
 	const billId = (fields.BillId ?? '').trim();
-	if (text(record.id) !== id) {
-		return refuse(`the service answered ${event} ${text(record.id) || '(none)'} for Id ${id}`);
+	if (textOf(record.id) !== id) {
+		return refuse(`the service answered ${event} ${textOf(record.id) || '(none)'} for Id ${id}`);
 	}
-	if (record.payment_id !== undefined && text(record.payment_id) !== paymentId) {
-		return refuse(`${event} ${id} belongs to payment ${text(record.payment_id)}, not ${paymentId}`);
+	const recordPayment = paymentIdOfMoneyBack(record);
+	if (recordPayment !== '' && recordPayment !== paymentId) {
+		return refuse(`${event} ${id} belongs to payment ${recordPayment}, not ${paymentId}`);
 	}
-	if (record.bill_id !== undefined && text(record.bill_id) !== billId) {
-		return refuse(`${event} ${id} belongs to bill ${text(record.bill_id)}, not ${billId}`);
+	if (record.bill_id !== undefined && textOf(record.bill_id) !== billId) {
+		return refuse(`${event} ${id} belongs to bill ${textOf(record.bill_id)}, not ${billId}`);
 	}
-	if (text(payment.id) !== paymentId) {
-		return refuse(`the service answered payment ${text(payment.id) || '(none)'} for ${paymentId}`);
-	}
-	if (text(payment.bill_id) !== billId) {
+	if (textOf(payment.id) !== paymentId) {
 		return refuse(
-			`payment ${paymentId} belongs to bill ${text(payment.bill_id) || '(none shown)'}, not ${billId}`,
+			`the service answered payment ${textOf(payment.id) || '(none)'} for ${paymentId}`,
 		);
 	}
-	if (record.amount !== undefined && fields.Amount !== undefined) {
+	if (textOf(payment.bill_id) !== billId) {
+		return refuse(
+			`payment ${paymentId} belongs to bill ${textOf(payment.bill_id) || '(none shown)'}, not ${billId}`,
+		);
+	}
+	if (record.amount !== undefined && record.amount !== null && fields.Amount !== undefined) {
 		const shown = toCents(record.amount);
 		if (shown === undefined || toCents(fields.Amount) !== shown) {
-			const described = shown === undefined ? text(record.amount) : formatCents(shown);
+			const described = shown === undefined ? textOf(record.amount) : formatCents(shown);
 			return refuse(`Amount ${fields.Amount} is not the ${event}'s amount (${described})`);
 		}
 	}
@@ -213,7 +276,8 @@ export function confirmMoneyBack(
 	}
 	const service = canonicalStatus(record.status);
 	const sent = canonicalStatus(fields.Status);
-	if (sent !== '' && service !== sent) {
+	if (sent === '') return refuse(`the ${event} postback has no Status`);
+	if (service !== sent) {
 		if (MONEY_BACK_NOT_FINAL.includes(service)) {
 			return {
 				ok: false,

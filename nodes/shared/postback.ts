@@ -1,4 +1,6 @@
 import { createHash } from 'crypto';
+import type { ParseResult, PostbackFields } from './body';
+import type { CallEvent, MoneyBackEvent, PostbackEvent } from './kinds';
 import { isWellFormedSignature, md5Upper, signaturesMatch } from './signature';
 import {
 	PAYMENT_POSTBACK_STATUSES,
@@ -7,25 +9,6 @@ import {
 	isPaidStatus,
 } from './statuses';
 import { decimalToNumber, toCents } from './money';
-
-/** The four kinds of call the service (or the customer's browser) makes to the merchant. */
-export type PostbackEvent = 'payment' | 'payout' | 'success' | 'fail';
-export const POSTBACK_EVENTS: readonly PostbackEvent[] = ['payment', 'payout', 'success', 'fail'];
-
-/**
- * Money going back to the payer: the refund and chargeback postbacks the service posts to the
- * shop's Refund URL and Chargeback URL (service-facts.md; not in the interface document). Kept
- * apart from PostbackEvent so that everything keyed by the four events stays as it is.
- */
-export type MoneyBackEvent = 'refund' | 'chargeback';
-export const MONEY_BACK_EVENTS: readonly MoneyBackEvent[] = ['refund', 'chargeback'];
-
-/** Every kind of call with a signature rule. */
-export type SignedEvent = PostbackEvent | MoneyBackEvent;
-
-export function isMoneyBackEvent(value: unknown): value is MoneyBackEvent {
-	return typeof value === 'string' && (MONEY_BACK_EVENTS as readonly string[]).includes(value);
-}
 
 export interface PostbackRule {
 	/**
@@ -55,10 +38,31 @@ export interface PostbackRule {
 export type MoneyBackRule = Omit<PostbackRule, 'amountField' | 'idField'> & {
 	/** The field holding the service's id of the refund or chargeback. */
 	recordIdField: 'Id';
+	/**
+	 * Signed fields that never hold a decimal amount. A chargeback is signed
+	 * `MD5(BillId:PaymentId:Id:token)` and a redirect `MD5(OutSum:InvId:token)`: where an order ID
+	 * holds the separator (`A:B`), the customer's redirect would verify as a chargeback with
+	 * `BillId` = OutSum, `PaymentId` = A, `Id` = B. The service's bill IDs are opaque strings of
+	 * letters and digits in every public example, never an amount with a decimal point (a guess,
+	 * written down in docs/developer/service.md).
+	 */
+	notAmounts?: readonly string[];
 };
 
+/**
+ * The separator of the signed values. A signed field of a refund or chargeback that holds it is
+ * refused before any signature check: the values are joined with it, so `Amount:Currency:BillId`
+ * sent as one BillId would make a refund's signature a chargeback's (and an order ID with it
+ * would make a redirect's signature one). Every required field of a refund or chargeback must also
+ * be non-empty.
+ */
+export const SIGNATURE_SEPARATOR = ':';
+
+/** A decimal amount with a fractional part, as a redirect's OutSum is sent (`1500.00`). */
+const AMOUNT_SHAPE = /^\d+\.\d+$/;
+
 export const POSTBACK_RULES: Readonly<
-	Record<PostbackEvent, PostbackRule> & Record<MoneyBackEvent, MoneyBackRule>
+	Record<CallEvent, PostbackRule> & Record<MoneyBackEvent, MoneyBackRule>
 > = {
 	payment: {
 		signedFields: ['OutSum', 'InvId'],
@@ -97,115 +101,32 @@ export const POSTBACK_RULES: Readonly<
 		amountFields: ['OutSum'],
 	},
 	// Refund postback: `Id, Amount, Currency, Status, InvId, BillId, PaymentId, SignatureValue`,
-	// signed `MD5(Amount:Currency:BillId:PaymentId:Id:token)`. Status is not signed and not
-	// required: the service's record gives it.
+	// signed `MD5(Amount:Currency:BillId:PaymentId:Id:token)`. Status is not signed, but required:
+	// it is half of the refund's identity (moneyBackKey), and the service's record must show it.
 	refund: {
 		signedFields: ['Amount', 'Currency', 'BillId', 'PaymentId', 'Id'],
 		recordIdField: 'Id',
-		required: ['Amount', 'Currency', 'BillId', 'PaymentId', 'Id', 'SignatureValue'],
+		required: ['Amount', 'Currency', 'BillId', 'PaymentId', 'Id', 'Status', 'SignatureValue'],
 		statuses: [],
 		deduplicate: true,
 		amountFields: ['Amount'],
 	},
-	// Chargeback postback, signed `MD5(BillId:PaymentId:Id:token)`; its other fields (the sandbox
-	// sends the refund's set) are unconfirmed and not required.
+	// Chargeback postback: `Id, Status, InvId, BillId, PaymentId, SignatureValue` (no Amount, no
+	// Currency), signed `MD5(BillId:PaymentId:Id:token)`; Status required as for a refund.
 	chargeback: {
 		signedFields: ['BillId', 'PaymentId', 'Id'],
 		recordIdField: 'Id',
-		required: ['BillId', 'PaymentId', 'Id', 'SignatureValue'],
+		required: ['BillId', 'PaymentId', 'Id', 'Status', 'SignatureValue'],
+		notAmounts: ['BillId'],
 		statuses: [],
 		deduplicate: true,
 		amountFields: ['Amount'],
 	},
 };
 
-export function isPostbackEvent(value: unknown): value is PostbackEvent {
-	return typeof value === 'string' && (POSTBACK_EVENTS as readonly string[]).includes(value);
-}
-
-/** Postback fields, every value a string exactly as received. */
-export type PostbackFields = Record<string, string>;
-
-export type ParseResult =
-	| { ok: true; fields: PostbackFields }
-	| {
-			ok: false;
-			reason: 'empty_body' | 'not_an_object' | 'repeated_field' | 'nested_value' | 'bad_json';
-			field?: string;
-	  };
-
-/**
- * Turns a received body into postback fields.
- * - a string or Buffer is read as `application/x-www-form-urlencoded`, or as JSON when the
- *   content type says so (or it starts with `{`);
- * - an object (a body a framework already parsed) is taken field by field.
- * Values stay as received: form values are never re-formatted; JSON numbers and booleans become
- * their JSON text exactly as sent (`18.50` gives "18.50"). A field given twice, or a nested value, makes the body unusable.
- */
-export function parsePostbackBody(body: unknown, contentType = ''): ParseResult {
-	if (body === undefined || body === null) return { ok: false, reason: 'empty_body' };
-	if (typeof body === 'string' || body instanceof Uint8Array) {
-		const text = typeof body === 'string' ? body : Buffer.from(body).toString('utf8');
-		if (text.trim() === '') return { ok: false, reason: 'empty_body' };
-		const looksJson =
-			/json/i.test(contentType) ||
-			(!/urlencoded/i.test(contentType) && text.trim().startsWith('{'));
-		if (looksJson) {
-			let parsed: unknown;
-			try {
-				parsed = parseJsonKeepingNumberText(text);
-			} catch {
-				return { ok: false, reason: 'bad_json' };
-			}
-			return fieldsFromObject(parsed);
-		}
-		return fieldsFromForm(text);
-	}
-	return fieldsFromObject(body);
-}
-
-/**
- * JSON.parse that keeps every number as the exact text it was sent as (`18.50` stays "18.50",
- * not 18.5), so a JSON postback is verified over the values as received. It uses the source text
- * the reviver receives on Node 22 and later; where that is missing, numbers keep their value.
- */
-function parseJsonKeepingNumberText(text: string): unknown {
-	return JSON.parse(text, (_key: string, value: unknown, context?: { source?: string }) =>
-		typeof value === 'number' && typeof context?.source === 'string' ? context.source : value,
-	);
-}
-
-function fieldsFromForm(text: string): ParseResult {
-	const fields: PostbackFields = {};
-	for (const [name, value] of new URLSearchParams(text)) {
-		if (Object.prototype.hasOwnProperty.call(fields, name)) {
-			return { ok: false, reason: 'repeated_field', field: name };
-		}
-		fields[name] = value;
-	}
-	if (Object.keys(fields).length === 0) return { ok: false, reason: 'empty_body' };
-	return { ok: true, fields };
-}
-
-function fieldsFromObject(value: unknown): ParseResult {
-	if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-		return { ok: false, reason: 'not_an_object' };
-	}
-	const fields: PostbackFields = {};
-	for (const [name, raw] of Object.entries(value as Record<string, unknown>)) {
-		if (Array.isArray(raw)) return { ok: false, reason: 'repeated_field', field: name };
-		if (raw === null || raw === undefined) fields[name] = '';
-		else if (typeof raw === 'string') fields[name] = raw;
-		else if (typeof raw === 'number' || typeof raw === 'boolean') fields[name] = String(raw);
-		else return { ok: false, reason: 'nested_value', field: name };
-	}
-	if (Object.keys(fields).length === 0) return { ok: false, reason: 'empty_body' };
-	return { ok: true, fields };
-}
-
 /** The signature the service puts on a call of this kind, computed from the received values. */
 export function expectedSignature(
-	event: SignedEvent,
+	event: PostbackEvent,
 	fields: PostbackFields,
 	token: string,
 ): string {
@@ -215,22 +136,54 @@ export function expectedSignature(
 
 export type VerifyResult =
 	| { ok: true; tokenIndex: number }
-	| { ok: false; reason: 'missing_field'; field: string }
+	| {
+			ok: false;
+			reason: 'missing_field' | 'empty_field' | 'separator_in_field' | 'amount_shaped_field';
+			field: string;
+	  }
 	| { ok: false; reason: 'malformed_signature' | 'bad_signature' | 'no_token' };
+
+/**
+ * The field checks of a rule, before any signature: every required field present; for a refund
+ * or chargeback (`recordIdField`) every required field non-empty and no signed field holding the
+ * separator (SIGNATURE_SEPARATOR).
+ */
+function fieldProblem(
+	event: PostbackEvent,
+	fields: PostbackFields,
+): Exclude<VerifyResult, { ok: true }> | undefined {
+	const rule = POSTBACK_RULES[event];
+	for (const field of rule.required) {
+		if (typeof fields[field] !== 'string') return { ok: false, reason: 'missing_field', field };
+	}
+	if (!('recordIdField' in rule)) return undefined;
+	for (const field of rule.required) {
+		if (fields[field].trim() === '') return { ok: false, reason: 'empty_field', field };
+	}
+	for (const field of rule.signedFields) {
+		if (fields[field].includes(SIGNATURE_SEPARATOR)) {
+			return { ok: false, reason: 'separator_in_field', field };
+		}
+	}
+	for (const field of rule.notAmounts ?? []) {
+		if (AMOUNT_SHAPE.test(fields[field].trim())) {
+			return { ok: false, reason: 'amount_shaped_field', field };
+		}
+	}
+	return undefined;
+}
 
 /**
  * Verifies a call against one token or several (an old and a new one during rotation).
  * Every token is tried, whatever matched first, so the time taken does not tell which.
  */
 export function verifyPostback(
-	event: SignedEvent,
+	event: PostbackEvent,
 	fields: PostbackFields,
 	tokens: string | readonly string[],
 ): VerifyResult {
-	const rule = POSTBACK_RULES[event];
-	for (const field of rule.required) {
-		if (typeof fields[field] !== 'string') return { ok: false, reason: 'missing_field', field };
-	}
+	const problem = fieldProblem(event, fields);
+	if (problem) return problem;
 	const candidates = (typeof tokens === 'string' ? [tokens] : tokens).filter((t) => t !== '');
 	if (candidates.length === 0) return { ok: false, reason: 'no_token' };
 	const received = fields.SignatureValue;
@@ -264,7 +217,7 @@ export function verifyPostback(
  * (`as-sent:5c`), so that it never equals the key of a decimal's cents (`0.05` is `5c`).
  */
 export interface PostbackIdentity {
-	event: PostbackEvent;
+	event: CallEvent;
 	trsId: string;
 	status: string;
 	/** The signed amount (OutSum or Amount) and id (InvId or TrsId), exactly as sent. */
@@ -273,7 +226,7 @@ export interface PostbackIdentity {
 }
 
 export function postbackIdentity(
-	event: PostbackEvent,
+	event: CallEvent,
 	fields: PostbackFields,
 ): PostbackIdentity | undefined {
 	const rule = POSTBACK_RULES[event];
@@ -291,7 +244,7 @@ export function postbackIdentity(
  * The dedupe key of a postback (redirects have none: undefined). Every delivery of one postback,
  * in any spelling of its Status or with white space around its TrsId, gets the same key.
  */
-export function postbackKey(event: PostbackEvent, fields: PostbackFields): string | undefined {
+export function postbackKey(event: CallEvent, fields: PostbackFields): string | undefined {
 	const id = postbackIdentity(event, fields);
 	if (id === undefined) return undefined;
 	return JSON.stringify([id.event, id.trsId, id.status, amountKey(id.signedAmount), id.signedId]);
@@ -316,7 +269,7 @@ export function amountKey(amount: string): string {
  * Built from the event, the transaction ID and the canonical status: `payment-<TrsId>-SUCCESS`;
  * a TrsId outside `[A-Za-z0-9_.-]` or longer than 40 characters is replaced by a SHA-256 digest.
  */
-export function eventKeyOf(event: SignedEvent, trsId: string, status: string): string {
+export function eventKeyOf(event: PostbackEvent, trsId: string, status: string): string {
 	const id = trsId.trim();
 	const part = /^[A-Za-z0-9_.-]{1,40}$/.test(id)
 		? id
@@ -335,6 +288,12 @@ export function describeRejection(
 	switch (result.reason) {
 		case 'missing_field':
 			return `Required field ${result.field} is missing`;
+		case 'empty_field':
+			return `Required field ${result.field} is empty`;
+		case 'amount_shaped_field':
+			return `Field ${result.field} has the shape of an amount, which it never has`;
+		case 'separator_in_field':
+			return `Field ${result.field} holds "${SIGNATURE_SEPARATOR}", the separator of the signed values`;
 		case 'malformed_signature':
 			return 'SignatureValue is missing or is not a 32-character hex MD5';
 		case 'bad_signature':
@@ -361,10 +320,7 @@ export function describeRejection(
  * the trigger replaces `paid` with what the service confirms. Redirects never get `paid`: a
  * redirect is the customer's browser coming back and proves no payment.
  */
-export function enrichPostback(
-	event: PostbackEvent,
-	fields: PostbackFields,
-): Record<string, unknown> {
+export function enrichPostback(event: CallEvent, fields: PostbackFields): Record<string, unknown> {
 	const out: Record<string, unknown> = { ...fields, event, verified: true };
 	if (POSTBACK_RULES[event].idField === 'InvId' && out.InvId === undefined) out.InvId = '';
 	const identity = postbackIdentity(event, fields);
@@ -395,7 +351,7 @@ export const CONFIRMABLE_FIELDS: Readonly<Record<'payment' | 'payout', readonly 
  * The fields each event's item keeps at its top level: what the signature or the service's record
  * covers. A redirect's signature covers OutSum and InvId only, and nothing is confirmed for it.
  */
-export const TOP_LEVEL_FIELDS: Readonly<Record<PostbackEvent, readonly string[]>> = {
+export const TOP_LEVEL_FIELDS: Readonly<Record<CallEvent, readonly string[]>> = {
 	...CONFIRMABLE_FIELDS,
 	success: ['OutSum', 'InvId', 'SignatureValue'],
 	fail: ['OutSum', 'InvId', 'SignatureValue'],
@@ -409,10 +365,7 @@ export const TOP_LEVEL_FIELDS: Readonly<Record<PostbackEvent, readonly string[]>
  * `status` or `payment` to a body (a redirect's signature is public; a postback's other fields
  * are not signed) finds them under `unverified`, never where the trigger's verdicts are.
  */
-export function verifiedItem(
-	event: PostbackEvent,
-	fields: PostbackFields,
-): Record<string, unknown> {
+export function verifiedItem(event: CallEvent, fields: PostbackFields): Record<string, unknown> {
 	const keep = TOP_LEVEL_FIELDS[event];
 	const top: PostbackFields = {};
 	const unverified: Record<string, string> = {};

@@ -48,24 +48,27 @@ export {
 	findById,
 	identifyMoneyBack,
 	isMoneyBackEvent,
+	isMoneyBackFinal,
+	isTransientStatus,
 	moneyBackKey,
+	moneyBackKeyOf,
+	moneyBackListOf,
+	paymentIdOfMoneyBack,
 	postbackKindOf,
+	textOf,
+	CALL_EVENTS,
+	POSTBACK_EVENTS,
 } from '../../nodes/shared/index.ts';
+/**
+ * The kinds of event the relay takes, stores, forwards and counts are the contract's: the four
+ * calls of the interface document (`CallEvent`: payment, payout, success, fail) and money going
+ * back (`MoneyBackEvent`: refund, chargeback), together `PostbackEvent`.
+ */
 export type {
 	BillPaymentChoice,
+	CallEvent,
 	MoneyBackEvent,
+	PostbackEvent,
 	PostbackFields,
 	Receipt,
-	SignedEvent,
 } from '../../nodes/shared/index.ts';
-import { MONEY_BACK_EVENTS, POSTBACK_EVENTS as CALL_EVENTS } from '../../nodes/shared/index.ts';
-import type { MoneyBackEvent, PostbackEvent as CallEvent } from '../../nodes/shared/index.ts';
-
-/**
- * The kinds of event the relay takes, stores, forwards and counts: the four calls of the interface
- * document (payment, payout, success, fail) and money going back (refund, chargeback). The
- * relay's name for it is PostbackEvent; the contract's own four are `CallEvent` here.
- */
-export type PostbackEvent = CallEvent | MoneyBackEvent;
-export const POSTBACK_EVENTS: readonly PostbackEvent[] = [...CALL_EVENTS, ...MONEY_BACK_EVENTS];
-export type { CallEvent };

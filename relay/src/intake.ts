@@ -1,5 +1,5 @@
 import type { RelayConfig } from './config.ts';
-import { POSTBACK_EVENTS, postbackKey } from './contract.ts';
+import { POSTBACK_EVENTS, moneyBackKeyOf, postbackKey } from './contract.ts';
 import type { MoneyBackEvent, PostbackEvent, PostbackFields } from './contract.ts';
 import { chooseStoredBillPayment, onePaymentOneEvent } from './fidelity.ts';
 import type { Forwarder } from './forwarder.ts';
@@ -15,7 +15,7 @@ import {
 } from './look-ups.ts';
 import type { Metrics } from './metrics.ts';
 import type { BillPayments } from './look-ups.ts';
-import { checkMoneyBack, moneyBackDedupeKey } from './money-back.ts';
+import { checkMoneyBack } from './money-back.ts';
 import { lookUpApi } from './service-api.ts';
 import type { InsertResult, NewEvent, PairLimit, QueueStore, ReadStore } from './store/types.ts';
 import type { Targets } from './targets.ts';
@@ -93,7 +93,7 @@ const callRule = (kind: 'payment' | 'payout' | 'success' | 'fail', twins: boolea
  * postback is looked up (money-back.ts), within the same budget as every look-up.
  */
 const moneyBackRule = (kind: MoneyBackEvent): KindRule => ({
-	key: (fields) => moneyBackDedupeKey(kind, fields),
+	key: (fields) => moneyBackKeyOf(kind, fields),
 	twins: false,
 	confirm: (api, fields) => checkMoneyBack(kind, api, fields),
 });

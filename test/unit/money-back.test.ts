@@ -12,6 +12,7 @@ import {
 	identifyMoneyBack,
 	moneyBackItem,
 	moneyBackKey,
+	moneyBackKeyOf,
 	postbackKindOf,
 	signChargeback,
 	signRefund,
@@ -171,11 +172,22 @@ describe('telling the bodies apart', () => {
 
 describe('dedupe key and item', () => {
 	it('one key per refund id and status, whatever the spelling; another status or kind is another key', () => {
-		const key = moneyBackKey('refund', refund);
-		expect(moneyBackKey('refund', { ...refund, Id: ' R123 ', Status: ' success' })).toBe(key);
-		expect(moneyBackKey('refund', { ...refund, Amount: '10.5' })).toBe(key);
-		expect(moneyBackKey('refund', { ...refund, Status: 'FAIL' })).not.toBe(key);
-		expect(moneyBackKey('chargeback', refund)).not.toBe(key);
+		const key = moneyBackKeyOf('refund', refund);
+		expect(moneyBackKeyOf('refund', { ...refund, Id: ' R123 ', Status: ' success' })).toBe(key);
+		expect(moneyBackKeyOf('refund', { ...refund, Amount: '10.5' })).toBe(key);
+		expect(moneyBackKeyOf('refund', { ...refund, Status: 'FAIL' })).not.toBe(key);
+		expect(moneyBackKeyOf('chargeback', refund)).not.toBe(key);
+	});
+
+	it('a chargeback is identified like a refund: its Id and its status (a reversal is news)', () => {
+		const key = moneyBackKeyOf('chargeback', chargeback);
+		expect(moneyBackKeyOf('chargeback', { ...chargeback, Status: 'success ' })).toBe(key);
+		expect(moneyBackKeyOf('chargeback', { ...chargeback, Status: 'FAIL' })).not.toBe(key);
+	});
+
+	it("the catch-up's record and the postback meet on one key", () => {
+		const record = { id: ' R123', status: 'success', entity_type: 'payment', entity_id: 'T555' };
+		expect(moneyBackKey('refund', record.id, record.status)).toBe(moneyBackKeyOf('refund', refund));
 	});
 
 	it('the item never reads as a payment: no paid, status, Status or OutSum at the top', () => {

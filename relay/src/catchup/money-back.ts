@@ -5,7 +5,12 @@ import {
 	createdWithin,
 	expectedSignature,
 	formatCents,
+	isMoneyBackFinal,
+	moneyBackKey,
+	moneyBackListOf,
 	orderIdOf,
+	paymentIdOfMoneyBack,
+	textOf,
 	toCents,
 } from '../contract.ts';
 import type { MoneyBackEvent, PostbackFields } from '../contract.ts';
@@ -17,7 +22,7 @@ import { readList } from './lists.ts';
 import type { MoneyBackCoverage, Window } from './result.ts';
 
 /**
- * The catch-up of money going back (service-facts.md, beyond the interface document): refunds
+ * The catch-up of money going back (docs/developer/service.md): refunds
  * through `refund/search` (the refund API, switched on per merchant by the service's support),
  * chargebacks where a paid payment's record shows them (`payment/status?chargeback=1`, or a
  * `chargebacks` list the payment search already carries). Each one no postback brought is admitted
@@ -46,24 +51,18 @@ export interface MoneyBackHooks {
 
 type Json = Record<string, unknown>;
 
-const text = (value: unknown): string =>
-	typeof value === 'string' ? value.trim() : typeof value === 'number' ? String(value) : '';
-
-/** Statuses a refund or chargeback may still leave: not caught up yet. */
-const NOT_FINAL = ['NEW', 'PROCESS', ''];
-
 /** Payment statuses that took money: what a refund or chargeback can give back. */
 const TOOK_MONEY = PAYMENT_POSTBACK_STATUSES.filter((s) => s !== 'FAIL') as readonly string[];
 
-const markOf = (kind: MoneyBackEvent, record: Json) =>
-	kind === 'refund'
-		? `refund:${text(record.id)}:${canonicalStatus(record.status)}`
-		: `chargeback:${text(record.id)}`;
+/** A record's catch-up mark: its identity, the key its postback is stored under. */
+const markOf = (kind: MoneyBackEvent, record: Json) => moneyBackKey(kind, record.id, record.status);
 
 /**
- * The refund or chargeback postback the service would have sent for its record: `Id, Amount,
- * Currency, Status, InvId, BillId, PaymentId` (amounts in the postback spelling), signed as the
- * service signs them. undefined: not final, or a field the signature needs is missing.
+ * The refund or chargeback postback the service would have sent for its record: a refund's `Id,
+ * Amount, Currency, Status, InvId, BillId, PaymentId` (the amount in the postback spelling), a
+ * chargeback's `Id, Status, InvId, BillId, PaymentId` (its postback and record carry no amount),
+ * signed as the service signs them. undefined: not final, or a field the signature needs is
+ * missing (a refund record without an amount or a currency is not rebuilt: nothing is guessed).
  */
 export function moneyBackPostback(
 	kind: MoneyBackEvent,
@@ -72,20 +71,27 @@ export function moneyBackPostback(
 	invId: string,
 	token: string,
 ): PostbackFields | undefined {
-	const status = canonicalStatus(record.status);
-	const cents = toCents(record.amount);
 	const fields: PostbackFields = {
-		Id: text(record.id),
-		Amount: cents === undefined ? '' : formatCents(cents),
-		Currency: text(record.currency).toUpperCase() || 'RUB',
-		Status: status,
+		Id: textOf(record.id),
+		Status: canonicalStatus(record.status),
 		InvId: invId,
 		BillId: billId,
-		PaymentId: text(record.payment_id),
+		PaymentId: paymentIdOfMoneyBack(record),
 	};
-	if (NOT_FINAL.includes(status) || fields.Id === '' || fields.PaymentId === '' || billId === '')
+	if (
+		!isMoneyBackFinal(fields.Status) ||
+		fields.Id === '' ||
+		fields.PaymentId === '' ||
+		billId === ''
+	)
 		return undefined;
-	if (kind === 'refund' && fields.Amount === '') return undefined;
+	if (kind === 'refund') {
+		const cents = toCents(record.amount);
+		const currency = textOf(record.currency).toUpperCase();
+		if (cents === undefined || currency === '') return undefined;
+		fields.Amount = formatCents(cents);
+		fields.Currency = currency;
+	}
 	fields.SignatureValue = expectedSignature(kind, fields, token);
 	return fields;
 }
@@ -192,29 +198,29 @@ export class MoneyBackCatchup {
 		);
 		const queue = listed.rows.sort(
 			(a, b) =>
-				(this.#checkedAt.get(text(a.id)) ?? 0) - (this.#checkedAt.get(text(b.id)) ?? 0) ||
+				(this.#checkedAt.get(textOf(a.id)) ?? 0) - (this.#checkedAt.get(textOf(b.id)) ?? 0) ||
 				String(b.created_at ?? '').localeCompare(String(a.created_at ?? '')),
 		);
 		while (queue.length > 0) {
 			const row = queue[0];
 			let payment: Json = row;
-			if (!Array.isArray(row.chargebacks)) {
+			if (moneyBackListOf('chargeback', row) === undefined) {
 				if (w.api.calls >= until) break;
 				try {
-					payment = await w.api.paymentStatus(text(row.id), { chargeback: true });
+					payment = await w.api.paymentStatus(textOf(row.id), { chargeback: true });
 				} catch (error) {
 					if (!(error instanceof ApiError) || error.status === null || error.status >= 500)
 						throw error;
 					hooks.logger.warn(
-						{ payment: text(row.id), error: error.message },
+						{ payment: textOf(row.id), error: error.message },
 						'catch-up skipped the chargebacks of a payment',
 					);
 				}
 			}
 			queue.shift();
 			coverage.paymentsChecked += 1;
-			this.#checkedAt.set(text(row.id), w.now);
-			const list = Array.isArray(payment.chargebacks) ? (payment.chargebacks as Json[]) : [];
+			this.#checkedAt.set(textOf(row.id), w.now);
+			const list = moneyBackListOf('chargeback', payment) ?? [];
 			await this.#admitAll(w, hooks, 'chargeback', list, payment);
 		}
 		coverage.paymentsToCheck += queue.length;
@@ -230,7 +236,7 @@ export class MoneyBackCatchup {
 		payment: Json | undefined,
 	): Promise<void> {
 		const fresh = records.filter(
-			(r) => typeof r === 'object' && r !== null && !NOT_FINAL.includes(canonicalStatus(r.status)),
+			(r) => typeof r === 'object' && r !== null && isMoneyBackFinal(r.status),
 		);
 		const known = new Set(await hooks.store.catchupMarks(fresh.map((r) => markOf(kind, r))));
 		for (const record of fresh) {
@@ -256,11 +262,11 @@ export class MoneyBackCatchup {
 		payment: Json | undefined,
 	): Promise<{ billId: string; invId?: string } | undefined> {
 		try {
-			let billId = text(record.bill_id) || text(payment?.bill_id);
+			let billId = textOf(record.bill_id) || textOf(payment?.bill_id);
 			let source = payment;
 			if (billId === '') {
-				source = await w.api.paymentStatus(text(record.payment_id));
-				billId = text(source.bill_id);
+				source = await w.api.paymentStatus(paymentIdOfMoneyBack(record));
+				billId = textOf(source.bill_id);
 			}
 			if (billId === '') return undefined;
 			let orderId = source === undefined ? undefined : orderIdOf(source);

@@ -40,7 +40,7 @@ function check(ctx: RelayContext, route: PostbackEvent, request: FastifyRequest)
 		: { ...verifyPostback(route, parsed.fields, ctx.config.apiTokens), event: route };
 	if (!verified.ok) {
 		// An unsigned call is treated like a forged one; a call missing a data field is garbage.
-		const garbage = verified.reason === 'missing_field' && verified.field !== 'SignatureValue';
+		const garbage = 'field' in verified && verified.field !== 'SignatureValue';
 		return {
 			ok: false,
 			code: garbage ? 400 : 401,
