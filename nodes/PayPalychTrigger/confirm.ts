@@ -43,6 +43,8 @@ export type ConfirmResult =
 			amount?: string;
 			/** Set when TrsId named a bill: its id (the record is one of its payments). */
 			viaBill?: string;
+			/** A refund's or chargeback's payment, as the service shows it. */
+			payment?: IDataObject;
 	  }
 	/** TrsId names a bill whose payments that confirm the postback were all delivered already. */
 	| { ok: false; retry: false; delivered: true; reason: string }
