@@ -10,10 +10,10 @@ import { decimalToNumber, formatCents, toCents } from './money';
 import { canonicalStatus } from './statuses';
 
 /**
- * Refund and chargeback postbacks (service-facts.md, beyond the interface document): telling them
- * from a payment body, verifying them, their dedupe key and the comparison with the service's
- * records. Merchants are told to paste their Result URL into the Refund URL and Chargeback URL
- * fields too, so one URL may receive all three.
+ * Refund and chargeback postbacks (beyond the interface document: docs/developer/service.md):
+ * telling them from a payment body, verifying them, their dedupe key and the comparison with the
+ * service's records. Merchants are told to paste their Result URL into the Refund URL and
+ * Chargeback URL fields too, so one URL may receive all three.
  */
 
 /** What a body is by its fields alone: a refund and a chargeback carry the same fields. */

@@ -14,8 +14,9 @@ export const POSTBACK_EVENTS: readonly PostbackEvent[] = ['payment', 'payout', '
 
 /**
  * Money going back to the payer: the refund and chargeback postbacks the service posts to the
- * shop's Refund URL and Chargeback URL (service-facts.md; not in the interface document). Kept
- * apart from PostbackEvent so that everything keyed by the four events stays as it is.
+ * shop's Refund URL and Chargeback URL (docs/developer/service.md; not in the interface
+ * document). Kept apart from PostbackEvent so that everything keyed by the four events stays as
+ * it is.
  */
 export type MoneyBackEvent = 'refund' | 'chargeback';
 export const MONEY_BACK_EVENTS: readonly MoneyBackEvent[] = ['refund', 'chargeback'];

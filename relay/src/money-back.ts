@@ -6,10 +6,10 @@ import { ApiError } from './service-api.ts';
 import type { ApiRecord, ServiceApi } from './service-api.ts';
 
 /**
- * Refund and chargeback postbacks in the relay (service-facts.md, beyond the interface document):
- * their dedupe key and their look-ups with the service. The intake runs them as it runs a
- * payment's (intake.ts, its kind table); the routes tell them from a payment body by their fields
- * and signature (routes/postbacks.ts).
+ * Refund and chargeback postbacks in the relay (beyond the interface document:
+ * docs/developer/service.md): their dedupe key and their look-ups with the service. The intake runs
+ * them as it runs a payment's (intake.ts, its kind table); the routes tell them from a payment body
+ * by their fields and signature (routes/postbacks.ts).
  */
 
 /**

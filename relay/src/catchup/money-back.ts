@@ -17,15 +17,16 @@ import { readList } from './lists.ts';
 import type { MoneyBackCoverage, Window } from './result.ts';
 
 /**
- * The catch-up of money going back (service-facts.md, beyond the interface document): refunds
- * through `refund/search` (the refund API, switched on per merchant by the service's support),
- * chargebacks where a paid payment's record shows them (`payment/status?chargeback=1`, or a
- * `chargebacks` list the payment search already carries). Each one no postback brought is admitted
- * as the postback the service would have sent (signed with the token, so the trigger verifies it
- * and confirms it with the service), once: a mark per refund and status, and per chargeback, spares
- * the calls of the next runs, and the intake's dedupe key makes the late genuine postback its
- * duplicate. Read after the payouts and the last days' bills, within a share of the run's budget
- * (a quarter) held for them from the start of the run: no backlog of bills or payouts spends it.
+ * The catch-up of money going back (beyond the interface document: docs/developer/service.md):
+ * refunds through `refund/search` (the refund API, switched on per merchant by the service's
+ * support), chargebacks where a paid payment's record shows them (`payment/status?chargeback=1`, or
+ * a `chargebacks` list the payment search already carries). Each one no postback brought is
+ * admitted as the postback the service would have sent (signed with the token, so the trigger
+ * verifies it and confirms it with the service), once: a mark per refund and status, and per
+ * chargeback, spares the calls of the next runs, and the intake's dedupe key makes the late genuine
+ * postback its duplicate. Read after the payouts and the last days' bills, within a share of the
+ * run's budget (a quarter) held for them from the start of the run: no backlog of bills or payouts
+ * spends it.
  */
 
 /** What the run learnt of money going back: the coverage beside the bills'. */
