@@ -37,9 +37,8 @@
 // delivery on it also prints the deliveries the target received during the load, then waits (at
 // most 60 s) until the target has received every delivery of the run and prints the CPU per
 // request over the load and the delivery of its backlog: the cost of a postback with delivery on.
-// At the end: the drains, a markdown table of the figures measured before the relay's first
-// performance work beside this run's, and the relay's performance targets with the figures
-// measured.
+// At the end: the drains, a markdown table of the figures from before the relay's performance
+// work beside this run's, and the relay's performance targets with the figures measured.
 //
 // Environment:
 //   BENCH_ONLY=<run>,<run>…  only these runs (default all); bare always runs, the ratios need it
@@ -395,8 +394,7 @@ async function main(): Promise<void> {
 				.join(' '),
 	);
 	console.log(`\ntargets (two instances, latency at a fixed rate):\n${list(scaling)}`);
-	// The last lines, met / NOT met:
-	console.log(`\ntargets (the relay's CPU per postback):\n${list(cost)}`);
+	console.log(`\ntargets (the relay's CPU per postback):\n${list(cost)}`); // last, met / NOT met
 }
 
 await main();
