@@ -74,7 +74,7 @@ describe('the repository explains itself', () => {
 		expect(found).toEqual([]);
 	});
 
-	it('no tracked file points at a shared folder outside the repository (`../shared/`)', () => {
+	it('no tracked file points at a folder named shared outside the repository', () => {
 		const upShared = /((?:\.\.\/)+)shared\//g;
 		const found = texts.flatMap(({ file, text }) =>
 			hits(file, text, (line) =>
