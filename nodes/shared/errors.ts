@@ -117,8 +117,8 @@ export const ERROR_CATALOGUE: Readonly<Record<string, ErrorEntry>> = {
 		message: 'The service rejected the transaction',
 		hint: 'Check the amount, currency and payment method of the bill, or contact PayPalych support with the time of the request',
 	},
-	// The refund API of the service's current reference (service-facts.md); the key names are
-	// unconfirmed, and a refusal without one is recognised by the refund operations themselves.
+	// The refund API of the service's current reference (docs/developer/service.md); the key names
+	// are unconfirmed, and a refusal without one is recognised by the refund operations themselves.
 	'api:error.refunds_not_enabled': {
 		message: 'The refund API is not switched on for your merchant account',
 		hint: "Ask the service's support to enable refunds for your merchant account; nothing was refunded",

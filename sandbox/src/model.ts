@@ -43,8 +43,8 @@ export const FINAL_PAYOUT_STATUSES: readonly PayoutStatus[] = [
 ];
 export type Subscription = 'active' | 'inactive' | 'none';
 /**
- * How the sandbox answers where the interface document leaves a choice open (service-facts.md,
- * "What the document leaves open"): `live`, what public integrations see (the sandbox's behaviour
+ * How the sandbox answers where the interface document leaves a choice open
+ * (docs/developer/service.md): `live`, what public integrations see (the sandbox's behaviour
  * before profiles); `spec`, the other answer the document allows (see sandbox/README.md).
  */
 export const PROFILES = ['live', 'spec'] as const;
@@ -72,15 +72,16 @@ export const TRS_ID_KINDS = ['payment', 'bill'] as const;
 export type TrsIdKind = (typeof TRS_ID_KINDS)[number];
 /**
  * Where an error answer carries its `api:error.*` key: `message` (the interface document) or
- * `error_code` with a human `error_message` beside it (seen on some answers, service-facts.md).
+ * `error_code` with a human `error_message` beside it (seen on some answers:
+ * docs/developer/service.md).
  */
 export const ERROR_FORMS = ['message', 'error_code'] as const;
 export type ErrorForm = (typeof ERROR_FORMS)[number];
 
 /**
  * The switches for answers the live service is seen to give beyond the interface document
- * (service-facts.md, "What the service's current public reference and its clients add"). Each
- * works in either profile; new merchants take the instance's value, the control API sets one.
+ * (docs/developer/service.md). Each works in either profile; new merchants take the instance's
+ * value, the control API sets one.
  */
 export interface MerchantSwitches {
 	/** What `TrsId` in payment postbacks names (default `payment`). */
@@ -129,9 +130,9 @@ export interface Merchant extends MerchantSwitches {
 	tooManyPaymentsThreshold: number;
 	/**
 	 * Emulate the fields the live service is seen to add beyond the interface document
-	 * (service-facts.md): `order_id` and `active` on bills, `commission` on payments, `order_id`
-	 * on payouts, and AccountType, AccountNumber, BalanceAmount, BalanceCurrency in payment
-	 * postbacks. Off: answers and postbacks carry exactly the document's fields.
+	 * (docs/developer/service.md): `order_id` and `active` on bills, `commission` on payments,
+	 * `order_id` on payouts, and AccountType, AccountNumber, BalanceAmount, BalanceCurrency in
+	 * payment postbacks. Off: answers and postbacks carry exactly the document's fields.
 	 */
 	liveExtras: boolean;
 	/** How this merchant's API answers and postbacks look where the document is silent (see PROFILES). */
@@ -188,7 +189,7 @@ export interface BillItem {
 	more: Record<string, string>;
 }
 
-/** What bill/create takes beyond the document (service-facts.md), each only when it was given. */
+/** What bill/create takes beyond the document (docs/developer/service.md), each only if given. */
 export interface BillExtras {
 	/** Seconds the bill lives; it takes no payment after `createdAt + ttl`. */
 	ttl?: number;

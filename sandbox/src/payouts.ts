@@ -23,7 +23,10 @@ import type { State } from './state.ts';
 /** Payouts: 2 % of each payout plus 10.00 RUB per payout, paid by the sender (the merchant). */
 export const PAYOUT_COMMISSION_BP = 200;
 export const PAYOUT_FIXED_COMMISSION = 1000;
-/** At most this many payouts per request (api:error.too_many_payouts; service-facts, unconfirmed). */
+/**
+ * At most this many payouts per request (api:error.too_many_payouts; unconfirmed:
+ * docs/developer/service.md).
+ */
 export const MAX_PAYOUT_PARTS = 1000;
 
 /**

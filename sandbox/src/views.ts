@@ -108,7 +108,7 @@ export function payoutView(payout: Payout, view: ViewOptions): Record<string, un
 	};
 }
 
-/** A refund as the refund endpoints answer it (field set unconfirmed: service-facts.md). */
+/** A refund as the refund endpoints answer it (fields unconfirmed: docs/developer/service.md). */
 export function refundView(refund: Refund, view: ViewOptions): Record<string, unknown> {
 	return {
 		id: refund.id,

@@ -1,7 +1,7 @@
-// Refunds and chargebacks as the service's current reference lists them (service-facts.md): the
-// four refund endpoints switched on per merchant, the refundable amount, the signed refund and
-// chargeback postbacks to the shop's Refund / Chargeback URL (its Result URL by default), and
-// payment/status with refunds=1 / chargeback=1. On both profiles.
+// Refunds and chargebacks as the service's current reference lists them
+// (docs/developer/service.md): the four refund endpoints switched on per merchant, the refundable
+// amount, the signed refund and chargeback postbacks to the shop's Refund / Chargeback URL (its
+// Result URL by default), and payment/status with refunds=1 / chargeback=1. On both profiles.
 import { describe, expect, it } from 'vitest';
 import {
 	harnessAndListener,

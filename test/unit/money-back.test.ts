@@ -1,6 +1,6 @@
 /**
- * The contract's refund and chargeback postbacks (service-facts.md): signatures, telling them from
- * payment bodies, the dedupe key, the item and the comparison with the service's records.
+ * The contract's refund and chargeback postbacks (docs/developer/service.md): signatures, telling
+ * them from payment bodies, the dedupe key, the item and the comparison with the service's records.
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';

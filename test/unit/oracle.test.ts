@@ -38,7 +38,7 @@ const SANDBOX_ONLY_ERRORS: ReadonlyArray<{
 		endpoints: ['payout/personal/create', 'payout/regular/create'],
 		key: 'too_many_payouts',
 		status: 400,
-		why: 'service-facts.md (unconfirmed): at most 1000 payouts per request; the document does not list it, so the contract lists it only in its catalogue (a sentence for the merchant), not per endpoint',
+		why: 'docs/developer/service.md (unconfirmed): at most 1000 payouts per request; the document does not list it, so the contract lists it only in its catalogue (a sentence for the merchant), not per endpoint',
 	},
 	{
 		endpoints: [
@@ -145,7 +145,7 @@ describe('oracle: the sandbox keeps the contract', () => {
 			);
 		});
 
-		it("the keys beyond the document (service-facts.md) never change a document key's status, and the contract explains them or they are listed here", () => {
+		it("the keys beyond the document (docs/developer/service.md) never change a document key's status, and the contract explains them or they are listed here", () => {
 			for (const [endpoint, table] of Object.entries(FACTS_ERRORS)) {
 				const documented = (ERROR_TABLE as Record<string, Record<string, number>>)[endpoint] ?? {};
 				for (const [key, status] of Object.entries(table)) {
@@ -335,10 +335,11 @@ describe('oracle: the sandbox keeps the contract', () => {
 			}
 		});
 
-		// Refund and chargeback postbacks (service-facts.md): checked against the contract once it
-		// has rules for them (nodes/shared), and against the formulas written out here meanwhile.
+		// Refund and chargeback postbacks (docs/developer/service.md): checked against the contract
+		// once it has rules for them (nodes/shared), and against the formulas written out here
+		// meanwhile.
 		const rules = contract.POSTBACK_RULES as Record<string, unknown>;
-		it('a sandbox refund and chargeback postback carry the signatures service-facts.md gives (and pass the contract where it has rules for them)', () => {
+		it('a sandbox refund and chargeback postback carry the signatures docs/developer/service.md gives (and pass the contract where it has rules for them)', () => {
 			const state = new State({ deliver: () => undefined, autoAdvanceMs: 0, liveExtras: false });
 			const m = state.createMerchant({ id: 'M1', token: tokens[0] });
 			const refund = refundPostback(

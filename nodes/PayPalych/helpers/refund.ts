@@ -1,8 +1,8 @@
 /*
  * Refunds: sending a payment's money back at most once per Order ID, never more than the payment
  * can still give back, with the payout's guardrails (Dry Run, Max Amount, the AI-tool rule).
- * The refund API is the service's current reference (service-facts.md): its answers' field sets
- * are unconfirmed, so unknown fields pass through and missing ones are not required.
+ * The refund API is the service's current reference (docs/developer/service.md): its answers'
+ * field sets are unconfirmed, so unknown fields pass through and missing ones are not required.
  */
 
 import type { IDataObject, IExecuteFunctions, INodeProperties, JsonObject } from 'n8n-workflow';

@@ -123,8 +123,8 @@ export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 		const payments = paymentsOf(ctx.state, bill.id);
 		if (payments.length > merchant.tooManyPaymentsThreshold)
 			throw keyError(endpoint, 'too_many_payments');
-		// Cursor-paged in both profiles (service-facts.md): `per_page` rows, or the merchant's
-		// paymentsPageSize; the rest through `links.next` / `meta.next_cursor`.
+		// Cursor-paged in both profiles (docs/developer/service.md): `per_page` rows, or the
+		// merchant's paymentsPageSize; the rest through `links.next` / `meta.next_cursor`.
 		return cursorPage(
 			ctx,
 			request,
@@ -155,8 +155,8 @@ export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 		});
 	});
 
-	// Payments in a date range (service-facts.md: the reference lists it): dates and pages as
-	// bill/search in the merchant's profile, filtered by the bill's shop and order.
+	// Payments in a date range (the reference lists it: docs/developer/service.md): dates and
+	// pages as bill/search in the merchant's profile, filtered by the bill's shop and order.
 	app.get('/payment/search', async (request) => {
 		const merchant = merchantFor(ctx, request, 'payment/search');
 		const payments = [...ctx.state.payments.values()].filter(
@@ -184,8 +184,8 @@ export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 		const payment = ctx.state.payments.get(data.id);
 		if (!payment || payment.merchantId !== merchant.id)
 			throw keyError(endpoint, 'payment_not_found');
-		// refunds=1 / chargeback=1 (service-facts.md): the payment's refunds (and what they took
-		// back) and chargebacks listed beside it.
+		// refunds=1 / chargeback=1 (docs/developer/service.md): the payment's refunds (and what they
+		// took back) and chargebacks listed beside it.
 		return {
 			success: true,
 			...paymentView(payment, { ...merchant, refundedOf }),

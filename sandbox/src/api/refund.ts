@@ -1,7 +1,8 @@
 /**
- * The refund API the service's current reference lists (service-facts.md): refund/full/create,
- * refund/partial/create, refund/status and refund/search. Switched on per merchant (`refunds`);
- * off, every call answers 403 `refunds_not_enabled` after the merchant checks.
+ * The refund API the service's current reference lists (docs/developer/service.md):
+ * refund/full/create, refund/partial/create, refund/status and refund/search. Switched on per
+ * merchant (`refunds`); off, every call answers 403 `refunds_not_enabled` after the merchant
+ * checks.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
