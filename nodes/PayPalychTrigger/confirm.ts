@@ -6,6 +6,7 @@ import {
 	chooseBillPayment,
 	confirmPayment,
 	confirmPayout,
+	isTransientStatus,
 	billOfUnnamedOrder,
 	listUrl,
 	normalizeBaseUrl,
@@ -84,8 +85,7 @@ export function unreachable(what: string, error: unknown): RetryLater {
  * final for this call.
  */
 export function transient(error: unknown): boolean {
-	const code = httpCodeOf(error);
-	return code === undefined || code === 429 || code >= 500;
+	return isTransientStatus(httpCodeOf(error));
 }
 
 /**
