@@ -1,9 +1,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import {
-	EVENT_HEADER,
 	POSTBACK_RULES,
-	RECEIVED_AT_HEADER,
 	UNKNOWN_POSTBACK_RETRY_MS,
 	describeRejection,
 	isMoneyBackEvent,
@@ -30,14 +28,11 @@ import { checkSigned, credentialChanged, forgetCredential, readAfreshBeside } fr
 import { KINDS, recordKeyOf, type Confirmed, type KindRule } from './kinds';
 import { acceptedKinds, notMoneyBack, notSetUp } from './money-back';
 import { receiveP2pDeal } from './p2p';
-import {
-	MAX_BODY_BYTES,
-	SeenPostbacks,
-	customerPage,
-	readPostbackBody,
-	safeRedirectUrl,
-	statusSelected,
-} from './receive';
+import { SeenPostbacks } from './memory';
+import { customerPage, safeRedirectUrl, statusSelected } from './receive';
+import { readCall, type N8nRequest, type ReadCall } from './request';
+
+export type { N8nRequest };
 
 /**
  * The one way through the trigger for every kind of call (payment, payout, refund, chargeback,
@@ -46,72 +41,6 @@ import {
  * service, the item built. What differs between the kinds is the table in kinds.ts; the first
  * step that stops gives the answer.
  */
-
-/** The parts of n8n's request the trigger reads: headers and the raw body its body reader keeps. */
-export interface N8nRequest {
-	headers: Record<string, string | string[] | undefined>;
-	rawBody?: unknown;
-	readRawBody?: () => Promise<void>;
-	readableEnded?: boolean;
-}
-
-/** A call the relay forwarded for another event is not this node's. */
-function forwardedElsewhere(call: Call, req: N8nRequest): Verdict<void> {
-	const forwardedAs = req.headers[EVENT_HEADER];
-	// A refund or chargeback forwarded to this URL is decided by its body and signature.
-	if (isMoneyBackEvent(typeof forwardedAs === 'string' && forwardedAs.trim().toLowerCase())) {
-		return pass(undefined);
-	}
-	if (typeof forwardedAs === 'string' && forwardedAs.trim().toLowerCase() !== call.event) {
-		return stop(
-			ignored(
-				`PayPalych Trigger (${call.event}) ignored a call forwarded as ${forwardedAs.slice(0, 20)}`,
-			),
-		);
-	}
-	return pass(undefined);
-}
-
-async function rawBodyOf(req: N8nRequest, contentType: string): Promise<Buffer | undefined> {
-	if (
-		!Buffer.isBuffer(req.rawBody) &&
-		typeof req.readRawBody === 'function' &&
-		!/multipart/i.test(contentType) &&
-		req.readableEnded !== true
-	) {
-		// A body n8n left unread (a content type it does not parse): read it the way n8n does.
-		// Multipart bodies are parsed by n8n itself and come through getBodyData().
-		await req.readRawBody();
-	}
-	return Buffer.isBuffer(req.rawBody) ? req.rawBody : undefined;
-}
-
-/** The postback's fields, from the raw body or from what n8n parsed. */
-export async function readBody(
-	call: Pick<Call, 'context'> & { event: string },
-	req: N8nRequest,
-): Promise<Verdict<PostbackFields>> {
-	const contentType = String(req.headers['content-type'] ?? '');
-	let raw: Buffer | undefined;
-	try {
-		raw = await rawBodyOf(req, contentType);
-	} catch {
-		return stop(refused(call, 400, 'The body could not be read'));
-	}
-	const parsed = readPostbackBody(
-		raw,
-		raw === undefined ? call.context.getBodyData() : undefined,
-		contentType,
-	);
-	if (!parsed.ok) {
-		const why =
-			parsed.reason === 'too_large'
-				? `The body is larger than ${MAX_BODY_BYTES} bytes`
-				: describeRejection(parsed);
-		return stop(refused(call, 400, why));
-	}
-	return pass(parsed.fields);
-}
 
 /** What the trigger answers when its credential has no API token. */
 const NO_TOKEN = 'The trigger has no API token to verify calls: set it in the PayPalych credential';
@@ -224,9 +153,8 @@ type Confirmation = Verdict<Confirmed> | { ok: 'credential changed' };
  */
 async function confirm(
 	call: Call,
-	req: N8nRequest,
+	{ fields, receivedAt }: ReadCall,
 	rule: KindRule & Required<Pick<KindRule, 'confirm'>>,
-	fields: PostbackFields,
 	memory: Memory,
 ): Promise<Confirmation> {
 	const who = { event: memory.kind };
@@ -254,18 +182,17 @@ async function confirm(
 	// A kept credential is never used again after the service did not confirm with it.
 	forgetCredential(call.context);
 	if ('delivered' in verdict) return stop(duplicate(who, memory.label));
-	return stop(notConfirmed(memory.kind, req, verdict));
+	return stop(notConfirmed(memory.kind, receivedAt, verdict));
 }
 
 /** The answer to a confirmation that failed: retry while it may still come, refuse otherwise. */
 function notConfirmed(
 	kind: PostbackEvent,
-	req: N8nRequest,
+	receivedAt: number | undefined,
 	verdict: { retry: boolean; reason: string; unknown?: boolean },
 ): Answer {
 	const reason = printable(`Not confirmed by the service: ${verdict.reason}`);
-	const receivedAt = Number(req.headers[RECEIVED_AT_HEADER]);
-	const waited = Number.isFinite(receivedAt) && receivedAt > 0 ? Date.now() - receivedAt : 0;
+	const waited = receivedAt === undefined ? 0 : Date.now() - receivedAt;
 	if (verdict.retry && verdict.unknown && waited >= UNKNOWN_POSTBACK_RETRY_MS) {
 		// Bounded: the relay stops retrying on 422 (dead letter, kept in its console).
 		const minutes = Math.floor(waited / 60_000);
@@ -327,12 +254,8 @@ function confirmedItem(
 }
 
 /** The steps after the body is read, for every kind; run again once when the credential changed. */
-async function receiveFields(
-	call: Call,
-	req: N8nRequest,
-	fields: PostbackFields,
-	retried = false,
-): Promise<Answer> {
+async function receiveFields(call: Call, read: ReadCall, retried = false): Promise<Answer> {
+	const { fields } = read;
 	const ruled = ruleFor(call, fields);
 	if (!ruled.ok) return ruled.answer;
 	const signed = await verifySignature(call, ruled.value, fields);
@@ -349,11 +272,11 @@ async function receiveFields(
 	if (!(call.context.getNodeParameter('confirmWithApi', true) as boolean) || !rule.confirm) {
 		return acceptUnconfirmed(memory, rule, item, fields);
 	}
-	const confirmed = await confirm(call, req, { ...rule, confirm: rule.confirm }, fields, memory);
+	const confirmed = await confirm(call, read, { ...rule, confirm: rule.confirm }, memory);
 	if (confirmed.ok === 'credential changed') {
 		// Checked again from the signature with the credential as it is now (never twice).
 		if (retried) return retryLater('The credential changed while confirming. Try again later.');
-		return receiveFields(call, req, fields, true);
+		return receiveFields(call, read, true);
 	}
 	if (!confirmed.ok) return withRefusal(confirmed.answer, kind, fields, item.receivedAt);
 	return confirmedItem(memory, rule, confirmed.value, item);
@@ -361,11 +284,10 @@ async function receiveFields(
 
 /** What the trigger answers a call (see the steps above). */
 export async function receive(call: Call, req: N8nRequest): Promise<Answer> {
-	const forwarded = forwardedElsewhere(call, req);
-	if (!forwarded.ok) return forwarded.answer;
-	const body = await readBody(call, req);
-	if (!body.ok) return body.answer;
+	const read = await readCall(call, req);
+	if (!read.ok) return read.answer;
 	// A P2P deal (signed like a payout) is neither a payment nor a payout of the shop.
-	if (postbackKindOf(body.value) === 'p2pDeal') return receiveP2pDeal(call, body.value);
-	return receiveFields(call, req, body.value);
+	if (postbackKindOf(read.value.fields) === 'p2pDeal')
+		return receiveP2pDeal(call, read.value.fields);
+	return receiveFields(call, read.value);
 }

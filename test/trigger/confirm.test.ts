@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { resetProcessMemory } from '../../dist/nodes/PayPalychTrigger/receive.js';
+import { resetProcessMemory } from '../../dist/nodes/PayPalychTrigger/memory.js';
 import {
 	PROFILES,
 	control,

@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resetProcessMemory } from '../../dist/nodes/PayPalychTrigger/receive.js';
+import { resetProcessMemory } from '../../dist/nodes/PayPalychTrigger/memory.js';
 import type { WebhookHarness } from '../helpers/webhook-harness.ts';
 import { postForm, startTrigger } from '../helpers/trigger-harness.ts';
 
