@@ -16,14 +16,8 @@ import {
 } from '../../shared';
 import { apiRequest } from '../transport';
 import { listAll } from './pagination';
-import {
-	checkOrderId,
-	createPayoutOnce,
-	payoutFields,
-	sameIntentOrThrow,
-	type PayoutIntent,
-} from './payout';
-import { payoutsUnderOrderId } from './payoutLookup';
+import { PAYOUT_KIND, requireToolOrderId, runsAsTool } from './createOnce';
+import { checkOrderId, createPayoutOnce, payoutFields, type PayoutIntent } from './payout';
 import { inputError } from './validation';
 
 /**
@@ -78,12 +72,6 @@ export interface Guardrails {
 	/** The IANA time zone Daily Limit counts its day in. */
 	timeZone: string;
 	asTool: boolean;
-}
-
-/** Whether the node runs as an AI agent's tool: n8n gives a tool its own type, named …Tool. */
-export function runsAsTool(this: IExecuteFunctions): boolean {
-	const type = this.getNode().type ?? '';
-	return (type.split('.').pop() ?? '').endsWith('Tool');
 }
 
 export function limitOf(
@@ -142,21 +130,7 @@ export function readGuardrails(
 		timeZone: timeZoneOf.call(this, options.timeZone, itemIndex),
 		asTool: runsAsTool.call(this),
 	};
-	if (guard.asTool) {
-		const raw = this.getNodeParameter('orderId', itemIndex, '') as unknown;
-		const orderId = typeof raw === 'string' || typeof raw === 'number' ? String(raw).trim() : '';
-		if (orderId === '') {
-			throw new NodeOperationError(
-				this.getNode(),
-				`Refused: no payout of ${formatCents(cents)} RUB to ${label} without an explicit Order ID`,
-				{
-					itemIndex,
-					description:
-						'Nothing was paid. A payout requested by an AI agent needs the Order ID of the request it pays (an invoice or withdrawal number the user gave); ask for it, never invent one.',
-				},
-			);
-		}
-	}
+	requireToolOrderId.call(this, itemIndex, PAYOUT_KIND, `${formatCents(cents)} RUB to ${label}`);
 	if (guard.maxCents !== undefined && cents > guard.maxCents) {
 		throw new NodeOperationError(
 			this.getNode(),
@@ -309,16 +283,6 @@ export async function dryRunOutput(
 	};
 }
 
-/** What a tool answers the agent: the amount and the destination, in words. */
-export function toolSummary(payouts: IDataObject[], orderId: string, label: string): string {
-	const cents = payouts.reduce((sum, payout) => sum + (toCents(payout.amount) ?? 0), 0);
-	const ids = payouts.map((payout) => `${String(payout.id)} (${String(payout.status ?? '?')})`);
-	const existed = payouts.some((payout) => payout.already_existed === true);
-	return existed
-		? `Already paid earlier, nothing paid now: ${formatCents(cents)} RUB to ${label} under Order ID ${orderId}, payout ${ids.join(', ')}`
-		: `Paid out ${formatCents(cents)} RUB to ${label} under Order ID ${orderId}: payout ${ids.join(', ')}`;
-}
-
 /** The Order ID and Options of the payout-create operations, the Options with the guardrails. */
 export const payoutCreateFields: INodeProperties[] = payoutFields.map((field) =>
 	field.name === 'options' && field.type === 'collection'
@@ -335,7 +299,8 @@ export const payoutCreateFields: INodeProperties[] = payoutFields.map((field) =>
  * A payout create with its guardrails: Max Amount and (as a tool) the Order ID refused before any
  * request; Dry Run looks the Order ID up and reads the balance, and sends no create; Daily Limit
  * is checked after the Order ID look-up (an existing payout is not paid again, so not counted
- * twice) and just before the create request. The creating itself is createPayoutOnce.
+ * twice) and just before the create request. The creating itself is createPayoutOnce (and, as a
+ * tool, the summary the agent reads: createOnce.ts).
  */
 export async function createGuardedPayout(
 	this: IExecuteFunctions,
@@ -348,16 +313,18 @@ export async function createGuardedPayout(
 	const guard = readGuardrails.call(this, itemIndex, options, intent.cents, intent.label);
 	const orderId = checkOrderId.call(this, itemIndex);
 	const currency = (body.currency ?? PAYOUT_CURRENCY).toUpperCase();
-	if (guard.dryRun) {
-		const existing = await payoutsUnderOrderId.call(this, orderId, intent.cents, itemIndex);
-		if (existing) sameIntentOrThrow.call(this, existing, orderId, intent, itemIndex);
-		const request = { orderId, cents: intent.cents, label: intent.label, currency };
-		return [await dryRunOutput.call(this, itemIndex, guard, request, existing)];
-	}
-	const payouts = await createPayoutOnce.call(this, itemIndex, endpoint, body, intent, async () => {
-		await checkDailyLimit.call(this, guard, intent.cents, intent.label, itemIndex, currency);
-	});
-	if (!guard.asTool) return payouts;
-	const summary = toolSummary(payouts, orderId, intent.label);
-	return payouts.map((payout) => ({ ...payout, summary }));
+	const request = { orderId, cents: intent.cents, label: intent.label, currency };
+	return await createPayoutOnce.call(
+		this,
+		itemIndex,
+		endpoint,
+		body,
+		intent,
+		async () => {
+			await checkDailyLimit.call(this, guard, intent.cents, intent.label, itemIndex, currency);
+		},
+		guard.dryRun
+			? async (existing) => await dryRunOutput.call(this, itemIndex, guard, request, existing)
+			: undefined,
+	);
 }
