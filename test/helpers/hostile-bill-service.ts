@@ -35,7 +35,7 @@ export interface HostileBillService {
 	slowMs: number;
 	/** Requests by path (`/api/v1/bill/payments`...). */
 	calls: Map<string, number>;
-	/** Bytes sent in answers to `bill/payments`. */
+	/** Bytes of the answers to `bill/payments` (written: a reader may stop reading earlier). */
 	pageBytes: number;
 	close(): Promise<void>;
 }
@@ -50,7 +50,25 @@ const payment = (n: number, extra: Record<string, unknown> = {}) => ({
 	...extra,
 });
 
+/** The text of a hostile page, made once per service (making it is not the reader's time). */
+function hugePage(mode: 'rows-100k' | 'bytes-5mb'): string {
+	const rows =
+		mode === 'rows-100k'
+			? Array.from({ length: 100_000 }, (_, n) => payment(n + 1000))
+			: [1, 2, 3, 4, 5].map((n) => payment(n + 1000, { comment: 'x'.repeat(1024 * 1024) }));
+	return JSON.stringify({ success: true, data: rows, meta: { next_cursor: '1' } });
+}
+
+const sendText = (res: ServerResponse, text: string) => {
+	res.statusCode = 200;
+	res.setHeader('content-type', 'application/json');
+	res.end(text);
+	return text.length;
+};
+
 export async function startHostileBillService(mode: PagesMode): Promise<HostileBillService> {
+	const big: Partial<Record<PagesMode, string>> = {};
+	if (mode === 'rows-100k' || mode === 'bytes-5mb') big[mode] = hugePage(mode);
 	const trickles = new Set<NodeJS.Timeout>();
 	const state: HostileBillService = {
 		url: '',
@@ -127,22 +145,8 @@ export async function startHostileBillService(mode: PagesMode): Promise<HostileB
 				});
 				return;
 			case 'rows-100k':
-				state.pageBytes += send(
-					res,
-					page(
-						Array.from({ length: 100_000 }, (_, n) => payment(n + 1000)),
-						String(at + 1),
-					),
-				);
-				return;
 			case 'bytes-5mb':
-				state.pageBytes += send(
-					res,
-					page(
-						[1, 2, 3, 4, 5].map((n) => payment(n + 1000, { comment: 'x'.repeat(1024 * 1024) })),
-						String(at + 1),
-					),
-				);
+				state.pageBytes += sendText(res, (big[state.mode] ??= hugePage(state.mode)));
 				return;
 			case 'trickle': {
 				res.statusCode = 200;
