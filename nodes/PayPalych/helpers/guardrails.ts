@@ -41,7 +41,7 @@ export const guardrailOptions: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. 50000.00',
 		description:
-			"Refuse this payout when today's payouts plus this one would exceed this amount (in the payout's currency, RUB; at most 2 decimals; empty: no limit). Today is the day in Time Zone (Europe/Moscow by default). Today's payouts are read from the service (Payout › Search) and count every payout in the same currency that may still move money: all but FAIL and DECLINED (their money went back); ERROR counts. Checked just before the create request: two executions running at the same moment each see the other's payout missing and can together exceed the limit by one payout each. For a hard ceiling run payouts one at a time and ask PayPalych for an account limit.",
+			"Refuse this payout when today's payouts plus this one would exceed this amount (in the payout's currency: RUB, or a crypto payout's Currency; at most 2 decimals; empty: no limit). Today is the day in Time Zone (Europe/Moscow by default). Today's payouts are read from the service (Payout › Search) and count every payout in the same currency that may still move money: all but FAIL and DECLINED (their money went back); ERROR counts. Checked just before the create request: two executions running at the same moment each see the other's payout missing and can together exceed the limit by one payout each. For a hard ceiling run payouts one at a time and ask PayPalych for an account limit.",
 	},
 	{
 		displayName: 'Dry Run',
@@ -67,7 +67,7 @@ export const guardrailOptions: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. 10000.00',
 		description:
-			'Refuse any payout above this amount (RUB, at most 2 decimals; empty: no limit) before anything is sent. Holds for every payout, however many executions run at once.',
+			"Refuse any payout above this amount (in the payout's currency: RUB, or a crypto payout's Currency; at most 2 decimals; empty: no limit) before anything is sent. Holds for every payout, however many executions run at once.",
 	},
 ];
 
@@ -134,6 +134,7 @@ export function readGuardrails(
 	options: IDataObject,
 	cents: number,
 	label: string,
+	currency = PAYOUT_CURRENCY,
 ): Guardrails {
 	const guard: Guardrails = {
 		dryRun: options.dryRun === true,
@@ -148,7 +149,7 @@ export function readGuardrails(
 		if (orderId === '') {
 			throw new NodeOperationError(
 				this.getNode(),
-				`Refused: no payout of ${formatCents(cents)} RUB to ${label} without an explicit Order ID`,
+				`Refused: no payout of ${formatCents(cents)} ${currency} to ${label} without an explicit Order ID`,
 				{
 					itemIndex,
 					description:
@@ -220,7 +221,11 @@ export async function paidToday(
 	return { day, cents };
 }
 
-/** The currency every payout of the node is made in: payout/regular/create takes RUB only, and a payout to a saved account is paid from the RUB balance. */
+/**
+ * The currency of a payout without its own `currency` field: a payout to a saved account (paid
+ * in the account's currency, RUB for the cards and phones of the service). Cards, SBP and Steam
+ * are paid in RUB; a crypto payout in its Currency.
+ */
 export const PAYOUT_CURRENCY = 'RUB';
 
 /** Refuses the payout when today's payouts plus this one exceed Daily Limit; returns today's figure. */
@@ -254,24 +259,28 @@ export async function checkDailyLimit(
 	};
 }
 
-/** The available RUB balance in cents, read from merchant/balance. */
-async function availableRub(this: IExecuteFunctions, itemIndex: number): Promise<number> {
+/**
+ * The available balance in `currency`, in cents, read from merchant/balance; undefined when the
+ * service shows no balance in it.
+ */
+async function availableIn(
+	this: IExecuteFunctions,
+	itemIndex: number,
+	currency: string,
+): Promise<number | undefined> {
 	const answer = await apiRequest.call(this, ENDPOINTS.merchantBalance, {
 		itemIndex,
 	});
 	const balances = Array.isArray(answer.balances) ? (answer.balances as IDataObject[]) : [];
-	const rub = balances.find((b) => String(b.currency).toUpperCase() === 'RUB');
-	const cents = toCents(rub?.balance_available);
-	if (cents === undefined) {
-		throw new NodeOperationError(this.getNode(), 'Dry Run: the service shows no RUB balance', {
-			itemIndex,
-			description: 'Nothing was paid.',
-		});
-	}
-	return cents;
+	const own = balances.find((b) => String(b.currency).trim().toUpperCase() === currency);
+	return toCents(own?.balance_available);
 }
 
-/** What a Dry Run outputs: what would be paid, and whether anything stands in the way. */
+/**
+ * What a Dry Run outputs: what would be paid, and whether anything stands in the way. The balance
+ * read is Account Currency's where it is set, else the payout's currency's; whether it covers the
+ * amount is told only in the payout's own currency (the node knows no exchange rate: null).
+ */
 export async function dryRunOutput(
 	this: IExecuteFunctions,
 	itemIndex: number,
@@ -289,34 +298,53 @@ export async function dryRunOutput(
 				itemIndex,
 				request.currency,
 			);
-	const available = await availableRub.call(this, itemIndex);
+	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
+	const chosen = typeof options.accountCurrency === 'string' ? options.accountCurrency : '';
+	const balanceCurrency = (chosen.trim() || request.currency).toUpperCase();
+	const available = await availableIn.call(this, itemIndex, balanceCurrency);
+	if (available === undefined && balanceCurrency === PAYOUT_CURRENCY) {
+		throw new NodeOperationError(this.getNode(), 'Dry Run: the service shows no RUB balance', {
+			itemIndex,
+			description: 'Nothing was paid.',
+		});
+	}
+	const amount = `${formatCents(request.cents)} ${request.currency}`;
 	return {
 		dry_run: true,
 		would_pay: existing === undefined,
 		amount: formatCents(request.cents),
-		currency: 'RUB',
+		currency: request.currency,
 		destination: request.label,
 		order_id: request.orderId,
 		order_id_exists: existing !== undefined,
 		...(existing ? { existing_payout_ids: existing.map((payout) => String(payout.id)) } : {}),
-		balance_available: formatCents(available),
-		balance_covers: available >= request.cents,
+		balance_available: available === undefined ? null : formatCents(available),
+		...(balanceCurrency !== request.currency ? { balance_currency: balanceCurrency } : {}),
+		balance_covers:
+			available === undefined || balanceCurrency !== request.currency
+				? null
+				: available >= request.cents,
 		...(guard.maxCents !== undefined ? { max_amount: formatCents(guard.maxCents) } : {}),
 		...limits,
 		summary: existing
 			? `Dry run: Order ID ${request.orderId} already has a payout (${existing.map((p) => String(p.id)).join(', ')}); nothing would be paid`
-			: `Dry run: would pay ${formatCents(request.cents)} RUB to ${request.label} under Order ID ${request.orderId}; nothing was sent`,
+			: `Dry run: would pay ${amount} to ${request.label} under Order ID ${request.orderId}; nothing was sent`,
 	};
 }
 
 /** What a tool answers the agent: the amount and the destination, in words. */
-export function toolSummary(payouts: IDataObject[], orderId: string, label: string): string {
+export function toolSummary(
+	payouts: IDataObject[],
+	orderId: string,
+	label: string,
+	currency = PAYOUT_CURRENCY,
+): string {
 	const cents = payouts.reduce((sum, payout) => sum + (toCents(payout.amount) ?? 0), 0);
 	const ids = payouts.map((payout) => `${String(payout.id)} (${String(payout.status ?? '?')})`);
 	const existed = payouts.some((payout) => payout.already_existed === true);
 	return existed
-		? `Already paid earlier, nothing paid now: ${formatCents(cents)} RUB to ${label} under Order ID ${orderId}, payout ${ids.join(', ')}`
-		: `Paid out ${formatCents(cents)} RUB to ${label} under Order ID ${orderId}: payout ${ids.join(', ')}`;
+		? `Already paid earlier, nothing paid now: ${formatCents(cents)} ${currency} to ${label} under Order ID ${orderId}, payout ${ids.join(', ')}`
+		: `Paid out ${formatCents(cents)} ${currency} to ${label} under Order ID ${orderId}: payout ${ids.join(', ')}`;
 }
 
 /** The Order ID and Options of the payout-create operations, the Options with the guardrails. */
@@ -345,9 +373,9 @@ export async function createGuardedPayout(
 	intent: PayoutIntent,
 ): Promise<IDataObject[]> {
 	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
-	const guard = readGuardrails.call(this, itemIndex, options, intent.cents, intent.label);
-	const orderId = checkOrderId.call(this, itemIndex);
 	const currency = (body.currency ?? PAYOUT_CURRENCY).toUpperCase();
+	const guard = readGuardrails.call(this, itemIndex, options, intent.cents, intent.label, currency);
+	const orderId = checkOrderId.call(this, itemIndex);
 	if (guard.dryRun) {
 		const existing = await payoutsUnderOrderId.call(this, orderId, intent.cents, itemIndex);
 		if (existing) sameIntentOrThrow.call(this, existing, orderId, intent, itemIndex);
@@ -358,6 +386,6 @@ export async function createGuardedPayout(
 		await checkDailyLimit.call(this, guard, intent.cents, intent.label, itemIndex, currency);
 	});
 	if (!guard.asTool) return payouts;
-	const summary = toolSummary(payouts, orderId, intent.label);
+	const summary = toolSummary(payouts, orderId, intent.label, currency);
 	return payouts.map((payout) => ({ ...payout, summary }));
 }
