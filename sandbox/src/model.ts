@@ -6,6 +6,9 @@ import { createHash, randomBytes } from 'node:crypto';
 
 export const CURRENCIES = ['RUB', 'USD', 'EUR'] as const;
 export type Currency = (typeof CURRENCIES)[number];
+/** Balances and payout currencies: the bill currencies and USDT (the `live` profile's crypto). */
+export const BALANCE_CURRENCIES = [...CURRENCIES, 'USDT'] as const;
+export type BalanceCurrency = (typeof BALANCE_CURRENCIES)[number];
 export const BILL_STATUSES = [
 	'NEW',
 	'PROCESS',
@@ -54,12 +57,11 @@ export const BILL_TYPES = ['normal', 'multi'] as const;
 export const PAYMENT_METHODS = ['BANK_CARD', 'SBP'] as const;
 export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
 export type Outcome = 'full' | 'under' | 'over' | 'fail' | 'process';
-export const REGULAR_DIRECTIONS = ['credit_card', 'sbp'] as const;
+/** payout/regular/create's `account_type`: the document's two, and crypto and steam (`live` only). */
+export const REGULAR_DIRECTIONS = ['credit_card', 'sbp', 'crypto', 'steam'] as const;
 export type RegularDirection = (typeof REGULAR_DIRECTIONS)[number];
-/** Payout currencies (payout/regular/create's `currency`). */
-export const PAYOUT_CURRENCIES = ['RUB'] as const;
-/** How a payout account is kept: a card number or a phone number. */
-export type AccountKind = 'BANK_CARD' | 'SBP';
+/** What a payout goes to: a card, a phone number, a crypto wallet or a Steam login. */
+export type AccountKind = 'BANK_CARD' | 'SBP' | 'CRYPTO' | 'STEAM';
 
 export interface Balance {
 	available: number;
@@ -122,7 +124,7 @@ export interface Merchant extends MerchantSwitches {
 	subscription: Subscription;
 	regularPayoutsEnabled: boolean;
 	regularDirections: RegularDirection[];
-	balances: Record<Currency, Balance>;
+	balances: Record<BalanceCurrency, Balance>;
 	dailyPayoutLimit: number | null;
 	monthlyPayoutLimit: number | null;
 	payoutSplitSize: number | null;
@@ -250,11 +252,21 @@ export interface Payout {
 	orderId: string | null;
 	kind: 'personal' | 'regular';
 	status: PayoutStatus;
+	/** The payout's amount and fee, in `currency` (cents). */
 	amount: number;
 	commission: number;
 	accountType: AccountKind;
 	accountIdentifier: string;
-	currency: 'RUB';
+	/** A crypto payout's network (`account_network`), else null. */
+	network: 'TRX' | 'ETH' | null;
+	currency: BalanceCurrency;
+	/** The balance it is taken from, what it takes (amount, + commission unless the recipient pays) and the fee in it. */
+	accountCurrency: BalanceCurrency;
+	accountAmount: number;
+	accountCommission: number;
+	recipientPays: boolean;
+	errorCode: number | null;
+	errorMessage: string | null;
 	createdAt: number;
 }
 

@@ -95,8 +95,14 @@ export function paymentView(payment: Payment, view: ViewOptions): Record<string,
 	};
 }
 
+/**
+ * A payout. `spec`: the interface document's fields (and `order_id` with live extras). `live`:
+ * every field of the public record: the balance it is taken from (`account_currency`), what it
+ * takes there (`account_amount`: the amount, plus the fee unless the recipient pays it) and the
+ * fee in it (`account_commission`), `order_id`, `error_code` and `error_message`.
+ */
 export function payoutView(payout: Payout, view: ViewOptions): Record<string, unknown> {
-	return {
+	const document = {
 		id: payout.id,
 		status: payout.status,
 		amount: toNumber(payout.amount),
@@ -104,7 +110,23 @@ export function payoutView(payout: Payout, view: ViewOptions): Record<string, un
 		account_identifier: payout.accountIdentifier,
 		currency: payout.currency,
 		created_at: createdAt(payout.createdAt, view),
-		...(view.liveExtras ? { order_id: payout.orderId } : {}),
+	};
+	if (view.profile !== 'live')
+		return { ...document, ...(view.liveExtras ? { order_id: payout.orderId } : {}) };
+	return {
+		id: payout.id,
+		status: payout.status,
+		order_id: payout.orderId,
+		account_identifier: payout.accountIdentifier,
+		amount: document.amount,
+		account_amount: toNumber(payout.accountAmount),
+		commission: document.commission,
+		account_commission: toNumber(payout.accountCommission),
+		currency: payout.currency,
+		account_currency: payout.accountCurrency,
+		created_at: document.created_at,
+		error_code: payout.errorCode,
+		error_message: payout.errorMessage,
 	};
 }
 

@@ -306,6 +306,21 @@ describe('confirmMoneyBack', () => {
 		).toMatchObject({ ok: false, retry: true });
 	});
 
+	it('takes every currency a refund postback may carry, USDT too', () => {
+		for (const currency of ['RUB', 'USD', 'EUR', 'USDT']) {
+			const fields = {
+				...base,
+				Currency: currency,
+				SignatureValue: md5(`10.50:${currency}:B777:T555:R123:${TOKEN}`),
+			};
+			expect(verifyPostback('refund', fields, TOKEN), currency).toMatchObject({ ok: true });
+			expect(
+				confirmMoneyBack('refund', fields, { ...record, currency }, payment, 'order-7', true),
+				currency,
+			).toEqual({ ok: true, orderConfirmed: true });
+		}
+	});
+
 	it('findById finds a refund or chargeback in the lists payment/status gives', () => {
 		expect(findById([{ id: 'R1' }, { id: 'R123' }], ' R123')).toEqual({ id: 'R123' });
 		expect(findById([{ id: 'R1' }], 'R123')).toBeUndefined();

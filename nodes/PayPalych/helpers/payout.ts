@@ -5,6 +5,7 @@ import { formatCents, toCents, type Endpoint } from '../../shared';
 import { apiRequest } from '../transport';
 import { PAYOUT_KIND, createOnce } from './createOnce';
 import { payoutsUnderOrderId } from './payoutLookup';
+import { payoutMoneyOptions } from './payoutOptions';
 import { inputError } from './validation';
 
 /**
@@ -59,6 +60,7 @@ export const payoutFields: INodeProperties[] = [
 				description:
 					'What to do when a payout with this Order ID already exists with the same amount and destination. One with another amount or destination is always an error.',
 			},
+			...payoutMoneyOptions,
 		],
 	},
 ];
@@ -130,6 +132,64 @@ export function sbpIntent(amount: string, phone: string, bank: string): PayoutIn
 			const same = shown.slice(-10) === phone.slice(-10);
 			if (!same || payout.account_bank === undefined || payout.account_bank === null) return same;
 			return String(payout.account_bank) === bank;
+		},
+	};
+}
+
+const textOf = (value: unknown) =>
+	typeof value === 'string' || typeof value === 'number' ? String(value).trim() : '';
+
+/**
+ * Whether an identifier the service shows is `value`: the same text, or a masked one
+ * (`TR7NHq****Lj6t`) whose visible start and end are the value's. Undefined when none is shown.
+ */
+function shownAs(shown: string, value: string, ignoreCase: boolean): boolean | undefined {
+	if (shown === '') return undefined;
+	const [seen, wanted] = ignoreCase ? [shown.toLowerCase(), value.toLowerCase()] : [shown, value];
+	if (!seen.includes('*')) return seen === wanted;
+	const head = seen.slice(0, seen.indexOf('*'));
+	const tail = seen.slice(seen.lastIndexOf('*') + 1);
+	return wanted.startsWith(head) && wanted.endsWith(tail) && head.length + tail.length > 0;
+}
+
+/** A field the service may show on a payout (its network, its currency): false when it shows another value. */
+const notOther = (payout: IDataObject, field: string, value: string) => {
+	const shown = textOf(payout[field]).toUpperCase();
+	return shown === '' || shown === value.toUpperCase();
+};
+
+/**
+ * A payout to a crypto wallet on a network, in a currency. The destination is the network and the
+ * address (an Ethereum address in any letter case, a Tron address exactly); an existing payout
+ * that shows another network or currency is another payout.
+ */
+export function cryptoIntent(
+	amount: string,
+	currency: string,
+	network: string,
+	address: string,
+): PayoutIntent {
+	return {
+		cents: cents(amount),
+		amount: `${amount} ${currency}`,
+		label: `${network} wallet ${address}`,
+		sameDestination: (payout) => {
+			if (!notOther(payout, 'account_network', network)) return false;
+			if (!notOther(payout, 'currency', currency)) return false;
+			return shownAs(textOf(payout.account_identifier), address, network === 'ETH');
+		},
+	};
+}
+
+/** A payout to a Steam account by its login (Steam logins are not case-sensitive), in RUB. */
+export function steamIntent(amount: string, login: string): PayoutIntent {
+	return {
+		cents: cents(amount),
+		amount,
+		label: `Steam login ${login}`,
+		sameDestination: (payout) => {
+			if (!notOther(payout, 'currency', 'RUB')) return false;
+			return shownAs(textOf(payout.account_identifier), login, true);
 		},
 	};
 }
