@@ -2,6 +2,8 @@ import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
 import {
 	MONEY_BACK_DONE_STATUSES,
+	POSTBACK_RULES,
+	amountKey,
 	canonicalStatus,
 	doneFieldOf,
 	eventKeyOf,
@@ -135,6 +137,24 @@ function redirectRule(kind: RedirectEvent): KindRule {
 }
 
 /**
+ * The memory's key of a refund or chargeback postback: its identity (moneyBackKeyOf: kind, Id,
+ * status) bound to the values its signature covers (a refund's amount as whole cents, a currency
+ * in upper case, ids trimmed). A replay of the postback meets it and starts nothing without a
+ * service call; a signed call naming the same refund with other signed values (another bill, a
+ * respelled amount) is confirmed first, and then meets the identity itself (recordKeyOf).
+ */
+function moneyBackPostbackKey(kind: MoneyBackEvent, fields: PostbackFields): string {
+	const signed = POSTBACK_RULES[kind].signedFields.map((field) =>
+		field === 'Amount'
+			? amountKey((fields[field] ?? '').trim())
+			: field === 'Currency'
+				? (fields[field] ?? '').trim().toUpperCase()
+				: (fields[field] ?? '').trim(),
+	);
+	return JSON.stringify([moneyBackKeyOf(kind, fields), ...signed]);
+}
+
+/**
  * A refund or chargeback: its identity is the contract's (moneyBackKeyOf); its status and "done"
  * fields are its own (`refundStatus`/`refunded`, `chargebackStatus`/`chargedBack`), never a
  * payment's `status` or `paid`.
@@ -145,7 +165,7 @@ function moneyBackRule(kind: MoneyBackEvent): KindRule {
 			const verified = identifyMoneyBack(fields, tokens);
 			return verified.ok ? { ok: true, kind: verified.event } : verified;
 		},
-		key: (fields) => moneyBackKeyOf(kind, fields),
+		key: (fields) => moneyBackPostbackKey(kind, fields),
 		label: (fields) => `${trimmed(fields.Id)} ${canonicalStatus(fields.Status)}`,
 		item: (fields) => {
 			const item = moneyBackItem(kind, fields) as IDataObject;
