@@ -20,7 +20,7 @@ import { ApiError, BudgetSpent } from '../service-api.ts';
 import type { Admission } from '../admission.ts';
 import type { Targets } from '../targets.ts';
 import { noteListed, readList } from './lists.ts';
-import { PaymentSearch, paymentSearchCoverage } from './payments.ts';
+import { PaymentSearch, billOf, paymentSearchCoverage } from './payments.ts';
 import type { PaymentHooks } from './payments.ts';
 import type { MoneyBackCoverage, Window } from './result.ts';
 
@@ -318,7 +318,7 @@ export class MoneyBackCatchup {
 			}
 			if (billId === '') return undefined;
 			let orderId = source === undefined ? undefined : orderIdOf(source);
-			if (orderId === undefined) orderId = orderIdOf(await w.api.billStatus(billId));
+			if (orderId === undefined) orderId = orderIdOf(await billOf(w, billId));
 			return { billId, ...(orderId === undefined ? {} : { invId: orderId ?? '' }) };
 		} catch (error) {
 			if (!(error instanceof ApiError) || isTransientStatus(error.status)) throw error;

@@ -134,7 +134,7 @@ export class PaymentSearch {
 		);
 		const known = new Set(await hooks.store.catchupMarks(candidates.map(paymentMark)));
 		const queue = candidates.filter((row) => !known.has(paymentMark(row)));
-		const asked = new Map<string, Json | null>();
+		const refused = new Set<string>();
 		for (let i = 0; i < queue.length; i++) {
 			const row = queue[i];
 			// Counted, not forwarded (baseline.ts): no call spent on its bill.
@@ -143,16 +143,19 @@ export class PaymentSearch {
 				continue;
 			}
 			const billId = textOf(row.bill_id);
-			let bill = billId === '' ? {} : (w.bills.listed.get(billId) ?? asked.get(billId));
+			if (refused.has(billId)) continue;
+			let bill: Json | null | undefined = billId === '' ? {} : knownBill(w, billId);
 			if (bill === undefined) {
 				if (w.api.calls >= until) {
 					coverage.paymentsLeft += queue.length - i;
 					return new BudgetSpent(until);
 				}
 				bill = await this.#bill(w, billId, hooks);
-				asked.set(billId, bill);
 			}
-			if (bill === null) continue;
+			if (bill === null) {
+				refused.add(billId);
+				continue;
+			}
 			const day = createdDate(bill.created_at);
 			if (day !== undefined && day < w.billWindowSince) {
 				coverage.olderBills += 1;
@@ -172,7 +175,7 @@ export class PaymentSearch {
 	/** The payment's bill (`bill/status`), a MULTI one remembered; null: the service refused it. */
 	async #bill(w: Window, billId: string, hooks: PaymentHooks): Promise<Json | null> {
 		try {
-			const bill = await w.api.billStatus(billId);
+			const bill = await billOf(w, billId);
 			if (isMulti(bill)) await rememberLink(hooks.store, billId, w.now, hooks.logger);
 			return bill;
 		} catch (error) {
@@ -184,6 +187,22 @@ export class PaymentSearch {
 			return null;
 		}
 	}
+}
+
+/** A bill this run knows without a call: listed by a search, or asked for already. */
+const knownBill = (w: Window, billId: string): Json | undefined =>
+	w.bills.listed.get(billId) ?? w.bills.asked.get(billId);
+
+/**
+ * A bill's record: one this run's searches listed, else `bill/status`, asked once a run (the
+ * payment search and the refunds and chargebacks share it). Its errors are the call's.
+ */
+export async function billOf(w: Window, billId: string): Promise<Json> {
+	const known = knownBill(w, billId);
+	if (known !== undefined) return known;
+	const bill = await w.api.billStatus(billId);
+	w.bills.asked.set(billId, bill);
+	return bill;
 }
 
 /**

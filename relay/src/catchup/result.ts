@@ -162,8 +162,15 @@ export interface Window {
 	chargebackSince: string;
 	/** The first day a deep run searches bills from (RELAY_CATCHUP_BILL_DAYS back), whatever the run. */
 	billWindowSince: string;
-	/** Bills this run's searches listed (by id), and those whose payments it read. */
-	bills: { listed: Map<string, Record<string, unknown>>; read: Set<string> };
+	/**
+	 * Bills this run's searches listed (by id), those whose payments it read, and those it asked
+	 * `bill/status` for (payments.ts billOf: each bill once a run).
+	 */
+	bills: {
+		listed: Map<string, Record<string, unknown>>;
+		read: Set<string>;
+		asked: Map<string, Record<string, unknown>>;
+	};
 	pruneBefore: number;
 	budget: number;
 	apiRoot: string;
@@ -219,7 +226,7 @@ export function windowOf(
 		billSince,
 		chargebackSince,
 		billWindowSince,
-		bills: { listed: new Map(), read: new Set() },
+		bills: { listed: new Map(), read: new Set(), asked: new Map() },
 		// A mark outlives every window that could show its record again: a chargeback's mark the
 		// payment's whole window (RELAY_CATCHUP_CHARGEBACK_DAYS).
 		pruneBefore:
