@@ -99,7 +99,7 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		// Coverage: the last run and the last deep run.
 		await admin(r, 'POST', '/catchup');
 		const coverage = await admin(r, 'GET', '/catchup');
-		expect(coverage).toMatchObject({ billDays: 90, deepIntervalS: 21_600 });
+		expect(coverage).toMatchObject({ billDays: 90, chargebackDays: 180, deepIntervalS: 21_600 });
 		expect(coverage.last.deep).toBe(false);
 		expect(coverage.lastDeep).toMatchObject({
 			deep: true,

@@ -41,12 +41,15 @@ export interface CatchupOptions {
 /**
  * The catch-up: every RELAY_CATCHUP_INTERVAL_S seconds it reads the service for the last
  * RELAY_CATCHUP_DAYS days (`payout/search`, `bill/search`, then `bill/payments` of each bill in
- * a final status it has not read in that status, then refunds and chargebacks with a share of the
- * budget held for them, then older bills), and stores each final payment or payout no
- * postback brought as an event of source `catch-up`, forwarded like a postback. Its dedupe key is
- * the postback's, so the late genuine postback after it is a duplicate (and the other way round).
- * One run at a time per store (PostgreSQL: across every relay on the database); a run that fails
- * is logged and the next interval tries again.
+ * a final status it has not read in that status (bills.ts), then with a share of the budget held
+ * for them refunds and the one payment search: the payments of bills no bill search holds, and
+ * the chargebacks of its paid payments (money-back.ts, payments.ts), then the remembered links
+ * and older bills), and stores each final payment, payout, refund or chargeback no postback
+ * brought as an event of source `catch-up`, forwarded like a postback. Its dedupe key is the
+ * postback's, so the late genuine postback after it is a duplicate (and the other way round).
+ * What a run could not see is said in its `gaps` and alerted (report.ts). One run at a time per
+ * store (PostgreSQL: across every relay on the database); a run that fails is logged and the
+ * next interval tries again.
  */
 export class CatchupRunner {
 	readonly #o: CatchupOptions;
