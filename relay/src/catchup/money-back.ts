@@ -19,7 +19,7 @@ import type { MoneyBackEvent, PostbackFields } from '../contract.ts';
 import { ApiError, BudgetSpent } from '../service-api.ts';
 import type { Admission } from '../admission.ts';
 import type { Targets } from '../targets.ts';
-import { noteListed, readList } from './lists.ts';
+import { noteListed, noteUnread, readList } from './lists.ts';
 import { PaymentSearch, billOf, paymentSearchCoverage } from './payments.ts';
 import type { PaymentHooks } from './payments.ts';
 import type { MoneyBackCoverage, Window } from './result.ts';
@@ -182,8 +182,11 @@ export class MoneyBackCatchup {
 			if (chargebacks) await this.#chargebacks(w, hooks, coverage, until, listed.rows);
 			return listed.stopped ?? left;
 		} catch (error) {
-			if (error instanceof BudgetSpent) return error;
-			throw error;
+			if (!(error instanceof BudgetSpent)) throw error;
+			// The refunds spent the share: the payment search waits for the next run, and says so.
+			if (w.result.paymentSearch?.state === 'not_read')
+				noteUnread(w.result.unread, 'payment/search', 'budget');
+			return error;
 		}
 	}
 

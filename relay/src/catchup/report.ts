@@ -67,8 +67,9 @@ export function gapsOf(result: CatchupResult): CatchupGap[] {
 }
 
 /**
- * `catchup-gap`, once per cause: what a run could not see (gapsOf). Not the lists cut by the
- * budget or the memory ceiling (`catchup-failed` says those), and for the chargebacks only payments
+ * `catchup-gap`, once per cause: what a run could not see (gapsOf). Not what the budget or the
+ * memory ceiling left for the next run (`catchup-failed` says it when it lasts), and for the
+ * chargebacks only payments
  * never looked at since the relay started, once per stretch of runs that leave some.
  */
 export async function alertGaps(
@@ -79,10 +80,12 @@ export async function alertGaps(
 ): Promise<void> {
 	if (result.outcome === 'skipped') return;
 	const never = result.moneyBack?.paymentsNeverChecked ?? 0;
-	if (never === 0) trouble.uncheckedSince = undefined;
-	else trouble.uncheckedSince ??= now;
+	// A run that did not get to the chargebacks neither ends nor starts a stretch.
+	if (result.moneyBack?.chargebacksSince)
+		trouble.uncheckedSince = never === 0 ? undefined : (trouble.uncheckedSince ?? now);
 	for (const gap of result.gaps) {
-		if (/^unread:.*:(budget|memory)$/.test(gap.code)) continue;
+		// What the budget or the ceiling left, the next run goes on with (catchup-failed says it when it lasts).
+		if (/^unread:.*:(budget|memory)$/.test(gap.code) || gap.code === 'payments-left') continue;
 		if (gap.code === 'chargebacks-unchecked' && never === 0) continue;
 		const cause =
 			gap.code === 'chargebacks-unchecked'
