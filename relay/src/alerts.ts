@@ -5,7 +5,7 @@ import type { Metrics } from './metrics.ts';
 import type { ReadStore } from './store/types.ts';
 
 /** What an alert is about. */
-export type AlertKind = 'catch-up' | 'catchup-failed' | 'dead' | 'backlog';
+export type AlertKind = 'catch-up' | 'catchup-failed' | 'catchup-gap' | 'dead' | 'backlog';
 
 export interface Alert {
 	kind: AlertKind;

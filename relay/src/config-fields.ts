@@ -269,6 +269,13 @@ export const fields = z.object({
 		.describe(
 			'how many days back a deep catch-up run searches bills by their creation date (at most 365)',
 		),
+	// Card chargebacks come months after the payment: a deep run lists the paid payments of this
+	// many days and reads each one's chargebacks, least recently read first.
+	RELAY_CATCHUP_CHARGEBACK_DAYS: int(1, 180)
+		.refine((d) => d <= 730, 'must be at most 730 days')
+		.describe(
+			'how many days back a deep catch-up run lists paid payments to read their chargebacks (at most 730)',
+		),
 	RELAY_CATCHUP_DEEP_INTERVAL_S: int(60, 21_600).describe(
 		'seconds between deep catch-up runs (the first run after start is deep; at least 60)',
 	),

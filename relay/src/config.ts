@@ -87,6 +87,8 @@ export interface RelayConfig {
 		maxBytes: number;
 		/** How many days back a deep run searches bills by their creation date. */
 		billDays: number;
+		/** How many days back a deep run lists paid payments to read their chargebacks. */
+		chargebackDays: number;
 		/** Seconds between deep runs (the first run after start is deep). */
 		deepIntervalS: number;
 		/** The service's address (PAYPALYCH_API_BASE_URL), without a trailing slash. */
@@ -366,6 +368,7 @@ function catchupOf(c: Fields): RelayConfig['catchup'] {
 		maxCalls: c.RELAY_CATCHUP_MAX_CALLS,
 		maxBytes: c.RELAY_CATCHUP_MAX_BYTES,
 		billDays: c.RELAY_CATCHUP_BILL_DAYS,
+		chargebackDays: c.RELAY_CATCHUP_CHARGEBACK_DAYS,
 		deepIntervalS: c.RELAY_CATCHUP_DEEP_INTERVAL_S,
 		apiBaseUrl: c.PAYPALYCH_API_BASE_URL,
 		shopId: c.PAYPALYCH_SHOP_ID,

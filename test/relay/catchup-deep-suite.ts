@@ -50,7 +50,7 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 	const trsIds = (run: Json) => (run.found as Json[]).map((f) => f.trsId as string).sort();
 	const today = () => dateIn('Europe/Moscow');
 
-	it('a NORMAL bill created 10 days ago and paid today, its postback lost: the first run is deep and catches it up; an ordinary run does not search that far, {"deep":true} does; a payment of its own old date is left alone', async () => {
+	it('a NORMAL bill created 10 days ago and paid today, its postback lost: the first run is deep and catches it up; an ordinary run does not search that far for bills, but its payment search finds the payment, and {"deep":true} then reads the bill; a payment of its own old date is left alone', async () => {
 		const m = await merchant();
 		// The relay's store from 11 days ago: the payments below are after its baseline.
 		clock.offsetMs = -11 * DAY_MS;
@@ -72,7 +72,9 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		if (profile === 'live') expect(caught[0].fields.InvId).toBe(old.orderId);
 		expect(await events(r, `&trsId=${stale.paymentId}`)).toEqual([]);
 
-		// Another old bill paid today: the ordinary run (3 days of bills) does not see it.
+		// Another old bill paid today: the ordinary run's bill search (3 days) does not list it, its
+		// payment search (the payments of the last 3 days) does list the payment: found by it, with
+		// the order ID read from the bill.
 		const later = await daysAgo(10, () => m.bill('75.00'));
 		const laterPaid = await m.pay(later.billId);
 		const ordinary = await admin(r, 'POST', '/catchup');
@@ -80,19 +82,25 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 			outcome: 'done',
 			deep: false,
 			billsSince: addDays(today(), -3),
+			bills: 0,
+			paymentSearch: { state: 'read', payments: 1, olderBills: 0 },
 		});
-		expect(ordinary.found).toEqual([]);
+		expect(trsIds(ordinary)).toEqual([laterPaid.paymentId]);
+		const byPaymentSearch = await events(r, `&trsId=${laterPaid.paymentId}`);
+		if (profile === 'live') expect(byPaymentSearch[0].fields.InvId).toBe(later.orderId);
 		const deep = await admin(r, 'POST', '/catchup', { deep: true });
 		expect(deep).toMatchObject({ outcome: 'done', deep: true });
-		expect(trsIds(deep)).toEqual([laterPaid.paymentId]);
-		// The first bill is marked read: the deep run read only the new one.
+		expect(deep.found).toEqual([]);
+		// The first bill is marked read: the deep run read only the new one, and its payment is the
+		// event the payment search stored.
 		expect(deep.billsRead).toBe(1);
 		expect(deep.payments).toBe(1);
+		expect(await events(r, `&trsId=${laterPaid.paymentId}`)).toHaveLength(1);
 
 		// Coverage: the last run and the last deep run.
 		await admin(r, 'POST', '/catchup');
 		const coverage = await admin(r, 'GET', '/catchup');
-		expect(coverage).toMatchObject({ billDays: 90, deepIntervalS: 21_600 });
+		expect(coverage).toMatchObject({ billDays: 90, chargebackDays: 180, deepIntervalS: 21_600 });
 		expect(coverage.last.deep).toBe(false);
 		expect(coverage.lastDeep).toMatchObject({
 			deep: true,
@@ -305,13 +313,14 @@ export function catchupDeepSuite(store: SuiteStore, profile: 'live' | 'spec'): v
 		const runs = [];
 		for (let i = 0; i < 3; i++) runs.push(await admin(r, 'POST', '/catchup'));
 		// Each run reads one payout and one bill; the third reads their last pages: nothing of them
-		// left to read. (Every run stays partial: the payment search of the chargebacks, one row a
-		// page here, is cut at its share of 2 calls.)
+		// left to read. The payment search, one row a page here, is cut at its share of 2 calls and
+		// resumes at its next page too: the third run reads its last page, and is done.
 		expect(runs.map((run) => `${run.outcome} ${run.deep}`)).toEqual([
 			'partial true',
 			'partial true',
-			'partial true',
+			'done true',
 		]);
+		expect(runs.map((run) => run.paymentSearch.state)).toEqual(['cut', 'cut', 'read']);
 		expect(runs.map((run) => run.toRead)).toEqual([
 			{ bills: 0, multiBills: 0, billPages: true, payouts: true },
 			{ bills: 0, multiBills: 0, billPages: true, payouts: true },

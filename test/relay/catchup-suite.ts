@@ -192,9 +192,17 @@ export function catchupSuite(store: SuiteStore, profile: 'live' | 'spec' = 'live
 		const seen = alerts.received.length;
 		await new Promise((resolve) => setTimeout(resolve, 400));
 		expect(alerts.received.length).toBe(seen);
-		expect(kinds().sort()).toEqual(['backlog', 'catch-up', 'dead']);
+		// And what the catch-up cannot see: this merchant's refund API is off (catchup-gap, once).
+		expect(kinds().sort()).toEqual(['backlog', 'catch-up', 'catchup-gap', 'dead']);
+		const gap = JSON.parse(alerts.received.find((a) => a.body.includes('"catchup-gap"'))!.body);
+		expect(gap.message).toMatch(/refund API is not switched on/);
 		const listed = await admin(r, 'GET', '/alerts');
-		expect(listed.data.map((a: Json) => a.kind).sort()).toEqual(['backlog', 'catch-up', 'dead']);
+		expect(listed.data.map((a: Json) => a.kind).sort()).toEqual([
+			'backlog',
+			'catch-up',
+			'catchup-gap',
+			'dead',
+		]);
 
 		// The console shows the same: alerts on the overview, the source in the event list and page.
 		const page = await consoleReader(r.app);

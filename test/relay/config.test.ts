@@ -326,6 +326,7 @@ describe('relay configuration', () => {
 			maxCalls: 200,
 			maxBytes: 64 * 1_048_576,
 			billDays: 90,
+			chargebackDays: 180,
 			deepIntervalS: 21_600,
 			apiBaseUrl: 'https://pal24.pro',
 		});
@@ -337,6 +338,7 @@ describe('relay configuration', () => {
 			RELAY_CATCHUP_MAX_CALLS: '50',
 			RELAY_CATCHUP_MAX_BYTES: '2097152',
 			RELAY_CATCHUP_BILL_DAYS: '365',
+			RELAY_CATCHUP_CHARGEBACK_DAYS: '730',
 			RELAY_CATCHUP_DEEP_INTERVAL_S: '3600',
 			PAYPALYCH_API_BASE_URL: 'http://127.0.0.1:9/',
 			RELAY_ALLOW_PLAIN_HTTP_API: '1',
@@ -349,6 +351,7 @@ describe('relay configuration', () => {
 			maxCalls: 50,
 			maxBytes: 2_097_152,
 			billDays: 365,
+			chargebackDays: 730,
 			deepIntervalS: 3600,
 			apiBaseUrl: 'http://127.0.0.1:9',
 		});
@@ -362,6 +365,8 @@ describe('relay configuration', () => {
 			['RELAY_CATCHUP_INTERVAL_S', '29'],
 			['RELAY_CATCHUP_BILL_DAYS', '366'],
 			['RELAY_CATCHUP_BILL_DAYS', '0'],
+			['RELAY_CATCHUP_CHARGEBACK_DAYS', '731'],
+			['RELAY_CATCHUP_CHARGEBACK_DAYS', '0'],
 			['RELAY_CATCHUP_DEEP_INTERVAL_S', '59'],
 			['RELAY_CATCHUP_MAX_BYTES', '1048575'],
 			['RELAY_CATCHUP_INTERVAL_S', 'soon'],

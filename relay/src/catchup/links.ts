@@ -9,7 +9,7 @@ type LinkStore = Pick<Housekeeping, 'rememberLinks' | 'linksToRead' | 'markLinks
 
 /** A MULTI link read with payments is remembered: read in rotation whatever its age. */
 export async function rememberLink(
-	store: LinkStore,
+	store: Pick<Housekeeping, 'rememberLinks'>,
 	id: string,
 	now: number,
 	logger: Logger,

@@ -53,7 +53,7 @@ export async function readList(
 	maxPages: number,
 	keep: (row: Record<string, unknown>) => boolean,
 	held?: HeldRows,
-): Promise<{ rows: Record<string, unknown>[]; next?: string; stopped?: BudgetSpent }> {
+): Promise<Listed> {
 	const rows: Record<string, unknown>[] = [];
 	let resumeAt = firstUrl;
 	try {
@@ -70,6 +70,8 @@ export async function readList(
 			if (over && page.next !== undefined) return { rows, next: page.next, stopped: over };
 			if (page.end === 'page_cap')
 				return { rows, next: page.next, stopped: new BudgetSpent(maxPages) };
+			if (page.end === 'refused_next' || page.end === 'repeated_page')
+				return { rows, end: page.end };
 			if (page.next !== undefined) resumeAt = page.next;
 		}
 		return { rows };
@@ -77,6 +79,75 @@ export async function readList(
 		if (error instanceof BudgetSpent) return { rows, next: resumeAt, stopped: error };
 		throw error;
 	}
+}
+
+/** What readList read: the rows kept, and why it stopped before the list's end, if it did. */
+export interface Listed {
+	rows: Record<string, unknown>[];
+	/** Where to go on (a list stopped by the budget, the deadline or the ceiling). */
+	next?: string;
+	stopped?: BudgetSpent;
+	/**
+	 * The service's paging ended the read before the list's end: a `links.next` that leaves the API
+	 * root (`refused_next`), or a next page that was one already read (`repeated_page`).
+	 */
+	end?: 'refused_next' | 'repeated_page';
+}
+
+/** Why a list of a run was not read to its end (the run's `unread`). */
+export type UnreadReason =
+	| 'budget'
+	| 'memory'
+	| 'page_cap'
+	| 'refused_next'
+	| 'repeated_page'
+	| 'refused';
+
+/** A list a run did not read to its end, and why (`count`: how many times in the run). */
+export interface UnreadList {
+	list: string;
+	reason: UnreadReason;
+	count: number;
+	/** The service's refusal, or the bill whose payments were cut at their page cap. */
+	detail?: string;
+}
+
+/** Says in `unread` that `list` was not read to its end (once per list and reason, counted). */
+export function noteUnread(
+	unread: UnreadList[],
+	list: string,
+	reason: UnreadReason,
+	detail?: string,
+): void {
+	const same = unread.find((u) => u.list === list && u.reason === reason);
+	if (same) same.count += 1;
+	else unread.push({ list, reason, count: 1, ...(detail === undefined ? {} : { detail }) });
+}
+
+/** Says in `unread` why readList stopped before the list's end, if it did. */
+export function noteListed(unread: UnreadList[], list: string, listed: Listed): void {
+	if (listed.stopped)
+		noteUnread(unread, list, listed.stopped instanceof MemoryCeilingReached ? 'memory' : 'budget');
+	else if (listed.end) noteUnread(unread, list, listed.end);
+}
+
+/**
+ * A list's answer with `links` and `meta` as objects, as the shared page reader reads them: the
+ * service's typed clients show them as one-element lists on bill/payments and most searches
+ * (docs/developer/service.md); an object and a one-element list are both read.
+ */
+export function pageShape(answer: Record<string, unknown>): Record<string, unknown> {
+	const one = (value: unknown) =>
+		Array.isArray(value) &&
+		value.length === 1 &&
+		typeof value[0] === 'object' &&
+		value[0] !== null &&
+		!Array.isArray(value[0])
+			? (value[0] as unknown)
+			: value;
+	const links = one(answer.links);
+	const meta = one(answer.meta);
+	return links === answer.links && meta === answer.meta ? answer : { ...answer, links, meta };
 }
 
 /** The most pages of one bill's payments a run reads (100 rows a page): a cap, said in the log. */
@@ -95,6 +166,7 @@ export async function billPayments(
 		apiRoot: string;
 		held: HeldRows;
 		billPaymentsUrl: (billId: string) => string;
+		result: { unread: UnreadList[] };
 	},
 	bill: Record<string, unknown>,
 	logger: Logger,
@@ -115,11 +187,15 @@ export async function billPayments(
 			const weight = page.rows.length > 0 ? Math.ceil((page.bytes * kept) / page.rows.length) : 0;
 			const over = w.held.add(kept, weight);
 			if (over && page.next !== undefined) return over;
-			if (page.end === 'page_cap')
+			if (page.end === 'refused_next' || page.end === 'repeated_page')
+				noteUnread(w.result.unread, 'bill/payments', page.end, String(bill.id));
+			if (page.end === 'page_cap') {
+				noteUnread(w.result.unread, 'bill/payments', 'page_cap', String(bill.id));
 				logger.warn(
 					{ bill: bill.id, pages: BILL_PAYMENT_PAGES, payments: rows.length },
 					"catch-up read the first pages of a bill's payments, up to its cap; the rest are not read",
 				);
+			}
 		}
 		return rows;
 	} catch (error) {

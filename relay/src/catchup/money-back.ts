@@ -2,10 +2,12 @@ import type { Logger } from 'pino';
 import {
 	PAYMENT_POSTBACK_STATUSES,
 	canonicalStatus,
+	createdDate,
 	createdWithin,
 	expectedSignature,
 	formatCents,
 	isMoneyBackFinal,
+	isTransientStatus,
 	moneyBackKey,
 	moneyBackListOf,
 	orderIdOf,
@@ -16,21 +18,24 @@ import {
 import type { MoneyBackEvent, PostbackFields } from '../contract.ts';
 import { ApiError, BudgetSpent } from '../service-api.ts';
 import type { Admission } from '../admission.ts';
-import type { Housekeeping } from '../store/types.ts';
 import type { Targets } from '../targets.ts';
-import { readList } from './lists.ts';
+import { noteListed, noteUnread, readList } from './lists.ts';
+import { PaymentSearch, billOf, paymentSearchCoverage } from './payments.ts';
+import type { PaymentHooks } from './payments.ts';
 import type { MoneyBackCoverage, Window } from './result.ts';
 
 /**
  * The catch-up of money going back (docs/developer/service.md): refunds
  * through `refund/search` (the refund API, switched on per merchant by the service's support),
  * chargebacks where a paid payment's record shows them (`payment/status?chargeback=1`, or a
- * `chargebacks` list the payment search already carries). Each one no postback brought is admitted
- * as the postback the service would have sent (signed with the token, so the trigger verifies it
- * and confirms it with the service), once: a mark per refund and status, and per chargeback, spares
- * the calls of the next runs, and the intake's dedupe key makes the late genuine postback its
- * duplicate. Read after the payouts and the last days' bills, within a share of the run's budget
- * (a quarter) held for them from the start of the run: no backlog of bills or payouts spends it.
+ * `chargeback` / `chargebacks` list the payment search already carries), the paid payments listed
+ * by the run's one payment search (payments.ts). Each one no postback brought is admitted as the
+ * postback the service would have sent (signed with the token, so the trigger verifies it and
+ * confirms it with the service), once: a mark per record under its identity (moneyBackKey: kind,
+ * Id, status) spares the calls of the next runs, and the intake's dedupe key, the same identity,
+ * makes the late genuine postback its duplicate. Read after the payouts and the last days' bills,
+ * within a share of the run's budget (a quarter) held for them from the start of the run: no
+ * backlog of bills or payouts spends it.
  */
 
 /** What the run learnt of money going back: the coverage beside the bills'. */
@@ -43,10 +48,12 @@ export interface MoneyBackHooks {
 		/** The service's record: one made before the relay's baseline is counted, not admitted. */
 		record: Record<string, unknown>,
 	) => Promise<Admission | undefined>;
-	store: Pick<Housekeeping, 'catchupMarks' | 'addCatchupMarks'>;
+	/** The runner's admission of a payment the payment search found (payments.ts). */
+	admitPayment: PaymentHooks['admit'];
+	store: PaymentHooks['store'];
 	logger: Logger;
-	/** A kind without targets is not read. */
-	targets: Pick<Targets, MoneyBackEvent>;
+	/** A kind without targets is not read (payments: the payment search's payments). */
+	targets: Pick<Targets, MoneyBackEvent | 'payment'>;
 }
 
 type Json = Record<string, unknown>;
@@ -101,6 +108,8 @@ export class MoneyBackCatchup {
 	readonly #checkedAt = new Map<string, number>();
 	/** The service answered refunds_not_enabled: not asked again before the next deep run. */
 	#refundsOff = false;
+	/** The payment search: payments of older bills, and the paid payments to read chargebacks of. */
+	readonly #search = new PaymentSearch();
 
 	/** The kinds this run reads: those with targets; refunds not while remembered off (but on a deep run). */
 	#kinds(w: Window, targets: MoneyBackHooks['targets']): MoneyBackEvent[] {
@@ -109,41 +118,75 @@ export class MoneyBackCatchup {
 		);
 	}
 
-	/**
-	 * The share of the run's budget held for refunds and chargebacks, that payouts and bills cannot
-	 * spend: a quarter, at least one call for each kind read, at most half; none when none is read.
-	 */
-	share(w: Window, targets: MoneyBackHooks['targets']): number {
-		const kinds = this.#kinds(w, targets).length;
-		if (kinds === 0) return 0;
-		return Math.min(Math.max(kinds, Math.floor(w.budget / 4)), Math.floor(w.budget / 2));
+	/** The lists this run reads within the share: refund/search, and payment/search (one list for payments and chargebacks). */
+	#lists(w: Window, targets: MoneyBackHooks['targets']): number {
+		const kinds = this.#kinds(w, targets);
+		const search = kinds.includes('chargeback') || targets.payment.length > 0;
+		return (kinds.includes('refund') ? 1 : 0) + (search ? 1 : 0);
 	}
 
 	/**
-	 * Reads refunds, then chargebacks, within `share` calls (held for them by the runner: the
+	 * The share of the run's budget held for refunds, chargebacks and the payment search, that
+	 * payouts and bills cannot spend: a quarter, at least one call for each list read, at most
+	 * half; none when none is read.
+	 */
+	share(w: Window, targets: MoneyBackHooks['targets']): number {
+		const lists = this.#lists(w, targets);
+		if (lists === 0) return 0;
+		return Math.min(Math.max(lists, Math.floor(w.budget / 4)), Math.floor(w.budget / 2));
+	}
+
+	/**
+	 * Reads refunds, then the payment search (payments.ts): the payments of older bills, then the
+	 * chargebacks of its paid payments, within `share` calls (held for them by the runner: the
 	 * refund search's first page is read every run, whatever the bills left); what it learnt goes
-	 * to the run's `moneyBack`.
+	 * to the run's `moneyBack` and `paymentSearch`.
 	 */
 	async read(w: Window, share: number, hooks: MoneyBackHooks): Promise<BudgetSpent | undefined> {
 		const kinds = this.#kinds(w, hooks.targets);
 		const remembered = hooks.targets.refund.length > 0 && !kinds.includes('refund');
+		const chargebacks = kinds.includes('chargeback');
 		const coverage: MoneyBackCoverage = {
 			refunds: remembered ? 'refunds_not_enabled' : 'not_read',
 			...(remembered ? { refundsRemembered: true as const } : {}),
 			refundsListed: 0,
+			chargebacksSince: chargebacks ? w.chargebackSince : null,
 			paymentsChecked: 0,
 			paymentsToCheck: 0,
+			paymentsNeverChecked: 0,
+			oldestToCheck: null,
 		};
 		w.result.moneyBack = coverage;
+		const payments = hooks.targets.payment.length > 0;
+		if (payments || chargebacks) w.result.paymentSearch = paymentSearchCoverage();
 		const until = Math.min(w.budget, w.api.calls + share);
-		if (kinds.length === 0 || until <= w.api.calls) return undefined;
+		if (this.#lists(w, hooks.targets) === 0 || until <= w.api.calls) return undefined;
 		try {
 			if (kinds.includes('refund')) await this.#refunds(w, hooks, coverage, until);
-			if (kinds.includes('chargeback')) await this.#chargebacks(w, hooks, coverage, until);
-			return undefined;
+			if (!payments && !chargebacks) return undefined;
+			const listed = await this.#search.read(
+				w,
+				chargebacks ? w.chargebackSince : w.since,
+				Math.max(1, Math.floor((until - w.api.calls) / 2)),
+				hooks.logger,
+			);
+			if (listed === undefined) return undefined;
+			const left = payments
+				? await this.#search.admit(
+						w,
+						listed.rows,
+						{ admit: hooks.admitPayment, store: hooks.store, logger: hooks.logger },
+						until,
+					)
+				: undefined;
+			if (chargebacks) await this.#chargebacks(w, hooks, coverage, until, listed.rows);
+			return listed.stopped ?? left;
 		} catch (error) {
-			if (error instanceof BudgetSpent) return error;
-			throw error;
+			if (!(error instanceof BudgetSpent)) throw error;
+			// The refunds spent the share: the payment search waits for the next run, and says so.
+			if (w.result.paymentSearch?.state === 'not_read')
+				noteUnread(w.result.unread, 'payment/search', 'budget');
+			return error;
 		}
 	}
 
@@ -159,7 +202,7 @@ export class MoneyBackCatchup {
 				w.held,
 			);
 		} catch (error) {
-			if (!(error instanceof ApiError) || error.status === null || error.status >= 500) throw error;
+			if (!(error instanceof ApiError) || isTransientStatus(error.status)) throw error;
 			coverage.refunds =
 				error.status === 403 || /refunds_not_enabled/.test(error.key)
 					? 'refunds_not_enabled'
@@ -177,30 +220,34 @@ export class MoneyBackCatchup {
 		this.#refundsOff = false;
 		coverage.refunds = listed.stopped ? 'not_read' : 'read';
 		coverage.refundsListed += listed.rows.length;
+		noteListed(w.result.unread, 'refund/search', listed);
 		await this.#admitAll(w, hooks, 'refund', listed.rows, undefined);
 		if (listed.stopped) throw listed.stopped;
 	}
 
 	/**
-	 * Paid payments of the window, least recently read first: the chargebacks each one shows (the
-	 * search row's own list, else `payment/status?chargeback=1`), while the share lasts.
+	 * The paid payments the search listed in the chargeback window, least recently read first: the
+	 * chargebacks each one shows (the search row's own list, else `payment/status?chargeback=1`),
+	 * while the share lasts. Those left are counted, with how many were never read and the oldest.
 	 */
-	async #chargebacks(w: Window, hooks: MoneyBackHooks, coverage: MoneyBackCoverage, until: number) {
-		const listed = await readList(
-			w.fetchPage,
-			w.firstUrl('/api/v1/payment/search', w.billSince),
-			w.apiRoot,
-			Math.max(1, Math.floor((until - w.api.calls) / 2)),
-			(row) =>
-				TOOK_MONEY.includes(canonicalStatus(row.status)) &&
-				createdWithin(row, w.billSince, w.today),
-			w.held,
-		);
-		const queue = listed.rows.sort(
-			(a, b) =>
-				(this.#checkedAt.get(textOf(a.id)) ?? 0) - (this.#checkedAt.get(textOf(b.id)) ?? 0) ||
-				String(b.created_at ?? '').localeCompare(String(a.created_at ?? '')),
-		);
+	async #chargebacks(
+		w: Window,
+		hooks: MoneyBackHooks,
+		coverage: MoneyBackCoverage,
+		until: number,
+		rows: readonly Json[],
+	) {
+		const queue = rows
+			.filter(
+				(row) =>
+					TOOK_MONEY.includes(canonicalStatus(row.status)) &&
+					createdWithin(row, w.chargebackSince, w.today),
+			)
+			.sort(
+				(a, b) =>
+					(this.#checkedAt.get(textOf(a.id)) ?? 0) - (this.#checkedAt.get(textOf(b.id)) ?? 0) ||
+					String(b.created_at ?? '').localeCompare(String(a.created_at ?? '')),
+			);
 		while (queue.length > 0) {
 			const row = queue[0];
 			let payment: Json = row;
@@ -209,8 +256,7 @@ export class MoneyBackCatchup {
 				try {
 					payment = await w.api.paymentStatus(textOf(row.id), { chargeback: true });
 				} catch (error) {
-					if (!(error instanceof ApiError) || error.status === null || error.status >= 500)
-						throw error;
+					if (!(error instanceof ApiError) || isTransientStatus(error.status)) throw error;
 					hooks.logger.warn(
 						{ payment: textOf(row.id), error: error.message },
 						'catch-up skipped the chargebacks of a payment',
@@ -224,7 +270,12 @@ export class MoneyBackCatchup {
 			await this.#admitAll(w, hooks, 'chargeback', list, payment);
 		}
 		coverage.paymentsToCheck += queue.length;
-		if (listed.stopped) throw listed.stopped;
+		for (const row of queue) {
+			if (!this.#checkedAt.has(textOf(row.id))) coverage.paymentsNeverChecked += 1;
+			const day = createdDate(row.created_at);
+			if (day !== undefined && (coverage.oldestToCheck === null || day < coverage.oldestToCheck))
+				coverage.oldestToCheck = day;
+		}
 	}
 
 	/** The final records not marked yet, each admitted as its postback, then marked. */
@@ -270,10 +321,10 @@ export class MoneyBackCatchup {
 			}
 			if (billId === '') return undefined;
 			let orderId = source === undefined ? undefined : orderIdOf(source);
-			if (orderId === undefined) orderId = orderIdOf(await w.api.billStatus(billId));
+			if (orderId === undefined) orderId = orderIdOf(await billOf(w, billId));
 			return { billId, ...(orderId === undefined ? {} : { invId: orderId ?? '' }) };
 		} catch (error) {
-			if (!(error instanceof ApiError) || error.status === null || error.status >= 500) throw error;
+			if (!(error instanceof ApiError) || isTransientStatus(error.status)) throw error;
 			return undefined;
 		}
 	}

@@ -1,5 +1,3 @@
-import type { Logger } from 'pino';
-import type { Alerter } from '../alerts.ts';
 import type { RelayConfig } from '../config.ts';
 import {
 	ENDPOINTS,
@@ -12,7 +10,8 @@ import {
 } from '../contract.ts';
 import { ApiError } from '../service-api.ts';
 import type { ServiceApi } from '../service-api.ts';
-import { HeldRows } from './lists.ts';
+import { HeldRows, pageShape } from './lists.ts';
+import type { UnreadList } from './lists.ts';
 import type { MoneyBackEvent } from '../contract.ts';
 import type { CatchupBaseline } from '../store/baseline-marks.ts';
 import type { CatchupBook } from '../store/catchup-book.ts';
@@ -34,9 +33,51 @@ export interface MoneyBackCoverage {
 	refundsRemembered?: true;
 	/** Refunds the search listed in the window. */
 	refundsListed: number;
+	/**
+	 * The first day (service's, Y-m-d) whose paid payments were listed for their chargebacks: a deep
+	 * run's is RELAY_CATCHUP_CHARGEBACK_DAYS back, an ordinary run's RELAY_CATCHUP_DAYS. null: no
+	 * chargeback target.
+	 */
+	chargebacksSince: string | null;
 	/** Paid payments of the window whose chargebacks this run read, and those left for later runs. */
 	paymentsChecked: number;
 	paymentsToCheck: number;
+	/** Of those left, the ones whose chargebacks no run of this process has read yet. */
+	paymentsNeverChecked: number;
+	/** The creation day (Y-m-d) of the oldest payment left; null when none is left. */
+	oldestToCheck: string | null;
+}
+
+/** What a run read of `payment/search` (payments.ts): one list for payments and chargebacks. */
+export interface PaymentSearchCoverage {
+	/**
+	 * `read`: to its end; `cut`: not to its end (`unread` says why; the next run goes on where it
+	 * stopped); `refused`: the service refused it (`refusal`); `not_read`: no payment or chargeback
+	 * target, or the budget ran out first.
+	 */
+	state: 'read' | 'cut' | 'refused' | 'not_read';
+	refusal?: string;
+	/** The first day (service's, Y-m-d) listed: the payments' window, or the chargebacks' if longer. */
+	since: string | null;
+	/** Rows the search listed in that window. */
+	listed: number;
+	/**
+	 * Payments of the last RELAY_CATCHUP_DAYS days in a postback status whose bill no bill search of
+	 * this run holds (an older bill, a MULTI link): each admitted as a bill's payment is, once.
+	 */
+	payments: number;
+	/** Of those, the ones left for the next run (the budget ran out). */
+	paymentsLeft: number;
+	/** Of those, the ones whose bill is older than RELAY_CATCHUP_BILL_DAYS, and its creation day. */
+	olderBills: number;
+	oldestBill: string | null;
+}
+
+/** Something a run could not see (report.ts gapsOf). */
+export interface CatchupGap {
+	/** What it is about: `refunds-off`, `payment-search-refused`, `chargebacks-unchecked`, ... */
+	code: string;
+	message: string;
 }
 
 /** One event the catch-up stored: a final payment, payout, refund or chargeback no postback brought. */
@@ -88,6 +129,17 @@ export interface CatchupResult {
 	error?: string;
 	/** Refunds and chargebacks (catchup/money-back.ts): absent when the run did not get to them. */
 	moneyBack?: MoneyBackCoverage;
+	/** The payment search (catchup/payments.ts): absent when the run did not get to it. */
+	paymentSearch?: PaymentSearchCoverage;
+	/** Lists this run did not read to their end, and why (the next run goes on with them). */
+	unread: UnreadList[];
+	/** What this run could not see, in words (report.ts gapsOf): the console shows it, alerts say it. */
+	gaps: CatchupGap[];
+	/**
+	 * Days the payments' window is short of RELAY_CATCHUP_DAYS: it never reaches further back than
+	 * the store keeps events (RELAY_RETENTION_DAYS − 1). Absent when it is not short.
+	 */
+	windowShortBy?: number;
 	/** A partial run stopped at RELAY_CATCHUP_MAX_BYTES: what it held (also raised as catchup-failed). */
 	ceiling?: string;
 	startedAt: number;
@@ -106,6 +158,19 @@ export interface Window {
 	today: string;
 	since: string;
 	billSince: string;
+	/** The first day whose paid payments are listed for their chargebacks (`since` on an ordinary run). */
+	chargebackSince: string;
+	/** The first day a deep run searches bills from (RELAY_CATCHUP_BILL_DAYS back), whatever the run. */
+	billWindowSince: string;
+	/**
+	 * Bills this run's searches listed (by id), those whose payments it read, and those it asked
+	 * `bill/status` for (payments.ts billOf: each bill once a run).
+	 */
+	bills: {
+		listed: Map<string, Record<string, unknown>>;
+		read: Set<string>;
+		asked: Map<string, Record<string, unknown>>;
+	};
 	pruneBefore: number;
 	budget: number;
 	apiRoot: string;
@@ -142,8 +207,13 @@ export function windowOf(
 	const days = windowDays(config);
 	const today = dateIn(SERVICE_TIME_ZONE, new Date(now));
 	const since = addDays(today, -days);
-	const billSince = result.deep ? addDays(today, -config.catchup.billDays) : since;
+	const billWindowSince = addDays(today, -config.catchup.billDays);
+	const billSince = result.deep ? billWindowSince : since;
+	const chargebackSince = result.deep
+		? addDays(today, -Math.max(config.catchup.chargebackDays, days))
+		: since;
 	result.billsSince = billSince;
+	if (days < config.catchup.days) result.windowShortBy = config.catchup.days - days;
 	return {
 		api,
 		result,
@@ -154,10 +224,16 @@ export function windowOf(
 		today,
 		since,
 		billSince,
-		pruneBefore: now - (Math.max(days, config.catchup.billDays) + 2) * DAY_MS,
+		chargebackSince,
+		billWindowSince,
+		bills: { listed: new Map(), read: new Set(), asked: new Map() },
+		// A mark outlives every window that could show its record again: a chargeback's mark the
+		// payment's whole window (RELAY_CATCHUP_CHARGEBACK_DAYS).
+		pruneBefore:
+			now - (Math.max(days, config.catchup.billDays, config.catchup.chargebackDays) + 2) * DAY_MS,
 		budget: config.catchup.maxCalls,
 		apiRoot: apiRootOf(config.catchup.apiBaseUrl),
-		fetchPage: (url: string) => api.page(url),
+		fetchPage: async (url: string) => pageShape(await api.page(url)),
 		firstUrl: (path: string, from: string, to = today) =>
 			listUrl(config.catchup.apiBaseUrl, path, {
 				...widenedDates(from, to),
@@ -191,99 +267,4 @@ export function runError(error: unknown, shopId: string | undefined): string {
 	)
 		return `${message}: the service requires shop_id on its searches; set PAYPALYCH_SHOP_ID to your shop's id`;
 	return message;
-}
-
-/**
- * `catch-up`, once per event: what a run found that no postback brought (what a back-fill asked
- * for is no sign of lost postbacks, and raises nothing).
- */
-export async function alertFound(alerter: Alerter | undefined, result: CatchupResult) {
-	const lost = result.found.filter((f) => !f.backfill);
-	if (lost.length === 0) return;
-	await alerter?.raise(
-		'catch-up',
-		lost.map((f) => `catch-up:${f.eventId}`),
-		`catch-up found ${lost.length} event(s) no postback brought: the service's postbacks are not reaching the relay`,
-		{ events: lost.slice(0, 50) },
-	);
-}
-
-/**
- * `catchup-failed`, once per cause: a failed run (its error), a record the store refused (its
- * kind and TrsId), and runs that ended partial or failed for longer than a deep interval.
- */
-export async function alertTrouble(
-	alerter: Alerter | undefined,
-	trouble: { since?: number },
-	deepIntervalS: number,
-	result: CatchupResult,
-	now: number,
-): Promise<void> {
-	if (result.skippedRecords.length > 0) {
-		await alerter?.raise(
-			'catchup-failed',
-			result.skippedRecords.map((r) => `catchup-skipped:${r.kind}:${r.trsId}`),
-			`catch-up skipped ${result.skippedRecords.length} record(s) the store cannot hold; read them in the service's account`,
-			{ records: result.skippedRecords.slice(0, 50) },
-		);
-	}
-	if (result.ceiling !== undefined) {
-		await alerter?.raise(
-			'catchup-failed',
-			['catchup-ceiling'],
-			`catch-up stopped at its memory ceiling: ${result.ceiling}; the next run goes on where it stopped`,
-			{ ceiling: result.ceiling, toRead: result.toRead },
-		);
-	}
-	if (result.outcome === 'failed') {
-		await alerter?.raise(
-			'catchup-failed',
-			[`catchup-failed:${(result.error ?? '').replace(/\d+/g, 'N').slice(0, 200)}`],
-			`catch-up failed: ${result.error ?? 'unknown error'}`,
-			{ error: result.error },
-		);
-	}
-	if (result.outcome === 'done') trouble.since = undefined;
-	else if (result.outcome !== 'skipped') {
-		trouble.since ??= now;
-		const limitMs = deepIntervalS * 1000;
-		if (now - trouble.since >= limitMs) {
-			await alerter?.raise(
-				'catchup-failed',
-				[`catchup-partial:${trouble.since}`],
-				`catch-up has not finished a run for ${Math.round((now - trouble.since) / 1000)} s (raise RELAY_CATCHUP_MAX_CALLS or look at the service's API)`,
-				{ since: new Date(trouble.since).toISOString(), toRead: result.toRead },
-			);
-		}
-	}
-}
-
-/** The run's one log line. */
-export function logRun(logger: Logger, result: CatchupResult): void {
-	const summary = {
-		outcome: result.outcome,
-		calls: result.calls,
-		deep: result.deep,
-		bills: result.bills,
-		billsRead: result.billsRead,
-		payments: result.payments,
-		payouts: result.payouts,
-		beforeBaseline: result.beforeBaseline,
-		found: result.found.length,
-		skippedRecords: result.skippedRecords.length,
-		durationMs: result.durationMs,
-	};
-	if (result.outcome === 'failed')
-		logger.error({ ...summary, error: result.error }, 'catch-up failed; the next run tries again');
-	else if (result.ceiling !== undefined)
-		logger.warn(
-			{ ...summary, ceiling: result.ceiling },
-			'catch-up stopped at its memory ceiling (RELAY_CATCHUP_MAX_BYTES); the next run goes on',
-		);
-	else if (result.outcome === 'partial')
-		logger.warn(
-			summary,
-			'catch-up stopped at its call budget (RELAY_CATCHUP_MAX_CALLS); the next run goes on',
-		);
-	else logger.info(summary, 'catch-up run');
 }

@@ -9,7 +9,7 @@ export const CONSOLE = '/admin/console';
 export const LOGIN = '/admin/login';
 export const ASSETS = `${CONSOLE}/assets`;
 
-export type Section = 'overview' | 'events' | 'dead';
+export type Section = 'overview' | 'events' | 'dead' | 'catchup';
 
 export interface PageOptions {
 	title: string;
@@ -26,6 +26,7 @@ const NAV: Array<[Section, string, string]> = [
 	['overview', 'Overview', CONSOLE],
 	['events', 'Events', `${CONSOLE}/events`],
 	['dead', 'Dead letters', `${CONSOLE}/dead`],
+	['catchup', 'Catch-up', `${CONSOLE}/catchup`],
 ];
 
 /** The whole document around a page's body: header with navigation, notices, then the body. */

@@ -34,6 +34,8 @@ code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monosp
 .badge.pending, .badge.retry { background:var(--warn); } .badge.delivering { background:var(--info); }
 .badge.catch-up { background:var(--info); }
 .receipt { font-weight:600; }
+ul.gaps { border-left:4px solid var(--warn); background:#fdf6e9; margin:0 0 1rem; padding:.6rem .8rem .6rem 2rem; }
+table.facts th { width:11rem; white-space:normal; }
 .muted { color:var(--muted); }
 .notice { border-left:4px solid var(--ok); background:#eefaf2; padding:.6rem .8rem; margin-bottom:1rem; }
 .error { border-left:4px solid var(--bad); background:#fdeeee; padding:.6rem .8rem; margin-bottom:1rem; }

@@ -114,6 +114,7 @@ function catchupRoutes(app: AdminApp, ctx: RelayContext): void {
 		intervalS: ctx.config.catchup.intervalS,
 		deepIntervalS: ctx.config.catchup.deepIntervalS,
 		billDays: ctx.config.catchup.billDays,
+		chargebackDays: ctx.config.catchup.chargebackDays,
 		last: ctx.catchup?.last ?? null,
 		lastDeep: ctx.catchup?.lastDeep ?? null,
 		// null when the store cannot write it now (read-only): the next run writes it first.

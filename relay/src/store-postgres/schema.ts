@@ -1,13 +1,17 @@
 // Versioned schema migrations of the PostgreSQL store: plain SQL, one entry per version, applied at
 // start in one transaction under an advisory lock, and recorded in relay_schema_migrations.
-// Why not a migration tool: two short migrations do not need a dependency, the SQL ships inside the
-// relay (no files to find at run time), and the lock lets several instances start at once.
+// Why not a migration tool: short migrations do not need a dependency, the SQL ships inside the
+// relay (no files to find at run time), and the lock lets several instances start at once. A
+// version may also rewrite rows with the relay's own code (`rewrite`), in the same transaction.
 import type { PoolClient } from 'pg';
+import { rewriteMoneyBackKeys } from './rewrites.ts';
 
 export interface Migration {
 	version: number;
 	name: string;
 	sql: string;
+	/** Rows rewritten with the relay's own code after `sql`, in the same transaction. */
+	rewrite?: (client: PoolClient) => Promise<void>;
 }
 
 export const PG_MIGRATIONS: readonly Migration[] = [
@@ -135,6 +139,14 @@ ALTER TABLE deliveries ADD COLUMN last_receipt text;
 ALTER TABLE attempts ADD COLUMN receipt text;
 `,
 	},
+	{
+		// Chargeback events keyed by kind, Id and status, and the catch-up's refund and chargeback
+		// marks under the same keys (store/money-back-keys.ts): computed with the wire contract.
+		version: 9,
+		name: 'the one money-back identity: chargeback keys with their status, refund and chargeback marks under their keys',
+		sql: '',
+		rewrite: rewriteMoneyBackKeys,
+	},
 ];
 
 /** Any constant: the advisory lock that serialises migrations of instances starting together. */
@@ -168,7 +180,8 @@ export async function migrate(
 		const applied: number[] = [];
 		for (const m of migrations) {
 			if (m.version <= current) continue;
-			await client.query(m.sql);
+			if (m.sql !== '') await client.query(m.sql);
+			await m.rewrite?.(client);
 			await client.query('INSERT INTO relay_schema_migrations (version, name) VALUES ($1, $2)', [
 				m.version,
 				m.name,

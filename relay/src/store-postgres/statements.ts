@@ -311,8 +311,15 @@ export const PRUNABLE_LOCKED = `SELECT id FROM events e WHERE received_at < $1
 export const STILL_PRUNABLE = `SELECT id FROM events e WHERE id = ANY($1::text[])
 	AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.status IN ('pending', 'delivering'))`;
 
-/** Deletes the listed events ($1) with their deliveries and attempts, in foreign-key order. */
+/**
+ * Deletes the listed events ($1) with their deliveries and attempts, in foreign-key order. A
+ * refund's or chargeback's key stays as a catch-up mark (at its time): the catch-up reads
+ * chargebacks of payments months old, and does not forward again one whose event is pruned.
+ */
 export const PRUNE = [
+	`INSERT INTO catchup_marks (mark, at) SELECT dedupe_key, received_at FROM events
+		WHERE id = ANY($1::text[]) AND kind IN ('refund', 'chargeback') AND dedupe_key IS NOT NULL
+		ON CONFLICT (mark) DO NOTHING`,
 	'DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM deliveries WHERE event_id = ANY($1::text[]))',
 	'DELETE FROM deliveries WHERE event_id = ANY($1::text[])',
 	'DELETE FROM events WHERE id = ANY($1::text[])',

@@ -1,9 +1,16 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { SqliteQueries } from './queries.ts';
+import { SqliteRewrites } from './rewrites.ts';
 import { openSqlite } from './schema.ts';
 
-/** The operations a batch can carry: every store operation, and the engine's own counters. */
-export type EngineOp = Exclude<keyof SqliteQueries, symbol> | 'stats';
+/**
+ * The operations a batch can carry: every store operation, the rewrites a schema version leaves
+ * due (rewrites.ts), and the engine's own counters.
+ */
+export type EngineOp =
+	| Exclude<keyof SqliteQueries, symbol>
+	| Exclude<keyof SqliteRewrites, symbol>
+	| 'stats';
 
 export interface EngineCall {
 	op: EngineOp;
@@ -24,6 +31,7 @@ export const DURABLE_OPS: ReadonlySet<EngineOp> = new Set<EngineOp>([
 	'revokeSession',
 	'catchupBaseline',
 	'backfillCatchup',
+	'rewriteMoneyBack',
 	'ping',
 ]);
 
@@ -38,19 +46,23 @@ export type EngineResult = { ok: true; value: unknown } | { ok: false; error: st
 export class SqliteEngine {
 	#db: DatabaseSync;
 	#queries: SqliteQueries;
+	#rewrites: SqliteRewrites;
 	#stats = { commits: 0, calls: 0, syncedCommits: 0 };
 	#synchronous: 'FULL' | 'NORMAL' = 'FULL';
 
 	constructor(path: string) {
 		this.#db = openSqlite(path);
 		this.#queries = new SqliteQueries(this.#db);
+		this.#rewrites = new SqliteRewrites(this.#db);
 	}
 
 	#call(c: EngineCall): unknown {
 		if (c.op === 'stats') return this.stats();
-		const fn = this.#queries[c.op] as unknown;
+		const owner =
+			c.op === 'moneyBackRows' || c.op === 'rewriteMoneyBack' ? this.#rewrites : this.#queries;
+		const fn = (owner as unknown as Record<string, unknown>)[c.op];
 		if (typeof fn !== 'function') throw new Error(`unknown store operation ${String(c.op)}`);
-		return (fn as (...args: unknown[]) => unknown).apply(this.#queries, c.args);
+		return (fn as (...args: unknown[]) => unknown).apply(owner, c.args);
 	}
 
 	/**

@@ -101,6 +101,14 @@ CREATE INDEX IF NOT EXISTS catchup_links_read ON catchup_links (read_at, bill_id
 ALTER TABLE deliveries ADD COLUMN last_receipt TEXT;
 ALTER TABLE attempts ADD COLUMN receipt TEXT;
 `,
+	// 9: the one money-back identity: chargeback events keyed by kind, Id and status, and the
+	// catch-up's refund and chargeback marks under the same keys (store/money-back-keys.ts). The rows
+	// are rewritten by SqliteStore.open on the relay's thread (the writer thread does not load the
+	// wire contract), in one transaction that also deletes this row: until then the rewrite is due.
+	`
+CREATE TABLE IF NOT EXISTS store_rewrites (name TEXT PRIMARY KEY);
+INSERT OR IGNORE INTO store_rewrites (name) VALUES ('money-back-keys');
+`,
 ];
 
 /**

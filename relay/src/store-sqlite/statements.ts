@@ -227,11 +227,21 @@ export const PRUNABLE = `SELECT id FROM events e WHERE received_at < ?
 	AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = e.id AND d.status IN ('pending', 'delivering'))
 	ORDER BY received_at LIMIT ?`;
 
-/** Deletes the listed events with their deliveries and attempts, in foreign-key order. */
+/**
+ * Deletes the listed events with their deliveries and attempts, in foreign-key order. A refund's
+ * or chargeback's key stays as a catch-up mark (at its time): the catch-up reads chargebacks of
+ * payments months old, and does not forward again one whose event is pruned.
+ */
 export function pruneStatements(eventIds: readonly string[]): Query[] {
 	const ids = list(eventIds.length);
 	const params = [...eventIds];
 	return [
+		{
+			sql: `INSERT INTO catchup_marks (mark, at) SELECT dedupe_key, received_at FROM events
+				WHERE id IN (${ids}) AND kind IN ('refund', 'chargeback') AND dedupe_key IS NOT NULL
+				ON CONFLICT (mark) DO NOTHING`,
+			params,
+		},
 		{
 			sql: `DELETE FROM attempts WHERE delivery_id IN (SELECT id FROM deliveries WHERE event_id IN (${ids}))`,
 			params,

@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { POSTBACK_EVENTS } from '../contract.ts';
 import type { PostbackEvent } from '../contract.ts';
 import { checkedAtEdge } from '../store/input.ts';
+import { moneyBackRewrite } from '../store/money-back-keys.ts';
 import { fillPairKeys, pairKeyOf } from '../store/pair-key.ts';
 import type { KeylessEvent } from '../store/pair-key.ts';
 import { SqliteEngine } from './engine.ts';
@@ -112,6 +113,9 @@ export class SqliteStore implements Store {
 				(since, limit) => store.#call<KeylessEvent[]>('eventsWithoutPairKey', since, limit),
 				(ids, keys) => store.#call('setPairKeys', ids, keys),
 			);
+			// Schema version 9's rewrite (store/money-back-keys.ts), when it is due.
+			const rows = await store.#call<Parameters<typeof moneyBackRewrite> | null>('moneyBackRows');
+			if (rows) await store.#call('rewriteMoneyBack', moneyBackRewrite(...rows));
 		} catch (error) {
 			store.#closed = true;
 			await store.#worker?.terminate();

@@ -4,6 +4,7 @@ import { LOGIN } from '../layout.ts';
 import { consoleErrorHandler, sendRefusal } from '../refusal.ts';
 import type { ConsoleAuth, ConsoleSession } from '../session.ts';
 import type { PageDeps } from './common.ts';
+import { catchupRoutes } from './catchup.ts';
 import { deadRoutes } from './dead.ts';
 import { eventRoutes } from './events.ts';
 import { overviewRoutes } from './overview.ts';
@@ -87,4 +88,5 @@ export async function consolePages(
 	eventRoutes(app, deps);
 	deadRoutes(app, deps);
 	replayRoutes(app, deps);
+	catchupRoutes(app, deps);
 }

@@ -88,8 +88,9 @@ function alertsSection(ctx: RelayContext): Html | string {
 		r.toRead.bills + r.toRead.multiBills > 0 || r.toRead.billPages || r.toRead.payouts
 			? `still to read: ${r.toRead.bills} bill(s), ${r.toRead.multiBills} MULTI link(s)${r.toRead.billPages ? ', more bill pages' : ''}${r.toRead.payouts ? ', more payout pages' : ''}`
 			: 'nothing left to read';
+	const gaps = last?.gaps.length ?? 0;
 	const catchup = last
-		? html`<p class="muted">Last catch-up: ${utc(last.startedAt)} UTC, ${last.deep ? 'deep, ' : ''}${last.outcome}, ${last.calls} API call(s), ${last.found.length} event(s) found${last.beforeBaseline > 0 ? `, ${last.beforeBaseline} recorded before the relay's baseline (${utc(last.baseline?.since ?? 0)} UTC), not forwarded` : ''}.</p>${
+		? html`<p class="muted">Last catch-up: ${utc(last.startedAt)} UTC, ${last.deep ? 'deep, ' : ''}${last.outcome}, ${last.calls} API call(s), ${last.found.length} event(s) found${last.beforeBaseline > 0 ? `, ${last.beforeBaseline} recorded before the relay's baseline (${utc(last.baseline?.since ?? 0)} UTC), not forwarded` : ''}; <a href="${CONSOLE}/catchup">${gaps > 0 ? `${gaps} thing(s) it could not see` : 'what it read'}</a>.</p>${
 				deep
 					? html`<p class="muted">Last deep catch-up: ${utc(deep.startedAt)} UTC, ${deep.outcome}; bills from ${deep.billsSince ?? '—'} (oldest read ${deep.oldestBillDate ?? '—'}), ${deep.bills} bill(s) listed, ${deep.billsRead} read, ${deep.payments} payment(s), ${deep.calls} API call(s); ${toRead(deep)}.</p>`
 					: ''
