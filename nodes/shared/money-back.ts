@@ -86,6 +86,39 @@ export function paymentIdOfMoneyBack(record: Json): string {
 }
 
 /**
+ * A refund or chargeback record as the package outputs it: the service's fields as given, with
+ * `payment_id` added (from `entity_id`, paymentIdOfMoneyBack) where the record names its payment
+ * only as its entity, as the service's refund records do. A workflow reads `payment_id` whichever
+ * spelling the service used; `entity_type` and `entity_id` stay.
+ */
+export function withPaymentId<T extends Json>(record: T): T {
+	if (record.payment_id !== undefined && record.payment_id !== null) return record;
+	const paymentId = paymentIdOfMoneyBack(record);
+	return paymentId === '' ? record : { ...record, payment_id: paymentId };
+}
+
+/**
+ * What the chargebacks a payment's record lists (`payment/status?chargeback=1`, under either key:
+ * moneyBackListOf) took back, in cents: the sum of their amounts, every one listed counted. A
+ * chargeback listed without an amount (the service's chargeback records show none) is taken as
+ * the whole payment (`paidCents`), and `amountUnknown` says so: what it took cannot be told, and
+ * a refund on top of a chargeback pays the payer twice.
+ */
+export function chargedBackOf(
+	payment: Json,
+	paidCents: number,
+): { cents: number; amountUnknown: boolean } {
+	let cents = 0;
+	let amountUnknown = false;
+	for (const record of moneyBackListOf('chargeback', payment) ?? []) {
+		const amount = toCents(record.amount);
+		if (amount === undefined) amountUnknown = true;
+		else cents += amount;
+	}
+	return { cents: amountUnknown ? Math.max(cents, paidCents) : cents, amountUnknown };
+}
+
+/**
  * What a body is by its fields alone: a refund and a chargeback carry the same fields; a P2P deal
  * (a deal of the service's P2P product, posted to the Result URL and signed like a payout) is
  * neither a payment nor a payout of the shop.

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
 	POSTBACK_RULES,
+	chargedBackOf,
 	confirmMoneyBack,
 	expectedSignature,
 	findById,
@@ -17,6 +18,7 @@ import {
 	signChargeback,
 	signRefund,
 	verifyPostback,
+	withPaymentId,
 } from '../../dist/nodes/shared/index.js';
 import { chargebackPostback, refundPostback } from '../../sandbox/src/refunds.ts';
 import { State } from '../../sandbox/src/state.ts';
@@ -310,5 +312,55 @@ describe('confirmMoneyBack', () => {
 		expect(findById([{ id: 'R1' }, { id: 'R123' }], ' R123')).toEqual({ id: 'R123' });
 		expect(findById([{ id: 'R1' }], 'R123')).toBeUndefined();
 		expect(findById(undefined, 'R1')).toBeUndefined();
+	});
+});
+
+describe("reading the service's records of refunds and chargebacks", () => {
+	it('withPaymentId: payment_id from entity_id where the record names its payment as the entity', () => {
+		const live = {
+			id: 'R1',
+			status: 'SUCCESS',
+			amount: 10,
+			entity_type: 'payment',
+			entity_id: 'T1',
+		};
+		expect(withPaymentId(live)).toEqual({ ...live, payment_id: 'T1' });
+		expect(withPaymentId({ id: 'R1', entity_id: 'T1' })).toMatchObject({ payment_id: 'T1' });
+		// Kept as given: a record with payment_id, one whose entity is not a payment, one naming none.
+		expect(withPaymentId({ id: 'R1', payment_id: 'T0', entity_id: 'T1' })).toEqual({
+			id: 'R1',
+			payment_id: 'T0',
+			entity_id: 'T1',
+		});
+		expect(withPaymentId({ id: 'R1', entity_type: 'bill', entity_id: 'B1' })).not.toHaveProperty(
+			'payment_id',
+		);
+		expect(withPaymentId({ id: 'R1' })).toEqual({ id: 'R1' });
+	});
+
+	it('chargedBackOf: the amounts listed under chargeback or chargebacks; one without an amount takes the whole payment', () => {
+		expect(chargedBackOf({}, 10000)).toEqual({ cents: 0, amountUnknown: false });
+		expect(chargedBackOf({ chargeback: [] }, 10000)).toEqual({ cents: 0, amountUnknown: false });
+		expect(
+			chargedBackOf(
+				{
+					chargebacks: [
+						{ id: 'C1', amount: 30 },
+						{ id: 'C2', amount: '5.50' },
+					],
+				},
+				10000,
+			),
+		).toEqual({ cents: 3550, amountUnknown: false });
+		// The service's chargeback records show no amount: what they took cannot be told.
+		expect(
+			chargedBackOf({ chargeback: [{ id: 'C1', payment_id: 'T1', status: 'SUCCESS' }] }, 10000),
+		).toEqual({ cents: 10000, amountUnknown: true });
+		expect(
+			chargedBackOf(
+				{ chargeback: [{ id: 'C1', amount: 'n/a' }], chargebacks: [{ amount: 1 }] },
+				50,
+			),
+		).toEqual({ cents: 100, amountUnknown: true });
 	});
 });
