@@ -1,8 +1,10 @@
 /** Request bodies of the control API under /_sandbox, and how a patch applies to the state. */
+import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Fault } from './context.ts';
 import { parseControlAmount } from './money.ts';
 import {
+	SandboxError,
 	CURRENCIES,
 	ERROR_FORMS,
 	PROFILES,
@@ -12,6 +14,15 @@ import {
 	type PayoutAccount,
 	type Shop,
 } from './model.ts';
+
+/** A control request's JSON body (none: no fields). */
+export const body = (request: FastifyRequest): unknown => request.body ?? {};
+/** The `:id` of a control path. */
+export const param = (request: FastifyRequest): string => (request.params as { id: string }).id;
+
+export function notFound(what: string, id: string): SandboxError {
+	return new SandboxError(404, 'not_found', `no ${what} ${id}`);
+}
 
 const amount = z
 	.union([z.string(), z.number()])

@@ -108,29 +108,59 @@ export function payoutView(payout: Payout, view: ViewOptions): Record<string, un
 	};
 }
 
-/** A refund as the refund endpoints answer it (field set unconfirmed: service-facts.md). */
+/**
+ * A refund as the refund endpoints answer it. `live`: as the service's typed client models it,
+ * `id, status, amount, currency, entity_type` (`payment`), `entity_id` (the payment), `created_at`,
+ * and `order_id` (the merchant's own id of the refund, which the refund endpoints take). `spec`:
+ * the sandbox's earlier guess, `payment_id` and `bill_id` instead of the entity (the interface
+ * document says nothing of refunds, so code is held to both spellings).
+ */
 export function refundView(refund: Refund, view: ViewOptions): Record<string, unknown> {
+	const common = {
+		status: refund.status,
+		amount: toNumber(refund.amount),
+		currency: refund.currency,
+	};
+	const created = createdAt(refund.createdAt, view);
+	if (view.profile === 'live')
+		return {
+			id: refund.id,
+			...common,
+			entity_type: 'payment',
+			entity_id: refund.paymentId,
+			created_at: created,
+			order_id: refund.orderId,
+		};
 	return {
 		id: refund.id,
 		payment_id: refund.paymentId,
 		bill_id: refund.billId,
 		order_id: refund.orderId,
-		status: refund.status,
-		amount: toNumber(refund.amount),
-		currency: refund.currency,
-		created_at: createdAt(refund.createdAt, view),
+		...common,
+		created_at: created,
 	};
 }
 
-/** A chargeback as payment/status?chargeback=1 lists it (field set unconfirmed). */
+/**
+ * A chargeback as payment/status?chargeback=1 lists it. `live`: `id, payment_id, status,
+ * created_at`, no amount and no currency (the typed client's model). `spec`: the sandbox's earlier
+ * guess, with `bill_id`, `amount` and `currency`.
+ */
 export function chargebackView(item: Chargeback, view: ViewOptions): Record<string, unknown> {
 	return {
 		id: item.id,
 		payment_id: item.paymentId,
-		bill_id: item.billId,
+		...(view.profile === 'live' ? {} : { bill_id: item.billId }),
 		status: item.status,
-		amount: toNumber(item.amount),
-		currency: item.currency,
+		...(view.profile === 'live' ? {} : { amount: toNumber(item.amount), currency: item.currency }),
 		created_at: createdAt(item.createdAt, view),
 	};
+}
+
+/**
+ * The key payment/status?chargeback=1 lists chargebacks under: `chargeback` (a list under a
+ * singular key, as the reference's example ends) in `live`, `chargebacks` in `spec`.
+ */
+export function chargebackListName(view: Pick<ViewOptions, 'profile'>): string {
+	return view.profile === 'live' ? 'chargeback' : 'chargebacks';
 }

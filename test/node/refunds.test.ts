@@ -253,6 +253,32 @@ describe.each(PROFILES)('Refund resource against the sandbox, profile %s', (prof
 		expect(await refundsOf(paymentId)).toHaveLength(2);
 	});
 
+	it('a chargeback is taken off what can go back: by its amount where the record shows one, as the whole payment where it shows none', async () => {
+		const merchant = await refundMerchant();
+		const paymentId = await paidPayment(merchant, '100');
+		await control(sandbox, 'POST', `/payments/${paymentId}/chargeback`, { amount: '30.00' });
+		await control(sandbox, 'DELETE', '/calls');
+		// `live` lists the chargeback under `chargeback` without an amount (the service's record):
+		// what it took cannot be told, so the node refunds nothing; `spec` shows its 30.00.
+		const left = profile === 'live' ? '0.00' : '70.00';
+		const charged = profile === 'live' ? '100.00' : '30.00';
+		const over = await failure(
+			runNode({ credential: merchant.credential, parameters: create(paymentId, '70.01', 'cb-1') }),
+		);
+		expect(over?.message).toContain(
+			`is more than payment ${paymentId} can still give back (${left} RUB: 100.00 paid, 0.00 refunded, ${charged} charged back)`,
+		);
+		// A refund within what is left: refused in `live`, made in `spec`.
+		const small = await failure(
+			runNode({ credential: merchant.credential, parameters: create(paymentId, '1.00', 'cb-2') }),
+		);
+		expect(small?.message).toEqual(
+			profile === 'live' ? expect.stringContaining('can still give back (0.00') : undefined,
+		);
+		expect(moneyCalls(await calls())).toBe(profile === 'live' ? 0 : 1);
+		expect(await refundsOf(paymentId)).toHaveLength(profile === 'live' ? 0 : 1);
+	});
+
 	it('Max Amount: above it is refused before any request (partial) or before any money call (whole payment)', async () => {
 		const merchant = await refundMerchant();
 		const paymentId = await paidPayment(merchant, '800');

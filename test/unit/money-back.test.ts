@@ -103,31 +103,47 @@ describe('refund and chargeback signatures', () => {
 		});
 	});
 
-	it("the sandbox's own refund and chargeback postbacks verify", () => {
-		const state = new State({ deliver: () => undefined, autoAdvanceMs: 0, liveExtras: false });
-		const merchant = state.createMerchant({ id: 'M1', token: TOKEN });
-		const bill = { orderId: 'o-1' } as never;
-		const record = {
-			id: 'R1',
-			merchantId: 'M1',
-			paymentId: 'T1',
-			billId: 'B1',
-			orderId: null,
-			kind: 'partial' as const,
-			amount: 1050,
-			currency: 'RUB' as const,
-			status: 'SUCCESS' as const,
-			createdAt: 0,
-		};
-		const r = refundPostback(record, bill, merchant);
-		const c = chargebackPostback({ ...record, id: 'C1' } as never, bill, merchant);
-		expect(verifyPostback('refund', r, TOKEN)).toMatchObject({ ok: true });
-		expect(verifyPostback('chargeback', c, TOKEN)).toMatchObject({ ok: true });
-		expect(identifyMoneyBack(r, TOKEN)).toMatchObject({ ok: true, event: 'refund' });
-		expect(identifyMoneyBack(c, TOKEN)).toMatchObject({ ok: true, event: 'chargeback' });
-		expect(postbackKindOf(r)).toBe('moneyBack');
-		expect(postbackKindOf(c)).toBe('moneyBack');
-	});
+	it.each(['live', 'spec'] as const)(
+		"the sandbox's own refund and chargeback postbacks verify (%s profile)",
+		(profile) => {
+			const state = new State({ deliver: () => undefined, autoAdvanceMs: 0, liveExtras: false });
+			const merchant = state.createMerchant({ id: 'M1', token: TOKEN });
+			merchant.profile = profile;
+			const bill = { orderId: 'o-1' } as never;
+			const record = {
+				id: 'R1',
+				merchantId: 'M1',
+				paymentId: 'T1',
+				billId: 'B1',
+				orderId: null,
+				kind: 'partial' as const,
+				amount: 1050,
+				currency: 'RUB' as const,
+				status: 'SUCCESS' as const,
+				createdAt: 0,
+			};
+			const r = refundPostback(record, bill, merchant);
+			const c = chargebackPostback({ ...record, id: 'C1' } as never, bill, merchant);
+			expect(verifyPostback('refund', r, TOKEN)).toMatchObject({ ok: true });
+			expect(verifyPostback('chargeback', c, TOKEN)).toMatchObject({ ok: true });
+			expect(identifyMoneyBack(r, TOKEN)).toMatchObject({ ok: true, event: 'refund' });
+			expect(identifyMoneyBack(c, TOKEN)).toMatchObject({ ok: true, event: 'chargeback' });
+			expect(postbackKindOf(r)).toBe('moneyBack');
+			expect(postbackKindOf(c)).toBe('moneyBack');
+			// `live`: the chargeback postback carries no Amount and no Currency.
+			expect(Object.keys(c).sort()).toEqual(
+				[
+					'BillId',
+					'Id',
+					'InvId',
+					'PaymentId',
+					'SignatureValue',
+					'Status',
+					...(profile === 'spec' ? ['Amount', 'Currency'] : []),
+				].sort(),
+			);
+		},
+	);
 });
 
 describe('telling the bodies apart', () => {

@@ -20,7 +20,8 @@ import {
 } from '../payouts.ts';
 import { payoutView } from '../views.ts';
 import { fieldError, rules, validate, type Input } from '../validate.ts';
-import { amountOrFail, getInput, merchantFor, postInput, search } from './common.ts';
+import { amountOrFail, getInput, merchantFor, postInput } from './common.ts';
+import { search } from './search.ts';
 
 const personalSchema = z.object({
 	amount: rules.numeric(),
@@ -85,19 +86,9 @@ function checkMoney(
 	return parts;
 }
 
+/** The payout endpoints and merchant/balance: the reads (payoutReadRoutes) and the two creates. */
 export async function payoutRoutes(app: FastifyInstance, { ctx }: ContextOptions): Promise<void> {
-	app.get('/merchant/balance', async (request) => {
-		const merchant = merchantFor(ctx, request, 'merchant/balance', { subscription: true });
-		return {
-			success: 'true',
-			balances: CURRENCIES.map((currency) => ({
-				currency,
-				balance_available: format8(merchant.balances[currency].available),
-				balance_locked: format8(merchant.balances[currency].locked),
-				balance_hold: format8(merchant.balances[currency].hold),
-			})),
-		};
-	});
+	payoutReadRoutes(app, ctx);
 
 	app.post('/payout/personal/create', async (request) => {
 		const endpoint = 'payout/personal/create';
@@ -151,6 +142,22 @@ export async function payoutRoutes(app: FastifyInstance, { ctx }: ContextOptions
 		return {
 			success: true,
 			data: payouts.map((payout) => payoutView(payout, merchant)),
+		};
+	});
+}
+
+/** merchant/balance, payout/status, payout/search and the SBP bank list. */
+function payoutReadRoutes(app: FastifyInstance, ctx: SandboxContext): void {
+	app.get('/merchant/balance', async (request) => {
+		const merchant = merchantFor(ctx, request, 'merchant/balance', { subscription: true });
+		return {
+			success: 'true',
+			balances: CURRENCIES.map((currency) => ({
+				currency,
+				balance_available: format8(merchant.balances[currency].available),
+				balance_locked: format8(merchant.balances[currency].locked),
+				balance_hold: format8(merchant.balances[currency].hold),
+			})),
 		};
 	});
 
