@@ -1,6 +1,6 @@
 /**
  * The control API's calls on money (under /_sandbox): paying bills, refunds and chargebacks of
- * payments, moving payouts.
+ * payments, moving payouts, and P2P deal postbacks.
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
@@ -11,6 +11,7 @@ import {
 	billPatch,
 	body,
 	chargebackSchema,
+	dealSchema,
 	notFound,
 	param,
 	paySchema,
@@ -22,6 +23,7 @@ import {
 	paymentControlView,
 	payoutControlView,
 } from './control-views.ts';
+import { dealId, sendDeal } from './deals.ts';
 import { format2 } from './money.ts';
 import type { Bill, Payment, Payout } from './model.ts';
 import { advancePayout } from './payouts.ts';
@@ -40,6 +42,7 @@ export function moneyRoutes(app: FastifyInstance, ctx: SandboxContext): void {
 	billRoutes(app, ctx);
 	paymentRoutes(app, ctx);
 	payoutRoutes(app, ctx);
+	dealRoutes(app, ctx);
 }
 
 /** Bills: read, lose their postbacks, pay. */
@@ -137,5 +140,29 @@ function payoutRoutes(app: FastifyInstance, ctx: SandboxContext): void {
 		const payout = payoutOf(param(request));
 		const { status } = advanceSchema.parse(body(request));
 		return payoutControlView(ctx, advancePayout(ctx.state, payout, status));
+	});
+}
+
+/**
+ * A P2P deal's postback to a shop's Result URL (the demo merchant's shop by default): `{postback,
+ * url}`, url null when the shop has none (nothing sent).
+ */
+function dealRoutes(app: FastifyInstance, ctx: SandboxContext): void {
+	app.post('/p2p-deals', async (request) => {
+		const data = dealSchema.parse(body(request));
+		const shopId = data.shopId ?? ctx.demo.shopId;
+		const shop = ctx.state.shops.get(shopId);
+		if (!shop) throw notFound('shop', shopId);
+		return sendDeal(ctx.state, shop, {
+			trsId: data.trsId ?? dealId(),
+			invId: data.invId,
+			status: data.status,
+			amount: data.amount,
+			currency: data.currency,
+			balanceAmount: data.balanceAmount ?? data.amount,
+			balanceCurrency: data.balanceCurrency ?? data.currency,
+			payments: data.payments,
+			payouts: data.payouts,
+		});
 	});
 }

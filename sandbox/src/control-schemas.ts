@@ -2,6 +2,7 @@
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Fault } from './context.ts';
+import { DEAL_CURRENCIES, DEAL_STATUSES } from './deals.ts';
 import { parseControlAmount } from './money.ts';
 import {
 	SandboxError,
@@ -107,6 +108,22 @@ export const refundSchema = z.object({
 
 export const chargebackSchema = z.object({ amount: positiveAmount.optional() });
 
+/** One payment or payout a P2P deal lists. */
+const dealEntry = z.object({ id: z.string().min(1).max(255), amount: positiveAmount });
+
+export const dealSchema = z.object({
+	shopId: z.string().optional(),
+	trsId: z.string().min(1).max(255).optional(),
+	invId: z.string().max(255).default(''),
+	status: z.enum(DEAL_STATUSES).default('SUCCESS'),
+	amount: positiveAmount,
+	currency: z.enum(DEAL_CURRENCIES).default('RUB'),
+	balanceAmount: amount.optional(),
+	balanceCurrency: z.enum(DEAL_CURRENCIES).optional(),
+	payments: z.array(dealEntry).max(100).default([]),
+	payouts: z.array(dealEntry).max(100).default([]),
+});
+
 export const billPatch = z.object({ losePostback: z.boolean().optional() });
 
 export const advanceSchema = z.object({
@@ -133,7 +150,7 @@ export const faultSchema = z
 	});
 
 export const deliveriesQuery = z.object({
-	kind: z.enum(['payment', 'payout', 'refund', 'chargeback']).optional(),
+	kind: z.enum(['payment', 'payout', 'refund', 'chargeback', 'p2pDeal']).optional(),
 	trsId: z.string().optional(),
 	id: z.string().optional(),
 });
