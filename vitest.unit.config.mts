@@ -8,6 +8,8 @@ import base from './vitest.config.mts';
  */
 export const SERVICE_SUITES = [
 	'test/relay/attacks/admin.test.ts',
+	'test/relay/attacks/fifth-round-backup.test.ts',
+	'test/relay/attacks/fifth-round.test.ts',
 	'test/relay/attacks/forgery.test.ts',
 	'test/relay/attacks/hostile-data.test.ts',
 	'test/relay/attacks/limits.test.ts',

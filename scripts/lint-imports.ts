@@ -1,13 +1,13 @@
 /**
- * Part of `npm run lint:packages`: the import rules of relay/src (docs/developer/relay.md, "Layout and import rules"), read
- * from the import graph the TypeScript parser sees:
+ * Part of `npm run lint:packages`: the import rules of relay/src (docs/developer/layout.md, "The
+ * relay's layers and import rules"), read from the import graph the TypeScript parser sees:
  *
  * 1. No circle of runtime imports. A circle that a type-only import closes (`import type`,
  *    `export type ... from`, or an import whose every name is `type`) is allowed: it is gone at
  *    run time.
  * 2. Nothing outside relay/src/console/ imports from it, except the composition root (app.ts)
  *    importing the console's entry (console/index.ts) to register its routes.
- * 3. The layers of DESIGN.md (`LAYERS`) import only downward, type-only imports too: the
+ * 3. The layers (`LAYERS`) import only downward, type-only imports too: the
  *    composition root, then the surfaces (routes, the console, catch-up), the services, the
  *    middle (the forwarder, alerts, the service client and every file no layer names), the
  *    store, and the bottom (plain errors, config, contract, pure policies).
@@ -40,7 +40,7 @@ const CONSOLE = 'console/';
 const CONSOLE_ENTRY = { from: 'app.ts', to: 'console/index.ts' };
 
 /**
- * The layers of relay/src, top to bottom (DESIGN.md, "The relay"): a file imports only from its
+ * The layers of relay/src, top to bottom (docs/developer/layout.md): a file imports only from its
  * own layer or a lower one. A path ending in `/` names a folder. The middle is every file that no
  * other layer names (a new helper of the forwarder or of the service client needs no entry).
  */

@@ -48,7 +48,8 @@ export class PayPalych implements INodeType {
 					{
 						name: 'Payout',
 						value: 'payout',
-						description: 'A withdrawal from the balance to an account, a card or SBP',
+						description:
+							'A withdrawal from the balance to a saved account, a card, SBP, a crypto wallet or Steam',
 					},
 					{
 						name: 'Refund',

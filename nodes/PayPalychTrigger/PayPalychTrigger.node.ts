@@ -7,10 +7,10 @@ import {
 	type IWebhookResponseData,
 } from 'n8n-workflow';
 import { MAIN_CONNECTION } from '../compat';
-import { isCallEvent, isMoneyBackEvent } from '../shared';
+import { isPostbackEvent, isRedirectEvent } from '../shared';
 import { send, type PlainResponse } from './answer';
 import { PASTE_TARGET, properties, triggerPanel } from './description';
-import { receive, receiveMoneyBackCall, type N8nRequest } from './pipeline';
+import { receive, type N8nRequest } from './pipeline';
 
 export class PayPalychTrigger implements INodeType {
 	description: INodeTypeDescription = {
@@ -52,10 +52,7 @@ export class PayPalychTrigger implements INodeType {
 			},
 			async create(this: IHookFunctions): Promise<boolean> {
 				const event = this.getNodeParameter('event', 'payment') as string;
-				const target =
-					isCallEvent(event) || isMoneyBackEvent(event)
-						? PASTE_TARGET[event]
-						: 'PayPalych merchant account';
+				const target = isPostbackEvent(event) ? PASTE_TARGET[event] : 'PayPalych merchant account';
 				const url = this.getNodeWebhookUrl('default') ?? 'the URL shown in the node';
 				const also =
 					event === 'payment' ? (this.getNodeParameter('alsoAccept', []) as string[]) : [];
@@ -80,13 +77,7 @@ export class PayPalychTrigger implements INodeType {
 
 	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		const event = this.getNodeParameter('event', 'payment') as string;
-		if (isMoneyBackEvent(event)) {
-			const req = this.getRequestObject() as unknown as N8nRequest;
-			const res = this.getResponseObject() as unknown as PlainResponse;
-			const call = { context: this, event, workflowId: this.getWorkflow().id };
-			return send(call, res, await receiveMoneyBackCall(call, req));
-		}
-		if (!isCallEvent(event)) {
+		if (!isPostbackEvent(event)) {
 			throw new NodeOperationError(this.getNode(), `Unknown event "${event}"`);
 		}
 		const req = this.getRequestObject() as unknown as N8nRequest;
@@ -95,9 +86,7 @@ export class PayPalychTrigger implements INodeType {
 		// Answered here, before n8n starts the execution (see send): the memory of postbacks the
 		// steps updated is saved with the answer.
 		const refusedOutput =
-			event !== 'success' &&
-			event !== 'fail' &&
-			this.getNodeParameter('refusedOutput', false) === true;
+			!isRedirectEvent(event) && this.getNodeParameter('refusedOutput', false) === true;
 		return send(call, res, await receive(call, req), refusedOutput);
 	}
 }

@@ -1,6 +1,6 @@
 import type { IDataObject, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 
-import { RECEIPT_HEADER, type CallEvent, type Receipt } from '../shared';
+import { RECEIPT_HEADER, type PostbackEvent, type Receipt } from '../shared';
 
 /** The Node.js response methods the trigger uses (n8n's express response has them all). */
 export interface PlainResponse {
@@ -12,10 +12,13 @@ export interface PlainResponse {
 /** What a 503 asks the sender to wait before trying a postback again that could not be confirmed. */
 const RETRY_AFTER_SECONDS = 60;
 
-/** The call a pipeline step looks at: the n8n context, the node's event and the workflow's ID. */
+/**
+ * The call a pipeline step looks at: the n8n context, the node's event (its Event parameter; the
+ * body may be another kind it takes, a refund at a payment trigger) and the workflow's ID.
+ */
 export interface Call {
 	context: IWebhookFunctions;
-	event: CallEvent;
+	event: PostbackEvent;
 	workflowId: string | undefined;
 }
 

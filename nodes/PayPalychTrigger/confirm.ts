@@ -1,4 +1,4 @@
-import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
+import { sleep, type IDataObject, type IWebhookFunctions } from 'n8n-workflow';
 
 import {
 	ENDPOINTS,
@@ -6,11 +6,12 @@ import {
 	chooseBillPayment,
 	confirmPayment,
 	confirmPayout,
+	isTransientStatus,
 	billOfUnnamedOrder,
 	listUrl,
 	normalizeBaseUrl,
 	orderIdOf,
-	readPages,
+	pages,
 	type Confirmation,
 	type Endpoint,
 	type PostbackFields,
@@ -43,6 +44,8 @@ export type ConfirmResult =
 			amount?: string;
 			/** Set when TrsId named a bill: its id (the record is one of its payments). */
 			viaBill?: string;
+			/** A refund's or chargeback's payment, as the service shows it. */
+			payment?: IDataObject;
 	  }
 	/** TrsId names a bill whose payments that confirm the postback were all delivered already. */
 	| { ok: false; retry: false; delivered: true; reason: string }
@@ -82,13 +85,32 @@ export function unreachable(what: string, error: unknown): RetryLater {
  * final for this call.
  */
 export function transient(error: unknown): boolean {
-	const code = httpCodeOf(error);
-	return code === undefined || code === 429 || code >= 500;
+	return isTransientStatus(httpCodeOf(error));
+}
+
+/** The budget ran out while a call was still being answered (a trickled or endless answer). */
+class BudgetSpent extends Error {
+	constructor() {
+		super('the confirmation budget was spent before the service answered');
+	}
+}
+
+/**
+ * `call`, or a BudgetSpent at `deadline`: the HTTP client's timeout is an idle one, and an answer
+ * trickled a byte at a time never idles. What is still being read is left to that client.
+ */
+async function within<T>(call: Promise<T>, deadline: number): Promise<T> {
+	const spent = sleep(Math.max(0, deadline - Date.now())).then(() => {
+		throw new BudgetSpent();
+	});
+	spent.catch(() => {});
+	return await Promise.race([call, spent]);
 }
 
 /**
  * One look-up within the confirmation's budget: the per-call timeout, cut to what the budget has
- * left, and at most one retry of a transient failure.
+ * left, the whole answer by the deadline (not only an idle limit), and at most one retry of a
+ * transient failure.
  */
 export async function get(
 	context: IWebhookFunctions,
@@ -105,9 +127,9 @@ export async function get(
 		try {
 			const credential = await credentialOf(context);
 			const options = { qs, timeoutMs, url };
-			return {
-				record: await apiRequestWithCredential.call(context, credential, endpoint, options),
-			};
+			const call = apiRequestWithCredential.call(context, credential, endpoint, options);
+			call.catch(() => {});
+			return { record: await within(call, deadline) };
 		} catch (error) {
 			failure = error;
 		}
@@ -127,6 +149,54 @@ export const BILL_PAYMENTS_MAX_PAGES = 50;
 
 /** Rows asked for per page of `bill/payments`. */
 const BILL_PAYMENTS_PER_PAGE = 100;
+
+/**
+ * Most payments of one bill read for one confirmation (a service that answers them all at once,
+ * or more rows a page than asked, stops here as at the page cap): retry later.
+ */
+export const BILL_PAYMENTS_MAX_ROWS = BILL_PAYMENTS_MAX_PAGES * BILL_PAYMENTS_PER_PAGE;
+
+/** Most characters of `bill/payments` rows read for one confirmation (a payment is ~1 KiB). */
+export const BILL_PAYMENTS_MAX_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Every payment of the bill, page by page within the caps (pages, rows, bytes), or why they
+ * could not all be read (a retry).
+ */
+async function billPayments(
+	context: IWebhookFunctions,
+	trsId: string,
+	deadline: number,
+): Promise<{ rows: IDataObject[] } | { retry: string }> {
+	const base = normalizeBaseUrl((await credentialOf(context)).baseUrl);
+	const rows: IDataObject[] = [];
+	let bytes = 0;
+	const fetchPage = async (url: string) => {
+		const page = await get(context, ENDPOINTS.billPayments, {}, deadline, url);
+		if ('error' in page) throw page.error;
+		return page.record;
+	};
+	const read = pages<IDataObject>(fetchPage, {
+		firstUrl: listUrl(base, ENDPOINTS.billPayments.path, {
+			id: trsId,
+			per_page: BILL_PAYMENTS_PER_PAGE,
+		}),
+		apiRoot: apiRootOf(base),
+		maxPages: BILL_PAYMENTS_MAX_PAGES,
+	});
+	for await (const page of read) {
+		rows.push(...page.rows);
+		bytes += page.bytes;
+		if (rows.length > BILL_PAYMENTS_MAX_ROWS || bytes > BILL_PAYMENTS_MAX_BYTES) {
+			return {
+				retry: `more than ${BILL_PAYMENTS_MAX_ROWS} payments or ${BILL_PAYMENTS_MAX_BYTES} bytes of them after ${page.number} pages`,
+			};
+		}
+		if (page.end === 'page_cap' || page.end === 'refused_next')
+			return { retry: `${page.end} after ${page.number} pages` };
+	}
+	return { rows };
+}
 
 /**
  * When `payment/status` does not know the TrsId: whether it names a bill (`bill/status`), and then
@@ -149,33 +219,17 @@ async function confirmByBill(
 			? unreachable(`Payment or bill ${trsId}`, notFound)
 			: unreachable(`Bill ${trsId}`, bill.error);
 	}
-	const credentials = await credentialOf(context);
-	const base = normalizeBaseUrl(credentials.baseUrl);
 	let list;
 	try {
-		list = await readPages<IDataObject>(
-			async (url) => {
-				const page = await get(context, ENDPOINTS.billPayments, {}, deadline, url);
-				if ('error' in page) throw page.error;
-				return page.record;
-			},
-			{
-				firstUrl: listUrl(base, ENDPOINTS.billPayments.path, {
-					id: trsId,
-					per_page: BILL_PAYMENTS_PER_PAGE,
-				}),
-				apiRoot: apiRootOf(base),
-				maxPages: BILL_PAYMENTS_MAX_PAGES,
-			},
-		);
+		list = await billPayments(context, trsId, deadline);
 	} catch (error) {
 		return unreachable(`The payments of bill ${trsId}`, error);
 	}
-	if (!list.complete) {
+	if ('retry' in list) {
 		return {
 			ok: false,
 			retry: true,
-			reason: `the payments of bill ${trsId} could not be read to the end (${list.end} after ${list.pages} pages)`,
+			reason: `the payments of bill ${trsId} could not be read to the end (${list.retry})`,
 		};
 	}
 	const choice = chooseBillPayment(fields, bill.record, list.rows, isDelivered, requireOrderId);

@@ -256,7 +256,9 @@ export const properties: INodeProperties[] = [
 		default: false,
 		description:
 			"Whether a signed call the service's record contradicts (HTTP 422: another status, amount or order, an unknown TrsId) starts an execution on a second output, Refused, with the reason. n8n shows no execution for a refused call otherwise: the reason is only in n8n's log. The Refused output never carries paid; every postback field there is under unverified. Forged or unsigned calls (401) never start anything.",
-		displayOptions: { show: { event: ['payment', 'payout'], confirmWithApi: [true] } },
+		displayOptions: {
+			show: { event: ['payment', 'payout', 'refund', 'chargeback'], confirmWithApi: [true] },
+		},
 	},
 	{
 		displayName: 'Send Customer To',

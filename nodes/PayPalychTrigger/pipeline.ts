@@ -1,21 +1,15 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import {
-	EVENT_HEADER,
 	POSTBACK_RULES,
-	RECEIVED_AT_HEADER,
 	UNKNOWN_POSTBACK_RETRY_MS,
-	canonicalStatus,
 	describeRejection,
-	eventKeyOf,
 	isMoneyBackEvent,
-	isPaidStatus,
+	isRedirectEvent,
 	postbackKindOf,
-	postbackKey,
-	verifiedItem,
-	verifyPostback,
-	type CallEvent,
+	type PostbackEvent,
 	type PostbackFields,
+	type RedirectEvent,
 } from '../shared';
 import {
 	accepted,
@@ -30,106 +24,63 @@ import {
 	type Call,
 	type Verdict,
 } from './answer';
-import { confirmWithService } from './confirm';
-import { checkSigned, forgetCredential } from './credential';
-import { notMoneyBack, receiveMoneyBack, type MoneyBackCall } from './refund';
-import {
-	MAX_BODY_BYTES,
-	SeenPostbacks,
-	customerPage,
-	readPostbackBody,
-	safeRedirectUrl,
-	statusSelected,
-} from './receive';
+import { checkSigned, credentialChanged, forgetCredential, readAfreshBeside } from './credential';
+import { KINDS, recordKeyOf, type Confirmed, type KindRule } from './kinds';
+import { acceptedKinds, notMoneyBack, notSetUp } from './money-back';
+import { receiveP2pDeal } from './p2p';
+import { SeenPostbacks } from './memory';
+import { customerPage, safeRedirectUrl, statusSelected } from './receive';
+import { readCall, type N8nRequest, type ReadCall } from './request';
 
-/** The parts of n8n's request the trigger reads: headers and the raw body its body reader keeps. */
-export interface N8nRequest {
-	headers: Record<string, string | string[] | undefined>;
-	rawBody?: unknown;
-	readRawBody?: () => Promise<void>;
-	readableEnded?: boolean;
+export type { N8nRequest };
+
+/**
+ * The one way through the trigger for every kind of call (payment, payout, refund, chargeback,
+ * redirect): forwarded for this node, body read, which rule reads it, signature verified, taken by
+ * this node, redirects answered, status selected, not seen before (or claimed), confirmed by the
+ * service, the item built. What differs between the kinds is the table in kinds.ts; the first
+ * step that stops gives the answer.
+ */
+
+/** What the trigger answers when its credential has no API token. */
+const NO_TOKEN = 'The trigger has no API token to verify calls: set it in the PayPalych credential';
+
+/**
+ * The rule that reads this body: a refund or chargeback body (one URL may be pasted into the
+ * Result, Refund and Chargeback URL fields) is read as money going back whatever the node's event,
+ * and the signature tells which of the two; at a Refund or Chargeback trigger any other body is
+ * asked to come back (the log names the fix); every other body is the node's own event.
+ */
+function ruleFor(call: Call, fields: PostbackFields): Verdict<KindRule> {
+	if (postbackKindOf(fields) === 'moneyBack') return pass(KINDS.refund);
+	if (isMoneyBackEvent(call.event)) return stop(notMoneyBack(call));
+	return pass(KINDS[call.event]);
 }
 
-/** A call the relay forwarded for another event is not this node's. */
-function forwardedElsewhere(call: Call, req: N8nRequest): Verdict<void> {
-	const forwardedAs = req.headers[EVENT_HEADER];
-	// A refund or chargeback forwarded to this URL is decided by its body (see receiveMoneyBack).
-	if (isMoneyBackEvent(typeof forwardedAs === 'string' && forwardedAs.trim().toLowerCase())) {
-		return pass(undefined);
-	}
-	if (typeof forwardedAs === 'string' && forwardedAs.trim().toLowerCase() !== call.event) {
-		return stop(
-			ignored(
-				`PayPalych Trigger (${call.event}) ignored a call forwarded as ${forwardedAs.slice(0, 20)}`,
-			),
-		);
-	}
-	return pass(undefined);
-}
-
-async function rawBodyOf(req: N8nRequest, contentType: string): Promise<Buffer | undefined> {
-	if (
-		!Buffer.isBuffer(req.rawBody) &&
-		typeof req.readRawBody === 'function' &&
-		!/multipart/i.test(contentType) &&
-		req.readableEnded !== true
-	) {
-		// A body n8n left unread (a content type it does not parse): read it the way n8n does.
-		// Multipart bodies are parsed by n8n itself and come through getBodyData().
-		await req.readRawBody();
-	}
-	return Buffer.isBuffer(req.rawBody) ? req.rawBody : undefined;
-}
-
-/** The postback's fields, from the raw body or from what n8n parsed. */
-export async function readBody(
-	call: Pick<Call, 'context'> & { event: string },
-	req: N8nRequest,
-): Promise<Verdict<PostbackFields>> {
-	const contentType = String(req.headers['content-type'] ?? '');
-	let raw: Buffer | undefined;
-	try {
-		raw = await rawBodyOf(req, contentType);
-	} catch {
-		return stop(refused(call, 400, 'The body could not be read'));
-	}
-	const parsed = readPostbackBody(
-		raw,
-		raw === undefined ? call.context.getBodyData() : undefined,
-		contentType,
-	);
-	if (!parsed.ok) {
-		const why =
-			parsed.reason === 'too_large'
-				? `The body is larger than ${MAX_BODY_BYTES} bytes`
-				: describeRejection(parsed);
-		return stop(refused(call, 400, why));
-	}
-	return pass(parsed.fields);
-}
-
-/** The signature, checked with the credential's API token (and the token trimmed, if it differs). */
-async function verifySignature(call: Call, fields: PostbackFields): Promise<Verdict<void>> {
+/** The signature, checked with the credential's API token; it also says which kind the body is. */
+async function verifySignature(
+	call: Call,
+	rule: KindRule,
+	fields: PostbackFields,
+): Promise<Verdict<PostbackEvent>> {
 	const verified = await checkSigned(call.context, call.event, (tokens) =>
-		verifyPostback(call.event, fields, tokens),
+		rule.verify(fields, tokens),
 	);
-	if (verified.ok) return pass(undefined);
-	if (verified.reason === 'no_token') {
-		return stop(
-			refused(
-				call,
-				500,
-				'The trigger has no API token to verify calls: set it in the PayPalych credential',
-			),
-		);
-	}
+	if (verified.ok) return pass(verified.kind);
+	if (verified.reason === 'no_token') return stop(refused(call, 500, NO_TOKEN));
 	return stop(refused(call, 401, describeRejection(verified)));
+}
+
+/** A refund or chargeback is this node's when it is its event or one of its Also Accept kinds. */
+function takes(call: Call, kind: PostbackEvent): Verdict<void> {
+	if (!isMoneyBackEvent(kind) || acceptedKinds(call).includes(kind)) return pass(undefined);
+	return stop(notSetUp(call, kind));
 }
 
 /** Redirect events answer the customer's browser: 303 to the merchant's page, or a plain page. */
 function redirectAnswer(
 	call: Call,
-	event: Extract<CallEvent, 'success' | 'fail'>,
+	event: RedirectEvent,
 	fields: PostbackFields,
 	item: IDataObject,
 ): Answer {
@@ -145,73 +96,82 @@ function redirectAnswer(
 	};
 }
 
-/** Only the statuses selected in the node start the workflow. */
-function statusFilter(call: Call, event: 'payment' | 'payout', fields: PostbackFields) {
+/** Only the statuses selected in a payment or payout node start the workflow. */
+function statusFilter(call: Call, kind: PostbackEvent, fields: PostbackFields): Verdict<void> {
+	if (kind !== 'payment' && kind !== 'payout') return pass(undefined);
 	const selected = call.context.getNodeParameter(
-		event === 'payment' ? 'paymentStatuses' : 'payoutStatuses',
+		kind === 'payment' ? 'paymentStatuses' : 'payoutStatuses',
 		[],
 	) as string[];
-	if (statusSelected(fields.Status, selected, POSTBACK_RULES[event].statuses)) {
+	if (statusSelected(fields.Status, selected, POSTBACK_RULES[kind].statuses)) {
 		return pass(undefined);
 	}
 	return stop(
-		ignored(`PayPalych Trigger: ${event} postback with status ${fields.Status} is not selected`),
+		ignored(`PayPalych Trigger: ${kind} postback with status ${fields.Status} is not selected`),
 	);
 }
 
-/** The trigger's memory of postbacks already received, and the key and label of this one. */
+/** The trigger's memory of postbacks already received, and the kind, key and label of this one. */
 interface Memory {
 	seen: SeenPostbacks;
+	kind: PostbackEvent;
 	key: string;
 	label: string;
 }
 
-function memoryOf(call: Call, fields: PostbackFields): Memory {
-	const key = postbackKey(call.event, fields) as string;
+function memoryOf(call: Call, kind: PostbackEvent, key: string, label: string): Memory {
 	const seen = new SeenPostbacks(
 		call.context.getWorkflowStaticData('node'),
 		`${call.workflowId ?? ''}:${call.context.getNode().name}`,
 	);
-	return { seen, key, label: `${fields.TrsId ?? ''} ${canonicalStatus(fields.Status)}` };
+	return { seen, kind, key, label };
 }
 
 /** Without confirmation: a postback not seen before is remembered and starts the workflow. */
-function acceptUnconfirmed(call: Call, memory: Memory, item: IDataObject): Answer {
-	if (memory.seen.has(memory.key)) return duplicate(call, memory.label);
+function acceptUnconfirmed(
+	memory: Memory,
+	rule: KindRule,
+	item: IDataObject,
+	fields: PostbackFields,
+): Answer {
+	if (memory.seen.has(memory.key)) return duplicate({ event: memory.kind }, memory.label);
 	memory.seen.remember(memory.key);
 	item.confirmed = false;
+	rule.unconfirmed(item, fields);
 	return accepted(item);
 }
 
+/** What the service's confirmation came to: the record, a stop, or a stale credential to retry with. */
+type Confirmation = Verdict<Confirmed> | { ok: 'credential changed' };
+
 /**
- * Claimed while the service is asked; remembered only once confirmed, so that a refused call
- * leaves nothing behind. An overlapping delivery of the same postback is asked to come back:
- * whether it is a duplicate is known only when the first one is confirmed.
+ * Claimed while the service is asked; remembered only once confirmed, and only when the credential
+ * the call used is still the merchant's (a kept read is checked against a fresh one: a postback
+ * of the previous credential never starts the workflow), so that a refused call leaves nothing
+ * behind. An overlapping delivery of the same postback is asked to come back: whether it is a
+ * duplicate is known only when the first one is confirmed.
  */
-function claim(call: Call, memory: Memory): Verdict<void> {
-	if (memory.seen.has(memory.key)) return stop(duplicate(call, memory.label));
+async function confirm(
+	call: Call,
+	{ fields, receivedAt }: ReadCall,
+	rule: KindRule & Required<Pick<KindRule, 'confirm'>>,
+	memory: Memory,
+): Promise<Confirmation> {
+	const who = { event: memory.kind };
+	if (memory.seen.has(memory.key)) return stop(duplicate(who, memory.label));
 	if (!memory.seen.claim(memory.key)) {
 		return stop(retryLater('The same postback is being confirmed right now. Try again later.'));
 	}
-	return pass(undefined);
-}
-
-type Confirmed = Extract<Awaited<ReturnType<typeof confirmWithService>>, { ok: true }>;
-
-/** Asks the service about the postback; the claim ends whatever the answer. */
-async function confirm(
-	call: Call,
-	event: 'payment' | 'payout',
-	req: N8nRequest,
-	fields: PostbackFields,
-	memory: Memory,
-): Promise<Verdict<Confirmed>> {
-	let verdict: Awaited<ReturnType<typeof confirmWithService>>;
+	let verdict: Awaited<ReturnType<typeof rule.confirm>>;
 	try {
-		const requireOrderId = call.context.getNodeParameter('orderCheck', 'orderId') !== 'billId';
-		verdict = await confirmWithService(call.context, event, fields, requireOrderId, (id, status) =>
-			memory.seen.has(recordKeyOf(event, id, status)),
-		);
+		readAfreshBeside(call.context);
+		verdict = await rule.confirm({
+			context: call.context,
+			fields,
+			requireOrderId: call.context.getNodeParameter('orderCheck', 'orderId') !== 'billId',
+			isDelivered: (id, status) => memory.seen.has(recordKeyOf(memory.kind, id, status)),
+		});
+		if (verdict.ok && (await credentialChanged(call.context))) return { ok: 'credential changed' };
 		// A postback whose TrsId names a bill is not remembered by its own key: the next payment of
 		// the same MULTI link posts the very same fields. Its payment's key is (see confirmedItem).
 		if (verdict.ok && verdict.viaBill === undefined) memory.seen.remember(memory.key);
@@ -221,157 +181,113 @@ async function confirm(
 	if (verdict.ok) return pass(verdict);
 	// A kept credential is never used again after the service did not confirm with it.
 	forgetCredential(call.context);
-	if ('delivered' in verdict) return stop(duplicate(call, memory.label));
+	if ('delivered' in verdict) return stop(duplicate(who, memory.label));
+	return stop(notConfirmed(memory.kind, receivedAt, verdict));
+}
+
+/** The answer to a confirmation that failed: retry while it may still come, refuse otherwise. */
+function notConfirmed(
+	kind: PostbackEvent,
+	receivedAt: number | undefined,
+	verdict: { retry: boolean; reason: string; unknown?: boolean },
+): Answer {
 	const reason = printable(`Not confirmed by the service: ${verdict.reason}`);
-	const receivedAt = Number(req.headers[RECEIVED_AT_HEADER]);
-	const waited = Number.isFinite(receivedAt) && receivedAt > 0 ? Date.now() - receivedAt : 0;
+	const waited = receivedAt === undefined ? 0 : Date.now() - receivedAt;
 	if (verdict.retry && verdict.unknown && waited >= UNKNOWN_POSTBACK_RETRY_MS) {
 		// Bounded: the relay stops retrying on 422 (dead letter, kept in its console).
 		const minutes = Math.floor(waited / 60_000);
-		return stop(
-			refused(call, 422, `${reason}; still unknown ${minutes} minutes after the relay received it`),
+		return refused(
+			{ event: kind },
+			422,
+			`${reason}; still unknown ${minutes} minutes after the relay received it`,
 		);
 	}
 	if (verdict.retry) {
-		return stop(
-			retryLater(`${reason}. Try again later.`, {
-				level: 'warn',
-				message: `PayPalych Trigger asked for a retry of a ${call.event} postback (HTTP 503): ${reason}`,
-			}),
-		);
+		return retryLater(`${reason}. Try again later.`, {
+			level: 'warn',
+			message: `PayPalych Trigger asked for a retry of a ${kind} postback (HTTP 503): ${reason}`,
+		});
 	}
-	return stop(refused(call, 422, reason));
+	return refused({ event: kind }, 422, reason);
 }
 
-/** The memory's key of one record of the service (a payment or payout in one status). */
-function recordKeyOf(event: CallEvent, id: string, status: string): string {
-	return JSON.stringify([event, 'record', id, canonicalStatus(status)]);
-}
-
-/** The postback's own order and amount fields, which the signature alone does not bind. */
-const UNBOUND_FIELDS = ['InvId', 'OutSum'];
-
-/**
- * The service's bill id, order ID and amount at the top of a confirmed payment's item. Where the
- * order is not bound (Bill ID Only, or a service that shows no order ID), the postback's InvId
- * and OutSum may come from another order's redirect signature: they go under `unverified`, so a
- * workflow that reads the order or the amount finds the service's.
- */
-function serviceFigures(item: IDataObject, record: IDataObject, confirmed: Confirmed): void {
-	const billId = record.bill_id;
-	item.billId = typeof billId === 'string' || typeof billId === 'number' ? String(billId) : null;
-	item.orderId = confirmed.orderId ?? null;
-	item.amount = confirmed.amount ?? null;
-	item.amountNumber = confirmed.amount === undefined ? null : Number(confirmed.amount);
-	if (confirmed.orderConfirmed === true) return;
-	const unverified = { ...((item.unverified as IDataObject | undefined) ?? {}) };
-	for (const field of UNBOUND_FIELDS) {
-		if (!(field in item)) continue;
-		unverified[field] = item[field];
-		delete item[field];
-	}
-	delete item.OutSumNumber;
-	item.unverified = unverified;
+/** Signed, refused by the service's record: what the Refused output gets; every field is the sender's word. */
+function withRefusal(
+	answer: Answer,
+	kind: PostbackEvent,
+	fields: PostbackFields,
+	at: string,
+): Answer {
+	if (answer.receipt !== 'rejected') return answer;
+	const refusal = {
+		event: kind,
+		refused: true,
+		confirmed: false,
+		reason: answer.body,
+		httpStatus: answer.status,
+		receivedAt: at,
+		unverified: { ...fields },
+	};
+	return { ...answer, refusal };
 }
 
 /**
  * The item of a confirmed postback, with the service's record. The service's own id and status
- * are remembered too: a replay whose TrsId is spelled another way but names the same record is a
- * duplicate.
+ * are remembered too (recordKeyOf): a replay whose ids are spelled another way but name the same
+ * record is a duplicate.
  */
 function confirmedItem(
-	call: Call,
 	memory: Memory,
+	rule: KindRule,
 	confirmed: Confirmed,
 	item: IDataObject,
 ): Answer {
-	const { event } = call;
-	const record = confirmed.record;
-	const recordKey = recordKeyOf(event, String(record.id), String(record.status));
-	if (memory.seen.has(recordKey)) return duplicate(call, memory.label);
+	const { record } = confirmed;
+	const recordKey = recordKeyOf(memory.kind, String(record.id), String(record.status));
+	if (recordKey !== memory.key && memory.seen.has(recordKey)) {
+		return duplicate({ event: memory.kind }, memory.label);
+	}
 	memory.seen.remember(recordKey);
 	item.confirmed = true;
-	if (event === 'payment') item.trsIdNames = confirmed.viaBill === undefined ? 'payment' : 'bill';
-	item.status = canonicalStatus(record.status);
-	item.eventKey = eventKeyOf(event, String(record.id), String(record.status));
-	if (event === 'payment') {
-		item.paid = isPaidStatus(record.status);
-		item.orderConfirmed = confirmed.orderConfirmed === true;
-		serviceFigures(item, record, confirmed);
-		item.payment = record;
-	} else {
-		item.payout = record;
-	}
+	rule.fill(item, confirmed);
 	return accepted(item);
 }
 
-/**
- * What the trigger answers a call, step by step: forwarded for this event, body read, signature
- * verified, redirect events answered, status selected, not seen before (or claimed), confirmed by
- * the service, the item built. The first step that stops gives the answer.
- */
-export async function receive(call: Call, req: N8nRequest): Promise<Answer> {
-	const forwarded = forwardedElsewhere(call, req);
-	if (!forwarded.ok) return forwarded.answer;
-	const body = await readBody(call, req);
-	if (!body.ok) return body.answer;
-	const fields = body.value;
-	// A refund or chargeback (one URL pasted into several fields) is never taken as this event.
-	if (postbackKindOf(fields) === 'moneyBack') return receiveMoneyBack(call, req.headers, fields);
-	const signed = await verifySignature(call, fields);
+/** The steps after the body is read, for every kind; run again once when the credential changed. */
+async function receiveFields(call: Call, read: ReadCall, retried = false): Promise<Answer> {
+	const { fields } = read;
+	const ruled = ruleFor(call, fields);
+	if (!ruled.ok) return ruled.answer;
+	const signed = await verifySignature(call, ruled.value, fields);
 	if (!signed.ok) return signed.answer;
-
-	const item = {
-		...verifiedItem(call.event, fields),
-		receivedAt: new Date().toISOString(),
-	} as IDataObject;
-	const { event } = call;
-	if (event === 'success' || event === 'fail') return redirectAnswer(call, event, fields, item);
-
-	const selected = statusFilter(call, event, fields);
+	const kind = signed.value;
+	const taken = takes(call, kind);
+	if (!taken.ok) return taken.answer;
+	const rule = KINDS[kind];
+	const item = { ...rule.item(fields), receivedAt: new Date().toISOString() };
+	if (isRedirectEvent(kind)) return redirectAnswer(call, kind, fields, item);
+	const selected = statusFilter(call, kind, fields);
 	if (!selected.ok) return selected.answer;
-	const memory = memoryOf(call, fields);
-	if (!(call.context.getNodeParameter('confirmWithApi', true) as boolean)) {
-		return acceptUnconfirmed(call, memory, item);
+	const memory = memoryOf(call, kind, rule.key(fields) as string, rule.label(fields));
+	if (!(call.context.getNodeParameter('confirmWithApi', true) as boolean) || !rule.confirm) {
+		return acceptUnconfirmed(memory, rule, item, fields);
 	}
-	const claimed = claim(call, memory);
-	if (!claimed.ok) return claimed.answer;
-	const confirmed = await confirm(call, event, req, fields, memory);
-	if (!confirmed.ok) {
-		const answer = confirmed.answer;
-		if (answer.receipt !== 'rejected') return answer;
-		// Signed, refused by the service's record: every field is the sender's word.
-		return {
-			...answer,
-			refusal: {
-				event,
-				refused: true,
-				confirmed: false,
-				reason: answer.body,
-				httpStatus: answer.status,
-				receivedAt: item.receivedAt,
-				unverified: { ...fields },
-			},
-		};
+	const confirmed = await confirm(call, read, { ...rule, confirm: rule.confirm }, memory);
+	if (confirmed.ok === 'credential changed') {
+		// Checked again from the signature with the credential as it is now (never twice).
+		if (retried) return retryLater('The credential changed while confirming. Try again later.');
+		return receiveFields(call, read, true);
 	}
-	return confirmedItem(call, memory, confirmed.value, item);
+	if (!confirmed.ok) return withRefusal(confirmed.answer, kind, fields, item.receivedAt);
+	return confirmedItem(memory, rule, confirmed.value, item);
 }
 
-/**
- * What a Refund or Chargeback trigger answers: a call the relay forwarded as another kind is not
- * this node's; a body that is no refund or chargeback is asked to come back (the log names the
- * fix); a refund or chargeback goes through receiveMoneyBack.
- */
-export async function receiveMoneyBackCall(call: MoneyBackCall, req: N8nRequest): Promise<Answer> {
-	const forwardedAs = req.headers[EVENT_HEADER];
-	const as = typeof forwardedAs === 'string' ? forwardedAs.trim().toLowerCase() : undefined;
-	if (as !== undefined && as !== call.event && !isMoneyBackEvent(as)) {
-		return ignored(
-			`PayPalych Trigger (${call.event}) ignored a call forwarded as ${as.slice(0, 20)}`,
-		);
-	}
-	const body = await readBody(call, req);
-	if (!body.ok) return body.answer;
-	if (postbackKindOf(body.value) !== 'moneyBack') return notMoneyBack(call);
-	return receiveMoneyBack(call, req.headers, body.value);
+/** What the trigger answers a call (see the steps above). */
+export async function receive(call: Call, req: N8nRequest): Promise<Answer> {
+	const read = await readCall(call, req);
+	if (!read.ok) return read.answer;
+	// A P2P deal (signed like a payout) is neither a payment nor a payout of the shop.
+	if (postbackKindOf(read.value.fields) === 'p2pDeal')
+		return receiveP2pDeal(call, read.value.fields);
+	return receiveFields(call, read.value);
 }

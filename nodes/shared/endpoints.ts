@@ -20,7 +20,8 @@ export const ENDPOINTS = {
 	payoutStatus: { method: 'GET', path: '/api/v1/payout/status' },
 	payoutSearch: { method: 'GET', path: '/api/v1/payout/search' },
 	sbpBanks: { method: 'GET', path: '/api/v1/payout/dictionaries/sbp_banks' },
-	// Beyond the interface document: listed by the service's current reference (service-facts.md).
+	// Beyond the interface document: listed by the service's current reference
+	// (docs/developer/service.md).
 	paymentSearch: { method: 'GET', path: '/api/v1/payment/search' },
 	refundFullCreate: { method: 'POST', path: '/api/v1/refund/full/create' },
 	refundPartialCreate: { method: 'POST', path: '/api/v1/refund/partial/create' },

@@ -117,8 +117,8 @@ export const ERROR_CATALOGUE: Readonly<Record<string, ErrorEntry>> = {
 		message: 'The service rejected the transaction',
 		hint: 'Check the amount, currency and payment method of the bill, or contact PayPalych support with the time of the request',
 	},
-	// The refund API of the service's current reference (service-facts.md); the key names are
-	// unconfirmed, and a refusal without one is recognised by the refund operations themselves.
+	// The refund API of the service's current reference (docs/developer/service.md); the key names
+	// are unconfirmed, and a refusal without one is recognised by the refund operations themselves.
 	'api:error.refunds_not_enabled': {
 		message: 'The refund API is not switched on for your merchant account',
 		hint: "Ask the service's support to enable refunds for your merchant account; nothing was refunded",
@@ -152,6 +152,45 @@ export interface DescribedError {
 	fieldErrors?: Record<string, string[]>;
 }
 
+/**
+ * Whether `key` is an entry of the catalogue itself: never a property every object inherits
+ * (`constructor`, `__proto__`, `toString`), which an answer of the service may name.
+ */
+export function isCatalogueKey(key: string): boolean {
+	return Object.prototype.hasOwnProperty.call(ERROR_CATALOGUE, key);
+}
+
+/** The catalogue's entry for `key`; undefined for any other name, an inherited one too. */
+function entryOf(key: string): ErrorEntry | undefined {
+	return isCatalogueKey(key) ? ERROR_CATALOGUE[key] : undefined;
+}
+
+/** Most characters of the service's own text read: a key is far shorter, the rest is shown cut. */
+const MAX_TEXT = 2000;
+/** Most values read in one array or object of an error answer, at each level. */
+const MAX_ENTRIES = 100;
+/** Most field errors and messages per field kept from `errors`. */
+const MAX_FIELD_ERRORS = 20;
+/** Most characters of one field message kept. */
+const MAX_FIELD_TEXT = 300;
+
+/** A value as text without calling anything of its own (`{"toString": 1}` cannot throw here). */
+function textOf(value: unknown): string {
+	if (typeof value === 'string') return value.slice(0, MAX_FIELD_TEXT);
+	if (typeof value === 'number' || typeof value === 'boolean' || value === null)
+		return String(value);
+	try {
+		return (JSON.stringify(value) ?? '').slice(0, MAX_FIELD_TEXT);
+	} catch {
+		return '';
+	}
+}
+
+/** Cuts a long text of the service to MAX_TEXT characters, saying that it was cut. */
+function cut(text: string): string {
+	return text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}…` : text;
+}
+
 function asRecord(value: unknown): Record<string, unknown> | undefined {
 	if (typeof value === 'string') {
 		try {
@@ -167,12 +206,14 @@ function asRecord(value: unknown): Record<string, unknown> | undefined {
 
 /** Matches a message such as "Unauthenticated." or "This action is unauthorized." to its key. */
 function keyOf(message: string): string | undefined {
-	const trimmed = message.trim();
-	if (ERROR_CATALOGUE[trimmed]) return trimmed;
+	const trimmed = message.slice(0, MAX_TEXT).trim();
+	if (isCatalogueKey(trimmed)) return trimmed;
 	const noDot = trimmed.replace(/\.$/, '');
-	if (ERROR_CATALOGUE[noDot]) return noDot;
-	const m = /api:error\.[A-Za-z0-9_-]+/.exec(trimmed);
-	return m ? m[0] : undefined;
+	if (isCatalogueKey(noDot)) return noDot;
+	// Only a key of the catalogue: `api:error.__proto__` or a name the catalogue lacks is none.
+	for (const m of trimmed.matchAll(/api:error\.[A-Za-z0-9_-]+/g))
+		if (isCatalogueKey(m[0])) return m[0];
+	return undefined;
 }
 
 /** The fields of an error answer that may carry its key, in the order they are read. */
@@ -194,12 +235,13 @@ function keyIn(value: unknown, bareNames: boolean, depth = 0): string | undefine
 		const key = keyOf(value);
 		if (key) return key;
 		const bare = value.trim();
-		if (bareNames && /^[A-Za-z0-9_-]+$/.test(bare) && ERROR_CATALOGUE[`api:error.${bare}`])
+		if (bareNames && /^[A-Za-z0-9_-]{1,100}$/.test(bare) && isCatalogueKey(`api:error.${bare}`))
 			return `api:error.${bare}`;
 		return undefined;
 	}
 	if (depth >= 3 || typeof value !== 'object' || value === null) return undefined;
-	for (const entry of Array.isArray(value) ? value : Object.values(value)) {
+	const entries = Array.isArray(value) ? value : Object.values(value);
+	for (const entry of entries.slice(0, MAX_ENTRIES)) {
 		const key = keyIn(entry, bareNames, depth + 1);
 		if (key) return key;
 	}
@@ -226,7 +268,7 @@ export function apiErrorKeyOf(body: unknown): string | undefined {
 function serviceText(record: Record<string, unknown> | undefined): string | undefined {
 	for (const field of ['message', 'error_message', 'error']) {
 		const value = record?.[field];
-		if (typeof value === 'string' && value.trim() !== '') return value;
+		if (typeof value === 'string' && value.trim() !== '') return cut(value);
 	}
 	return undefined;
 }
@@ -238,10 +280,16 @@ export function describeApiError(httpCode: number | undefined, body: unknown): D
 	const rawErrors = asRecord(record?.errors);
 	let fieldErrors: Record<string, string[]> | undefined;
 	if (rawErrors) {
-		fieldErrors = {};
-		for (const [field, value] of Object.entries(rawErrors)) {
-			fieldErrors[field] = Array.isArray(value) ? value.map(String) : [String(value)];
-		}
+		// Own properties only (Object.fromEntries: a field named `__proto__` is a field), a bounded
+		// number of them, each value as text without calling anything of its own.
+		fieldErrors = Object.fromEntries(
+			Object.entries(rawErrors)
+				.slice(0, MAX_FIELD_ERRORS)
+				.map(([field, value]) => [
+					field.slice(0, MAX_FIELD_TEXT),
+					(Array.isArray(value) ? value.slice(0, MAX_FIELD_ERRORS) : [value]).map(textOf),
+				]),
+		);
 	}
 
 	let key = apiErrorKeyOf(record ?? body);
@@ -249,7 +297,7 @@ export function describeApiError(httpCode: number | undefined, body: unknown): D
 	if (!key && (fieldErrors || httpCode === 422)) key = VALIDATION_KEY;
 	if (!key) key = httpCode ? `http_${httpCode}` : 'network_error';
 
-	const entry = ERROR_CATALOGUE[key];
+	const entry = entryOf(key);
 	const sentence =
 		entry?.message ??
 		(serviceMessage ||

@@ -98,27 +98,6 @@ export function withPaymentId<T extends Json>(record: T): T {
 }
 
 /**
- * What the chargebacks a payment's record lists (`payment/status?chargeback=1`, under either key:
- * moneyBackListOf) took back, in cents: the sum of their amounts, every one listed counted. A
- * chargeback listed without an amount (the service's chargeback records show none) is taken as
- * the whole payment (`paidCents`), and `amountUnknown` says so: what it took cannot be told, and
- * a refund on top of a chargeback pays the payer twice.
- */
-export function chargedBackOf(
-	payment: Json,
-	paidCents: number,
-): { cents: number; amountUnknown: boolean } {
-	let cents = 0;
-	let amountUnknown = false;
-	for (const record of moneyBackListOf('chargeback', payment) ?? []) {
-		const amount = toCents(record.amount);
-		if (amount === undefined) amountUnknown = true;
-		else cents += amount;
-	}
-	return { cents: amountUnknown ? Math.max(cents, paidCents) : cents, amountUnknown };
-}
-
-/**
  * What a body is by its fields alone: a refund and a chargeback carry the same fields; a P2P deal
  * (a deal of the service's P2P product, posted to the Result URL and signed like a payout) is
  * neither a payment nor a payout of the shop.

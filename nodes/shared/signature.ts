@@ -38,7 +38,10 @@ export function signaturesMatch(expected: string, received: string): boolean {
 	return timingSafeEqual(a, b);
 }
 
-/** Refund postback (service-facts.md): upper-case MD5 of `Amount:Currency:BillId:PaymentId:Id:token`. */
+/**
+ * Refund postback (docs/developer/service.md): upper-case MD5 of
+ * `Amount:Currency:BillId:PaymentId:Id:token`.
+ */
 export function signRefund(
 	fields: { Amount: string; Currency: string; BillId: string; PaymentId: string; Id: string },
 	token: string,
@@ -48,7 +51,10 @@ export function signRefund(
 	);
 }
 
-/** Chargeback postback (service-facts.md): upper-case MD5 of `BillId:PaymentId:Id:token`. */
+/**
+ * Chargeback postback (docs/developer/service.md): upper-case MD5 of
+ * `BillId:PaymentId:Id:token`.
+ */
 export function signChargeback(
 	fields: { BillId: string; PaymentId: string; Id: string },
 	token: string,

@@ -58,4 +58,16 @@ export function isPaidStatus(status: unknown): boolean {
 export const CURRENCIES_IN = ['RUB', 'USD', 'EUR'] as const;
 export const BILL_TYPES = ['normal', 'multi'] as const;
 export const PAYMENT_METHODS = ['BANK_CARD', 'SBP'] as const;
-export const PAYOUT_ACCOUNT_TYPES = ['credit_card', 'sbp'] as const;
+/**
+ * Where payout/regular/create pays: the interface document lists credit_card and sbp; the
+ * service's current reference adds a crypto wallet (with its network) and a Steam login.
+ */
+export const PAYOUT_ACCOUNT_TYPES = ['credit_card', 'sbp', 'crypto', 'steam'] as const;
+/** The networks of a crypto payout (`account_network`): Tron and Ethereum. */
+export const PAYOUT_NETWORKS = ['TRX', 'ETH'] as const;
+/**
+ * The currencies of payouts: the bill currencies and USDT, as a payout postback's `Currency` (and
+ * a refund postback's) lists them. A crypto payout's Currency and the balance a payout is taken
+ * from (Account Currency, `account_currency`) are one of them; cards, SBP and Steam are paid in RUB.
+ */
+export const PAYOUT_CURRENCIES = ['RUB', 'USD', 'EUR', 'USDT'] as const;

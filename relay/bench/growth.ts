@@ -142,7 +142,7 @@ export function growthTable(rows: readonly GrowthFigures[]): string[] {
 	];
 }
 
-/** The targets of issue 28's growth run, one line each, met / NOT met. */
+/** The targets of the growth run (a store that fills), one line each, met / NOT met. */
 export function growthTargets(rows: readonly GrowthFigures[]): string[] {
 	const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
 	const lines: string[] = [];

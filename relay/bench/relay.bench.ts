@@ -20,7 +20,7 @@
 // rate-bare      the same fixed rate against the bare route: what this machine gives any server
 //                at that rate (on a VM a request at 1,000/s costs several times its CPU at
 //                saturation, and its latency tail is the machine's).
-// growth         the cost curve of a filling store (issue 28): for each size of BENCH_GROWTH_SIZES
+// growth         the cost curve of a filling store: for each size of BENCH_GROWTH_SIZES
 //                (default 0, 100,000 and 1,000,000 delivered events, pre-filled in one SQL statement
 //                per table, see growth.ts), SQLite then PostgreSQL: the one-instance load with
 //                delivery on (postbacks/s, the backlog's drain/s, CPU per postback over load +
@@ -37,8 +37,8 @@
 // delivery on it also prints the deliveries the target received during the load, then waits (at
 // most 60 s) until the target has received every delivery of the run and prints the CPU per
 // request over the load and the delivery of its backlog: the cost of a postback with delivery on.
-// At the end: the drains, a markdown table of the figures of issue 20 beside this run's, and the
-// issue's targets with the figures measured.
+// At the end: the drains, a markdown table of the figures from before the relay's performance
+// work beside this run's, and the relay's performance targets with the figures measured.
 //
 // Environment:
 //   BENCH_ONLY=<run>,<run>…  only these runs (default all); bare always runs, the ratios need it
@@ -376,16 +376,16 @@ async function main(): Promise<void> {
 	for (const m of Object.values(measured)) all[m.run] = figures(m, bare);
 	if (drains.length) console.log(`\ndrains:\n${drains.map((d) => `  ${d}`).join('\n')}`);
 	if (growth.length) {
-		console.log(`\ngrowth (issue 28):\n${growthTable(growth).join('\n')}`);
+		console.log(`\ngrowth (a store that fills):\n${growthTable(growth).join('\n')}`);
 		console.log(
-			`\ntargets (issue 28, growth):\n${growthTargets(growth)
+			`\ntargets (a store that fills):\n${growthTargets(growth)
 				.map((t) => `  ${t}`)
 				.join('\n')}`,
 		);
 	}
 	if (Object.keys(measured).length === 1 && growth.length) return; // the growth run alone
 	console.log(`\n${table(all, RATE).join('\n')}`);
-	const { issue20, issue38 } = targets(all, RATE);
+	const { scaling, cost } = targets(all, RATE);
 	const list = (lines: string[]) => lines.map((t) => `  ${t}`).join('\n');
 	console.log(
 		`\n${fmt((performance.now() - started) / 1000)} s; load average at the end ` +
@@ -393,8 +393,8 @@ async function main(): Promise<void> {
 				.map((x) => fmt(x, 2))
 				.join(' '),
 	);
-	console.log(`\ntargets (issue 20):\n${list(issue20)}`);
-	console.log(`\ntargets (issue 38, the relay):\n${list(issue38)}`); // the last lines, met / NOT met
+	console.log(`\ntargets (two instances, latency at a fixed rate):\n${list(scaling)}`);
+	console.log(`\ntargets (the relay's CPU per postback):\n${list(cost)}`); // last, met / NOT met
 }
 
 await main();

@@ -1,5 +1,6 @@
-// The relay benchmark's runs (BENCH_ONLY), its closing table (markdown, the figures of issue 20
-// beside this run's) and the issue's targets with the measured figures. See relay.bench.ts.
+// The relay benchmark's runs (BENCH_ONLY), its closing table (markdown, the figures measured
+// before the relay's first performance work beside this run's) and the relay's performance
+// targets with the measured figures. See relay.bench.ts.
 
 /** The runs, in order; BENCH_ONLY picks among them (bare always runs: the ratios need it). */
 export const RUNS = [
@@ -32,7 +33,7 @@ export function selectRuns(only = ''): Set<RunName> {
 	return new Set<RunName>(names.length ? ['bare', ...(names as RunName[])] : RUNS);
 }
 
-/** A load run's name in the output and the table (the issue's names for the runs it measured). */
+/** A load run's name in the output and the table (the names the first round's figures use). */
 export function runLabel(run: LoadRunName, rate: number): string {
 	const fixed = `fixed rate ${rate.toLocaleString('en-US')}/s`;
 	return {
@@ -65,7 +66,10 @@ export interface Figures {
 }
 export type AllFigures = Partial<Record<LoadRunName, Figures>>;
 
-/** Measured before the work of issue 20, on the 2-core development VM (CPU: during the load). */
+/**
+ * Measured before the first performance work on the relay, on the 2-core development VM (CPU:
+ * during the load).
+ */
 const BEFORE: Partial<Record<LoadRunName, Partial<Figures>>> = {
 	bare: { reqPerSec: 22_073, ratio: 1, p99: 7, relayUs: 38 },
 	sqlite: { reqPerSec: 5_654, ratio: 0.26, p99: 29 },
@@ -122,7 +126,7 @@ export function table(figures: AllFigures, rate: number): string[] {
 		line(widths.map((w) => '-'.repeat(w))),
 		...rows.map(line),
 		'',
-		'before: the figures of issue 20, measured before this work on the same machine (CPU during the load only).',
+		'before: the figures measured before the first performance work on the relay, on the same machine (CPU during the load only).',
 		'now: this run. CPU per request of a run with delivery on: over the load and the delivery of its backlog',
 		'(the cost of a postback with delivery on); with delivery paused, and for bare Fastify: during the load.',
 	];
@@ -135,18 +139,20 @@ const incomplete = (f: Figures) =>
 	f.backlogDelivered ? '' : ' (backlog not all delivered within the wait: CPU figures too low)';
 
 /**
- * The issue's targets, each with the figures measured in this run and met / NOT met. CPU figures
- * are compared as printed, in whole µs.
+ * The relay's performance targets, each with the figures measured in this run and met / NOT met:
+ * `cost`, the CPU per postback (SQLite ingest, PostgreSQL with delivery on), the lines the run
+ * prints last; `scaling`, two PostgreSQL instances and the latency at a fixed rate. CPU figures are
+ * compared as printed, in whole µs.
  */
 export function targets(
 	f: AllFigures & { bare: Figures },
 	rate: number,
-): { issue20: string[]; issue38: string[] } {
+): { scaling: string[]; cost: string[] } {
 	const r = Math.round;
 	const { bare, pg1, pg2 } = f;
 	const ingest = f['sqlite-paused'];
-	// Issue 38 keeps these two of issue 20's targets, the last lines the run prints.
-	const issue38 = [
+	// The CPU a postback costs: the last lines the run prints.
+	const cost = [
 		'SQLite ingest (delivery paused): relay CPU per request ≤ 2 × bare Fastify’s: ' +
 			(ingest
 				? `${us(ingest.relayUs)} vs 2 × ${us(bare.relayUs)} = ${us(2 * r(bare.relayUs))}: ` +
@@ -190,5 +196,5 @@ export function targets(
 					: ''),
 		);
 	}
-	return { issue20: lines, issue38 };
+	return { scaling: lines, cost };
 }

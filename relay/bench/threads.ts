@@ -1,4 +1,4 @@
-// Where a SQLite relay's CPU goes, thread by thread (issue 38): `npm run bench:threads`, which
+// Where a SQLite relay's CPU goes, thread by thread: `npm run bench:threads`, which
 // builds first (BENCH_ROOT: another checkout's compiled relay). The relay of ROOT with delivery
 // paused, 3 s of autocannon to warm it up, then THREADS_SECONDS (10) s measured: each thread's CPU
 // per request from /proc/<pid>/task (user + system, and system alone), so that the HTTP thread,

@@ -35,7 +35,9 @@ export function boundedLookUp(
 			const { kind: asked, fields, source } = candidate;
 			if (asked !== kind || source.via !== 'postback') return undefined;
 			const call = async (): Promise<LookUpVerdict | StoredBy> => {
-				const verdict = await check(apis[source.tokenIndex] ?? apis[0], fields);
+				// All the calls of one look-up within one call's deadline (a bill's pages too).
+				const api = (apis[source.tokenIndex] ?? apis[0]).startRun();
+				const verdict = await check(api, fields);
 				return verdict.ok && verdict.bill ? await claim(candidate, verdict.bill) : verdict;
 			};
 			return lookUpWithin(budget, metrics, kind, fields, source.network ?? '', call);

@@ -1,10 +1,11 @@
-import { BackupError, backupStore } from './backup.ts';
+import { BackupError, backupStore, restoreStore } from './backup.ts';
 import { ConfigError, StartupError, TARGET_VARIABLES, variableHelp } from './config.ts';
 import { RELAY_VERSION } from './metrics.ts';
 import { start } from './server.ts';
 
 const USAGE = `Usage: paypalych-relay [--help | --version]
        paypalych-relay backup FILE
+       paypalych-relay restore FILE
 
 Receives PayPalych postbacks and redirects, verifies and stores them, and forwards them to n8n
 webhooks until they are delivered. Configured by environment variables only; a RELAY_* or
@@ -12,7 +13,9 @@ PAYPALYCH_* variable the relay does not know is refused, and so is any other one
 a variable it reads (PROT, LOG_LEVL).
 
 backup FILE copies the SQLite store RELAY_DATABASE names into FILE while the relay runs (a new
-file; a relay started on it delivers what was pending). A PostgreSQL store: pg_dump.`;
+file, mode 0600: it holds every payer's e-mail and phone). restore FILE puts such a copy in place
+of RELAY_DATABASE while no relay has it open (the store it replaces is kept beside it); a relay
+started then delivers what was pending at the backup. A PostgreSQL store: pg_dump, pg_restore.`;
 
 /** The --help text: what must be set, then every variable of the schema with its default. */
 export function helpText(env: Record<string, string | undefined> = process.env): string {
@@ -44,8 +47,8 @@ export async function main(argv: string[]): Promise<void> {
 		process.stdout.write(`${RELAY_VERSION}\n`);
 		return;
 	}
-	if (argv[0] === 'backup') {
-		await backupCommand(argv.slice(1));
+	if (argv[0] === 'backup' || argv[0] === 'restore') {
+		await backupCommand(argv[0], argv.slice(1));
 		return;
 	}
 	if (argv.length > 0) {
@@ -72,23 +75,34 @@ export async function main(argv: string[]): Promise<void> {
 	}
 }
 
-/** `paypalych-relay backup FILE`: a consistent copy of the SQLite store, taken while it runs. */
-async function backupCommand(args: string[]): Promise<void> {
+/**
+ * `paypalych-relay backup FILE`: a consistent copy of the SQLite store, taken while it runs;
+ * `paypalych-relay restore FILE`: the copy in place of the store, while no relay has it open.
+ */
+async function backupCommand(command: 'backup' | 'restore', args: string[]): Promise<void> {
 	const database = process.env.RELAY_DATABASE;
+	const fileWord = command === 'backup' ? 'new FILE' : 'backup FILE';
 	if (args.length !== 1 || !database) {
 		process.stderr.write(
-			`paypalych-relay backup: ${args.length !== 1 ? 'name one new FILE: paypalych-relay backup FILE' : 'set RELAY_DATABASE to the store to back up'}\n`,
+			`paypalych-relay ${command}: ${args.length !== 1 ? `name one ${fileWord}: paypalych-relay ${command} FILE` : `set RELAY_DATABASE to the store to ${command === 'backup' ? 'back up' : 'restore into'}`}\n`,
 		);
 		process.exit(2);
 	}
 	try {
-		const { pages } = await backupStore(database, args[0]);
+		if (command === 'backup') {
+			const { pages } = await backupStore(database, args[0]);
+			process.stdout.write(
+				`paypalych-relay: backed up ${database} to ${args[0]} (${pages} pages, mode 0600). To restore: stop the relay, run paypalych-relay restore ${args[0]}, start the relay; it delivers what was pending.\n`,
+			);
+			return;
+		}
+		const { pages, kept } = await restoreStore(database, args[0]);
 		process.stdout.write(
-			`paypalych-relay: backed up ${database} to ${args[0]} (${pages} pages). To restore: stop the relay, put the copy where RELAY_DATABASE points (or point RELAY_DATABASE at it), start the relay; it delivers what was pending.\n`,
+			`paypalych-relay: restored ${args[0]} into ${database} (${pages} pages)${kept ? `; the store it replaced is kept as ${kept}` : ''}. Start the relay: it delivers what was pending at the backup.\n`,
 		);
 	} catch (error) {
 		if (!(error instanceof BackupError)) throw error;
-		process.stderr.write(`paypalych-relay backup: ${error.message}\n`);
+		process.stderr.write(`paypalych-relay ${command}: ${error.message}\n`);
 		process.exit(2);
 	}
 }

@@ -41,6 +41,11 @@ export class Metrics {
 		'Calls rejected before storage, by event kind and reason.',
 		['kind', 'reason'],
 	);
+	readonly p2pDeals = this.#counter(
+		'paypalych_relay_p2p_deals_total',
+		'Verified P2P deal postbacks: answered OK, never stored or forwarded (neither a payment nor a payout of the shop), by route.',
+		['route'],
+	);
 	readonly duplicates = this.#counter(
 		'paypalych_relay_duplicates_total',
 		'Verified postbacks already stored (same TrsId and Status).',

@@ -1,7 +1,21 @@
-import { request } from 'undici';
 import type { Dispatcher } from 'undici';
+import {
+	API_CALL_DEADLINE_MS,
+	API_MAX_ANSWER_BYTES,
+	AnswerTooLarge,
+	boundedRequest,
+} from './bounded-request.ts';
 import { ENDPOINTS, apiRootOf, describeApiError, listUrl, readPages } from './contract.ts';
 import { retryAfterDelay } from './retry-policy.ts';
+
+export {
+	API_CALL_DEADLINE_MS,
+	API_MAX_ANSWER_BYTES,
+	AnswerTooLarge,
+	DeadlinePassed,
+	boundedRequest,
+} from './bounded-request.ts';
+export type { BoundedAnswer, BoundedRequestOptions } from './bounded-request.ts';
 
 /**
  * The relay's one client of the service's REST API, for the look-ups of incoming postbacks and
@@ -12,32 +26,10 @@ import { retryAfterDelay } from './retry-policy.ts';
  * method here and nowhere else.
  */
 
-/** Largest answer the relay reads from the service's API (a page of 100 bills is about 100 KiB). */
-export const API_MAX_ANSWER_BYTES = 4 * 1024 * 1024;
-/** Longest one call to the service's API may take, headers and whole body, in ms. */
-export const API_CALL_DEADLINE_MS = 30_000;
 /** Longest a client may read the service by default (a catch-up run): its calls, retries and waits. */
 export const RUN_DEADLINE_MS = 5 * 60_000;
 /** Largest answer a look-up reads: one payment or payout record is well under 4 KiB. */
 export const LOOK_UP_MAX_ANSWER_BYTES = 64 * 1024;
-
-/** The answer was larger than the limit: reading stopped there and the connection was closed. */
-export class AnswerTooLarge extends Error {
-	readonly limit: number;
-	constructor(limit: number) {
-		super(`the answer is larger than ${limit} bytes`);
-		this.name = 'AnswerTooLarge';
-		this.limit = limit;
-	}
-}
-
-/** The call did not end (headers and whole body) within its deadline. */
-export class DeadlinePassed extends Error {
-	constructor(ms: number) {
-		super(`no whole answer within ${ms} ms`);
-		this.name = 'DeadlinePassed';
-	}
-}
 
 /** The client's call budget is spent: a catch-up run stops and the next one goes on. */
 export class BudgetSpent extends Error {
@@ -201,6 +193,15 @@ export class ServiceApi {
 		return this.#call(url, path);
 	}
 
+	/**
+	 * A client with the same settings whose overall deadline (`runDeadlineMs`, default: one call's
+	 * deadline) starts now: one look-up of an incoming postback, all its calls (a bill's status and
+	 * every page of its payments) within the time one call may take.
+	 */
+	startRun(runDeadlineMs = this.#o.callDeadlineMs): ServiceApi {
+		return new ServiceApi({ ...this.#o, runDeadlineMs });
+	}
+
 	/** Calls left before the budget, less what is held back, is spent. */
 	get callsLeft(): number {
 		return Math.max(0, this.#o.maxCalls - this.heldBack - this.calls);
@@ -283,8 +284,9 @@ export class ServiceApi {
 /**
  * The look-ups' client for one token: one call (no retry: the postback's sender is waiting and
  * sends it again later), a record's size of answer (LOOK_UP_MAX_ANSWER_BYTES), the whole call
- * within RELAY_DELIVERY_TIMEOUT_MS. No budget or overall deadline of its own: the intake's
- * LookUpBudget bounds how many look-ups incoming postbacks cause.
+ * within RELAY_DELIVERY_TIMEOUT_MS. No budget of its own: the intake's LookUpBudget bounds how many
+ * look-ups incoming postbacks cause; each look-up runs on `startRun()`, every call of it within
+ * one RELAY_DELIVERY_TIMEOUT_MS together.
  */
 export function lookUpApi(
 	config: { apiBaseUrl: string; deliveryTimeoutMs: number },
@@ -327,73 +329,4 @@ function apiError(path: string, status: number | null, text: string): ApiError {
 	const { key } = describeApiError(status, text);
 	const named = key === `http_${status}` ? '' : ` ${key.slice(0, 100)}`;
 	return new ApiError(path, status, `${path} answered HTTP ${status}${named}`, key, text);
-}
-
-export interface BoundedRequestOptions {
-	headers?: Record<string, string>;
-	dispatcher?: Dispatcher;
-	/** Most bytes of body read; more is an AnswerTooLarge. */
-	maxBytes?: number;
-	/** Overall deadline of the call (connect, headers and the whole body), in ms. */
-	deadlineMs?: number;
-	/** Idle limits (nothing received for this long); the deadline bounds the whole call. */
-	idleMs?: number;
-}
-
-export interface BoundedAnswer {
-	status: number;
-	headers: Record<string, string | string[] | undefined>;
-	text: string;
-}
-
-/**
- * One GET with a whole-answer size limit and an overall deadline, not only idle timeouts:
- * a trickled answer (one byte a second) or an endless one ends at the deadline, a huge one at
- * `maxBytes` without being held in memory. The transport under ServiceApi.
- */
-export async function boundedRequest(
-	url: string | URL,
-	options: BoundedRequestOptions = {},
-): Promise<BoundedAnswer> {
-	const maxBytes = options.maxBytes ?? API_MAX_ANSWER_BYTES;
-	const deadlineMs = options.deadlineMs ?? API_CALL_DEADLINE_MS;
-	const idleMs = Math.min(options.idleMs ?? deadlineMs, deadlineMs);
-	const controller = new AbortController();
-	const timer = setTimeout(() => controller.abort(new DeadlinePassed(deadlineMs)), deadlineMs);
-	try {
-		const answer = await request(url, {
-			method: 'GET',
-			headers: options.headers,
-			headersTimeout: idleMs,
-			bodyTimeout: idleMs,
-			dispatcher: options.dispatcher,
-			signal: controller.signal,
-		});
-		const declared = Number(answer.headers['content-length']);
-		if (Number.isFinite(declared) && declared > maxBytes) {
-			answer.body.destroy();
-			throw new AnswerTooLarge(maxBytes);
-		}
-		const chunks: Buffer[] = [];
-		let size = 0;
-		for await (const chunk of answer.body as AsyncIterable<Buffer>) {
-			size += chunk.length;
-			if (size > maxBytes) {
-				answer.body.destroy();
-				throw new AnswerTooLarge(maxBytes);
-			}
-			chunks.push(chunk);
-		}
-		return {
-			status: answer.statusCode,
-			headers: answer.headers,
-			text: Buffer.concat(chunks).toString('utf8'),
-		};
-	} catch (error) {
-		if (controller.signal.aborted && !(error instanceof AnswerTooLarge))
-			throw new DeadlinePassed(deadlineMs);
-		throw error;
-	} finally {
-		clearTimeout(timer);
-	}
 }

@@ -138,8 +138,8 @@ function payoutRoutes(app: FastifyInstance, ctx: SandboxContext): void {
 	app.get('/payouts/:id', async (request) => payoutControlView(ctx, payoutOf(param(request))));
 	app.post('/payouts/:id/advance', async (request) => {
 		const payout = payoutOf(param(request));
-		const { status } = advanceSchema.parse(body(request));
-		return payoutControlView(ctx, advancePayout(ctx.state, payout, status));
+		const { status, ...error } = advanceSchema.parse(body(request));
+		return payoutControlView(ctx, advancePayout(ctx.state, payout, status, error));
 	});
 }
 

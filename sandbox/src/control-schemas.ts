@@ -6,7 +6,7 @@ import { DEAL_CURRENCIES, DEAL_STATUSES } from './deals.ts';
 import { parseControlAmount } from './money.ts';
 import {
 	SandboxError,
-	CURRENCIES,
+	BALANCE_CURRENCIES,
 	ERROR_FORMS,
 	PROFILES,
 	TRS_ID_KINDS,
@@ -41,7 +41,7 @@ export const merchantPatch = z.object({
 	subscription: z.enum(['active', 'inactive', 'none']).optional(),
 	regularPayoutsEnabled: z.boolean().optional(),
 	regularDirections: z.array(z.enum(REGULAR_DIRECTIONS)).optional(),
-	balances: z.partialRecord(z.enum(CURRENCIES), amount).optional(),
+	balances: z.partialRecord(z.enum(BALANCE_CURRENCIES), amount).optional(),
 	dailyPayoutLimit: z.union([amount, z.null()]).optional(),
 	monthlyPayoutLimit: z.union([amount, z.null()]).optional(),
 	payoutSplitSize: z.union([positiveAmount, z.null()]).optional(),
@@ -127,7 +127,10 @@ export const dealSchema = z.object({
 export const billPatch = z.object({ losePostback: z.boolean().optional() });
 
 export const advanceSchema = z.object({
-	status: z.enum(['PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED']),
+	status: z.enum(['MODERATING', 'PROCESS', 'SUCCESS', 'FAIL', 'ERROR', 'DECLINED']),
+	/** Why a FAIL or ERROR payout failed (its error_code and error_message). */
+	errorCode: z.int().min(0).max(2_147_483_647).optional(),
+	errorMessage: z.string().min(1).max(255).optional(),
 });
 
 export const faultSchema = z

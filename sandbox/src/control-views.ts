@@ -3,7 +3,7 @@ import { paymentsOf } from './billing.ts';
 import type { SandboxContext } from './context.ts';
 import { format2 } from './money.ts';
 import {
-	CURRENCIES,
+	BALANCE_CURRENCIES,
 	type Bill,
 	type Merchant,
 	type Payment,
@@ -33,7 +33,7 @@ export function merchantView(ctx: SandboxContext, merchant: Merchant): Record<st
 		regularPayoutsEnabled: merchant.regularPayoutsEnabled,
 		regularDirections: merchant.regularDirections,
 		balances: Object.fromEntries(
-			CURRENCIES.map((currency) => {
+			BALANCE_CURRENCIES.map((currency) => {
 				const balance = merchant.balances[currency];
 				return [
 					currency,
@@ -121,5 +121,8 @@ export function payoutControlView(ctx: SandboxContext, payout: Payout): Record<s
 		merchantId: payout.merchantId,
 		kind: payout.kind,
 		accountType: payout.accountType,
+		network: payout.network,
+		recipientPaysCommission: payout.recipientPays,
+		accountCurrency: payout.accountCurrency,
 	};
 }

@@ -20,7 +20,10 @@ export type DocumentEndpoint =
 	| 'payout/search'
 	| 'payout/dictionaries/sbp_banks';
 
-/** Endpoints the service's current reference lists beyond the document (service-facts.md). */
+/**
+ * Endpoints the service's current reference lists beyond the document
+ * (docs/developer/service.md).
+ */
 export type FactsEndpoint =
 	| 'payment/search'
 	| 'refund/full/create'
@@ -43,7 +46,7 @@ const payoutCreate: Record<string, number> = {
 	balance_not_enough: 400,
 	direction_not_available: 400,
 	merchant_not_verified: 400,
-	too_many_payouts: 400, // added (service-facts, unconfirmed)
+	too_many_payouts: 400, // added (unconfirmed: docs/developer/service.md)
 	general_error: 500,
 };
 
@@ -129,7 +132,7 @@ export const ERROR_TABLE: Record<DocumentEndpoint, Record<string, number>> = {
 	},
 };
 
-/** Every authenticated endpoint: the merchant's API IP allow-list (service-facts.md). */
+/** Every authenticated endpoint: the merchant's API IP allow-list (docs/developer/service.md). */
 const ipKeys = { ip_access_denied: 403 };
 const merchantKeys = {
 	merchant_banned: 403,
@@ -149,8 +152,8 @@ const refundCreate = {
 
 /**
  * Keys and endpoints beyond the document, from the service's current reference and its clients
- * (service-facts.md): `ip_access_denied` everywhere, `transaction_rejected` on bill/create,
- * payment/search and the refund API. The refund keys other than the document's are the
+ * (docs/developer/service.md): `ip_access_denied` everywhere, `transaction_rejected` on
+ * bill/create, payment/search and the refund API. The refund keys other than the document's are the
  * sandbox's names (the reference publishes none); test/unit/oracle.test.ts lists them.
  */
 export const FACTS_ERRORS: Record<Endpoint, Record<string, number>> = {

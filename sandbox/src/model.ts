@@ -6,6 +6,9 @@ import { createHash, randomBytes } from 'node:crypto';
 
 export const CURRENCIES = ['RUB', 'USD', 'EUR'] as const;
 export type Currency = (typeof CURRENCIES)[number];
+/** Balances and payout currencies: the bill currencies and USDT (the `live` profile's crypto). */
+export const BALANCE_CURRENCIES = [...CURRENCIES, 'USDT'] as const;
+export type BalanceCurrency = (typeof BALANCE_CURRENCIES)[number];
 export const BILL_STATUSES = [
 	'NEW',
 	'PROCESS',
@@ -43,8 +46,8 @@ export const FINAL_PAYOUT_STATUSES: readonly PayoutStatus[] = [
 ];
 export type Subscription = 'active' | 'inactive' | 'none';
 /**
- * How the sandbox answers where the interface document leaves a choice open (service-facts.md,
- * "What the document leaves open"): `live`, what public integrations see (the sandbox's behaviour
+ * How the sandbox answers where the interface document leaves a choice open
+ * (docs/developer/service.md): `live`, what public integrations see (the sandbox's behaviour
  * before profiles); `spec`, the other answer the document allows (see sandbox/README.md).
  */
 export const PROFILES = ['live', 'spec'] as const;
@@ -54,12 +57,11 @@ export const BILL_TYPES = ['normal', 'multi'] as const;
 export const PAYMENT_METHODS = ['BANK_CARD', 'SBP'] as const;
 export type PaymentMethod = (typeof PAYMENT_METHODS)[number];
 export type Outcome = 'full' | 'under' | 'over' | 'fail' | 'process';
-export const REGULAR_DIRECTIONS = ['credit_card', 'sbp'] as const;
+/** payout/regular/create's `account_type`: the document's two, and crypto and steam (`live` only). */
+export const REGULAR_DIRECTIONS = ['credit_card', 'sbp', 'crypto', 'steam'] as const;
 export type RegularDirection = (typeof REGULAR_DIRECTIONS)[number];
-/** Payout currencies (payout/regular/create's `currency`). */
-export const PAYOUT_CURRENCIES = ['RUB'] as const;
-/** How a payout account is kept: a card number or a phone number. */
-export type AccountKind = 'BANK_CARD' | 'SBP';
+/** What a payout goes to: a card, a phone number, a crypto wallet or a Steam login. */
+export type AccountKind = 'BANK_CARD' | 'SBP' | 'CRYPTO' | 'STEAM';
 
 export interface Balance {
 	available: number;
@@ -72,15 +74,16 @@ export const TRS_ID_KINDS = ['payment', 'bill'] as const;
 export type TrsIdKind = (typeof TRS_ID_KINDS)[number];
 /**
  * Where an error answer carries its `api:error.*` key: `message` (the interface document) or
- * `error_code` with a human `error_message` beside it (seen on some answers, service-facts.md).
+ * `error_code` with a human `error_message` beside it (seen on some answers:
+ * docs/developer/service.md).
  */
 export const ERROR_FORMS = ['message', 'error_code'] as const;
 export type ErrorForm = (typeof ERROR_FORMS)[number];
 
 /**
  * The switches for answers the live service is seen to give beyond the interface document
- * (service-facts.md, "What the service's current public reference and its clients add"). Each
- * works in either profile; new merchants take the instance's value, the control API sets one.
+ * (docs/developer/service.md). Each works in either profile; new merchants take the instance's
+ * value, the control API sets one.
  */
 export interface MerchantSwitches {
 	/** What `TrsId` in payment postbacks names (default `payment`). */
@@ -121,7 +124,7 @@ export interface Merchant extends MerchantSwitches {
 	subscription: Subscription;
 	regularPayoutsEnabled: boolean;
 	regularDirections: RegularDirection[];
-	balances: Record<Currency, Balance>;
+	balances: Record<BalanceCurrency, Balance>;
 	dailyPayoutLimit: number | null;
 	monthlyPayoutLimit: number | null;
 	payoutSplitSize: number | null;
@@ -129,9 +132,9 @@ export interface Merchant extends MerchantSwitches {
 	tooManyPaymentsThreshold: number;
 	/**
 	 * Emulate the fields the live service is seen to add beyond the interface document
-	 * (service-facts.md): `order_id` and `active` on bills, `commission` on payments, `order_id`
-	 * on payouts, and AccountType, AccountNumber, BalanceAmount, BalanceCurrency in payment
-	 * postbacks. Off: answers and postbacks carry exactly the document's fields.
+	 * (docs/developer/service.md): `order_id` and `active` on bills, `commission` on payments,
+	 * `order_id` on payouts, and AccountType, AccountNumber, BalanceAmount, BalanceCurrency in
+	 * payment postbacks. Off: answers and postbacks carry exactly the document's fields.
 	 */
 	liveExtras: boolean;
 	/** How this merchant's API answers and postbacks look where the document is silent (see PROFILES). */
@@ -188,7 +191,7 @@ export interface BillItem {
 	more: Record<string, string>;
 }
 
-/** What bill/create takes beyond the document (service-facts.md), each only when it was given. */
+/** What bill/create takes beyond the document (docs/developer/service.md), each only if given. */
 export interface BillExtras {
 	/** Seconds the bill lives; it takes no payment after `createdAt + ttl`. */
 	ttl?: number;
@@ -249,11 +252,21 @@ export interface Payout {
 	orderId: string | null;
 	kind: 'personal' | 'regular';
 	status: PayoutStatus;
+	/** The payout's amount and fee, in `currency` (cents). */
 	amount: number;
 	commission: number;
 	accountType: AccountKind;
 	accountIdentifier: string;
-	currency: 'RUB';
+	/** A crypto payout's network (`account_network`), else null. */
+	network: 'TRX' | 'ETH' | null;
+	currency: BalanceCurrency;
+	/** The balance it is taken from, what it takes (amount, + commission unless the recipient pays) and the fee in it. */
+	accountCurrency: BalanceCurrency;
+	accountAmount: number;
+	accountCommission: number;
+	recipientPays: boolean;
+	errorCode: number | null;
+	errorMessage: string | null;
 	createdAt: number;
 }
 

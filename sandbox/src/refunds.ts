@@ -1,6 +1,6 @@
 /**
- * Refunds and chargebacks (service-facts.md: the reference's refund API and the refund and
- * chargeback postbacks): what a payment can still give back, making a refund or a chargeback,
+ * Refunds and chargebacks (docs/developer/service.md: the reference's refund API and the refund
+ * and chargeback postbacks): what a payment can still give back, making a refund or a chargeback,
  * the money moved, and the signed postback to the shop's Refund or Chargeback URL (the Result URL
  * when the shop has none).
  */

@@ -5,6 +5,7 @@
 import {
 	DEFAULTS,
 	randomId,
+	REGULAR_DIRECTIONS,
 	SandboxError,
 	type Bill,
 	type Chargeback,
@@ -93,11 +94,12 @@ export class State {
 			verified: true,
 			subscription: 'active',
 			regularPayoutsEnabled: true,
-			regularDirections: ['credit_card', 'sbp'],
+			regularDirections: [...REGULAR_DIRECTIONS],
 			balances: {
 				RUB: { available: DEFAULTS.rubBalance, locked: 0, hold: 0 },
 				USD: { available: 0, locked: 0, hold: 0 },
 				EUR: { available: 0, locked: 0, hold: 0 },
+				USDT: { available: 0, locked: 0, hold: 0 },
 			},
 			dailyPayoutLimit: null,
 			monthlyPayoutLimit: null,

@@ -95,8 +95,14 @@ export function paymentView(payment: Payment, view: ViewOptions): Record<string,
 	};
 }
 
+/**
+ * A payout. `spec`: the interface document's fields (and `order_id` with live extras). `live`:
+ * every field of the public record: the balance it is taken from (`account_currency`), what it
+ * takes there (`account_amount`: the amount, plus the fee unless the recipient pays it) and the
+ * fee in it (`account_commission`), `order_id`, `error_code` and `error_message`.
+ */
 export function payoutView(payout: Payout, view: ViewOptions): Record<string, unknown> {
-	return {
+	const document = {
 		id: payout.id,
 		status: payout.status,
 		amount: toNumber(payout.amount),
@@ -104,16 +110,33 @@ export function payoutView(payout: Payout, view: ViewOptions): Record<string, un
 		account_identifier: payout.accountIdentifier,
 		currency: payout.currency,
 		created_at: createdAt(payout.createdAt, view),
-		...(view.liveExtras ? { order_id: payout.orderId } : {}),
+	};
+	if (view.profile !== 'live')
+		return { ...document, ...(view.liveExtras ? { order_id: payout.orderId } : {}) };
+	return {
+		id: payout.id,
+		status: payout.status,
+		order_id: payout.orderId,
+		account_identifier: payout.accountIdentifier,
+		amount: document.amount,
+		account_amount: toNumber(payout.accountAmount),
+		commission: document.commission,
+		account_commission: toNumber(payout.accountCommission),
+		currency: payout.currency,
+		account_currency: payout.accountCurrency,
+		created_at: document.created_at,
+		error_code: payout.errorCode,
+		error_message: payout.errorMessage,
 	};
 }
 
 /**
  * A refund as the refund endpoints answer it. `live`: as the service's typed client models it,
  * `id, status, amount, currency, entity_type` (`payment`), `entity_id` (the payment), `created_at`,
- * and `order_id` (the merchant's own id of the refund, which the refund endpoints take). `spec`:
- * the sandbox's earlier guess, `payment_id` and `bill_id` instead of the entity (the interface
- * document says nothing of refunds, so code is held to both spellings).
+ * and `order_id`, null: the refund endpoints take an order_id, but `live` keeps none (the
+ * service's refund records are not seen to show one). `spec`: the sandbox's earlier guess,
+ * `payment_id` and `bill_id` instead of the entity, and the order_id kept (the interface document
+ * says nothing of refunds, so code is held to both spellings; docs/developer/service.md).
  */
 export function refundView(refund: Refund, view: ViewOptions): Record<string, unknown> {
 	const common = {

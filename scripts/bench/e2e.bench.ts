@@ -1,17 +1,17 @@
-// npm run bench:e2e: the whole way from payment to workflow (issue 28, "End to end"). The stack
-// of the end-to-end suite (scripts/harness/stack.ts): the sandbox as the service, the relay
-// (SQLite store) in front of a real n8n 2.41 (regular mode, SQLite, execution data not saved)
-// running the published example 01 ("payment success marks the order paid", confirmation on),
-// whose shop calls reach an in-process stand-in. The sandbox pays bills at a fixed rate (the open
-// loop of relay/bench, one `pay` call per bill); each payment's postback goes either through the
-// relay or, with the shop's result URL pointed at the trigger, straight to n8n. For each postback:
-// the time from the pay call (the sandbox sends the postback as it answers it) to the shop
-// stand-in's `orders/paid` call, and through the relay the part up to the relay's first forward to
-// n8n (its attempt's start, from the relay's store). Ends with a table and one line per target.
+// npm run bench:e2e: the whole way from payment to workflow (trigger-performance.md, "End to end").
+// The stack of the end-to-end suite (scripts/harness/stack.ts): the sandbox as the service, the
+// relay (SQLite store) in front of a real n8n 2.41 (regular mode, SQLite, execution data not saved)
+// running the published example 01 ("payment success marks the order paid", confirmation on), whose
+// shop calls reach an in-process stand-in. The sandbox pays bills at a fixed rate (the open loop of
+// relay/bench, one `pay` call per bill); each payment's postback goes either through the relay or,
+// with the shop's result URL pointed at the trigger, straight to n8n. For each postback: the time
+// from the pay call (the sandbox sends the postback as it answers it) to the shop stand-in's
+// `orders/paid` call, and through the relay the part up to the relay's first forward to n8n (its
+// attempt's start, from the relay's store). Ends with a table and one line per target.
 //
-// The default rate (3/s) is below what one n8n runs of example 01 on a small machine (about 6/s
-// on 2 cores), so the figures are the way's latency, not a queue's growth: the target (through
-// the relay within 20 ms of straight at p50) is judged at the first rate.
+// The default rate (3/s) is below what one n8n runs of example 01 on a small machine (about 6/s on
+// 2 cores), so the figures are the way's latency, not a queue's growth: the target (through the
+// relay within 20 ms of straight at p50) is judged at the first rate.
 //
 // BENCH_SECONDS (60: 3/s for 60 s) per run, BENCH_ROUNDS (2: direct, relay, relay, direct, the
 // rounds' postbacks pooled per route), BENCH_RATES ("3"; e.g. "3,10,100" to see n8n's capacity

@@ -1,15 +1,14 @@
-// node scripts/bench/trigger-profile.ts: where n8n's CPU goes when the PayPalych Trigger confirms
-// a postback (issue 28; a question left by the trigger's cut: is reading the credential up to
-// three times per confirmed postback worth caching?). The stand of bench:trigger, n8n restarted
-// under V8's sampling profiler (--cpu-prof), genuine postbacks at PROFILE_RATE/s (10) for
-// PROFILE_SECONDS (20) to the workflow with confirmation on (Bill ID Only: one API call; PROFILE_FLOW
-// `on` or `off` for another), then
-// n8n's main process profile read back: the CPU per execution with a credential read on the
-// stack (n8n-core's getCredentials, the CLI's CredentialsHelper, the Cipher), with the
-// authenticated request helper on the stack, and the trigger's own code, next to the total.
-// Shares of one process's samples: the machine's load changes the total, much less the shares.
-// Synchronous stacks only: the database work a read awaits resumes under TypeORM's frames, not
-// the caller's, so the credential figure is a lower bound (TypeORM's own share is printed too).
+// node scripts/bench/trigger-profile.ts: where n8n's CPU goes when the PayPalych Trigger confirms a
+// postback (a question left by the trigger's first cut: is reading the credential up to three times
+// per confirmed postback worth caching?). The stand of bench:trigger, n8n restarted under V8's
+// sampling profiler (--cpu-prof), genuine postbacks at PROFILE_RATE/s (10) for PROFILE_SECONDS (20)
+// to the workflow with confirmation on (Bill ID Only: one API call; PROFILE_FLOW `on` or `off` for
+// another), then n8n's main process profile read back: the CPU per execution with a credential read
+// on the stack (n8n-core's getCredentials, the CLI's CredentialsHelper, the Cipher), with the
+// authenticated request helper on the stack, and the trigger's own code, next to the total. Shares
+// of one process's samples: the machine's load changes the total, much less the shares. Synchronous
+// stacks only: the database work a read awaits resumes under TypeORM's frames, not the caller's, so
+// the credential figure is a lower bound (TypeORM's own share is printed too).
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,8 +1,8 @@
 /**
  * The end-to-end suite's money cases: who gets marked paid, and for how much.
- * - issue 36: example 01 under Order Check "Bill ID Only" marks nothing paid for a forgery made of
+ * - a forgery: example 01 under Order Check "Bill ID Only" marks nothing paid for a forgery made of
  *   another order's redirect signature, a cheap payment's TrsId and a made-up Commission;
- * - issue 37: the merchant's first payment with every default, set up the way
+ * - the first payment: the merchant's first payment with every default, set up the way
  *   docs/merchant/sandbox.md tells a merchant, against a sandbox started with no switch at all.
  * Run inside paypalych.test.ts's suite, on its stack (its n8n and sink).
  */

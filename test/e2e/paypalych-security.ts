@@ -102,7 +102,7 @@ export function securityCases(): void {
 				const forged = { ...victim.redirect.fields, TrsId: borrowed, Status: 'SUCCESS' };
 				expect(await postForm(direct(), forged)).toEqual({ status: 422, receipt: 'rejected' });
 				// The relay holds the genuine postback of this TrsId and status under another signed pair:
-				// it asks the service, whose record does not agree with the forged call (issue 25).
+				// it asks the service, whose record does not agree with the forged call.
 				expect((await postForm(relayPayment(), forged)).status).toBe(403);
 			}
 			for (const borrowed of [cheap.payment.id, twin.payment.id]) {

@@ -1,5 +1,5 @@
 /**
- * End-to-end, issue 34's "Done when" for refunds and chargebacks, in a real n8n, on both sandbox
+ * End-to-end, refunds and chargebacks from payment to workflow, in a real n8n, on both sandbox
  * profiles (`live`, then `spec` with the refund API switched on), on each ROUTE (refunds-world.ts):
  * straight to n8n (the shop's Refund URL and Chargeback URL name the triggers themselves) and
  * through the relay (they name the relay's `/postback/refund` and `/postback/chargeback`; the

@@ -1,8 +1,8 @@
 /**
- * End-to-end, issue 25's "Done when": the sandbox answers the other way the interface document
- * allows (its `spec` profile: no order_id on bills and payments, page-numbered searches with
- * `links`/`meta`, an exclusive `finish_date`, Moscow dates, OutSum with the payer's commission while
- * the API's amount has none, JSON postbacks), through the relay and a real n8n.
+ * End-to-end, where the live service may answer otherwise: the sandbox answers the other way the
+ * interface document allows (its `spec` profile: no order_id on bills and payments, page-numbered
+ * searches with `links`/`meta`, an exclusive `finish_date`, Moscow dates, OutSum with the payer's
+ * commission while the API's amount has none, JSON postbacks), through the relay and a real n8n.
  *
  * Two workflows listen for payments, both targets of the relay:
  * - "Bill ID Only": a PayPalych Trigger with Order Check = Bill ID Only, then a call to the shop;

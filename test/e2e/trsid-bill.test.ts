@@ -1,8 +1,8 @@
 /**
- * End-to-end, issue 35's first "Done when": the sandbox gives TrsId as the bill id (its `trsId:
- * "bill"` switch, as some deployments of the service do), through the relay and straight to a
- * real n8n running example 01 (a PayPalych Trigger with the default settings, then "mark the order
- * paid" in the shop with the payment's id):
+ * End-to-end, TrsId naming a bill: the sandbox gives TrsId as the bill id (its `trsId: "bill"`
+ * switch, as some deployments of the service do), through the relay and straight to a real n8n
+ * running example 01 (a PayPalych Trigger with the default settings, then "mark the order paid" in
+ * the shop with the payment's id):
  * - a NORMAL bill's payment starts one execution;
  * - five payments of one MULTI link, their postbacks all identical (same InvId, OutSum, TrsId,
  *   Status, signature), start five executions, each with its own `payment.id`;

@@ -5,8 +5,7 @@ import type { RecordedRequest } from './recording-server.ts';
 
 /**
  * A small stand-in for the service that answers the node's calls both ways the live service is
- * seen to answer where the interface document is silent (service-facts.md, "What the service's
- * current public reference and its clients add"):
+ * seen to answer where the interface document is silent (docs/developer/service.md):
  * - `errorForm`: error keys in `message` (the document) or in `error_code` beside a human
  *   `error_message`;
  * - `paging`: `bill/payments`, `bill/search` and `payment/search` in one answer (`none`, the

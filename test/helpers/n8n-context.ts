@@ -144,6 +144,8 @@ export interface RunOptions {
 	nodeName?: string;
 	/** The node's type in the workflow: n8n gives the node used as an AI agent's tool `…payPalychTool`. */
 	nodeType?: string;
+	/** The id n8n gives the node's credential (default `cred-1`). */
+	credentialId?: string;
 }
 
 function build(options: Omit<RunOptions, 'items'>) {
@@ -154,7 +156,9 @@ function build(options: Omit<RunOptions, 'items'>) {
 		typeVersion: 1,
 		position: [0, 0],
 		parameters: options.parameters,
-		credentials: { payPalychApi: { id: 'cred-1', name: 'PayPalych account' } },
+		credentials: {
+			payPalychApi: { id: options.credentialId ?? 'cred-1', name: 'PayPalych account' },
+		},
 		...(options.continueOnFail ? { onError: 'continueRegularOutput' as const } : {}),
 	};
 	const workflow = new Workflow({

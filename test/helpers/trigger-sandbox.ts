@@ -3,7 +3,7 @@
 // delivers them itself), the trigger's process memory reset before each test, and every trigger
 // harness the file opened closed after it; and the bill and payment calls its tests make.
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import { resetProcessMemory } from '../../dist/nodes/PayPalychTrigger/receive.js';
+import { resetProcessMemory } from '../../dist/nodes/PayPalychTrigger/memory.js';
 import { control, newMerchant, start, type Sandbox, type TestMerchant } from './sandbox.ts';
 import type { WebhookHarness } from './webhook-harness.ts';
 

@@ -171,13 +171,16 @@ describe('Balance', () => {
 			parameters: { resource: 'balance', operation: 'get', splitIntoItems: true },
 			items: [{ a: 1 }, { a: 2 }],
 		});
+		// The live profile lists the crypto balance (USDT) after the document's three.
 		expect(split.map((i) => [i.json.currency, i.pairedItem])).toEqual([
 			['RUB', { item: 0 }],
 			['USD', { item: 0 }],
 			['EUR', { item: 0 }],
+			['USDT', { item: 0 }],
 			['RUB', { item: 1 }],
 			['USD', { item: 1 }],
 			['EUR', { item: 1 }],
+			['USDT', { item: 1 }],
 		]);
 		expect(split[1].json.balance_available).toBe(0.12);
 	});

@@ -38,6 +38,25 @@ const card = (amount: string, orderId: string, options: INodeParameters = {}): I
 	options,
 });
 
+const TRON = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
+/** Payout › Create to a crypto wallet: USDT (or `currency`) to a TRX wallet. */
+const wallet = (
+	amount: string,
+	orderId: string,
+	options: INodeParameters = {},
+	currency = 'USDT',
+): INodeParameters => ({
+	resource: 'payout',
+	operation: 'createRegular',
+	accountType: 'crypto',
+	network: 'TRX',
+	walletAddress: TRON,
+	currency,
+	amount,
+	orderId,
+	options,
+});
+
 /**
  * A tripwire on the sandbox's create endpoints: a zero-delay fault that counts down on every
  * create request that reaches the sandbox. `creates()` tells how many did.
@@ -138,6 +157,52 @@ describe('Dry Run', () => {
 	});
 });
 
+describe.each(PROFILES)('Dry Run of a crypto payout, sandbox profile %s', (profile) => {
+	let sb: Sandbox;
+	beforeAll(async () => {
+		sb = await start(profile);
+	});
+	afterAll(async () => {
+		await sb.close();
+	});
+
+	it("reads the balance it would be taken from, and tells whether it covers the amount only in the payout's currency", async () => {
+		const merchant = await newMerchant(sb, { balances: { RUB: '1000.00', USDT: '500.00' } });
+		const wire = await tripwire(sb);
+		try {
+			const [own] = await runNode({
+				credential: merchant.credential,
+				parameters: wallet('100', 'dry-crypto', { dryRun: true }),
+			});
+			// spec lists no USDT balance (the document's currencies): unknown, never "covers".
+			expect(own.json).toMatchObject({
+				dry_run: true,
+				would_pay: true,
+				amount: '100.00',
+				currency: 'USDT',
+				destination: `TRX wallet ${TRON}`,
+				balance_available: profile === 'live' ? '500.00' : null,
+				balance_covers: profile === 'live' ? true : null,
+				summary: `Dry run: would pay 100.00 USDT to TRX wallet ${TRON} under Order ID dry-crypto; nothing was sent`,
+			});
+			const [fromRub] = await runNode({
+				credential: merchant.credential,
+				parameters: wallet('100', 'dry-crypto', { dryRun: true, accountCurrency: 'RUB' }),
+			});
+			// The RUB balance, but no exchange rate: whether it covers 100 USDT is not told.
+			expect(fromRub.json).toMatchObject({
+				balance_available: '1000.00',
+				balance_currency: 'RUB',
+				balance_covers: null,
+			});
+			expect(await wire.creates()).toBe(0);
+		} finally {
+			await wire.remove();
+		}
+		expect(await payoutsOf(sb, merchant.merchantId)).toEqual([]);
+	});
+});
+
 describe('Max Amount', () => {
 	it('refuses a payout above it before any request; the same amount passes', async () => {
 		const merchant = await newMerchant(sandbox);
@@ -172,6 +237,31 @@ describe('Max Amount', () => {
 		expect((await payoutsOf(sandbox, merchant.merchantId)).map((p) => p.order_id)).toEqual([
 			'max-2',
 		]);
+	});
+
+	it("holds a crypto payout to it in the payout's currency, before any request", async () => {
+		const merchant = await newMerchant(sandbox);
+		const target = await startRecordingServer();
+		try {
+			const error = await failure(
+				runNode({
+					credential: { ...merchant.credential, baseUrl: target.url },
+					parameters: wallet('100.01', 'max-crypto', { maxAmount: '100' }),
+				}),
+			);
+			expect(error?.message).toBe(
+				`Refused: the payout of 100.01 to TRX wallet ${TRON} is above Max Amount 100.00`,
+			);
+			expect(target.requests).toEqual([]);
+		} finally {
+			await target.close();
+		}
+		const [out] = await runNode({
+			credential: merchant.credential,
+			parameters: wallet('100', 'max-crypto', { maxAmount: '100' }),
+		});
+		expect(out.json).toMatchObject({ amount: 100, currency: 'USDT', already_existed: false });
+		expect(await payoutsOf(sandbox, merchant.merchantId)).toHaveLength(1);
 	});
 });
 
@@ -278,6 +368,71 @@ describe.each(PROFILES)('Daily Limit, sandbox profile %s', (profile) => {
 		);
 		expect(stillOver?.message).toContain('900.00 paid out today');
 		expect(await payoutsOf(sb, merchant.merchantId)).toHaveLength(3);
+	});
+
+	it('counts crypto payouts with the others, each in its currency; a re-run pays nothing twice', async () => {
+		const merchant = await newMerchant(sb, { balances: { RUB: '100000.00' } });
+		await runNode({ credential: merchant.credential, parameters: card('600', 'mix-card') });
+		const inRub = await failure(
+			runNode({
+				credential: merchant.credential,
+				parameters: wallet('300', 'mix-crypto', day({ dailyLimit: '1000' }), 'RUB'),
+			}),
+		);
+		if (profile === 'spec') {
+			// The document's service takes no crypto payout: refused by it, nothing paid, nothing counted.
+			expect(inRub?.httpCode).toBe('422');
+			const [paid] = await runNode({
+				credential: merchant.credential,
+				parameters: card('400', 'mix-card-2', day({ dailyLimit: '1000' })),
+			});
+			expect(paid.json).toMatchObject({ amount: 400, already_existed: false });
+			expect(await payoutsOf(sb, merchant.merchantId)).toHaveLength(2);
+			return;
+		}
+		expect(inRub).toBeUndefined();
+		const wire = await tripwire(sb);
+		try {
+			// The crypto payout in RUB counts with the card payout: 600 + 300.
+			const over = await failure(
+				runNode({
+					credential: merchant.credential,
+					parameters: card('100.01', 'mix-over', day({ dailyLimit: '1000' })),
+				}),
+			);
+			expect(over?.message).toContain(
+				'Daily Limit 1000.00 RUB would be exceeded: 900.00 paid out today',
+			);
+			// A USDT payout counts the USDT payouts of the day.
+			const [usdt] = await runNode({
+				credential: merchant.credential,
+				parameters: wallet('50', 'mix-usdt', day({ dailyLimit: '60' })),
+			});
+			expect(usdt.json).toMatchObject({ currency: 'USDT', already_existed: false });
+			const usdtOver = await failure(
+				runNode({
+					credential: merchant.credential,
+					parameters: wallet('10.01', 'mix-usdt-2', day({ dailyLimit: '60' })),
+				}),
+			);
+			expect(usdtOver?.message).toBe(
+				`Refused: Daily Limit 60.00 USDT would be exceeded: 50.00 paid out today (${serviceDay(profile)}, ${zoneName}) + 10.01 to TRX wallet ${TRON} = 60.01`,
+			);
+			// The same Order ID again is returned, not paid (and not refused by the limit).
+			const [again] = await runNode({
+				credential: merchant.credential,
+				parameters: wallet('50', 'mix-usdt', day({ dailyLimit: '60' })),
+			});
+			expect(again.json).toMatchObject({ id: usdt.json.id, already_existed: true });
+			expect(await wire.creates()).toBe(1);
+		} finally {
+			await wire.remove();
+		}
+		expect((await payoutsOf(sb, merchant.merchantId)).map((p) => p.order_id)).toEqual([
+			'mix-card',
+			'mix-crypto',
+			'mix-usdt',
+		]);
 	});
 
 	it("counts every page of today's payouts: a payout over the limit never goes through", async () => {
@@ -493,6 +648,34 @@ describe('As an AI tool', () => {
 		} finally {
 			await target.close();
 		}
+	});
+
+	it('names the currency and the wallet of a crypto payout, in the refusal and in its answer', async () => {
+		const merchant = await newMerchant(sandbox);
+		const target = await startRecordingServer();
+		try {
+			const error = await failure(
+				runNode({
+					credential: { ...merchant.credential, baseUrl: target.url },
+					nodeType: TOOL_TYPE,
+					parameters: wallet('25', ''),
+				}),
+			);
+			expect(error?.message).toBe(
+				`Refused: no payout of 25.00 USDT to TRX wallet ${TRON} without an explicit Order ID`,
+			);
+			expect(target.requests).toEqual([]);
+		} finally {
+			await target.close();
+		}
+		const [out] = await runNode({
+			credential: merchant.credential,
+			nodeType: TOOL_TYPE,
+			parameters: wallet('25', 'agent-crypto'),
+		});
+		expect(out.json.summary).toBe(
+			`Paid out 25.00 USDT to TRX wallet ${TRON} under Order ID agent-crypto: payout ${String(out.json.id)} (MODERATING)`,
+		);
 	});
 
 	it('states the amount and destination in its answer', async () => {

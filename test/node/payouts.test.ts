@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { INodeParameters } from 'n8n-workflow';
 
 import { failure, personal } from '../helpers/node-params.ts';
@@ -9,7 +9,9 @@ import {
 	newMerchant,
 	patchMerchant,
 	payoutsOf,
+	PROFILES,
 	sandboxFor,
+	start,
 	type Sandbox,
 	utcDay,
 } from '../helpers/sandbox.ts';
@@ -18,6 +20,7 @@ import {
 // payouts, the duplicate-payout guard, Get by ID / order ID, Search with pagination.
 let sandbox: Sandbox;
 sandboxFor('live', (started) => (sandbox = started));
+const liveSandbox = () => sandbox;
 
 const card = (
 	amount: string,
@@ -268,33 +271,38 @@ describe('Payout > Create to Saved Account', () => {
 		expect(await payoutsOf(sandbox, merchant.merchantId)).toHaveLength(1);
 	});
 
-	it('outputs each part of a split payout as its own item paired to the input item, and finds every part on a re-run', async () => {
-		const merchant = await newMerchant(sandbox);
-		// The sandbox shows payouts with the document's fields only (no order_id): the re-run finds the
-		// parts by account, currency and creation time.
-		await patchMerchant(sandbox, merchant.merchantId, { payoutSplitSize: '100.00' });
-		const items = [{ first: true }, { second: true }];
-		const parameters = personal(
-			merchant,
-			'={{ $json.first ? "250.00" : "30" }}',
-			'={{ $json.first ? "split-a" : "split-b" }}',
-		);
-		const out = await runNode({ credential: merchant.credential, parameters, items });
-		expect(out.map((i) => [i.json.amount, i.pairedItem])).toEqual([
-			[100, { item: 0 }],
-			[100, { item: 0 }],
-			[50, { item: 0 }],
-			[30, { item: 1 }],
-		]);
-		expect(new Set(out.slice(0, 3).map((i) => i.json.order_id))).toEqual(new Set(['split-a']));
-		expect(await payoutsOf(sandbox, merchant.merchantId)).toHaveLength(4);
+	it.each(PROFILES)(
+		'outputs each part of a split payout as its own item paired to the input item, and finds every part on a re-run (%s)',
+		async (profile) => {
+			// live shows each payout's order_id; spec shows the document's fields only (no order_id): the
+			// re-run finds the parts by account, currency and creation time.
+			const sandbox = profile === 'live' ? liveSandbox() : await start(profile);
+			const merchant = await newMerchant(sandbox);
+			await patchMerchant(sandbox, merchant.merchantId, { payoutSplitSize: '100.00' });
+			const items = [{ first: true }, { second: true }];
+			const parameters = personal(
+				merchant,
+				'={{ $json.first ? "250.00" : "30" }}',
+				'={{ $json.first ? "split-a" : "split-b" }}',
+			);
+			const out = await runNode({ credential: merchant.credential, parameters, items });
+			expect(out.map((i) => [i.json.amount, i.pairedItem])).toEqual([
+				[100, { item: 0 }],
+				[100, { item: 0 }],
+				[50, { item: 0 }],
+				[30, { item: 1 }],
+			]);
+			expect(new Set(out.slice(0, 3).map((i) => i.json.order_id))).toEqual(new Set(['split-a']));
+			expect(await payoutsOf(sandbox, merchant.merchantId)).toHaveLength(4);
 
-		const again = await runNode({ credential: merchant.credential, parameters, items });
-		expect(again.map((i) => [i.json.id, i.json.already_existed, i.pairedItem])).toEqual(
-			out.map((i) => [i.json.id, true, i.pairedItem]),
-		);
-		expect(await payoutsOf(sandbox, merchant.merchantId)).toHaveLength(4);
-	});
+			const again = await runNode({ credential: merchant.credential, parameters, items });
+			expect(again.map((i) => [i.json.id, i.json.already_existed, i.pairedItem])).toEqual(
+				out.map((i) => [i.json.id, true, i.pairedItem]),
+			);
+			expect(await payoutsOf(sandbox, merchant.merchantId)).toHaveLength(4);
+			if (profile !== 'live') await sandbox.close();
+		},
+	);
 
 	it('finds every part of a split payout made just before midnight when it runs again the next day', async () => {
 		const merchant = await newMerchant(sandbox);
@@ -467,5 +475,204 @@ describe('Payout > Get', () => {
 			},
 		});
 		expect(read.json.status).toBe('SUCCESS');
+	});
+});
+
+// Crypto wallets, Steam logins and the two money options (Account Currency, Recipient Pays
+// Commission), on both profiles: `live` takes them (the public record's fields), `spec` answers
+// what the interface document promises (card and SBP only; unknown fields ignored).
+const TRON = 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t';
+const ETH = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
+const wallet = (amount: string, orderId: string, over: INodeParameters = {}): INodeParameters => ({
+	resource: 'payout',
+	operation: 'createRegular',
+	accountType: 'crypto',
+	network: 'TRX',
+	walletAddress: TRON,
+	currency: 'USDT',
+	amount,
+	orderId,
+	...over,
+});
+const steam = (amount: string, orderId: string, steamLogin = 'ivan_petrov'): INodeParameters => ({
+	resource: 'payout',
+	operation: 'createRegular',
+	accountType: 'steam',
+	steamLogin,
+	amount,
+	orderId,
+});
+
+describe.each(PROFILES)(
+	'Payout > crypto, Steam and the money options, sandbox profile %s',
+	(profile) => {
+		let sb: Sandbox;
+		beforeAll(async () => {
+			sb = await start(profile);
+		});
+		afterAll(async () => {
+			await sb.close();
+		});
+
+		it('pays USDT to a TRX wallet once per Order ID (live); a service without crypto refuses it and nothing is paid (spec)', async () => {
+			const merchant = await newMerchant(sb);
+			const run = (parameters: INodeParameters) =>
+				runNode({ credential: merchant.credential, parameters });
+			if (profile === 'spec') {
+				const error = await failure(run(wallet('100', 'wallet-1')));
+				expect(error?.httpCode).toBe('422');
+				expect(error?.description).toContain('account_type: The selected account type is invalid.');
+				expect(await payoutsOf(sb, merchant.merchantId)).toEqual([]);
+				return;
+			}
+			const [paid] = await run(wallet('100', 'wallet-1'));
+			expect(paid.json).toMatchObject({
+				amount: 100,
+				currency: 'USDT',
+				account_identifier: TRON,
+				account_currency: 'RUB',
+				order_id: 'wallet-1',
+				already_existed: false,
+			});
+			const [stored] = await payoutsOf(sb, merchant.merchantId);
+			expect(stored).toMatchObject({ accountType: 'CRYPTO', network: 'TRX', currency: 'USDT' });
+			// A re-run pays nothing again; the same Order ID to another wallet or in another currency is an error.
+			const [again] = await run(wallet('100', 'wallet-1'));
+			expect(again.json).toMatchObject({ id: paid.json.id, already_existed: true });
+			const otherWallet = await failure(
+				run(wallet('100', 'wallet-1', { network: 'ETH', walletAddress: ETH })),
+			);
+			expect(otherWallet?.message).toBe(
+				`Order ID wallet-1 already has a payout of 100.00 to ${TRON}: payout ${String(paid.json.id)} (MODERATING); this request is 100.00 USDT to ETH wallet ${ETH}`,
+			);
+			const otherCurrency = await failure(run(wallet('100', 'wallet-1', { currency: 'RUB' })));
+			expect(otherCurrency?.message).toMatch(/this request is 100\.00 RUB to TRX wallet /);
+			// An Ethereum wallet, in any letter case it was given in.
+			const [eth] = await run(wallet('50', 'wallet-2', { network: 'eth', walletAddress: ETH }));
+			expect(eth.json).toMatchObject({ account_identifier: ETH, already_existed: false });
+			expect((await payoutsOf(sb, merchant.merchantId)).map((p) => p.network)).toEqual([
+				'TRX',
+				'ETH',
+			]);
+		});
+
+		it('pays a Steam login once per Order ID (live); spec refuses it', async () => {
+			const merchant = await newMerchant(sb);
+			const run = (parameters: INodeParameters) =>
+				runNode({ credential: merchant.credential, parameters });
+			if (profile === 'spec') {
+				expect((await failure(run(steam('500', 'steam-1'))))?.httpCode).toBe('422');
+				expect(await payoutsOf(sb, merchant.merchantId)).toEqual([]);
+				return;
+			}
+			const [paid] = await run(steam('500', 'steam-1'));
+			expect(paid.json).toMatchObject({ account_identifier: 'ivan_petrov', currency: 'RUB' });
+			// Steam logins are not case-sensitive: the same login is the same payout.
+			const [again] = await run(steam('500', 'steam-1', 'IVAN_Petrov'));
+			expect(again.json).toMatchObject({ id: paid.json.id, already_existed: true });
+			const other = await failure(run(steam('500', 'steam-1', 'petr_ivanov')));
+			expect(other?.message).toMatch(/this request is 500\.00 to Steam login petr_ivanov$/);
+			expect(await payoutsOf(sb, merchant.merchantId)).toHaveLength(1);
+			expect((await payoutsOf(sb, merchant.merchantId))[0].accountType).toBe('STEAM');
+		});
+
+		it('sends Recipient Pays Commission and Account Currency when set: live takes the fee from the amount and the money from that balance; spec ignores them', async () => {
+			const merchant = await newMerchant(sb, { balances: { USD: '20.00' } });
+			const options = { recipientPaysCommission: true, accountCurrency: 'USD' };
+			const [paid] = await runNode({
+				credential: merchant.credential,
+				parameters: personal(merchant, '900', 'rpc-1', options),
+			});
+			const [stored] = await payoutsOf(sb, merchant.merchantId);
+			if (profile === 'live') {
+				// 900.00 RUB at 90 RUB per USD; the fee (28.00 RUB) comes out of the amount.
+				expect(paid.json).toMatchObject({
+					amount: 900,
+					commission: 28,
+					account_amount: 10,
+					account_currency: 'USD',
+				});
+				expect(stored).toMatchObject({ recipientPaysCommission: true, accountCurrency: 'USD' });
+			} else {
+				expect(paid.json).not.toHaveProperty('account_currency');
+				expect(stored).toMatchObject({ recipientPaysCommission: false, accountCurrency: 'RUB' });
+			}
+			// A crypto payout with them too (live): the recipient pays, the RUB balance gives 100 × 90.
+			if (profile === 'live') {
+				const [crypto] = await runNode({
+					credential: merchant.credential,
+					parameters: wallet('100', 'rpc-2', {
+						options: { recipientPaysCommission: true, accountCurrency: 'RUB' },
+					}),
+				});
+				expect(crypto.json).toMatchObject({ account_amount: 9000, account_currency: 'RUB' });
+				expect((await payoutsOf(sb, merchant.merchantId))[1]).toMatchObject({
+					recipientPaysCommission: true,
+					network: 'TRX',
+				});
+			}
+		});
+	},
+);
+
+describe('Payout > the money options on the wire', () => {
+	it('sends recipient_pays_commission 1 or 0 and account_currency only when they are added to the Options', async () => {
+		const target = await startRecordingServer();
+		const notFound = {
+			status: 422,
+			body: { success: false, message: 'api:error.payout_not_found' },
+		};
+		const created = { status: 200, body: { success: true, data: [{ id: 'W1', amount: 100 }] } };
+		try {
+			const forms: Array<Record<string, string>> = [];
+			for (const options of [
+				{},
+				{ recipientPaysCommission: true, accountCurrency: 'USDT' },
+				{ recipientPaysCommission: false, accountCurrency: 'eur' },
+				{ recipientPaysCommission: '={{ "true" }}' },
+			]) {
+				target.requests.length = 0;
+				target.answers.push(notFound, created);
+				await runNode({
+					credential: { apiToken: '72|wire', baseUrl: target.url },
+					parameters: wallet('100', 'wire-1', { options }),
+				});
+				forms.push(Object.fromEntries(new URLSearchParams(target.requests[1].body)));
+			}
+			const sent = forms.map((form) => [form.recipient_pays_commission, form.account_currency]);
+			expect(sent).toEqual([
+				[undefined, undefined],
+				['1', 'USDT'],
+				['0', 'EUR'],
+				['1', undefined],
+			]);
+			expect(forms[0]).toEqual({
+				amount: '100.00',
+				currency: 'USDT',
+				account_type: 'crypto',
+				account_identifier: TRON,
+				account_network: 'TRX',
+				order_id: 'wire-1',
+			});
+			// Create to Saved Account sends them the same way.
+			target.requests.length = 0;
+			target.answers.push(notFound, created);
+			await runNode({
+				credential: { apiToken: '72|wire', baseUrl: target.url },
+				parameters: personal({ payoutAccountId: 'A1' }, '100', 'wire-2', {
+					recipientPaysCommission: true,
+					accountCurrency: 'RUB',
+				}),
+			});
+			expect(Object.fromEntries(new URLSearchParams(target.requests[1].body))).toEqual({
+				amount: '100.00',
+				payout_account_id: 'A1',
+				account_currency: 'RUB',
+				recipient_pays_commission: '1',
+				order_id: 'wire-2',
+			});
+		} finally {
+			await target.close();
+		}
 	});
 });

@@ -51,6 +51,26 @@ const sbp = (over: INodeParameters): INodeParameters => ({
 	orderId: 'o-1',
 	...over,
 });
+const wallet = (over: INodeParameters): INodeParameters => ({
+	resource: 'payout',
+	operation: 'createRegular',
+	accountType: 'crypto',
+	network: 'TRX',
+	walletAddress: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t',
+	currency: 'USDT',
+	amount: '100',
+	orderId: 'o-1',
+	...over,
+});
+const steam = (over: INodeParameters): INodeParameters => ({
+	resource: 'payout',
+	operation: 'createRegular',
+	accountType: 'steam',
+	steamLogin: 'ivan_petrov',
+	amount: '100',
+	orderId: 'o-1',
+	...over,
+});
 const search = (resource: string, startDate: string, finishDate: string): INodeParameters => ({
 	resource,
 	operation: 'search',
@@ -214,6 +234,96 @@ const cases: Array<[string, INodeParameters, RegExp]> = [
 		sbp({ bank: { __rl: true, mode: 'id', value: 'Sberbank' } }),
 		/^Bank must be a bank member ID/,
 	],
+	[
+		'crypto payout: no address',
+		wallet({ walletAddress: '  ' }),
+		/^Wallet Address is required for crypto payouts$/,
+	],
+	[
+		'crypto payout: a Tron address one character short',
+		wallet({ walletAddress: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6' }),
+		/^Wallet Address is not a Tron \(TRX\) address: T and 33 more base58 characters/,
+	],
+	[
+		'crypto payout: a Tron address with a letter base58 leaves out (0)',
+		wallet({ walletAddress: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj60' }),
+		/^Wallet Address is not a Tron \(TRX\) address/,
+	],
+	[
+		'crypto payout: a mistyped Tron address (checksum)',
+		wallet({ walletAddress: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6u' }),
+		/^Wallet Address fails the Tron address checksum: a character is mistyped/,
+	],
+	[
+		'crypto payout: an Ethereum address on TRX',
+		wallet({ walletAddress: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed' }),
+		/^Wallet Address is not a Tron \(TRX\) address/,
+	],
+	[
+		'crypto payout: a Tron address on ETH',
+		wallet({ network: 'ETH' }),
+		/^Wallet Address is not an Ethereum \(ETH\) address: 0x and 40 hex digits/,
+	],
+	[
+		'crypto payout: an Ethereum address with 39 hex digits',
+		wallet({ network: 'ETH', walletAddress: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAe' }),
+		/^Wallet Address is not an Ethereum \(ETH\) address/,
+	],
+	[
+		'crypto payout: a mistyped Ethereum address (EIP-55 letter case)',
+		wallet({ network: 'ETH', walletAddress: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD' }),
+		/^Wallet Address fails the Ethereum address checksum \(EIP-55/,
+	],
+	[
+		'crypto payout: an unknown network from an expression',
+		wallet({ network: '={{ "BTC" }}' }),
+		/^Network must be TRX \(Tron\) or ETH \(Ethereum\) \(got "BTC"\)$/,
+	],
+	[
+		'crypto payout: an unknown currency from an expression',
+		wallet({ currency: '={{ "BTC" }}' }),
+		/^Currency must be one of EUR, RUB, USD, USDT \(got "BTC"\)$/,
+	],
+	[
+		'crypto payout: an unknown Account Currency',
+		wallet({ options: { accountCurrency: '={{ "GBP" }}' } }),
+		/^Account Currency must be one of EUR, RUB, USD, USDT \(got "GBP"\)$/,
+	],
+	[
+		'crypto payout: Recipient Pays Commission neither true nor false',
+		wallet({ options: { recipientPaysCommission: '={{ "yes" }}' } }),
+		/^Recipient Pays Commission must be true or false \(got "yes"\)$/,
+	],
+	[
+		'Steam payout: no login',
+		steam({ steamLogin: '' }),
+		/^Steam Login is required for Steam payouts$/,
+	],
+	[
+		'Steam payout: a login with a space',
+		steam({ steamLogin: 'ivan petrov' }),
+		/^Steam Login must be a Steam account name: 3 to 64 Latin letters, digits or underscores \(got "ivan petrov"\)$/,
+	],
+	[
+		'Steam payout: a login of 2 characters',
+		steam({ steamLogin: 'iv' }),
+		/^Steam Login must be a Steam account name/,
+	],
+	[
+		'Steam payout: a profile link instead of the login',
+		steam({ steamLogin: 'https://steamcommunity.com/id/ivan' }),
+		/^Steam Login must be a Steam account name/,
+	],
+	[
+		'Steam payout: a login of 65 characters',
+		steam({ steamLogin: 'a'.repeat(65) }),
+		/^Steam Login must be a Steam account name/,
+	],
+	[
+		'personal payout: an unknown Account Currency',
+		personal({ options: { accountCurrency: 'BTC' } }),
+		/^Account Currency must be one of EUR, RUB, USD, USDT/,
+	],
 ];
 
 describe('bad input is refused by name, before any request', () => {
@@ -226,6 +336,24 @@ describe('bad input is refused by name, before any request', () => {
 		expect(error).toBeInstanceOf(workflowLib.NodeOperationError);
 		expect((error as Error).message).toMatch(message);
 		expect((error as { context: { itemIndex?: number } }).context.itemIndex).toBe(0);
+		expect(server.requests.length).toBe(before);
+	});
+
+	it("says which network a wallet of the other network's shape belongs to", async () => {
+		const before = server.requests.length;
+		for (const [parameters, hint] of [
+			[
+				wallet({ walletAddress: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed' }),
+				'It looks like an Ethereum (ETH) address: set Network to ETH',
+			],
+			[wallet({ network: 'ETH' }), 'It looks like a Tron (TRX) address: set Network to TRX'],
+		] as const) {
+			const error = await runNode({ credential: credential(), parameters }).then(
+				() => undefined,
+				(e: { description?: string }) => e,
+			);
+			expect(error?.description).toContain(hint);
+		}
 		expect(server.requests.length).toBe(before);
 	});
 

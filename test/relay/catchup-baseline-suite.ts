@@ -1,8 +1,8 @@
-// Issue 37: the relay's first start is quiet and honest. Run by catchup-baseline.test.ts on each
-// store (SQLite file, PostgreSQL) and each sandbox profile (`live`: UTC times; `spec`: Moscow times,
-// no order_id): a new store in front of an n8n that already received the last days' postbacks
-// forwards nothing old and raises no alert; a back-fill forwards them when asked, once; a payment
-// lost after the baseline is still found; the baseline is the store's, across restarts.
+// The relay's first start is quiet and honest. Run by catchup-baseline.test.ts on each store
+// (SQLite file, PostgreSQL) and each sandbox profile (`live`: UTC times; `spec`: Moscow times, no
+// order_id): a new store in front of an n8n that already received the last days' postbacks forwards
+// nothing old and raises no alert; a back-fill forwards them when asked, once; a payment lost after
+// the baseline is still found; the baseline is the store's, across restarts.
 import { expect, it } from 'vitest';
 import type { RunningRelay } from '../../relay/src/server.ts';
 import type { SuiteStore } from './fresh-store.ts';

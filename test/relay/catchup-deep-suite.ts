@@ -1,8 +1,9 @@
-// Issue 25's catch-up against the real sandbox over HTTP, run by catchup-deep.test.ts on each
-// store (SQLite file, PostgreSQL) and each sandbox profile (`live`, `spec`: no order_id, numbered
-// pages, Moscow dates, OutSum with the payer's commission): bills paid long after they were created,
-// a MULTI link's payments, a bill on page 2, the coverage, the budget's shares and resume, a deep run
-// on demand, one payment one event, a record the store cannot hold.
+// The catch-up of bills that can still be paid, against the real sandbox over HTTP, run by
+// catchup-deep.test.ts on each store (SQLite file, PostgreSQL) and each sandbox profile (`live`,
+// `spec`: no order_id, numbered pages, Moscow dates, OutSum with the payer's commission): bills
+// paid long after they were created, a MULTI link's payments, a bill on page 2, the coverage, the
+// budget's shares and resume, a deep run on demand, one payment one event, a record the store
+// cannot hold.
 import { expect, it } from 'vitest';
 import { addDays, dateIn } from '../../nodes/shared/dates.ts';
 import { signPayment, signPayout } from '../../nodes/shared/signature.ts';

@@ -170,6 +170,76 @@ export function moneyBackSuite(store: SuiteStore, profile: 'live' | 'spec'): voi
 		expect(await kinds(r)).toEqual(['refund postback']);
 	});
 
+	it('M-1/M-2: a genuine refund replayed without its Status, or re-cut as a chargeback, is refused (400) and stored nowhere; only the genuine one is forwarded', async () => {
+		const { m, paymentId } = await paidMerchant();
+		const r = await relay(m.token, {
+			RELAY_REFUND_TARGETS: target.url('/n8n/refund'),
+			RELAY_CHARGEBACK_TARGETS: target.url('/n8n/chargeback'),
+		});
+		const made = await control('POST', `/payments/${paymentId}/refund`, { amount: '10.00' });
+		const genuine = made.postback as Fields;
+		const status = async (route: string, f: Fields) => (await postback(r, route, f)).status;
+		expect(await status('refund', genuine)).toBe(200);
+		const { Status: _status, ...noStatus } = genuine;
+		for (const route of ['refund', 'payment']) {
+			expect(await status(route, noStatus)).toBe(400);
+			expect(await status(route, { ...genuine, Status: '' })).toBe(400);
+		}
+		const recut: Fields = {
+			Id: genuine.Id,
+			Status: genuine.Status,
+			InvId: genuine.InvId,
+			BillId: `${genuine.Amount}:${genuine.Currency}:${genuine.BillId}`,
+			PaymentId: genuine.PaymentId,
+			SignatureValue: genuine.SignatureValue,
+		};
+		expect(chargebackSignature(recut, m.token)).toBe(genuine.SignatureValue);
+		expect(await status('chargeback', recut)).toBe(400);
+		expect(await status('payment', recut)).toBe(400);
+		expect(await kinds(r)).toEqual(['refund postback']);
+		await waitFor('the refund forwarded', () => target.received.length >= 1);
+		expect(received()).toEqual([`/n8n/refund refund ${genuine.Id}`]);
+		const metrics = await (await fetch(`${r.url}/metrics`)).text();
+		expect(metrics).toMatch(
+			/paypalych_relay_rejected_total\{kind="refund",reason="missing_field"\} 1/,
+		);
+		expect(metrics).toMatch(
+			/paypalych_relay_rejected_total\{kind="refund",reason="empty_field"\} 1/,
+		);
+		expect(metrics).toMatch(
+			/paypalych_relay_rejected_total\{kind="chargeback",reason="separator_in_field"\} 1/,
+		);
+	});
+
+	it('D-1: a P2P deal posted to the Result URL or the payout webhook is answered OK, stored nowhere, forwarded nowhere, and the console says what it was; a forged one is refused', async () => {
+		const { m } = await paidMerchant();
+		const r = await relay(m.token, { RELAY_PAYOUT_TARGETS: target.url('/n8n/payout') });
+		const deal: Fields = {
+			TrsId: 'DEAL-1',
+			InvId: 'deal-1',
+			Status: 'SUCCESS',
+			Amount: '700.00',
+			Currency: 'RUB',
+			BalanceAmount: '690.00',
+			BalanceCurrency: 'RUB',
+			'Payment[0][id]': 'p-1',
+			'Payout[0][id]': 'po-1',
+		};
+		deal.SignatureValue = md5(`${deal.Amount}:${deal.TrsId}:${m.token}`);
+		for (const route of ['payment', 'payout']) {
+			const answer = await postback(r, route, deal);
+			expect(answer.status, route).toBe(200);
+		}
+		expect((await postback(r, 'payout', { ...deal, SignatureValue: md5('x') })).status).toBe(401);
+		expect(await events(r)).toEqual([]);
+		expect(target.received).toEqual([]);
+		const metrics = await (await fetch(`${r.url}/metrics`)).text();
+		expect(metrics).toMatch(/paypalych_relay_p2p_deals_total\{route="payout"\} 1/);
+		expect(metrics).toMatch(/paypalych_relay_p2p_deals_total\{route="payment"\} 1/);
+		const page = await consoleReader(r.app);
+		expect(await page('/admin/console')).toContain('2 P2P deal postback(s)');
+	});
+
 	it('catch-up finds a refund and a chargeback whose postbacks were lost and forwards each once; the late genuine postbacks are duplicates', async () => {
 		// The relay first: its baseline (a new store) is then before the payment it is to find.
 		let r!: Awaited<ReturnType<typeof relay>>;

@@ -1,11 +1,11 @@
 /**
- * Faults on the network between the relay's parts (issue 26): the target behind 30 % loss and
- * 300 ms latency, PostgreSQL unreachable for 20 s while postbacks arrive, a connection cut in the
- * middle of a delivery's answer, a target that answers after the lease. Each case prints
- * sent / acked / delivered / lost / duplicate and asserts 0 lost and no duplicate beyond the
- * README's delivery semantics: at-least-once, a delivery sent again only after an attempt whose
- * answer the relay did not get (so every reception is an attempt the relay counted, never two
- * receptions of one attempt).
+ * Faults on the network between the relay's parts: the target behind 30 % loss and 300 ms latency,
+ * PostgreSQL unreachable for 20 s while postbacks arrive, a connection cut in the middle of a
+ * delivery's answer, a target that answers after the lease. Each case prints sent / acked /
+ * delivered / lost / duplicate and asserts 0 lost and no duplicate beyond the README's delivery
+ * semantics: at-least-once, a delivery sent again only after an attempt whose answer the relay did
+ * not get (so every reception is an attempt the relay counted, never two receptions of one
+ * attempt).
  *
  * Where the faults come from: `ip netns` with `tc netem` when the kernel has netem; this
  * machine's has not (`tc qdisc add dev lo root netem` answers "Specified qdisc kind is unknown"),

@@ -1,7 +1,7 @@
-// Issue 37: moving the relay from a SQLite file to PostgreSQL as docs/operator/stores.md says
-// ("Moving to PostgreSQL") sends nothing twice and loses nothing: the new store's first start
-// puts what came before behind its baseline, the old relay drains what it holds, and a payment
-// lost after the switch is found by the new relay's catch-up.
+// Moving the relay from a SQLite file to PostgreSQL as docs/operator/stores.md says ("Moving to
+// PostgreSQL") sends nothing twice and loses nothing: the new store's first start puts what came
+// before behind its baseline, the old relay drains what it holds, and a payment lost after the
+// switch is found by the new relay's catch-up.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { catchupSetup } from './catchup-setup.ts';

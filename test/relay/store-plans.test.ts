@@ -1,5 +1,5 @@
 // The claim and result statements touch O(batch) rows however many delivered rows the store holds
-// and whatever the planner's statistics say (issue 28: a backlog after a load cost 13× a standalone
+// and whatever the planner's statistics say (once a backlog after a load cost 13× a standalone
 // drain because PostgreSQL sorted every due delivery on every claim). Real databases: a PostgreSQL
 // database of the test's own, run with the settings of the store's bookkeeping connections, and a
 // real SQLite file.

@@ -251,11 +251,19 @@ describe('bills', () => {
 });
 
 describe('balance, payouts, banks', () => {
-	it('answers merchant/balance with "true" and 8-decimal strings for RUB, USD and EUR', async () => {
+	it('answers merchant/balance with "true" and 8-decimal strings for RUB, USD, EUR (and USDT in live)', async () => {
 		const answer = await h.api('GET', 'merchant/balance');
 		expect(answer.status).toBe(200);
 		expect(answer.body.success).toBe('true');
 		expect(answer.body.balances.map((b: { currency: string }) => b.currency)).toEqual([
+			'RUB',
+			'USD',
+			'EUR',
+			'USDT',
+		]);
+		const spec = await h.merchant({ profile: 'spec' });
+		const document = await h.api('GET', 'merchant/balance', {}, spec.token);
+		expect(document.body.balances.map((b: { currency: string }) => b.currency)).toEqual([
 			'RUB',
 			'USD',
 			'EUR',
@@ -277,17 +285,35 @@ describe('balance, payouts, banks', () => {
 		expect(created.body.success).toBe(true);
 		expect(created.body.data).toHaveLength(1);
 		const payout = created.body.data[0];
-		// The Payout object of the interface document, nothing more (order_id only with liveExtras).
+		// The live profile: every field of the public record's payout (spec: profiles.test.ts).
 		expect(Object.keys(payout).sort()).toEqual([
+			'account_amount',
+			'account_commission',
+			'account_currency',
 			'account_identifier',
 			'amount',
 			'commission',
 			'created_at',
 			'currency',
+			'error_code',
+			'error_message',
 			'id',
+			'order_id',
 			'status',
 		]);
-		expect(payout).toMatchObject({ status: 'MODERATING', amount: 150, currency: 'RUB' });
+		expect(payout).toMatchObject({
+			status: 'MODERATING',
+			amount: 150,
+			currency: 'RUB',
+			account_currency: 'RUB',
+			// The sender pays: the balance gives the amount and the fee (2 % + 10.00).
+			commission: 13,
+			account_amount: 163,
+			account_commission: 13,
+			order_id: 'po-personal-1',
+			error_code: null,
+			error_message: null,
+		});
 		expect(payout.account_identifier).toMatch(/^\d{6}\*+\d{4}$/);
 		expect(payout.created_at).toMatch(DATETIME);
 		expect(typeof payout.commission).toBe('number');

@@ -202,7 +202,7 @@ describe('validation (422, Laravel style)', () => {
 		[
 			'payout/regular/create',
 			'POST',
-			{ amount: '10', currency: 'USD', account_type: 'iban', account_identifier: 'x' },
+			{ amount: '10', currency: 'GBP', account_type: 'iban', account_identifier: 'x' },
 			['currency', 'account_type'],
 		],
 		[

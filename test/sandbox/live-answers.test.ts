@@ -1,7 +1,6 @@
 // The answers the live service is seen to give beyond the interface document
-// (service-facts.md, "What the service's current public reference and its clients add"), each
-// behind a per-merchant switch that works in both profiles. The switches set for a whole sandbox
-// (options, bin flags): live-options.test.ts.
+// (docs/developer/service.md), each behind a per-merchant switch that works in both profiles. The
+// switches set for a whole sandbox (options, bin flags): live-options.test.ts.
 import { describe, expect, it } from 'vitest';
 import {
 	harnessAndListener,

@@ -181,7 +181,8 @@ describe('payouts', () => {
 		expect(created.status).toBe(200);
 		expect(created.body.data.map((p: { amount: number }) => p.amount)).toEqual([1000, 1000, 500.5]);
 		expect(new Set(created.body.data.map((p: { id: string }) => p.id)).size).toBe(3);
-		for (const payout of created.body.data) expect(payout).not.toHaveProperty('order_id');
+		// Each part carries the request's order_id (the live profile shows it).
+		for (const payout of created.body.data) expect(payout.order_id).toBe('split-1');
 		const parts = (await h.control('GET', `payouts?merchantId=${m.merchantId}`)).body.data;
 		expect(parts.map((p: { order_id: string }) => p.order_id)).toEqual([
 			'split-1',

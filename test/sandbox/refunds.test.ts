@@ -1,7 +1,7 @@
-// Refunds and chargebacks as the service's current reference lists them (service-facts.md): the
-// four refund endpoints switched on per merchant, the refundable amount, the signed refund and
-// chargeback postbacks to the shop's Refund / Chargeback URL (its Result URL by default), and
-// payment/status with refunds=1 / chargeback=1. On both profiles.
+// Refunds and chargebacks as the service's current reference lists them
+// (docs/developer/service.md): the four refund endpoints switched on per merchant, the refundable
+// amount, the signed refund and chargeback postbacks to the shop's Refund / Chargeback URL (its
+// Result URL by default), and payment/status with refunds=1 / chargeback=1. On both profiles.
 import { describe, expect, it } from 'vitest';
 import {
 	harnessAndListener,
@@ -90,7 +90,6 @@ describe.each(['live', 'spec'] as const)('refunds and chargebacks (%s profile)',
 		expect(made.status, made.text).toBe(200);
 		expect(made.body).toMatchObject({
 			success: true,
-			order_id: 'rf-1',
 			status: 'SUCCESS',
 			amount: 100,
 			currency: 'RUB',
@@ -105,6 +104,8 @@ describe.each(['live', 'spec'] as const)('refunds and chargebacks (%s profile)',
 			expect(made.body).toMatchObject({ payment_id: paymentId, bill_id: billId });
 			expect(made.body).not.toHaveProperty('entity_id');
 		}
+		// `order_id` is shown in `spec`; `live` accepts it and shows none.
+		expect(made.body.order_id ?? null).toBe(profile === 'spec' ? 'rf-1' : null);
 		const refundId = made.body.id as string;
 		// The money left the balance.
 		const after = await h.control('GET', `merchants/${m.merchantId}`);
@@ -179,14 +180,17 @@ describe.each(['live', 'spec'] as const)('refunds and chargebacks (%s profile)',
 			m.token,
 		);
 		expect(left.body.message).toBe('api:error.refund_amount_exceeded');
-		const dup = await h.api(
-			'POST',
-			'refund/partial/create',
-			{ payment_id: paymentId, amount: '1.00', order_id: 'p-1' },
-			m.token,
-		);
-		expect(dup.status).toBe(422);
-		expect(dup.body.errors).toEqual({ order_id: ['The order id has already been taken.'] });
+		if (profile === 'spec') {
+			// `spec` keeps order_id unique per merchant (`live` does not: the next test).
+			const dup = await h.api(
+				'POST',
+				'refund/partial/create',
+				{ payment_id: paymentId, amount: '1.00', order_id: 'p-1' },
+				m.token,
+			);
+			expect(dup.status).toBe(422);
+			expect(dup.body.errors).toEqual({ order_id: ['The order id has already been taken.'] });
+		}
 		for (const amount of ['0', '-1', '1.001', 'abc']) {
 			const bad = await h.api(
 				'POST',
@@ -231,6 +235,38 @@ describe.each(['live', 'spec'] as const)('refunds and chargebacks (%s profile)',
 		await h.control('PATCH', `merchants/${m.merchantId}`, { newPaymentFields: true });
 		const newer = await h.api('GET', 'payment/status', { id: paymentId }, m.token);
 		expect(newer.body.refunded_amount).toBe(100);
+	});
+
+	it('order_id: `spec` shows it everywhere and refuses it twice; `live` accepts it, shows it nowhere and refuses nothing for it', async () => {
+		const { m, paymentId } = await setup();
+		const made: Array<Record<string, any>> = [];
+		for (const path of ['refund/partial/create', 'refund/partial/create']) {
+			const answer = await h.api(
+				'POST',
+				path,
+				{ payment_id: paymentId, amount: '10.00', order_id: 'same-order' },
+				m.token,
+			);
+			made.push(answer.body as Record<string, any>);
+		}
+		const shown = [
+			made[0],
+			(await h.api('GET', 'refund/status', { id: made[0].id }, m.token)).body,
+			...((await h.api('GET', 'refund/search', { payment_id: paymentId }, m.token)).body.data ??
+				[]),
+			...((await h.api('GET', 'payment/status', { id: paymentId, refunds: '1' }, m.token)).body
+				.refunds ?? []),
+		] as Array<Record<string, any>>;
+		if (profile === 'spec') {
+			expect(made[1].errors).toEqual({ order_id: ['The order id has already been taken.'] });
+			expect(shown.map((record) => record.order_id)).toEqual(shown.map(() => 'same-order'));
+		} else {
+			expect(made[1]).toMatchObject({ success: true, amount: 10 });
+			expect(shown.length).toBeGreaterThanOrEqual(5);
+			expect(shown.every((record) => (record.order_id ?? null) === null)).toBe(true);
+		}
+		const refunds = (await h.control('GET', `payments/${paymentId}`)).body.refunds as unknown[];
+		expect(refunds).toHaveLength(profile === 'spec' ? 1 : 2);
 	});
 
 	it('a payment that took no money is not refundable', async () => {

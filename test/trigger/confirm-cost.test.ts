@@ -8,7 +8,7 @@ import {
 	CONFIRM_BUDGET_MS,
 	CONFIRM_TIMEOUT_MS,
 } from '../../dist/nodes/PayPalychTrigger/confirm.js';
-import { resetProcessMemory } from '../../dist/nodes/PayPalychTrigger/receive.js';
+import { resetProcessMemory } from '../../dist/nodes/PayPalychTrigger/memory.js';
 import {
 	control,
 	newMerchant,

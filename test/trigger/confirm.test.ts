@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { resetProcessMemory } from '../../dist/nodes/PayPalychTrigger/receive.js';
+import { resetProcessMemory } from '../../dist/nodes/PayPalychTrigger/memory.js';
 import {
 	PROFILES,
 	control,
@@ -62,7 +62,8 @@ describe.each(PROFILES)('sandbox profile %s', (sandboxProfile) => {
 	/** The shop posts its genuine postbacks nowhere (a closed port): each test delivers them itself, in the order it wants. */
 	const { pay } = triggerSandbox({
 		profile: sandboxProfile,
-		// The live service shows a bill's order_id (service-facts.md): the default Order Check needs it.
+		// The live service shows a bill's order_id (docs/developer/service.md): the default Order
+		// Check needs it.
 		// The spec profile never shows it, live extras or not.
 		merchant: { liveExtras: true },
 		open,

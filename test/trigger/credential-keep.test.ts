@@ -1,9 +1,11 @@
 /**
  * The credential read kept between calls (nodes/PayPalychTrigger/credential.ts): n8n 2.x builds
  * an isolate for every credential read from a webhook, so a node whose postbacks the service
- * confirms reads it once a minute rather than once a call; and no check is the weaker for it: a
- * postback taken on its signature alone reads afresh, a new token is seen at once, a token the
- * service refuses is never used twice, and an old token's signature is never the last word.
+ * confirms reads it once per postback it accepts and never for a call that starts nothing (a
+ * duplicate); and no check is the weaker for it: a postback taken on its signature alone reads
+ * afresh, a new token is seen at once, a token the service refuses is never used twice, an old
+ * token's signature is never the last word, and a postback of the previous credential never
+ * starts the workflow after the merchant changed it.
  */
 import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -63,7 +65,7 @@ describe.each(PROFILES)('sandbox profile %s', (profile) => {
 		return { old, token };
 	}
 
-	it('a confirming node reads the credential once for many postbacks and their duplicates; another node reads its own', async () => {
+	it('a confirming node reads the credential once per postback it accepts and never for a duplicate; another node reads its own', async () => {
 		const { h } = await trigger({ event: 'payment', orderCheck: 'billId' });
 		const postbacks = [
 			await paidPostback('keep-1'),
@@ -73,9 +75,11 @@ describe.each(PROFILES)('sandbox profile %s', (profile) => {
 		for (const postback of postbacks) {
 			expect(await postForm(h.url, postback)).toMatchObject({ status: 200, receipt: 'accepted' });
 		}
+		expect(h.credentialCounts).toEqual({ reads: 3, authentications: 0 });
 		expect(await postForm(h.url, postbacks[0])).toMatchObject({ receipt: 'duplicate' });
+		expect(await postForm(h.url, postbacks[1])).toMatchObject({ receipt: 'duplicate' });
 		expect(h.executions).toHaveLength(3);
-		expect(h.credentialCounts).toEqual({ reads: 1, authentications: 0 });
+		expect(h.credentialCounts).toEqual({ reads: 3, authentications: 0 });
 
 		const other = await trigger({ event: 'payment', orderCheck: 'billId' });
 		expect(await postForm(other.h.url, await paidPostback('keep-4'))).toMatchObject({
@@ -131,12 +135,13 @@ describe.each(PROFILES)('sandbox profile %s', (profile) => {
 		credential.apiToken = token;
 		const genuine = await paidPostback('kept-old-2');
 		const forged = { ...genuine, SignatureValue: signed(genuine, old) };
-		// The kept (old) token verifies the copy, but the service refuses the old token.
+		// The kept (old) token verifies the copy, but the service refuses the old token (the fresh
+		// read made beside the confirmation is the second read).
 		expect(await postForm(h.url, forged)).toMatchObject({ status: 503, receipt: 'retry' });
 		expect(h.executions).toHaveLength(1);
-		expect(h.credentialCounts.reads).toBe(1);
-		expect(await postForm(h.url, forged)).toMatchObject({ status: 401, receipt: 'rejected' });
 		expect(h.credentialCounts.reads).toBe(2);
+		expect(await postForm(h.url, forged)).toMatchObject({ status: 401, receipt: 'rejected' });
+		expect(h.credentialCounts.reads).toBe(3);
 		expect(await postForm(h.url, genuine)).toMatchObject({ receipt: 'accepted' });
 		expect(h.executions).toHaveLength(2);
 		expect(h.executions[1][0][0].json).toMatchObject({ confirmed: true, paid: true });
@@ -161,11 +166,12 @@ describe.each(PROFILES)('sandbox profile %s', (profile) => {
 			SignatureValue: md5(`40.00:fail-unknown:${merchant.token}`),
 		};
 		expect(await postForm(h.url, unknown)).toMatchObject({ status: 503, receipt: 'retry' });
-		expect(h.credentialCounts.reads).toBe(1);
+		expect(h.credentialCounts.reads).toBe(2);
+		// Forgotten: the next call reads afresh and keeps that read (no second read to accept).
 		expect(await postForm(h.url, await paidPostback('fail-2'))).toMatchObject({
 			receipt: 'accepted',
 		});
-		expect(h.credentialCounts.reads).toBe(2);
+		expect(h.credentialCounts.reads).toBe(3);
 	});
 
 	it(`a kept read is used for at most CREDENTIAL_KEEP_MS (${CREDENTIAL_KEEP_MS} ms)`, async () => {
@@ -173,15 +179,48 @@ describe.each(PROFILES)('sandbox profile %s', (profile) => {
 		expect(await postForm(h.url, await paidPostback('age-1'))).toMatchObject({
 			receipt: 'accepted',
 		});
+		const age2 = await paidPostback('age-2');
 		vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + CREDENTIAL_KEEP_MS - 1000 });
-		expect(await postForm(h.url, await paidPostback('age-2'))).toMatchObject({
-			receipt: 'accepted',
-		});
-		expect(h.credentialCounts.reads).toBe(1);
-		vi.setSystemTime(Date.now() + 2000);
-		expect(await postForm(h.url, await paidPostback('age-3'))).toMatchObject({
-			receipt: 'accepted',
-		});
+		expect(await postForm(h.url, age2)).toMatchObject({ receipt: 'accepted' });
 		expect(h.credentialCounts.reads).toBe(2);
+		// A duplicate within the keep reads nothing.
+		expect(await postForm(h.url, age2)).toMatchObject({ receipt: 'duplicate' });
+		expect(h.credentialCounts.reads).toBe(2);
+		// Past it, the duplicate is checked with a fresh read (the keep counts from the first read).
+		vi.setSystemTime(Date.now() + 2000);
+		expect(await postForm(h.url, age2)).toMatchObject({ receipt: 'duplicate' });
+		expect(h.credentialCounts.reads).toBe(3);
+	});
+
+	it("a credential moved to another shop's token: 5 s later a genuine postback of the old shop, verified by the kept read and confirmed with the old token, is checked again with the credential as it is now and refused", async () => {
+		const { h, credential } = await trigger({ event: 'payment', orderCheck: 'billId' });
+		expect(await postForm(h.url, await paidPostback('move-1'))).toMatchObject({
+			receipt: 'accepted',
+		});
+		// The merchant points the credential at another shop's account (a token the service also
+		// accepts, for another merchant); the old shop's account still posts to this URL.
+		credential.apiToken = 'another-shops-token-0123456789abcdef';
+		vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 5000 });
+		const oldShops = await paidPostback('move-2');
+		expect(await postForm(h.url, oldShops)).toMatchObject({ status: 401, receipt: 'rejected' });
+		expect(h.executions).toHaveLength(1);
+		// The kept read is gone: the next copy is refused on its signature at once.
+		expect(await postForm(h.url, oldShops)).toMatchObject({ status: 401, receipt: 'rejected' });
+		expect(h.executions).toHaveLength(1);
+	});
+
+	it('a credential whose base URL or shop changed is not the same credential: the postback is checked again from its signature', async () => {
+		const { h, credential } = await trigger({ event: 'payment', orderCheck: 'billId' });
+		expect(await postForm(h.url, await paidPostback('shop-1'))).toMatchObject({
+			receipt: 'accepted',
+		});
+		const reads = h.credentialCounts.reads;
+		(credential as Record<string, unknown>).shopId = 'another-shop';
+		// Same token: the signature verifies again with the fresh read, and the postback starts once.
+		expect(await postForm(h.url, await paidPostback('shop-2'))).toMatchObject({
+			receipt: 'accepted',
+		});
+		expect(h.credentialCounts.reads).toBe(reads + 1);
+		expect(h.executions).toHaveLength(2);
 	});
 });

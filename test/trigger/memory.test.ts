@@ -13,7 +13,7 @@ import {
 	SEEN_TAG_FIELD,
 	SeenPostbacks,
 	resetProcessMemory,
-} from '../../dist/nodes/PayPalychTrigger/receive.js';
+} from '../../dist/nodes/PayPalychTrigger/memory.js';
 
 const hashOf = (key: string) =>
 	createHash('sha256').update(key, 'utf8').digest('base64url').slice(0, KEY_HASH_WIDTH);

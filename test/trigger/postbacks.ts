@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, afterEach, expect } from 'vitest';
 import { startTrigger } from '../helpers/trigger-harness.ts';
-import { KEY_HASH_WIDTH } from '../../dist/nodes/PayPalychTrigger/receive.js';
+import { KEY_HASH_WIDTH } from '../../dist/nodes/PayPalychTrigger/memory.js';
 import {
 	startWebhookHarness,
 	type LogEntry,

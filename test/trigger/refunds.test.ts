@@ -16,7 +16,7 @@ type Fields = Record<string, string>;
 
 const TOKEN = '93|sandboxRefundToken0123456789abcdefGHIJ';
 const md5 = (s: string) => createHash('md5').update(s).digest('hex').toUpperCase();
-/** The service's rules written out by hand (service-facts.md), for calls the test forges. */
+/** The service's rules written by hand (docs/developer/service.md), for calls the test forges. */
 const signRefund = (f: Fields) =>
 	md5(`${f.Amount}:${f.Currency}:${f.BillId}:${f.PaymentId}:${f.Id}:${TOKEN}`);
 

@@ -2,6 +2,7 @@
  * The trigger fed by the sandbox: the postbacks and redirects are signed and sent by the sandbox
  * (an independent implementation of the service), not by this test.
  */
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../sandbox/src/index.ts';
 import { PROFILES } from '../helpers/sandbox.ts';
@@ -10,6 +11,8 @@ import type { WebhookHarness } from '../helpers/webhook-harness.ts';
 import { postForm, startTrigger } from '../helpers/trigger-harness.ts';
 
 type Sandbox = Awaited<ReturnType<typeof startSandbox>>;
+
+const md5 = (s: string) => createHash('md5').update(s, 'utf8').digest('hex').toUpperCase();
 
 const TOKEN = '91|sandboxTriggerToken0123456789abcdefGHIJ';
 let sb: Sandbox;
@@ -229,6 +232,97 @@ describe.each(PROFILES)('sandbox profile %s', (profile) => {
 				).toBe(value);
 			expect(item).toMatchObject({ event: 'payout', verified: true, Status: 'SUCCESS' });
 			expect(item!.AmountNumber).toBe(Number(attempt.body.Amount));
+		});
+
+		it('a payout moved to ERROR: live posts FAIL, confirmed by the ERROR record (status ERROR, Status FAIL); spec posts none', async () => {
+			const created = await api('payout/personal/create', {
+				amount: '130.00',
+				payout_account_id: sb.payoutAccountId,
+				order_id: 'sbx-payout-error',
+			});
+			const id = created.data[0].id as string;
+			await control('POST', `payouts/${id}/advance`, { status: 'PROCESS' });
+			await control('POST', `payouts/${id}/advance`, { status: 'ERROR', errorCode: 7 });
+			if (profile === 'spec') {
+				// A marker payout's postback arrives; none for the ERROR one.
+				const marker = await api('payout/personal/create', {
+					amount: '1.00',
+					payout_account_id: sb.payoutAccountId,
+				});
+				await control('POST', `payouts/${marker.data[0].id}/advance`, { status: 'SUCCESS' });
+				await deliveries('payout', marker.data[0].id as string);
+				expect((await control('GET', `deliveries?kind=payout&trsId=${id}`)).data).toEqual([]);
+				return;
+			}
+			const [attempt] = await deliveries('payout', id);
+			expect(attempt).toMatchObject({ status: 200, response: 'OK' });
+			expect(attempt.body.Status).toBe('FAIL');
+			const item = triggers.payout.executions.find((e) => e[0][0].json.TrsId === id)?.[0][0].json;
+			expect(item).toMatchObject({
+				event: 'payout',
+				confirmed: true,
+				Status: 'FAIL',
+				status: 'ERROR',
+				eventKey: `payout-${id}-ERROR`,
+				payout: { id, status: 'ERROR', error_code: 7, order_id: 'sbx-payout-error' },
+			});
+		});
+
+		it('a payout sent back to MODERATING: a postback ahead of the record asks for a retry (503) and starts nothing', async () => {
+			const created = await api('payout/personal/create', {
+				amount: '140.00',
+				payout_account_id: sb.payoutAccountId,
+			});
+			const id = created.data[0].id as string;
+			await control('POST', `payouts/${id}/advance`, { status: 'PROCESS' });
+			await control('POST', `payouts/${id}/advance`, { status: 'MODERATING' });
+			const amount = '152.80';
+			const before = triggers.payout.executions.length;
+			const answer = await postForm(triggers.payout.url, {
+				TrsId: id,
+				Amount: amount,
+				Status: 'SUCCESS',
+				SignatureValue: md5(`${amount}:${id}:${TOKEN}`),
+			});
+			expect(answer).toMatchObject({ status: 503, receipt: 'retry' });
+			expect(triggers.payout.executions).toHaveLength(before);
+		});
+
+		it('a crypto payout in USDT, the recipient paying the fee (live): its postback (Currency USDT, AccountType CRYPTO) is confirmed', async () => {
+			const params = {
+				amount: '100.00',
+				currency: 'USDT',
+				account_type: 'crypto',
+				account_identifier: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t',
+				account_network: 'TRX',
+				recipient_pays_commission: '1',
+				order_id: 'sbx-crypto-1',
+			};
+			if (profile === 'spec') {
+				// The document's service takes no crypto payout.
+				await expect(api('payout/regular/create', params)).rejects.toThrow(/HTTP 422/);
+				return;
+			}
+			const created = await api('payout/regular/create', params);
+			const id = created.data[0].id as string;
+			await control('POST', `payouts/${id}/advance`, { status: 'SUCCESS' });
+			const [attempt] = await deliveries('payout', id);
+			expect(attempt).toMatchObject({ status: 200, response: 'OK' });
+			expect(attempt.body).toMatchObject({
+				Amount: '100.00',
+				Currency: 'USDT',
+				AccountType: 'CRYPTO',
+				CommissionApplyType: 'recipient',
+			});
+			const item = triggers.payout.executions.find((e) => e[0][0].json.TrsId === id)?.[0][0].json;
+			expect(item).toMatchObject({
+				event: 'payout',
+				confirmed: true,
+				Status: 'SUCCESS',
+				Amount: '100.00',
+				payout: { id, currency: 'USDT', account_currency: 'RUB', amount: 100 },
+				unverified: { Currency: 'USDT', AccountType: 'CRYPTO' },
+			});
 		});
 
 		it('postbacks signed with another token are refused with 401 at every attempt and start nothing', async () => {

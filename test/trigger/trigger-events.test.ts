@@ -4,11 +4,8 @@ import type { IDataObject } from 'n8n-workflow';
 import { describe, expect, it } from 'vitest';
 import { PayPalychTrigger } from '../../dist/nodes/PayPalychTrigger/PayPalychTrigger.node.js';
 import { CONFIRMABLE_FIELDS as CONFIRMABLE } from '../../dist/nodes/shared/index.js';
-import {
-	MAX_BODY_BYTES,
-	SEEN_HASHES_FIELD,
-	SeenPostbacks,
-} from '../../dist/nodes/PayPalychTrigger/receive.js';
+import { SEEN_HASHES_FIELD, SeenPostbacks } from '../../dist/nodes/PayPalychTrigger/memory.js';
+import { MAX_BODY_BYTES } from '../../dist/nodes/PayPalychTrigger/request.js';
 import { callWebhookMethod } from '../helpers/webhook-harness.ts';
 import {
 	FORM,

@@ -4,12 +4,12 @@ import type { IDataObject } from 'n8n-workflow';
 import { describe, expect, it } from 'vitest';
 import { CONFIRMABLE_FIELDS as CONFIRMABLE, postbackKey } from '../../dist/nodes/shared/index.js';
 import {
-	MAX_BODY_BYTES,
 	SEEN_HASHES_FIELD,
 	SEEN_KEYS_FIELD,
 	SEEN_KEYS_LIMIT,
 	resetProcessMemory,
-} from '../../dist/nodes/PayPalychTrigger/receive.js';
+} from '../../dist/nodes/PayPalychTrigger/memory.js';
+import { MAX_BODY_BYTES } from '../../dist/nodes/PayPalychTrigger/request.js';
 import {
 	TOKEN,
 	form,

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
-import { resetProcessMemory } from '../../dist/nodes/PayPalychTrigger/receive.js';
+import { resetProcessMemory } from '../../dist/nodes/PayPalychTrigger/memory.js';
 import { startTrigger, postForm } from '../helpers/trigger-harness.ts';
 import type { WebhookHarness } from '../helpers/webhook-harness.ts';
 

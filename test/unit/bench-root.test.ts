@@ -1,7 +1,7 @@
 // The benchmarks measure the compiled relay of ONE checkout: relay/bench/common.ts's ROOT
 // (BENCH_ROOT, or this checkout). A bench module that loads compiled relay code through a path of
-// its own would measure another build in a before/after (issue 38: the queue harness loaded this
-// checkout's PostgreSQL store whatever BENCH_ROOT said). Read as text: running the benchmarks
+// its own would measure another build in a before/after (as the queue harness once did: it loaded
+// this checkout's PostgreSQL store whatever BENCH_ROOT said). Read as text: running the benchmarks
 // takes minutes.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';

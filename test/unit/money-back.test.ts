@@ -1,12 +1,11 @@
 /**
- * The contract's refund and chargeback postbacks (service-facts.md): signatures, telling them from
- * payment bodies, the dedupe key, the item and the comparison with the service's records.
+ * The contract's refund and chargeback postbacks (docs/developer/service.md): signatures, telling
+ * them from payment bodies, the dedupe key, the item and the comparison with the service's records.
  */
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
 	POSTBACK_RULES,
-	chargedBackOf,
 	confirmMoneyBack,
 	expectedSignature,
 	findById,
@@ -324,6 +323,21 @@ describe('confirmMoneyBack', () => {
 		).toMatchObject({ ok: false, retry: true });
 	});
 
+	it('takes every currency a refund postback may carry, USDT too', () => {
+		for (const currency of ['RUB', 'USD', 'EUR', 'USDT']) {
+			const fields = {
+				...base,
+				Currency: currency,
+				SignatureValue: md5(`10.50:${currency}:B777:T555:R123:${TOKEN}`),
+			};
+			expect(verifyPostback('refund', fields, TOKEN), currency).toMatchObject({ ok: true });
+			expect(
+				confirmMoneyBack('refund', fields, { ...record, currency }, payment, 'order-7', true),
+				currency,
+			).toEqual({ ok: true, orderConfirmed: true });
+		}
+	});
+
 	it('findById finds a refund or chargeback in the lists payment/status gives', () => {
 		expect(findById([{ id: 'R1' }, { id: 'R123' }], ' R123')).toEqual({ id: 'R123' });
 		expect(findById([{ id: 'R1' }], 'R123')).toBeUndefined();
@@ -352,31 +366,5 @@ describe("reading the service's records of refunds and chargebacks", () => {
 			'payment_id',
 		);
 		expect(withPaymentId({ id: 'R1' })).toEqual({ id: 'R1' });
-	});
-
-	it('chargedBackOf: the amounts listed under chargeback or chargebacks; one without an amount takes the whole payment', () => {
-		expect(chargedBackOf({}, 10000)).toEqual({ cents: 0, amountUnknown: false });
-		expect(chargedBackOf({ chargeback: [] }, 10000)).toEqual({ cents: 0, amountUnknown: false });
-		expect(
-			chargedBackOf(
-				{
-					chargebacks: [
-						{ id: 'C1', amount: 30 },
-						{ id: 'C2', amount: '5.50' },
-					],
-				},
-				10000,
-			),
-		).toEqual({ cents: 3550, amountUnknown: false });
-		// The service's chargeback records show no amount: what they took cannot be told.
-		expect(
-			chargedBackOf({ chargeback: [{ id: 'C1', payment_id: 'T1', status: 'SUCCESS' }] }, 10000),
-		).toEqual({ cents: 10000, amountUnknown: true });
-		expect(
-			chargedBackOf(
-				{ chargeback: [{ id: 'C1', amount: 'n/a' }], chargebacks: [{ amount: 1 }] },
-				50,
-			),
-		).toEqual({ cents: 100, amountUnknown: true });
 	});
 });

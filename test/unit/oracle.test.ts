@@ -18,7 +18,8 @@ import {
 } from '../../sandbox/src/errors.ts';
 import * as model from '../../sandbox/src/model.ts';
 import { format2, MAX_CENTS, parseAmount } from '../../sandbox/src/money.ts';
-import { payoutPostback } from '../../sandbox/src/payouts.ts';
+import { createPayouts, payoutPostback } from '../../sandbox/src/payouts.ts';
+import { payoutView } from '../../sandbox/src/views.ts';
 import { postbackJson } from '../../sandbox/src/postbacks.ts';
 import { State } from '../../sandbox/src/state.ts';
 import { ENDPOINT_ERRORS } from '../helpers/endpoint-errors.ts';
@@ -38,7 +39,7 @@ const SANDBOX_ONLY_ERRORS: ReadonlyArray<{
 		endpoints: ['payout/personal/create', 'payout/regular/create'],
 		key: 'too_many_payouts',
 		status: 400,
-		why: 'service-facts.md (unconfirmed): at most 1000 payouts per request; the document does not list it, so the contract lists it only in its catalogue (a sentence for the merchant), not per endpoint',
+		why: 'docs/developer/service.md (unconfirmed): at most 1000 payouts per request; the document does not list it, so the contract lists it only in its catalogue (a sentence for the merchant), not per endpoint',
 	},
 	{
 		endpoints: [
@@ -145,7 +146,7 @@ describe('oracle: the sandbox keeps the contract', () => {
 			);
 		});
 
-		it("the keys beyond the document (service-facts.md) never change a document key's status, and the contract explains them or they are listed here", () => {
+		it("the keys beyond the document (docs/developer/service.md) never change a document key's status, and the contract explains them or they are listed here", () => {
 			for (const [endpoint, table] of Object.entries(FACTS_ERRORS)) {
 				const documented = (ERROR_TABLE as Record<string, Record<string, number>>)[endpoint] ?? {};
 				for (const [key, status] of Object.entries(table)) {
@@ -324,7 +325,14 @@ describe('oracle: the sandbox keeps the contract', () => {
 					commission: 3000,
 					accountType: 'SBP',
 					accountIdentifier: '+79001234567',
+					network: null,
 					currency: 'RUB',
+					accountCurrency: 'RUB',
+					accountAmount: 103000,
+					accountCommission: 3000,
+					recipientPays: false,
+					errorCode: null,
+					errorMessage: null,
 					createdAt: 0,
 				};
 				const fields = payoutPostback(payout, merchant(false));
@@ -335,10 +343,48 @@ describe('oracle: the sandbox keeps the contract', () => {
 			}
 		});
 
-		// Refund and chargeback postbacks (service-facts.md): checked against the contract once it
-		// has rules for them (nodes/shared), and against the formulas written out here meanwhile.
+		it('every payout the live profile makes (crypto in USDT, Steam, either side paying the fee, any balance) posts what the contract verifies and its record confirms', () => {
+			const state = new State({ deliver: () => undefined, autoAdvanceMs: 0, liveExtras: false });
+			const m = state.createMerchant({ id: 'M1', token: tokens[0] });
+			m.balances.USD.available = 1_000_000;
+			const kinds: Array<[model.AccountKind, string]> = [
+				['CRYPTO', 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t'],
+				['STEAM', 'ivan_petrov'],
+				['SBP', '79001234567'],
+			];
+			for (const [accountType, accountIdentifier] of kinds) {
+				for (const currency of model.BALANCE_CURRENCIES) {
+					for (const recipientPays of [false, true]) {
+						const [payout] = createPayouts(state, m, [123_45], {
+							orderId: null,
+							kind: 'regular',
+							accountType,
+							accountIdentifier,
+							terms: { currency, accountCurrency: 'USD', recipientPays },
+						});
+						for (const status of model.PAYOUT_POSTBACK_STATUSES) {
+							const fields = payoutPostback({ ...payout, status }, m);
+							expect(contract.verifyPostback('payout', fields, tokens[0])).toMatchObject({
+								ok: true,
+							});
+							const record = payoutView(
+								{ ...payout, status },
+								{ liveExtras: false, profile: 'live' },
+							);
+							expect(contract.confirmPayout(fields, record), `${currency} ${status}`).toEqual({
+								ok: true,
+							});
+						}
+					}
+				}
+			}
+		});
+
+		// Refund and chargeback postbacks (docs/developer/service.md): checked against the contract
+		// once it has rules for them (nodes/shared), and against the formulas written out here
+		// meanwhile.
 		const rules = contract.POSTBACK_RULES as Record<string, unknown>;
-		it('a sandbox refund and chargeback postback carry the signatures service-facts.md gives (and pass the contract where it has rules for them)', () => {
+		it('a sandbox refund and chargeback postback carry the signatures docs/developer/service.md gives (and pass the contract where it has rules for them)', () => {
 			const state = new State({ deliver: () => undefined, autoAdvanceMs: 0, liveExtras: false });
 			const m = state.createMerchant({ id: 'M1', token: tokens[0] });
 			const refund = refundPostback(
@@ -416,7 +462,14 @@ describe('oracle: the sandbox keeps the contract', () => {
 				commission: 1200,
 				accountType: 'BANK_CARD',
 				accountIdentifier: '220070******1234',
+				network: null,
 				currency: 'RUB',
+				accountCurrency: 'RUB',
+				accountAmount: 11200,
+				accountCommission: 1200,
+				recipientPays: false,
+				errorCode: null,
+				errorMessage: null,
 				createdAt: 0,
 			};
 			const cases = [

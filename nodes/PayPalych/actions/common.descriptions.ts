@@ -79,7 +79,7 @@ export const payoutAmountField: INodeProperties = {
 	default: '',
 	placeholder: '1000.00',
 	description:
-		'Amount in RUB with at most 2 decimals, such as 1000 or 999.90. The service may split a large payout into several; each becomes its own output item.',
+		'Amount in RUB (a crypto payout: in its Currency) with at most 2 decimals, such as 1000 or 999.90. The service may split a large payout into several; each becomes its own output item.',
 };
 
 /** Start/Finish date pickers, Return All and Limit for a search operation over `what`. */

@@ -16,14 +16,8 @@ import {
 } from '../../shared';
 import { apiRequest } from '../transport';
 import { listAll } from './pagination';
-import {
-	checkOrderId,
-	createPayoutOnce,
-	payoutFields,
-	sameIntentOrThrow,
-	type PayoutIntent,
-} from './payout';
-import { payoutsUnderOrderId } from './payoutLookup';
+import { PAYOUT_KIND, requireToolOrderId, runsAsTool } from './createOnce';
+import { checkOrderId, createPayoutOnce, payoutFields, type PayoutIntent } from './payout';
 import { inputError } from './validation';
 
 /**
@@ -41,7 +35,7 @@ export const guardrailOptions: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. 50000.00',
 		description:
-			"Refuse this payout when today's payouts plus this one would exceed this amount (in the payout's currency, RUB; at most 2 decimals; empty: no limit). Today is the day in Time Zone (Europe/Moscow by default). Today's payouts are read from the service (Payout › Search) and count every payout in the same currency that may still move money: all but FAIL and DECLINED (their money went back); ERROR counts. Checked just before the create request: two executions running at the same moment each see the other's payout missing and can together exceed the limit by one payout each. For a hard ceiling run payouts one at a time and ask PayPalych for an account limit.",
+			"Refuse this payout when today's payouts plus this one would exceed this amount (in the payout's currency: RUB, or a crypto payout's Currency; at most 2 decimals; empty: no limit). Today is the day in Time Zone (Europe/Moscow by default). Today's payouts are read from the service (Payout › Search) and count every payout in the same currency that may still move money: all but FAIL and DECLINED (their money went back); ERROR counts. Checked just before the create request: two executions running at the same moment each see the other's payout missing and can together exceed the limit by one payout each. For a hard ceiling run payouts one at a time and ask PayPalych for an account limit.",
 	},
 	{
 		displayName: 'Dry Run',
@@ -67,7 +61,7 @@ export const guardrailOptions: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. 10000.00',
 		description:
-			'Refuse any payout above this amount (RUB, at most 2 decimals; empty: no limit) before anything is sent. Holds for every payout, however many executions run at once.',
+			"Refuse any payout above this amount (in the payout's currency: RUB, or a crypto payout's Currency; at most 2 decimals; empty: no limit) before anything is sent. Holds for every payout, however many executions run at once.",
 	},
 ];
 
@@ -78,12 +72,6 @@ export interface Guardrails {
 	/** The IANA time zone Daily Limit counts its day in. */
 	timeZone: string;
 	asTool: boolean;
-}
-
-/** Whether the node runs as an AI agent's tool: n8n gives a tool its own type, named …Tool. */
-export function runsAsTool(this: IExecuteFunctions): boolean {
-	const type = this.getNode().type ?? '';
-	return (type.split('.').pop() ?? '').endsWith('Tool');
 }
 
 export function limitOf(
@@ -134,6 +122,7 @@ export function readGuardrails(
 	options: IDataObject,
 	cents: number,
 	label: string,
+	currency = PAYOUT_CURRENCY,
 ): Guardrails {
 	const guard: Guardrails = {
 		dryRun: options.dryRun === true,
@@ -142,21 +131,12 @@ export function readGuardrails(
 		timeZone: timeZoneOf.call(this, options.timeZone, itemIndex),
 		asTool: runsAsTool.call(this),
 	};
-	if (guard.asTool) {
-		const raw = this.getNodeParameter('orderId', itemIndex, '') as unknown;
-		const orderId = typeof raw === 'string' || typeof raw === 'number' ? String(raw).trim() : '';
-		if (orderId === '') {
-			throw new NodeOperationError(
-				this.getNode(),
-				`Refused: no payout of ${formatCents(cents)} RUB to ${label} without an explicit Order ID`,
-				{
-					itemIndex,
-					description:
-						'Nothing was paid. A payout requested by an AI agent needs the Order ID of the request it pays (an invoice or withdrawal number the user gave); ask for it, never invent one.',
-				},
-			);
-		}
-	}
+	requireToolOrderId.call(
+		this,
+		itemIndex,
+		PAYOUT_KIND,
+		`${formatCents(cents)} ${currency} to ${label}`,
+	);
 	if (guard.maxCents !== undefined && cents > guard.maxCents) {
 		throw new NodeOperationError(
 			this.getNode(),
@@ -220,7 +200,11 @@ export async function paidToday(
 	return { day, cents };
 }
 
-/** The currency every payout of the node is made in: payout/regular/create takes RUB only, and a payout to a saved account is paid from the RUB balance. */
+/**
+ * The currency of a payout without its own `currency` field: a payout to a saved account (paid
+ * in the account's currency, RUB for the cards and phones of the service). Cards, SBP and Steam
+ * are paid in RUB; a crypto payout in its Currency.
+ */
 export const PAYOUT_CURRENCY = 'RUB';
 
 /** Refuses the payout when today's payouts plus this one exceed Daily Limit; returns today's figure. */
@@ -254,24 +238,28 @@ export async function checkDailyLimit(
 	};
 }
 
-/** The available RUB balance in cents, read from merchant/balance. */
-async function availableRub(this: IExecuteFunctions, itemIndex: number): Promise<number> {
+/**
+ * The available balance in `currency`, in cents, read from merchant/balance; undefined when the
+ * service shows no balance in it.
+ */
+async function availableIn(
+	this: IExecuteFunctions,
+	itemIndex: number,
+	currency: string,
+): Promise<number | undefined> {
 	const answer = await apiRequest.call(this, ENDPOINTS.merchantBalance, {
 		itemIndex,
 	});
 	const balances = Array.isArray(answer.balances) ? (answer.balances as IDataObject[]) : [];
-	const rub = balances.find((b) => String(b.currency).toUpperCase() === 'RUB');
-	const cents = toCents(rub?.balance_available);
-	if (cents === undefined) {
-		throw new NodeOperationError(this.getNode(), 'Dry Run: the service shows no RUB balance', {
-			itemIndex,
-			description: 'Nothing was paid.',
-		});
-	}
-	return cents;
+	const own = balances.find((b) => String(b.currency).trim().toUpperCase() === currency);
+	return toCents(own?.balance_available);
 }
 
-/** What a Dry Run outputs: what would be paid, and whether anything stands in the way. */
+/**
+ * What a Dry Run outputs: what would be paid, and whether anything stands in the way. The balance
+ * read is Account Currency's where it is set, else the payout's currency's; whether it covers the
+ * amount is told only in the payout's own currency (the node knows no exchange rate: null).
+ */
 export async function dryRunOutput(
 	this: IExecuteFunctions,
 	itemIndex: number,
@@ -289,34 +277,38 @@ export async function dryRunOutput(
 				itemIndex,
 				request.currency,
 			);
-	const available = await availableRub.call(this, itemIndex);
+	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
+	const chosen = typeof options.accountCurrency === 'string' ? options.accountCurrency : '';
+	const balanceCurrency = (chosen.trim() || request.currency).toUpperCase();
+	const available = await availableIn.call(this, itemIndex, balanceCurrency);
+	if (available === undefined && balanceCurrency === PAYOUT_CURRENCY) {
+		throw new NodeOperationError(this.getNode(), 'Dry Run: the service shows no RUB balance', {
+			itemIndex,
+			description: 'Nothing was paid.',
+		});
+	}
+	const amount = `${formatCents(request.cents)} ${request.currency}`;
 	return {
 		dry_run: true,
 		would_pay: existing === undefined,
 		amount: formatCents(request.cents),
-		currency: 'RUB',
+		currency: request.currency,
 		destination: request.label,
 		order_id: request.orderId,
 		order_id_exists: existing !== undefined,
 		...(existing ? { existing_payout_ids: existing.map((payout) => String(payout.id)) } : {}),
-		balance_available: formatCents(available),
-		balance_covers: available >= request.cents,
+		balance_available: available === undefined ? null : formatCents(available),
+		...(balanceCurrency !== request.currency ? { balance_currency: balanceCurrency } : {}),
+		balance_covers:
+			available === undefined || balanceCurrency !== request.currency
+				? null
+				: available >= request.cents,
 		...(guard.maxCents !== undefined ? { max_amount: formatCents(guard.maxCents) } : {}),
 		...limits,
 		summary: existing
 			? `Dry run: Order ID ${request.orderId} already has a payout (${existing.map((p) => String(p.id)).join(', ')}); nothing would be paid`
-			: `Dry run: would pay ${formatCents(request.cents)} RUB to ${request.label} under Order ID ${request.orderId}; nothing was sent`,
+			: `Dry run: would pay ${amount} to ${request.label} under Order ID ${request.orderId}; nothing was sent`,
 	};
-}
-
-/** What a tool answers the agent: the amount and the destination, in words. */
-export function toolSummary(payouts: IDataObject[], orderId: string, label: string): string {
-	const cents = payouts.reduce((sum, payout) => sum + (toCents(payout.amount) ?? 0), 0);
-	const ids = payouts.map((payout) => `${String(payout.id)} (${String(payout.status ?? '?')})`);
-	const existed = payouts.some((payout) => payout.already_existed === true);
-	return existed
-		? `Already paid earlier, nothing paid now: ${formatCents(cents)} RUB to ${label} under Order ID ${orderId}, payout ${ids.join(', ')}`
-		: `Paid out ${formatCents(cents)} RUB to ${label} under Order ID ${orderId}: payout ${ids.join(', ')}`;
 }
 
 /** The Order ID and Options of the payout-create operations, the Options with the guardrails. */
@@ -335,7 +327,8 @@ export const payoutCreateFields: INodeProperties[] = payoutFields.map((field) =>
  * A payout create with its guardrails: Max Amount and (as a tool) the Order ID refused before any
  * request; Dry Run looks the Order ID up and reads the balance, and sends no create; Daily Limit
  * is checked after the Order ID look-up (an existing payout is not paid again, so not counted
- * twice) and just before the create request. The creating itself is createPayoutOnce.
+ * twice) and just before the create request. The creating itself is createPayoutOnce (and, as a
+ * tool, the summary the agent reads: createOnce.ts).
  */
 export async function createGuardedPayout(
 	this: IExecuteFunctions,
@@ -345,19 +338,21 @@ export async function createGuardedPayout(
 	intent: PayoutIntent,
 ): Promise<IDataObject[]> {
 	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
-	const guard = readGuardrails.call(this, itemIndex, options, intent.cents, intent.label);
-	const orderId = checkOrderId.call(this, itemIndex);
 	const currency = (body.currency ?? PAYOUT_CURRENCY).toUpperCase();
-	if (guard.dryRun) {
-		const existing = await payoutsUnderOrderId.call(this, orderId, intent.cents, itemIndex);
-		if (existing) sameIntentOrThrow.call(this, existing, orderId, intent, itemIndex);
-		const request = { orderId, cents: intent.cents, label: intent.label, currency };
-		return [await dryRunOutput.call(this, itemIndex, guard, request, existing)];
-	}
-	const payouts = await createPayoutOnce.call(this, itemIndex, endpoint, body, intent, async () => {
-		await checkDailyLimit.call(this, guard, intent.cents, intent.label, itemIndex, currency);
-	});
-	if (!guard.asTool) return payouts;
-	const summary = toolSummary(payouts, orderId, intent.label);
-	return payouts.map((payout) => ({ ...payout, summary }));
+	const guard = readGuardrails.call(this, itemIndex, options, intent.cents, intent.label, currency);
+	const orderId = checkOrderId.call(this, itemIndex);
+	const request = { orderId, cents: intent.cents, label: intent.label, currency };
+	return await createPayoutOnce.call(
+		this,
+		itemIndex,
+		endpoint,
+		body,
+		intent,
+		async () => {
+			await checkDailyLimit.call(this, guard, intent.cents, intent.label, itemIndex, currency);
+		},
+		guard.dryRun
+			? async (existing) => await dryRunOutput.call(this, itemIndex, guard, request, existing)
+			: undefined,
+	);
 }

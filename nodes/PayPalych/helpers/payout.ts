@@ -1,10 +1,11 @@
-import type { IDataObject, IExecuteFunctions, INodeProperties, JsonObject } from 'n8n-workflow';
-import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 
 import { formatCents, toCents, type Endpoint } from '../../shared';
 import { apiRequest } from '../transport';
-import { mayHaveMovedMoney, orderIdTaken, withOrderId } from './orderId';
+import { PAYOUT_KIND, createOnce } from './createOnce';
 import { payoutsUnderOrderId } from './payoutLookup';
+import { payoutMoneyOptions } from './payoutOptions';
 import { inputError } from './validation';
 
 /**
@@ -59,6 +60,7 @@ export const payoutFields: INodeProperties[] = [
 				description:
 					'What to do when a payout with this Order ID already exists with the same amount and destination. One with another amount or destination is always an error.',
 			},
+			...payoutMoneyOptions,
 		],
 	},
 ];
@@ -134,6 +136,64 @@ export function sbpIntent(amount: string, phone: string, bank: string): PayoutIn
 	};
 }
 
+const textOf = (value: unknown) =>
+	typeof value === 'string' || typeof value === 'number' ? String(value).trim() : '';
+
+/**
+ * Whether an identifier the service shows is `value`: the same text, or a masked one
+ * (`TR7NHq****Lj6t`) whose visible start and end are the value's. Undefined when none is shown.
+ */
+function shownAs(shown: string, value: string, ignoreCase: boolean): boolean | undefined {
+	if (shown === '') return undefined;
+	const [seen, wanted] = ignoreCase ? [shown.toLowerCase(), value.toLowerCase()] : [shown, value];
+	if (!seen.includes('*')) return seen === wanted;
+	const head = seen.slice(0, seen.indexOf('*'));
+	const tail = seen.slice(seen.lastIndexOf('*') + 1);
+	return wanted.startsWith(head) && wanted.endsWith(tail) && head.length + tail.length > 0;
+}
+
+/** A field the service may show on a payout (its network, its currency): false when it shows another value. */
+const notOther = (payout: IDataObject, field: string, value: string) => {
+	const shown = textOf(payout[field]).toUpperCase();
+	return shown === '' || shown === value.toUpperCase();
+};
+
+/**
+ * A payout to a crypto wallet on a network, in a currency. The destination is the network and the
+ * address (an Ethereum address in any letter case, a Tron address exactly); an existing payout
+ * that shows another network or currency is another payout.
+ */
+export function cryptoIntent(
+	amount: string,
+	currency: string,
+	network: string,
+	address: string,
+): PayoutIntent {
+	return {
+		cents: cents(amount),
+		amount: `${amount} ${currency}`,
+		label: `${network} wallet ${address}`,
+		sameDestination: (payout) => {
+			if (!notOther(payout, 'account_network', network)) return false;
+			if (!notOther(payout, 'currency', currency)) return false;
+			return shownAs(textOf(payout.account_identifier), address, network === 'ETH');
+		},
+	};
+}
+
+/** A payout to a Steam account by its login (Steam logins are not case-sensitive), in RUB. */
+export function steamIntent(amount: string, login: string): PayoutIntent {
+	return {
+		cents: cents(amount),
+		amount,
+		label: `Steam login ${login}`,
+		sameDestination: (payout) => {
+			if (!notOther(payout, 'currency', 'RUB')) return false;
+			return shownAs(textOf(payout.account_identifier), login, true);
+		},
+	};
+}
+
 function describeExisting(payouts: IDataObject[]): string {
 	const cents = payouts.reduce((sum, payout) => sum + (toCents(payout.amount) ?? 0), 0);
 	const where = [
@@ -193,13 +253,13 @@ export function checkOrderId(this: IExecuteFunctions, itemIndex: number): string
 }
 
 /**
- * Creates a payout at most once per order ID.
- * 1. Looks the order ID up. A payout under it with the same amount and destination is returned
- *    (already_existed: true), or an error with On Existing Payout = Fail; another amount or
- *    destination is an error naming both. Nothing is paid.
- * 2. Otherwise (and once `beforeCreate` has not refused) creates it with the order ID. If the service refuses the order ID as taken, or gives
- *    no answer / a 5xx (it may have paid before failing to answer), looks it up again and returns
- *    what it finds; with nothing found the error stands, and running again is safe.
+ * Creates a payout at most once per order ID (createOnce.ts does the steps; this is the payout's
+ * part). The service refuses a second payout under one order ID, so what it finds is identified:
+ * 1. The order ID is looked up. A payout under it with the same amount and destination is
+ *    returned (already_existed: true), or an error with On Existing Payout = Fail; another amount
+ *    or destination is an error naming both. Nothing is paid. With `dryRun`, its output instead.
+ * 2. Otherwise (once `beforeCreate` has not refused) it is created with the order ID. Taken, no
+ *    answer or a 5xx: the order ID is looked up again.
  * 3. Each payout of a split answer is its own entry. An answer without a payout list is an error
  *    telling to look the order ID up: money may have moved.
  */
@@ -210,78 +270,52 @@ export async function createPayoutOnce(
 	body: Record<string, string>,
 	intent: PayoutIntent,
 	beforeCreate?: () => Promise<void>,
+	dryRun?: (existing: IDataObject[] | undefined) => Promise<IDataObject>,
 ): Promise<IDataObject[]> {
 	const orderId = checkOrderId.call(this, itemIndex);
 	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
-	const onExisting = options.onExisting === 'fail' ? 'fail' : 'return';
-
-	const existingOutput = (existing: IDataObject[]): IDataObject[] => {
-		sameIntentOrThrow.call(this, existing, orderId, intent, itemIndex);
-		if (onExisting === 'fail') {
-			throw new NodeOperationError(
-				this.getNode(),
-				`Order ID ${orderId} was already paid out: ${describeExisting(existing)}`,
-				{
-					itemIndex,
-					description:
-						'Nothing was paid again (On Existing Payout is set to Fail). Give a new payout its own Order ID.',
-				},
-			);
-		}
-		return withOrderId(existing, orderId, true);
+	const lookUp = async () => await payoutsUnderOrderId.call(this, orderId, intent.cents, itemIndex);
+	const checked = (payouts: IDataObject[]) => {
+		sameIntentOrThrow.call(this, payouts, orderId, intent, itemIndex);
+		return payouts;
 	};
-
-	const before = await payoutsUnderOrderId.call(this, orderId, intent.cents, itemIndex);
-	if (before) return existingOutput(before);
-	await beforeCreate?.(); // the guardrails' last check (Daily Limit): it may refuse, nothing is sent
-
-	let answer: IDataObject;
-	try {
-		answer = await apiRequest.call(this, endpoint, {
-			body: { ...body, order_id: orderId },
-			itemIndex,
-		});
-	} catch (error) {
-		if (orderIdTaken(error) || mayHaveMovedMoney(error)) {
-			const after = await payoutsUnderOrderId
-				.call(this, orderId, intent.cents, itemIndex)
-				.catch(() => undefined);
-			// Taken meanwhile by another run: that run's payout. No answer: this request's own payout.
-			if (after && orderIdTaken(error)) return existingOutput(after);
-			if (after) {
-				sameIntentOrThrow.call(this, after, orderId, intent, itemIndex);
-				return withOrderId(after, orderId, false);
-			}
-		}
-		if (error instanceof NodeApiError && mayHaveMovedMoney(error)) {
-			error.description = [
-				error.description,
-				`The payout may have been made before the service failed to answer: running this node again with Order ID ${orderId} is safe, it never pays an order ID twice.`,
-			]
-				.filter(Boolean)
-				.join(' ');
-		}
-		throw error instanceof NodeApiError
-			? error
-			: new NodeApiError(this.getNode(), error as JsonObject, { itemIndex });
-	}
-	const payouts = Array.isArray(answer.data) ? (answer.data as unknown[]) : undefined;
-	const valid =
-		payouts !== undefined &&
-		payouts.length > 0 &&
-		payouts.every(
-			(payout) =>
-				typeof payout === 'object' && payout !== null && (payout as IDataObject).id !== undefined,
-		);
-	if (!valid) {
-		throw new NodeOperationError(
-			this.getNode(),
-			`The service accepted payout ${orderId} but answered without the list of payouts`,
-			{
-				itemIndex,
-				description: `The money may have moved. Look Order ID ${orderId} up (Payout › Get by order ID) before paying again; running this node again with the same Order ID is safe.`,
-			},
-		);
-	}
-	return withOrderId(payouts as IDataObject[], orderId, false);
+	return await createOnce.call(this, itemIndex, {
+		kind: PAYOUT_KIND,
+		orderId,
+		onExisting: options.onExisting === 'fail' ? 'fail' : 'return',
+		find: async () => {
+			const found = await lookUp();
+			return found && { records: checked(found), identified: true };
+		},
+		describe: describeExisting,
+		request: `${intent.amount} to ${intent.label}`,
+		dryRun: dryRun && (async (found) => await dryRun(found?.records)),
+		beforeCreate,
+		create: async () =>
+			await apiRequest.call(this, endpoint, { body: { ...body, order_id: orderId }, itemIndex }),
+		recordsOf: (answer) => {
+			const payouts = Array.isArray(answer.data) ? (answer.data as unknown[]) : [];
+			const valid =
+				payouts.length > 0 &&
+				payouts.every(
+					(payout) =>
+						typeof payout === 'object' &&
+						payout !== null &&
+						(payout as IDataObject).id !== undefined,
+				);
+			return valid ? (payouts as IDataObject[]) : undefined;
+		},
+		noRecords: {
+			missing: 'the list of payouts',
+			lookUp: `Look Order ID ${orderId} up (Payout › Get by order ID)`,
+		},
+		recover: async () => {
+			const after = await lookUp().catch(() => undefined);
+			return after && checked(after);
+		},
+		summary: () => ({
+			currency: (body.currency ?? 'RUB').toUpperCase(),
+			where: `to ${intent.label}`,
+		}),
+	});
 }

@@ -72,7 +72,7 @@ export function payoutPostback(payout: Json, token: string): PostbackFields | un
 	const amount = toCents(payout.amount);
 	if (trsId === '' || amount === undefined) return undefined;
 	const commission = toCents(payout.commission) ?? 0;
-	// The payout postback's Amount includes the commission (service-facts.md).
+	// The payout postback's Amount includes the commission (docs/developer/service.md).
 	const total = formatCents(amount + commission);
 	const currency = text(payout.currency) || 'RUB';
 	const fields: PostbackFields = {

@@ -173,7 +173,7 @@ export function windowOf(
 	};
 }
 
-/** The searches the service filters by shop (service-facts.md); payout/search is not one. */
+/** The searches the service filters by shop (docs/developer/service.md); not payout/search. */
 const SHOP_FILTERED = /\/(?:bill|payment)\/search$/;
 
 /**

@@ -18,13 +18,16 @@ import { page } from './page.ts';
 
 type Verdict =
 	| { ok: true; kind: PostbackEvent; fields: PostbackFields; tokenIndex: number }
+	| { ok: 'p2p deal'; fields: PostbackFields }
 	| { ok: false; code: 400 | 401; reason: string; detail: string };
 
 /**
  * Parse, then verify with every configured token. Nothing is stored before this passes. At the
  * refund and chargeback routes, and at the payment route for a body with a refund's fields
  * (postbackKindOf: merchants paste one URL into the Result, Refund and Chargeback URL fields),
- * the signature tells which of the two it is (identifyMoneyBack), and it is that kind.
+ * the signature tells which of the two it is (identifyMoneyBack), and it is that kind. A P2P deal
+ * (postbackKindOf: signed like a payout, posted to the Result URL) is neither a payment nor a
+ * payout of the shop: verified, it is answered OK and never stored (`p2p deal`).
  */
 function check(ctx: RelayContext, route: PostbackEvent, request: FastifyRequest): Verdict {
 	const contentType = request.headers['content-type'] ?? '';
@@ -32,12 +35,15 @@ function check(ctx: RelayContext, route: PostbackEvent, request: FastifyRequest)
 	const parsed = parsePostbackBody(raw, contentType);
 	if (!parsed.ok)
 		return { ok: false, code: 400, reason: parsed.reason, detail: describeRejection(parsed) };
-	const moneyBack =
-		isMoneyBackEvent(route) ||
-		(route === 'payment' && postbackKindOf(parsed.fields) === 'moneyBack');
+	const bodyKind = postbackKindOf(parsed.fields);
+	const moneyBack = isMoneyBackEvent(route) || (route === 'payment' && bodyKind === 'moneyBack');
+	const deal = (route === 'payment' || route === 'payout') && bodyKind === 'p2pDeal';
 	const verified = moneyBack
 		? identifyMoneyBack(parsed.fields, ctx.config.apiTokens)
-		: { ...verifyPostback(route, parsed.fields, ctx.config.apiTokens), event: route };
+		: {
+				...verifyPostback(deal ? 'payout' : route, parsed.fields, ctx.config.apiTokens),
+				event: route,
+			};
 	if (!verified.ok) {
 		// An unsigned call is treated like a forged one; a call missing a data field is garbage.
 		const garbage = 'field' in verified && verified.field !== 'SignatureValue';
@@ -48,7 +54,25 @@ function check(ctx: RelayContext, route: PostbackEvent, request: FastifyRequest)
 			detail: describeRejection(verified),
 		};
 	}
+	if (deal) return { ok: 'p2p deal', fields: parsed.fields };
 	return { ok: true, kind: verified.event, fields: parsed.fields, tokenIndex: verified.tokenIndex };
+}
+
+/** A verified P2P deal: counted, noted at info with its deal id, answered OK so it is not retried. */
+function p2pDeal(
+	ctx: RelayContext,
+	route: PostbackEvent,
+	request: FastifyRequest,
+	fields: PostbackFields,
+) {
+	ctx.metrics.p2pDeals.inc({ route });
+	noteRequest(request, {
+		msg: 'P2P deal: neither a payment nor a payout of the shop; answered OK, not stored or forwarded',
+		level: 'info',
+		kind: route,
+		deal: (fields.TrsId ?? '').trim().slice(0, 64),
+		status: 200,
+	});
 }
 
 type Limiter = ReturnType<FastifyInstance['createRateLimit']>;
@@ -197,6 +221,10 @@ async function postback(
 	reply: FastifyReply,
 ) {
 	const verdict = check(ctx, route, request);
+	if (verdict.ok === 'p2p deal') {
+		p2pDeal(ctx, route, request, verdict.fields);
+		return text(reply, 200, 'OK');
+	}
 	if (!verdict.ok) {
 		reject(ctx, request, route, { status: verdict.code, ...verdict });
 		return text(reply, verdict.code, verdict.code === 401 ? 'Unauthorized' : 'Bad Request');
@@ -259,6 +287,7 @@ async function redirect(
 	const perClient = await limits.client(request);
 	if (perClient !== undefined) return tooMany(perClient, 'client');
 	const verdict = check(ctx, kind, request);
+	if (verdict.ok === 'p2p deal') return html(reply, 400, PAGES.incomplete); // never at a redirect route
 	if (!verdict.ok) {
 		reject(ctx, request, kind, { status: verdict.code, ...verdict });
 		return html(reply, verdict.code, verdict.code === 401 ? PAGES.unverified : PAGES.incomplete);

@@ -1,6 +1,6 @@
 /**
- * The fields bill/create takes beyond the interface document (service-facts.md): `ttl`, `locale`,
- * `payer_email`, `success_url`, `fail_url`, `return_url`, `request_fields[...]` and
+ * The fields bill/create takes beyond the interface document (docs/developer/service.md): `ttl`,
+ * `locale`, `payer_email`, `success_url`, `fail_url`, `return_url`, `request_fields[...]` and
  * `items[n][...]`, validated the Laravel way (every rule, one 422 with every field's message).
  * Nested fields come as bracketed form names (`items[0][name]`) or as JSON objects and lists.
  */

@@ -1,7 +1,8 @@
 /**
- * The refund API the service's current reference lists (service-facts.md): refund/full/create,
- * refund/partial/create, refund/status and refund/search. Switched on per merchant (`refunds`);
- * off, every call answers 403 `refunds_not_enabled` after the merchant checks.
+ * The refund API the service's current reference lists (docs/developer/service.md):
+ * refund/full/create, refund/partial/create, refund/status and refund/search. Switched on per
+ * merchant (`refunds`); off, every call answers 403 `refunds_not_enabled` after the merchant
+ * checks.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -87,12 +88,22 @@ function ownPayment(
 	return payment;
 }
 
-function orderIdTaken(ctx: SandboxContext, merchant: Merchant, orderId: string | undefined): void {
-	if (orderId === undefined) return;
+/**
+ * The order_id a refund keeps. `spec` keeps it (shown on the refund, unique per merchant: a second
+ * refund under it is refused as taken). `live` accepts it and keeps nothing: the service's refund
+ * records show no order_id, and nothing shows that it refuses or looks up a refund by one.
+ */
+function keptOrderId(
+	ctx: SandboxContext,
+	merchant: Merchant,
+	orderId: string | undefined,
+): string | null {
+	if (orderId === undefined || merchant.profile === 'live') return null;
 	const taken = [...ctx.state.refunds.values()].some(
 		(refund) => refund.merchantId === merchant.id && refund.orderId === orderId,
 	);
 	if (taken) throw validationError({ order_id: ['The order id has already been taken.'] });
+	return orderId;
 }
 
 export async function refundRoutes(app: FastifyInstance, { ctx }: ContextOptions): Promise<void> {
@@ -101,12 +112,12 @@ export async function refundRoutes(app: FastifyInstance, { ctx }: ContextOptions
 		merchant: Merchant,
 		paymentId: string,
 		amount: number | null,
-		orderId: string | undefined,
+		orderId: string | null,
 	) => {
 		const payment = ownPayment(ctx, merchant, endpoint, paymentId);
 		const refusal = refundRefusal(ctx.state, payment, amount);
 		if (refusal) throw keyError(endpoint, refusal);
-		const { refund } = makeRefund(ctx.state, payment, amount, orderId ?? null);
+		const { refund } = makeRefund(ctx.state, payment, amount, orderId);
 		return { success: true, ...refundView(refund, merchant) };
 	};
 
@@ -114,17 +125,17 @@ export async function refundRoutes(app: FastifyInstance, { ctx }: ContextOptions
 		const endpoint = 'refund/full/create';
 		const merchant = refundMerchant(ctx, request, endpoint);
 		const data = validate(fullSchema, postInput(request));
-		orderIdTaken(ctx, merchant, data.order_id);
-		return create(endpoint, merchant, data.payment_id, null, data.order_id);
+		const orderId = keptOrderId(ctx, merchant, data.order_id);
+		return create(endpoint, merchant, data.payment_id, null, orderId);
 	});
 
 	app.post('/refund/partial/create', async (request) => {
 		const endpoint = 'refund/partial/create';
 		const merchant = refundMerchant(ctx, request, endpoint);
 		const data = validate(partialSchema, postInput(request));
-		orderIdTaken(ctx, merchant, data.order_id);
+		const orderId = keptOrderId(ctx, merchant, data.order_id);
 		const amount = amountOrFail(endpoint, data.amount);
-		return create(endpoint, merchant, data.payment_id, amount, data.order_id);
+		return create(endpoint, merchant, data.payment_id, amount, orderId);
 	});
 
 	app.get('/refund/status', async (request) => {

@@ -30,9 +30,9 @@ const pageSchema = z.object({
 });
 
 /**
- * The filters bill/search and payment/search take beyond the document's dates (service-facts.md):
- * `shop_id` and `order_id`, each applied when given; `requireShopId` makes `shop_id` required
- * (Laravel's 422), as one deployment does.
+ * The filters bill/search and payment/search take beyond the document's dates
+ * (docs/developer/service.md): `shop_id` and `order_id`, each applied when given; `requireShopId`
+ * makes `shop_id` required (Laravel's 422), as one deployment does.
  */
 export interface SearchFilters<T> {
 	shopOf: (item: T) => string;

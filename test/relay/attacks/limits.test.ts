@@ -45,9 +45,9 @@ onEveryStoreKind(
 			const answers = await Promise.all(calls.map((f) => post(r, '/postback/payment', f)));
 			const codes = answers.map((a) => a.statusCode);
 			expect(codes.filter((c) => c === 200)).toHaveLength(10);
-			// Over the limit a payment is looked up (issue 25: a popular link is not refused for it):
-			// the service knows none of these (403), and at most 10 look-ups a minute per pair are
-			// made (429 with Retry-After for the rest).
+			// Over the limit a payment is looked up (a popular link is not refused for it): the service
+			// knows none of these (403), and at most 10 look-ups a minute per pair are made (429 with
+			// Retry-After for the rest).
 			expect(codes.filter((c) => c === 403 || c === 429)).toHaveLength(calls.length - 10);
 			expect(codes.filter((c) => c === 429).length).toBeGreaterThan(0);
 			expect(await sandboxCalls('payment/status')).toBe(10);

@@ -4,6 +4,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import { ENDPOINTS } from '../../../shared';
 import { createGuardedPayout, payoutCreateFields } from '../../helpers/guardrails';
 import { accountIntent } from '../../helpers/payout';
+import { payoutMoneyFields } from '../../helpers/payoutOptions';
 import { checkAmount, checkRequired } from '../../helpers/validation';
 import { payoutAmountField } from '../common.descriptions';
 
@@ -33,7 +34,12 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		'Payout Account ID',
 	);
 	const amount = checkAmount(node, this.getNodeParameter('amount', itemIndex), itemIndex);
-	const params = { amount, payout_account_id: payoutAccountId };
+	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
+	const params = {
+		amount,
+		payout_account_id: payoutAccountId,
+		...payoutMoneyFields(node, options, itemIndex),
+	};
 	return await createGuardedPayout.call(
 		this,
 		itemIndex,

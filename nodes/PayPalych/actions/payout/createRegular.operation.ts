@@ -1,9 +1,16 @@
-import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INode, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { ENDPOINTS, PAYOUT_ACCOUNT_TYPES } from '../../../shared';
+import { ENDPOINTS, PAYOUT_ACCOUNT_TYPES, PAYOUT_CURRENCIES } from '../../../shared';
 import { createGuardedPayout, payoutCreateFields } from '../../helpers/guardrails';
-import { cardIntent, sbpIntent, type PayoutIntent } from '../../helpers/payout';
+import {
+	cardIntent,
+	cryptoIntent,
+	sbpIntent,
+	steamIntent,
+	type PayoutIntent,
+} from '../../helpers/payout';
+import { payoutMoneyFields } from '../../helpers/payoutOptions';
 import {
 	checkAmount,
 	checkBank,
@@ -12,11 +19,12 @@ import {
 	checkPhone,
 	inputError,
 } from '../../helpers/validation';
+import { checkNetwork, checkSteamLogin, checkWalletAddress } from '../../helpers/wallet';
 import { payoutAmountField } from '../common.descriptions';
 
 const displayOptions = { show: { resource: ['payout'], operation: ['createRegular'] } };
 
-/** How each account type of the contract is shown (every one must have a label). */
+/** How each account type is shown (every one must have a label). */
 const PAY_TO: Record<(typeof PAYOUT_ACCOUNT_TYPES)[number], { name: string; description: string }> =
 	{
 		credit_card: { name: 'Card', description: 'A bank card, by card number and holder name' },
@@ -24,9 +32,19 @@ const PAY_TO: Record<(typeof PAYOUT_ACCOUNT_TYPES)[number], { name: string; desc
 			name: 'SBP',
 			description: 'An account reached by phone number through the Faster Payments System',
 		},
+		crypto: {
+			name: 'Crypto Wallet',
+			description: 'A wallet address on the Tron (TRX) or Ethereum (ETH) network',
+		},
+		steam: { name: 'Steam', description: 'A Steam account, by its login' },
 	};
 const forCard = { show: { accountType: ['credit_card'] } };
 const forSbp = { show: { accountType: ['sbp'] } };
+const forCrypto = { show: { accountType: ['crypto'] } };
+const forSteam = { show: { accountType: ['steam'] } };
+
+/** What cards, SBP and Steam are paid in (payout/regular/create's `currency`). */
+const RUB = 'RUB';
 
 const properties: INodeProperties[] = [
 	{
@@ -100,64 +118,163 @@ const properties: INodeProperties[] = [
 			},
 		],
 	},
+	{
+		displayName: 'Network',
+		name: 'network',
+		type: 'options',
+		default: 'TRX',
+		options: [
+			{
+				name: 'Ethereum (ETH)',
+				value: 'ETH',
+				description: 'An ERC-20 address: 0x and 40 hex digits',
+			},
+			{
+				name: 'Tron (TRX)',
+				value: 'TRX',
+				description: 'A TRC-20 address: T and 33 more letters and digits',
+			},
+		],
+		description: "The recipient wallet's network (account_network)",
+		displayOptions: forCrypto,
+	},
+	{
+		displayName: 'Wallet Address',
+		name: 'walletAddress',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: 'e.g. TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t',
+		description:
+			"The recipient's wallet address on the Network. Its shape and checksum are checked before anything is sent: copy it, never retype it.",
+		displayOptions: forCrypto,
+	},
+	{
+		displayName: 'Currency',
+		name: 'currency',
+		type: 'options',
+		default: 'USDT',
+		options: [...PAYOUT_CURRENCIES].sort().map((currency) => ({ name: currency, value: currency })),
+		description:
+			'What Amount is in (sent as currency): USDT for a stablecoin payout. Max Amount and Daily Limit count in it.',
+		displayOptions: forCrypto,
+	},
+	{
+		displayName: 'Steam Login',
+		name: 'steamLogin',
+		type: 'string',
+		required: true,
+		default: '',
+		placeholder: 'e.g. ivan_petrov',
+		description:
+			"The recipient's Steam account name (what they sign in with, not the profile name): 3 to 64 letters, digits or underscores",
+		displayOptions: forSteam,
+	},
 	...payoutCreateFields,
 ];
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
+/** The form fields and the intent of a payout to the chosen destination, every input checked. */
+function destinationOf(
+	this: IExecuteFunctions,
+	itemIndex: number,
+	accountType: string,
+	amount: string,
+): { params: Record<string, string>; intent: PayoutIntent } {
+	const node = this.getNode();
+	const read = (name: string, options?: { extractValue: boolean }) =>
+		this.getNodeParameter(name, itemIndex, '', options);
+	if (accountType === 'credit_card') {
+		const cardNumber = checkCardNumber(node, read('cardNumber'), itemIndex);
+		const cardHolder = checkCardHolder(node, read('cardHolder'), itemIndex);
+		return {
+			params: {
+				amount,
+				currency: RUB,
+				account_type: 'credit_card',
+				account_identifier: cardNumber,
+				card_holder: cardHolder,
+			},
+			intent: cardIntent(amount, cardNumber),
+		};
+	}
+	if (accountType === 'sbp') {
+		const phone = checkPhone(node, read('phone'), itemIndex);
+		const bank = checkBank(node, read('bank', { extractValue: true }), itemIndex);
+		return {
+			params: {
+				amount,
+				currency: RUB,
+				account_type: 'sbp',
+				account_identifier: phone,
+				account_bank: bank,
+			},
+			intent: sbpIntent(amount, phone, bank),
+		};
+	}
+	if (accountType === 'crypto') {
+		const network = checkNetwork(
+			node,
+			this.getNodeParameter('network', itemIndex, 'TRX'),
+			itemIndex,
+		);
+		const address = checkWalletAddress(node, read('walletAddress'), network, itemIndex);
+		const currency = checkCurrency(
+			node,
+			this.getNodeParameter('currency', itemIndex, 'USDT'),
+			itemIndex,
+		);
+		return {
+			params: {
+				amount,
+				currency,
+				account_type: 'crypto',
+				account_identifier: address,
+				account_network: network,
+			},
+			intent: cryptoIntent(amount, currency, network, address),
+		};
+	}
+	if (accountType === 'steam') {
+		const login = checkSteamLogin(node, read('steamLogin'), itemIndex);
+		return {
+			params: { amount, currency: RUB, account_type: 'steam', account_identifier: login },
+			intent: steamIntent(amount, login),
+		};
+	}
+	throw inputError(
+		node,
+		'Pay To',
+		`must be Card, SBP, Crypto Wallet or Steam (got ${JSON.stringify(accountType)})`,
+		itemIndex,
+	);
+}
+
+/** A crypto payout's Currency: one of the payout currencies (any letter case); upper case. */
+function checkCurrency(node: INode, value: unknown, itemIndex: number): string {
+	const code = typeof value === 'string' ? value.trim().toUpperCase() : '';
+	if ((PAYOUT_CURRENCIES as readonly string[]).includes(code)) return code;
+	throw inputError(
+		node,
+		'Currency',
+		`must be one of ${[...PAYOUT_CURRENCIES].sort().join(', ')} (got ${JSON.stringify(value ?? '')})`,
+		itemIndex,
+		'Nothing was paid.',
+	);
+}
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const node = this.getNode();
 	const accountType = this.getNodeParameter('accountType', itemIndex) as string;
 	const amount = checkAmount(node, this.getNodeParameter('amount', itemIndex), itemIndex);
-	let params: Record<string, string>;
-	let intent: PayoutIntent;
-	if (accountType === 'credit_card') {
-		const cardNumber = checkCardNumber(
-			node,
-			this.getNodeParameter('cardNumber', itemIndex, ''),
-			itemIndex,
-		);
-		const cardHolder = checkCardHolder(
-			node,
-			this.getNodeParameter('cardHolder', itemIndex, ''),
-			itemIndex,
-		);
-		params = {
-			amount,
-			currency: 'RUB',
-			account_type: 'credit_card',
-			account_identifier: cardNumber,
-			card_holder: cardHolder,
-		};
-		intent = cardIntent(amount, cardNumber);
-	} else if (accountType === 'sbp') {
-		const phone = checkPhone(node, this.getNodeParameter('phone', itemIndex, ''), itemIndex);
-		const bank = checkBank(
-			node,
-			this.getNodeParameter('bank', itemIndex, '', { extractValue: true }),
-			itemIndex,
-		);
-		params = {
-			amount,
-			currency: 'RUB',
-			account_type: 'sbp',
-			account_identifier: phone,
-			account_bank: bank,
-		};
-		intent = sbpIntent(amount, phone, bank);
-	} else {
-		throw inputError(
-			node,
-			'Pay To',
-			`must be Card or SBP (got ${JSON.stringify(accountType)})`,
-			itemIndex,
-		);
-	}
+	const { params, intent } = destinationOf.call(this, itemIndex, accountType, amount);
+	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
 	return await createGuardedPayout.call(
 		this,
 		itemIndex,
 		ENDPOINTS.payoutRegularCreate,
-		params,
+		{ ...params, ...payoutMoneyFields(node, options, itemIndex) },
 		intent,
 	);
 }

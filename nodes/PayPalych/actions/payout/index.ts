@@ -16,11 +16,11 @@ export const description: INodeProperties[] = [
 		displayOptions: { show: { resource: ['payout'] } },
 		options: [
 			{
-				name: 'Create to Card or SBP',
+				name: 'Create to Card, SBP, Crypto or Steam',
 				value: 'createRegular',
 				description:
-					'Pay out from the balance directly to a bank card or to a phone number through SBP. Never pays the same input twice (see Order ID).',
-				action: 'Create a payout to a card or SBP',
+					'Pay out from the balance directly to a bank card, to a phone number through SBP, to a crypto wallet (TRX or ETH) or to a Steam account. Never pays the same input twice (see Order ID).',
+				action: 'Create a direct payout',
 			},
 			{
 				name: 'Create to Saved Account',

@@ -1,7 +1,8 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { createRefundOnce, refundCreateFields } from '../../helpers/refund';
+import { createRefundOnce } from '../../helpers/refund';
+import { refundCreateFields } from '../../helpers/refundFields';
 
 const displayOptions = { show: { resource: ['refund'], operation: ['create'] } };
 

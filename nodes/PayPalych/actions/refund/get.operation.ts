@@ -3,7 +3,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { ENDPOINTS, withPaymentId } from '../../../shared';
 import { normalizeResponse } from '../../helpers/normalize';
-import { withRefundAdvice } from '../../helpers/refund';
+import { withRefundAdvice } from '../../helpers/refundable';
 import { checkRequired } from '../../helpers/validation';
 import { apiRequest } from '../../transport';
 

@@ -4,7 +4,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import { ENDPOINTS, withPaymentId } from '../../../shared';
 import { normalizeResponse } from '../../helpers/normalize';
 import { listAll } from '../../helpers/pagination';
-import { withRefundAdvice } from '../../helpers/refund';
+import { withRefundAdvice } from '../../helpers/refundable';
 import { searchByDates } from '../../helpers/search';
 import { checkRequired } from '../../helpers/validation';
 import { returnAllLimit, searchFields } from '../common.descriptions';

@@ -110,6 +110,14 @@ function alertsSection(ctx: RelayContext): Html | string {
 		</table></div>${catchup}</section>`;
 }
 
+/** The P2P deals this process answered: verified, never stored, so the event lists never show them. */
+async function p2pDealsLine(ctx: RelayContext): Promise<Html | string> {
+	const { values } = await ctx.metrics.p2pDeals.get();
+	const count = values.reduce((sum, v) => sum + v.value, 0);
+	if (count === 0) return '';
+	return html`<p id="p2p-deals">${count} P2P deal postback(s) since this relay started: verified and answered OK, not stored or forwarded. A deal of the service's P2P product is neither a payment nor a payout of the shop, and no workflow takes it.</p>`;
+}
+
 export async function overviewPage(
 	ctx: RelayContext,
 	opts: { csrf: string; now: number },
@@ -126,7 +134,8 @@ export async function overviewPage(
 			starts: Array.from({ length: w.buckets }, (_, i) => from + i * w.bucketMs),
 		};
 	});
-	const [counts, oldest, health, ...activity] = await Promise.all([
+	const [deals, counts, oldest, health, ...activity] = await Promise.all([
+		p2pDealsLine(ctx),
 		ctx.reads.counts(),
 		ctx.reads.oldestUndelivered(),
 		ctx.reads.targetHealth(now - 24 * HOUR),
@@ -155,6 +164,7 @@ export async function overviewPage(
 			${stat(oldest === null ? 'none' : duration(now - oldest), oldest === null ? 'undelivered event' : `oldest undelivered (since ${utc(oldest)} UTC)`)}
 		</div>
 		${alertsSection(ctx)}
+		${deals}
 		${counts.dead ? html`<p>${badge('dead', `${counts.dead} dead`)} <a href="${CONSOLE}/dead">Open the dead letters</a> to requeue them once their target is fixed.</p>` : ''}
 		<h2>Targets</h2>
 		${targetsTable(health, kindsOf)}
