@@ -34,7 +34,7 @@ export default defineConfig(
 		},
 	},
 	{
-		// The house rules on size: no product or bench file over 400 lines, no relay function
+		// The house rules on size: no product or bench file over 400 lines, no relay or sandbox function
 		// over 80 (blank lines and comments count: a function is read whole).
 		files: [
 			'relay/src/**/*.ts',
@@ -46,7 +46,9 @@ export default defineConfig(
 		rules: { 'max-lines': ['error', { max: 400 }] },
 	},
 	{
-		files: ['relay/src/**/*.ts'],
+		// The sandbox's functions too (test/unit/line-cap.test.ts holds the same rule, and the
+		// package's files in nodes/ and credentials/, which n8n's lint reads, to 400 lines).
+		files: ['relay/src/**/*.ts', 'sandbox/src/**/*.ts'],
 		rules: { 'max-lines-per-function': ['error', { max: 80 }] },
 	},
 	{

@@ -86,6 +86,18 @@ export function paymentIdOfMoneyBack(record: Json): string {
 }
 
 /**
+ * A refund or chargeback record as the package outputs it: the service's fields as given, with
+ * `payment_id` added (from `entity_id`, paymentIdOfMoneyBack) where the record names its payment
+ * only as its entity, as the service's refund records do. A workflow reads `payment_id` whichever
+ * spelling the service used; `entity_type` and `entity_id` stay.
+ */
+export function withPaymentId<T extends Json>(record: T): T {
+	if (record.payment_id !== undefined && record.payment_id !== null) return record;
+	const paymentId = paymentIdOfMoneyBack(record);
+	return paymentId === '' ? record : { ...record, payment_id: paymentId };
+}
+
+/**
  * What a body is by its fields alone: a refund and a chargeback carry the same fields; a P2P deal
  * (a deal of the service's P2P product, posted to the Result URL and signed like a payout) is
  * neither a payment nor a payout of the shop.

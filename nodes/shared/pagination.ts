@@ -2,7 +2,8 @@
  * Reading a paginated list of the service (`bill/search`, `payout/search`) whatever pagination it
  * uses. The interface document specifies none; what is seen or plausible: one answer with every
  * row, a cursor (`meta.next_cursor`), or Laravel's numbered pages (`links.next` as a full URL with
- * `?page=N`, `meta.current_page` / `meta.last_page`). The next page is, in this order:
+ * `?page=N`, `meta.current_page` / `meta.last_page`). `links` and `meta` are read as objects or as
+ * lists of one object (pageObjectOf). The next page is, in this order:
  * 1. `links.next` as given (whatever parameter it carries), when it points at the credential's
  *    own origin and API path: the request carries the Bearer token, which must never go to a host
  *    an answer names. A `links.next` elsewhere is not followed (see `refusedNext`);
@@ -107,6 +108,17 @@ function objectOf(value: unknown): Record<string, unknown> | undefined {
 		: undefined;
 }
 
+/**
+ * An answer's `links` or `meta`: an object, or a list of one object (the service's typed client
+ * models them so on bill/payments, bill/search, payment/search and payout/search, and as objects
+ * on refund/search; both are read wherever they come). Anything else (a list of several entries,
+ * as Laravel's page links inside `meta` are) names no page: undefined.
+ */
+export function pageObjectOf(value: unknown): Record<string, unknown> | undefined {
+	if (Array.isArray(value)) return value.length === 1 ? objectOf(value[0]) : undefined;
+	return objectOf(value);
+}
+
 function positiveInt(value: unknown): number | undefined {
 	const n = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
 	return typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? n : undefined;
@@ -148,7 +160,7 @@ export function nextPageUrl(
 	apiRoot: string,
 ): { next?: string; refused?: string } {
 	let refused: string | undefined;
-	const links = objectOf(answer.links);
+	const links = pageObjectOf(answer.links);
 	if (links && typeof links.next === 'string' && links.next.trim() !== '') {
 		let resolved: string | undefined;
 		try {
@@ -159,7 +171,7 @@ export function nextPageUrl(
 		if (resolved !== undefined && isUnderApiRoot(resolved, apiRoot)) return { next: resolved };
 		refused = links.next.trim();
 	}
-	const meta = objectOf(answer.meta);
+	const meta = pageObjectOf(answer.meta);
 	const cursor = meta?.next_cursor;
 	if ((typeof cursor === 'string' && cursor !== '') || typeof cursor === 'number') {
 		return { next: withParam(url, 'cursor', String(cursor)), refused };
@@ -189,7 +201,7 @@ export async function* pages<T = Record<string, unknown>>(
 	for (let number = 1; ; number++) {
 		const answer = await fetchPage(url);
 		const data = Array.isArray(answer.data) ? (answer.data as unknown[]) : [];
-		const current = positiveInt(objectOf(answer.meta)?.current_page);
+		const current = positiveInt(pageObjectOf(answer.meta)?.current_page);
 		const text = JSON.stringify(data);
 		const bytes = text.length;
 		// A digest, not the rows' text: every page read is remembered without being held.

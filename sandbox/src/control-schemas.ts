@@ -1,8 +1,11 @@
 /** Request bodies of the control API under /_sandbox, and how a patch applies to the state. */
+import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Fault } from './context.ts';
+import { DEAL_CURRENCIES, DEAL_STATUSES } from './deals.ts';
 import { parseControlAmount } from './money.ts';
 import {
+	SandboxError,
 	BALANCE_CURRENCIES,
 	ERROR_FORMS,
 	PROFILES,
@@ -12,6 +15,15 @@ import {
 	type PayoutAccount,
 	type Shop,
 } from './model.ts';
+
+/** A control request's JSON body (none: no fields). */
+export const body = (request: FastifyRequest): unknown => request.body ?? {};
+/** The `:id` of a control path. */
+export const param = (request: FastifyRequest): string => (request.params as { id: string }).id;
+
+export function notFound(what: string, id: string): SandboxError {
+	return new SandboxError(404, 'not_found', `no ${what} ${id}`);
+}
 
 const amount = z
 	.union([z.string(), z.number()])
@@ -96,6 +108,22 @@ export const refundSchema = z.object({
 
 export const chargebackSchema = z.object({ amount: positiveAmount.optional() });
 
+/** One payment or payout a P2P deal lists. */
+const dealEntry = z.object({ id: z.string().min(1).max(255), amount: positiveAmount });
+
+export const dealSchema = z.object({
+	shopId: z.string().optional(),
+	trsId: z.string().min(1).max(255).optional(),
+	invId: z.string().max(255).default(''),
+	status: z.enum(DEAL_STATUSES).default('SUCCESS'),
+	amount: positiveAmount,
+	currency: z.enum(DEAL_CURRENCIES).default('RUB'),
+	balanceAmount: amount.optional(),
+	balanceCurrency: z.enum(DEAL_CURRENCIES).optional(),
+	payments: z.array(dealEntry).max(100).default([]),
+	payouts: z.array(dealEntry).max(100).default([]),
+});
+
 export const billPatch = z.object({ losePostback: z.boolean().optional() });
 
 export const advanceSchema = z.object({
@@ -125,7 +153,7 @@ export const faultSchema = z
 	});
 
 export const deliveriesQuery = z.object({
-	kind: z.enum(['payment', 'payout', 'refund', 'chargeback']).optional(),
+	kind: z.enum(['payment', 'payout', 'refund', 'chargeback', 'p2pDeal']).optional(),
 	trsId: z.string().optional(),
 	id: z.string().optional(),
 });

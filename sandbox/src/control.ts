@@ -1,59 +1,27 @@
 /** The control API under /_sandbox: JSON in and out, no auth (bind the sandbox to loopback). */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z, ZodError } from 'zod';
-import { pay } from './billing.ts';
-import type { ContextOptions } from './context.ts';
+import type { ContextOptions, SandboxContext } from './context.ts';
+import { moneyRoutes } from './control-money.ts';
 import {
 	accountFields,
-	advanceSchema,
 	applyAccountPatch,
 	applyMerchantPatch,
 	applyShopPatch,
-	billPatch,
-	chargebackSchema,
-	refundSchema,
+	body,
 	clockSchema,
 	deliveriesQuery,
 	faultSchema,
 	merchantCreate,
 	merchantPatch,
+	notFound,
 	owner,
-	paySchema,
+	param,
 	shopFields,
 } from './control-schemas.ts';
-import {
-	accountView,
-	billControlView,
-	controlShape,
-	merchantView,
-	paymentControlView,
-	payoutControlView,
-	shopView,
-} from './control-views.ts';
+import { accountView, merchantView, shopView } from './control-views.ts';
 import { FACTS_ERRORS, statusOf, type Endpoint } from './errors.ts';
-import { format2 } from './money.ts';
-import {
-	SandboxError,
-	type Bill,
-	type Merchant,
-	type Payment,
-	type Payout,
-	type Shop,
-} from './model.ts';
-import {
-	chargebacksOf,
-	makeChargeback,
-	makeRefund,
-	refundableOf,
-	refundedOf,
-	refundsOf,
-} from './refunds.ts';
-import { chargebackView, refundView } from './views.ts';
-import { advancePayout } from './payouts.ts';
-
-function notFound(what: string, id: string): SandboxError {
-	return new SandboxError(404, 'not_found', `no ${what} ${id}`);
-}
+import { SandboxError, type Merchant, type Shop } from './model.ts';
 
 function controlErrorHandler(
 	error: FastifyError | Error,
@@ -81,20 +49,25 @@ function controlErrorHandler(
 	}
 	void reply.code(500).send({ error: 'internal', message: error.message });
 }
-const body = (request: FastifyRequest): unknown => request.body ?? {};
-const param = (request: FastifyRequest): string => (request.params as { id: string }).id;
 
+/** The control API: its error shapes, then each group of calls. */
 export async function controlRoutes(app: FastifyInstance, { ctx }: ContextOptions): Promise<void> {
 	app.setErrorHandler(controlErrorHandler);
+	merchantRoutes(app, ctx);
+	shopRoutes(app, ctx);
+	moneyRoutes(app, ctx);
+	faultRoutes(app, ctx);
+	logRoutes(app, ctx);
+}
 
-	const merchantOf = (id: string): Merchant => {
-		const merchant = ctx.state.merchants.get(id);
-		if (!merchant) throw notFound('merchant', id);
-		return merchant;
-	};
-	const ownerOf = (request: FastifyRequest): Merchant =>
-		merchantOf(owner.parse(body(request)).merchantId ?? ctx.demo.merchantId);
+function merchantOf(ctx: SandboxContext, id: string): Merchant {
+	const merchant = ctx.state.merchants.get(id);
+	if (!merchant) throw notFound('merchant', id);
+	return merchant;
+}
 
+/** The demo merchant, merchants: create, read, patch, rotate the token. */
+function merchantRoutes(app: FastifyInstance, ctx: SandboxContext): void {
 	app.get('/demo', async () => ({
 		...ctx.demo,
 		token: ctx.state.merchants.get(ctx.demo.merchantId)?.token ?? ctx.demo.token,
@@ -116,19 +89,25 @@ export async function controlRoutes(app: FastifyInstance, { ctx }: ContextOption
 		};
 	});
 
-	app.get('/merchants/:id', async (request) => merchantView(ctx, merchantOf(param(request))));
+	app.get('/merchants/:id', async (request) => merchantView(ctx, merchantOf(ctx, param(request))));
 
 	app.patch('/merchants/:id', async (request) => {
-		const merchant = merchantOf(param(request));
+		const merchant = merchantOf(ctx, param(request));
 		applyMerchantPatch(merchant, merchantPatch.parse(body(request)));
 		return merchantView(ctx, merchant);
 	});
 
 	app.post('/merchants/:id/rotate-token', async (request) => {
-		const merchant = merchantOf(param(request));
+		const merchant = merchantOf(ctx, param(request));
 		const data = z.object({ token: z.string().min(1).max(200).optional() }).parse(body(request));
 		return { token: ctx.state.rotateToken(merchant, data.token) };
 	});
+}
+
+/** Shops and payout accounts: create, read, patch. */
+function shopRoutes(app: FastifyInstance, ctx: SandboxContext): void {
+	const ownerOf = (request: FastifyRequest): Merchant =>
+		merchantOf(ctx, owner.parse(body(request)).merchantId ?? ctx.demo.merchantId);
 
 	app.post('/shops', async (request, reply) => {
 		const merchant = ownerOf(request);
@@ -165,102 +144,10 @@ export async function controlRoutes(app: FastifyInstance, { ctx }: ContextOption
 		applyAccountPatch(account, accountFields.parse(body(request)));
 		return accountView(account);
 	});
+}
 
-	const billOf = (id: string): Bill => {
-		const bill = ctx.state.bills.get(id);
-		if (!bill) throw notFound('bill', id);
-		return bill;
-	};
-	app.get('/bills/:id', async (request) =>
-		billControlView(ctx, billOf(param(request)), ctx.baseUrl(request)),
-	);
-	app.patch('/bills/:id', async (request) => {
-		const bill = billOf(param(request));
-		const patch = billPatch.parse(body(request));
-		if (patch.losePostback !== undefined) bill.losePostback = patch.losePostback;
-		return billControlView(ctx, bill, ctx.baseUrl(request));
-	});
-	app.post('/bills/:id/pay', async (request) => {
-		const bill = billOf(param(request));
-		const data = paySchema.parse(body(request));
-		const result = pay(ctx.state, bill, data);
-		return {
-			payment: paymentControlView(ctx, result.payment),
-			postback: result.postback,
-			redirect: result.redirect,
-		};
-	});
-
-	const paymentOf = (id: string): Payment => {
-		const payment = ctx.state.payments.get(id);
-		if (!payment) throw notFound('payment', id);
-		return payment;
-	};
-	const paymentWithMoney = (payment: Payment) => ({
-		...paymentControlView(ctx, payment),
-		refunded_amount: format2(refundedOf(ctx.state, payment.id)),
-		refundable_amount: format2(refundableOf(ctx.state, payment)),
-		refunds: refundsOf(ctx.state, payment.id).map((refund) =>
-			refundView(refund, controlShape(ctx, payment.merchantId)),
-		),
-		chargebacks: chargebacksOf(ctx.state, payment.id).map((item) =>
-			chargebackView(item, controlShape(ctx, payment.merchantId)),
-		),
-	});
-	app.get('/payments/:id', async (request) => paymentWithMoney(paymentOf(param(request))));
-	// A refund made from the merchant's account (works whether the refund API is on or not).
-	app.post('/payments/:id/refund', async (request) => {
-		const payment = paymentOf(param(request));
-		const data = refundSchema.parse(body(request));
-		const { refund, postback } = makeRefund(
-			ctx.state,
-			payment,
-			data.amount ?? null,
-			data.orderId ?? null,
-		);
-		return {
-			refund: refundView(refund, controlShape(ctx, payment.merchantId)),
-			postback,
-			payment: paymentWithMoney(payment),
-		};
-	});
-	// The payer's bank takes the payment back.
-	app.post('/payments/:id/chargeback', async (request) => {
-		const payment = paymentOf(param(request));
-		const data = chargebackSchema.parse(body(request));
-		const { chargeback, postback } = makeChargeback(ctx.state, payment, data.amount ?? null);
-		return {
-			chargeback: chargebackView(chargeback, controlShape(ctx, payment.merchantId)),
-			postback,
-			payment: paymentWithMoney(payment),
-		};
-	});
-
-	const payoutOf = (id: string): Payout => {
-		const payout = ctx.state.payouts.get(id);
-		if (!payout) throw notFound('payout', id);
-		return payout;
-	};
-	app.get('/payouts', async (request) => {
-		const { merchantId } = z.object({ merchantId: z.string().optional() }).parse(request.query);
-		const payouts = [...ctx.state.payouts.values()].filter(
-			(payout) => merchantId === undefined || payout.merchantId === merchantId,
-		);
-		return { data: payouts.map((payout) => payoutControlView(ctx, payout)) };
-	});
-	app.get('/payouts/:id', async (request) => payoutControlView(ctx, payoutOf(param(request))));
-	app.post('/payouts/:id/advance', async (request) => {
-		const payout = payoutOf(param(request));
-		const { status, ...error } = advanceSchema.parse(body(request));
-		return payoutControlView(ctx, advancePayout(ctx.state, payout, status, error));
-	});
-
-	app.get('/calls', async () => ({ calls: Object.fromEntries(ctx.calls) }));
-	app.delete('/calls', async () => {
-		ctx.calls.clear();
-		return { calls: {} };
-	});
-
+/** The fault queue of the API. */
+function faultRoutes(app: FastifyInstance, ctx: SandboxContext): void {
 	app.get('/faults', async () => ({ faults: ctx.faults }));
 	app.post('/faults', async (request) => {
 		const data = faultSchema.parse(body(request));
@@ -285,6 +172,15 @@ export async function controlRoutes(app: FastifyInstance, { ctx }: ContextOption
 	app.delete('/faults', async () => {
 		ctx.faults = [];
 		return { faults: ctx.faults };
+	});
+}
+
+/** What the sandbox saw and sent (calls, deliveries), its clock and its reset. */
+function logRoutes(app: FastifyInstance, ctx: SandboxContext): void {
+	app.get('/calls', async () => ({ calls: Object.fromEntries(ctx.calls) }));
+	app.delete('/calls', async () => {
+		ctx.calls.clear();
+		return { calls: {} };
 	});
 
 	app.get('/deliveries', async (request) => {

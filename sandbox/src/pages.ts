@@ -1,9 +1,9 @@
 /** The pages a person sees: the payment page, the QR page and the redirect to the shop. */
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { pay, payRefusal } from './billing.ts';
-import type { ContextOptions } from './context.ts';
+import type { ContextOptions, SandboxContext } from './context.ts';
 import { format2 } from './money.ts';
 import { SandboxError, type Bill, type Fields, type PaymentMethod } from './model.ts';
 
@@ -92,15 +92,25 @@ ${bill.payerPaysCommission ? '<p class="muted">The payment commission is added t
 <p class="muted">Bill ${escapeHtml(bill.id)}${bill.orderId ? `, order ${escapeHtml(bill.orderId)}` : ''} · ${bill.type}</p>`;
 }
 
+/** The pages: the home page, the QR page and the payment page (showing a bill, paying it). */
 export async function pageRoutes(app: FastifyInstance, { ctx }: ContextOptions): Promise<void> {
-	const findBill = (id: string): Bill | undefined => ctx.state.bills.get(id);
-	const missing = (reply: FastifyReply) =>
-		sendHtml(
-			reply,
-			404,
-			page('Bill not found', '<h1>Bill not found</h1><p>This payment link does not exist.</p>'),
-		);
+	infoPages(app, ctx);
+	payPage(app, ctx);
+	payAction(app, ctx);
+}
 
+const findBill = (ctx: SandboxContext, request: FastifyRequest): Bill | undefined =>
+	ctx.state.bills.get((request.params as { id: string }).id);
+
+const missing = (reply: FastifyReply) =>
+	sendHtml(
+		reply,
+		404,
+		page('Bill not found', '<h1>Bill not found</h1><p>This payment link does not exist.</p>'),
+	);
+
+/** The home page and a bill's QR page. */
+function infoPages(app: FastifyInstance, ctx: SandboxContext): void {
 	app.get('/', async (request, reply) => {
 		const base = ctx.baseUrl(request);
 		return sendHtml(
@@ -113,8 +123,25 @@ export async function pageRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 		);
 	});
 
+	app.get('/link/:id', async (request, reply) => {
+		const bill = findBill(ctx, request);
+		if (!bill) return missing(reply);
+		const payUrl = `${ctx.baseUrl(request)}/pay/${bill.id}`;
+		return sendHtml(
+			reply,
+			200,
+			page(
+				'Pay by QR code',
+				`${billSummary(bill)}<p>${pseudoQr(payUrl)}</p><p class="muted">The sandbox draws a stand-in code; open the payment page instead:</p><p><a href="${escapeHtml(payUrl)}">${escapeHtml(payUrl)}</a></p>`,
+			),
+		);
+	});
+}
+
+/** The payment page of a bill: its summary, the methods and the outcomes to choose from. */
+function payPage(app: FastifyInstance, ctx: SandboxContext): void {
 	app.get('/pay/:id', async (request, reply) => {
-		const bill = findBill((request.params as { id: string }).id);
+		const bill = findBill(ctx, request);
 		if (!bill) return missing(reply);
 		const refusal = payRefusal(ctx.state, bill);
 		if (refusal) {
@@ -153,9 +180,12 @@ export async function pageRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 			),
 		);
 	});
+}
 
+/** Paying a bill from its page: the payment, then the redirect to the shop (or a result page). */
+function payAction(app: FastifyInstance, ctx: SandboxContext): void {
 	app.post('/pay/:id', async (request, reply) => {
-		const bill = findBill((request.params as { id: string }).id);
+		const bill = findBill(ctx, request);
 		if (!bill) return missing(reply);
 		const form = payForm.safeParse(request.body ?? {});
 		if (!form.success)
@@ -201,20 +231,6 @@ export async function pageRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 			page(
 				heading,
 				`<h1>${escapeHtml(heading)}</h1><p>Status: <strong>${payment.status}</strong></p><p>Paid: ${format2(payment.amount)} ${payment.currency}</p><p class="muted">Payment ${escapeHtml(payment.id)}. The shop has no ${payment.status === 'SUCCESS' || payment.status === 'OVERPAID' ? 'Success' : 'Fail'} URL, so you stay here.</p>`,
-			),
-		);
-	});
-
-	app.get('/link/:id', async (request, reply) => {
-		const bill = findBill((request.params as { id: string }).id);
-		if (!bill) return missing(reply);
-		const payUrl = `${ctx.baseUrl(request)}/pay/${bill.id}`;
-		return sendHtml(
-			reply,
-			200,
-			page(
-				'Pay by QR code',
-				`${billSummary(bill)}<p>${pseudoQr(payUrl)}</p><p class="muted">The sandbox draws a stand-in code; open the payment page instead:</p><p><a href="${escapeHtml(payUrl)}">${escapeHtml(payUrl)}</a></p>`,
 			),
 		);
 	});

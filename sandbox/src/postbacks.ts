@@ -5,8 +5,8 @@
  */
 import type { Fields, Merchant } from './model.ts';
 
-/** What a postback tells of: a payment, a payout, a refund or a chargeback. */
-export type PostbackKind = 'payment' | 'payout' | 'refund' | 'chargeback';
+/** What a postback tells of: a payment, a payout, a refund, a chargeback or a P2P deal. */
+export type PostbackKind = 'payment' | 'payout' | 'refund' | 'chargeback' | 'p2pDeal';
 
 /** How a postback's fields are sent. */
 export type PostbackEncoding = 'form' | 'json';
@@ -30,22 +30,49 @@ const DECIMAL_FIELDS = new Set([
 /** Fields the document types as booleans. */
 const BOOLEAN_FIELDS = new Set(['IsAuto']);
 
+/** A P2P deal's list field as a form names it: `Payment[0][id]`. */
+const LIST_FIELD = /^(Payment|Payout)\[(\d{1,4})\]\[([A-Za-z_]+)\]$/;
+
+/** A field's value as a JSON literal (see postbackJson). */
+function jsonLiteral(name: string, value: string): string {
+	if ((DECIMAL_FIELDS.has(name) || name === 'amount') && /^-?\d+(?:\.\d+)?$/.test(value))
+		return value;
+	if (BOOLEAN_FIELDS.has(name) && (value === 'true' || value === 'false')) return value;
+	return JSON.stringify(value);
+}
+
 /**
  * A postback as a JSON object: decimals as JSON numbers in the exact text that was signed
  * (`"OutSum":18.50`: a receiver that re-formats the number breaks the signature), booleans as
- * JSON booleans, everything else as strings.
+ * JSON booleans, everything else as strings. A P2P deal's list fields (`Payment[0][id]`) become
+ * JSON lists of objects (`"Payment":[{"id":"...","amount":10.00}]`).
  */
 export function postbackJson(fields: Fields): string {
-	const members = Object.entries(fields).map(([name, value]) => {
-		const literal =
-			DECIMAL_FIELDS.has(name) && /^-?\d+(?:\.\d+)?$/.test(value)
-				? value
-				: BOOLEAN_FIELDS.has(name) && (value === 'true' || value === 'false')
-					? value
-					: JSON.stringify(value);
-		return `${JSON.stringify(name)}:${literal}`;
+	const members: string[] = [];
+	const lists = new Map<string, Map<number, string[]>>();
+	for (const [name, value] of Object.entries(fields)) {
+		const list = LIST_FIELD.exec(name);
+		if (!list) {
+			members.push(`${JSON.stringify(name)}:${jsonLiteral(name, value)}`);
+			continue;
+		}
+		const [, listName = '', index = '0', key = ''] = list;
+		if (!lists.has(listName)) {
+			lists.set(listName, new Map());
+			members.push(listName);
+		}
+		const entries = lists.get(listName) as Map<number, string[]>;
+		const entry = entries.get(Number(index)) ?? [];
+		entry.push(`${JSON.stringify(key)}:${jsonLiteral(key, value)}`);
+		entries.set(Number(index), entry);
+	}
+	const json = members.map((member) => {
+		const entries = lists.get(member);
+		if (!entries) return member;
+		const items = [...entries.entries()].sort(([a], [b]) => a - b);
+		return `${JSON.stringify(member)}:[${items.map(([, entry]) => `{${entry.join(',')}}`).join(',')}]`;
 	});
-	return `{${members.join(',')}}`;
+	return `{${json.join(',')}}`;
 }
 
 const CONTENT_TYPES: Record<PostbackEncoding, string> = {

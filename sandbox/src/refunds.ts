@@ -79,11 +79,17 @@ export function refundPostback(refund: Refund, bill: Bill, merchant: Merchant): 
 	return { ...fields, SignatureValue: refundSignature(fields, merchant.token) };
 }
 
+/**
+ * A chargeback postback. `live`: `Id, Status, InvId, BillId, PaymentId, SignatureValue`, no
+ * Amount and no Currency (the typed client's model); `spec`: the sandbox's earlier guess, with
+ * the chargeback's `Amount` and `Currency`. Signed `MD5(BillId:PaymentId:Id:token)` in both.
+ */
 export function chargebackPostback(item: Chargeback, bill: Bill, merchant: Merchant): Fields {
+	const money: Fields =
+		merchant.profile === 'live' ? {} : { Amount: format2(item.amount), Currency: item.currency };
 	const fields = {
 		Id: item.id,
-		Amount: format2(item.amount),
-		Currency: item.currency,
+		...money,
 		Status: item.status,
 		InvId: bill.orderId ?? '',
 		BillId: item.billId,

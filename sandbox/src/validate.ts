@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { validationError } from './errors.ts';
-import { parseYmd } from './dates.ts';
+import { parseSearchDate } from './dates.ts';
 import { isNumeric } from './money.ts';
 
 export type Input = Record<string, unknown>;
@@ -61,11 +61,12 @@ export const rules = {
 				},
 			)
 			.transform((value) => Number(value)),
+	/** A search date: `Y-m-d`, or a date-time (`Y-m-d H:i:s`, ISO 8601); see parseSearchDate. */
 	date: () =>
 		z
 			.string({ error: 'The :attribute field must be a valid date.' })
-			.regex(/^\d{4}-\d{2}-\d{2}$/, { error: 'The :attribute field must match the format Y-m-d.' })
-			.refine((value) => parseYmd(value) !== null, {
+			.max(40, { error: 'The :attribute field must be a valid date.' })
+			.refine((value) => parseSearchDate(value) !== null, {
 				error: 'The :attribute field must be a valid date.',
 			}),
 };

@@ -293,6 +293,37 @@ describe.each(PROFILES)('Refund resource against the sandbox, profile %s', (prof
 		expect(await refundsOf(paymentId)).toHaveLength(2);
 	});
 
+	it('a chargeback is taken off what can go back: by its amount where the record shows one; one shown without an amount stops every refund, naming it', async () => {
+		const merchant = await refundMerchant();
+		const paymentId = await paidPayment(merchant, '100');
+		const made = await control(sandbox, 'POST', `/payments/${paymentId}/chargeback`, {
+			amount: '30.00',
+		});
+		const chargebackId = made.chargeback.id as string;
+		await control(sandbox, 'DELETE', '/calls');
+		// `live` lists the chargeback under `chargeback` without an amount (the service's record):
+		// what it took cannot be told, so the node refunds nothing; `spec` shows its 30.00.
+		const over = await failure(
+			runNode({ credential: merchant.credential, parameters: create(paymentId, '70.01', 'cb-1') }),
+		);
+		expect(over?.message).toContain(
+			profile === 'live'
+				? `Payment ${paymentId} has a chargeback whose amount the service does not show (${chargebackId} (SUCCESS))`
+				: `is more than payment ${paymentId} can still give back (70.00 RUB: 100.00 paid, 0.00 refunded, 30.00 charged back)`,
+		);
+		// A refund within what is left: refused in `live`, made in `spec`.
+		const small = await failure(
+			runNode({ credential: merchant.credential, parameters: create(paymentId, '1.00', 'cb-2') }),
+		);
+		expect(small?.message).toEqual(
+			profile === 'live'
+				? expect.stringContaining('whose amount the service does not show')
+				: undefined,
+		);
+		expect(moneyCalls(await calls())).toBe(profile === 'live' ? 0 : 1);
+		expect(await refundsOf(paymentId)).toHaveLength(profile === 'live' ? 0 : 1);
+	});
+
 	it('Max Amount: above it is refused before any request (partial) or before any money call (whole payment)', async () => {
 		const merchant = await refundMerchant();
 		const paymentId = await paidPayment(merchant, '800');

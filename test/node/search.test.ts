@@ -219,6 +219,40 @@ describe("Search sends the API token only to the credential's own API root", () 
 		expect(elsewhere.requests).toEqual([]);
 	});
 
+	it('reads every page when links and meta come as one-element lists: 26 of 26 bills over three pages of 10', async () => {
+		const rows = Array.from({ length: 26 }, (_, i) => ({
+			id: `B${i + 1}`,
+			created_at: '2025-03-10 12:00:00',
+		}));
+		// The cursor in links.next on the first page, only in meta.next_cursor on the second.
+		const page = (n: number, links: unknown, meta: unknown) => ({
+			status: 200,
+			body: { success: true, data: rows.slice((n - 1) * 10, n * 10), links, meta },
+		});
+		service.requests.length = 0;
+		service.answers.push(
+			page(
+				1,
+				[{ next: `${service.url}/api/v1/bill/search?cursor=c2`, prev: null }],
+				[{ per_page: 10, next_cursor: 'c2', prev_cursor: null }],
+			),
+			page(
+				2,
+				[{ next: null, prev: null }],
+				[{ per_page: 10, next_cursor: 'c3', prev_cursor: 'c1' }],
+			),
+			page(
+				3,
+				[{ next: null, prev: null }],
+				[{ per_page: 10, next_cursor: null, prev_cursor: 'c2' }],
+			),
+		);
+		const { items, error } = await search('bill');
+		expect(error).toBeUndefined();
+		expect(items.map((i) => i.json.id)).toEqual(rows.map((row) => row.id));
+		expect(service.requests.map((r) => r.query.cursor)).toEqual([undefined, 'c2', 'c3']);
+	});
+
 	it('reads the next page from its own address when the answer also numbers its pages', async () => {
 		service.requests.length = 0;
 		service.answers.push(

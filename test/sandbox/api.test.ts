@@ -213,9 +213,12 @@ describe('bills', () => {
 			expect(page.status).toBe(200);
 			expect(page.body.data.length).toBeLessThanOrEqual(2);
 			seen.push(...page.body.data.map((b: { id: string }) => b.id));
-			cursor = page.body.meta.next_cursor;
-			if (cursor) expect(page.body.links.next).toContain(`cursor=${cursor}`);
-			else expect(page.body.links.next).toBeNull();
+			// `links` and `meta` as one-element lists, as the service's typed client models them.
+			expect(page.body.links).toHaveLength(1);
+			expect(page.body.meta).toHaveLength(1);
+			cursor = page.body.meta[0].next_cursor;
+			if (cursor) expect(page.body.links[0].next).toContain(`cursor=${cursor}`);
+			else expect(page.body.links[0].next).toBeNull();
 			pages += 1;
 		} while (cursor && pages < 10);
 		expect(pages).toBe(3);
@@ -381,7 +384,7 @@ describe('balance, payouts, banks', () => {
 		const next = await h.api(
 			'GET',
 			'payout/search',
-			{ start_date: today(), finish_date: today(), cursor: paged.body.meta.next_cursor },
+			{ start_date: today(), finish_date: today(), cursor: paged.body.meta[0].next_cursor },
 			m.token,
 		);
 		expect(next.body.data.map((p: { id: string }) => p.id)).toEqual([two.body.data[0].id]);

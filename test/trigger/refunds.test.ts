@@ -132,7 +132,12 @@ describe.each(PROFILES)('sandbox profile %s', (profile) => {
 			AmountNumber: 30.5,
 			eventKey: `refund-${made.refund.id}-SUCCESS`,
 			orderConfirmed: profile === 'live',
-			refund: { id: made.refund.id, payment_id: paymentId },
+			// The service's record as it answered it: its payment as the entity in `live` (the typed
+			// client's refund record), as `payment_id` in `spec`.
+			refund:
+				profile === 'live'
+					? { id: made.refund.id, entity_type: 'payment', entity_id: paymentId }
+					: { id: made.refund.id, payment_id: paymentId },
 			payment: { id: paymentId, bill_id: billId },
 		});
 		// Nothing in it reads as a payment.

@@ -17,6 +17,7 @@ import {
 	signChargeback,
 	signRefund,
 	verifyPostback,
+	withPaymentId,
 } from '../../dist/nodes/shared/index.js';
 import { chargebackPostback, refundPostback } from '../../sandbox/src/refunds.ts';
 import { State } from '../../sandbox/src/state.ts';
@@ -101,31 +102,47 @@ describe('refund and chargeback signatures', () => {
 		});
 	});
 
-	it("the sandbox's own refund and chargeback postbacks verify", () => {
-		const state = new State({ deliver: () => undefined, autoAdvanceMs: 0, liveExtras: false });
-		const merchant = state.createMerchant({ id: 'M1', token: TOKEN });
-		const bill = { orderId: 'o-1' } as never;
-		const record = {
-			id: 'R1',
-			merchantId: 'M1',
-			paymentId: 'T1',
-			billId: 'B1',
-			orderId: null,
-			kind: 'partial' as const,
-			amount: 1050,
-			currency: 'RUB' as const,
-			status: 'SUCCESS' as const,
-			createdAt: 0,
-		};
-		const r = refundPostback(record, bill, merchant);
-		const c = chargebackPostback({ ...record, id: 'C1' } as never, bill, merchant);
-		expect(verifyPostback('refund', r, TOKEN)).toMatchObject({ ok: true });
-		expect(verifyPostback('chargeback', c, TOKEN)).toMatchObject({ ok: true });
-		expect(identifyMoneyBack(r, TOKEN)).toMatchObject({ ok: true, event: 'refund' });
-		expect(identifyMoneyBack(c, TOKEN)).toMatchObject({ ok: true, event: 'chargeback' });
-		expect(postbackKindOf(r)).toBe('moneyBack');
-		expect(postbackKindOf(c)).toBe('moneyBack');
-	});
+	it.each(['live', 'spec'] as const)(
+		"the sandbox's own refund and chargeback postbacks verify (%s profile)",
+		(profile) => {
+			const state = new State({ deliver: () => undefined, autoAdvanceMs: 0, liveExtras: false });
+			const merchant = state.createMerchant({ id: 'M1', token: TOKEN });
+			merchant.profile = profile;
+			const bill = { orderId: 'o-1' } as never;
+			const record = {
+				id: 'R1',
+				merchantId: 'M1',
+				paymentId: 'T1',
+				billId: 'B1',
+				orderId: null,
+				kind: 'partial' as const,
+				amount: 1050,
+				currency: 'RUB' as const,
+				status: 'SUCCESS' as const,
+				createdAt: 0,
+			};
+			const r = refundPostback(record, bill, merchant);
+			const c = chargebackPostback({ ...record, id: 'C1' } as never, bill, merchant);
+			expect(verifyPostback('refund', r, TOKEN)).toMatchObject({ ok: true });
+			expect(verifyPostback('chargeback', c, TOKEN)).toMatchObject({ ok: true });
+			expect(identifyMoneyBack(r, TOKEN)).toMatchObject({ ok: true, event: 'refund' });
+			expect(identifyMoneyBack(c, TOKEN)).toMatchObject({ ok: true, event: 'chargeback' });
+			expect(postbackKindOf(r)).toBe('moneyBack');
+			expect(postbackKindOf(c)).toBe('moneyBack');
+			// `live`: the chargeback postback carries no Amount and no Currency.
+			expect(Object.keys(c).sort()).toEqual(
+				[
+					'BillId',
+					'Id',
+					'InvId',
+					'PaymentId',
+					'SignatureValue',
+					'Status',
+					...(profile === 'spec' ? ['Amount', 'Currency'] : []),
+				].sort(),
+			);
+		},
+	);
 });
 
 describe('telling the bodies apart', () => {
@@ -325,5 +342,29 @@ describe('confirmMoneyBack', () => {
 		expect(findById([{ id: 'R1' }, { id: 'R123' }], ' R123')).toEqual({ id: 'R123' });
 		expect(findById([{ id: 'R1' }], 'R123')).toBeUndefined();
 		expect(findById(undefined, 'R1')).toBeUndefined();
+	});
+});
+
+describe("reading the service's records of refunds and chargebacks", () => {
+	it('withPaymentId: payment_id from entity_id where the record names its payment as the entity', () => {
+		const live = {
+			id: 'R1',
+			status: 'SUCCESS',
+			amount: 10,
+			entity_type: 'payment',
+			entity_id: 'T1',
+		};
+		expect(withPaymentId(live)).toEqual({ ...live, payment_id: 'T1' });
+		expect(withPaymentId({ id: 'R1', entity_id: 'T1' })).toMatchObject({ payment_id: 'T1' });
+		// Kept as given: a record with payment_id, one whose entity is not a payment, one naming none.
+		expect(withPaymentId({ id: 'R1', payment_id: 'T0', entity_id: 'T1' })).toEqual({
+			id: 'R1',
+			payment_id: 'T0',
+			entity_id: 'T1',
+		});
+		expect(withPaymentId({ id: 'R1', entity_type: 'bill', entity_id: 'B1' })).not.toHaveProperty(
+			'payment_id',
+		);
+		expect(withPaymentId({ id: 'R1' })).toEqual({ id: 'R1' });
 	});
 });

@@ -110,6 +110,61 @@ describe('readPages follows what the service sends', () => {
 		expect(result).toMatchObject({ pages: 3, end: 'last_page', complete: true });
 	});
 
+	it('links and meta as lists of one object (the typed client models them so): links.next, meta.next_cursor, meta page numbers', async () => {
+		// links.next in a one-element list.
+		const byLink = service((url) => {
+			const cursor = url.searchParams.get('cursor');
+			const next = cursor === null ? 'c2' : cursor === 'c2' ? 'c3' : null;
+			const row = cursor === null ? 1 : cursor === 'c2' ? 2 : 3;
+			const nextUrl = next === null ? null : `${ROOT}bill/search?cursor=${next}`;
+			return { data: rows(row), links: [{ next: nextUrl, prev: null }], meta: [{ per_page: 1 }] };
+		});
+		const linked = await readPages(byLink.fetchPage, { firstUrl: FIRST, apiRoot: ROOT });
+		expect(linked).toMatchObject({ pages: 3, end: 'last_page', complete: true });
+		expect(linked.rows.map((r) => r.id)).toEqual([1, 2, 3]);
+		// meta.next_cursor in a one-element list, links.next null.
+		const byCursor = service((url) => {
+			const cursor = url.searchParams.get('cursor');
+			const next = cursor === null ? 'c2' : cursor === 'c2' ? 'c3' : null;
+			const row = cursor === null ? 1 : cursor === 'c2' ? 2 : 3;
+			return { data: rows(row), links: [{ next: null }], meta: [{ next_cursor: next }] };
+		});
+		const cursored = await readPages(byCursor.fetchPage, { firstUrl: FIRST, apiRoot: ROOT });
+		expect(cursored.rows.map((r) => r.id)).toEqual([1, 2, 3]);
+		expect(byCursor.asked.map((u) => new URL(u).searchParams.get('cursor'))).toEqual([
+			null,
+			'c2',
+			'c3',
+		]);
+		// Laravel's page numbers in a one-element list; the same page number twice is a repeat.
+		const byNumber = service((url) => {
+			const page = Number(url.searchParams.get('page') ?? '1');
+			return { data: rows(page), meta: [{ current_page: page, last_page: 3 }] };
+		});
+		const numbered = await readPages(byNumber.fetchPage, { firstUrl: FIRST, apiRoot: ROOT });
+		expect(numbered.rows.map((r) => r.id)).toEqual([1, 2, 3]);
+		const stuck = service((_url, call) => ({
+			data: rows(call),
+			meta: [{ current_page: 1, last_page: 3 }],
+		}));
+		const repeated = await readPages(stuck.fetchPage, {
+			firstUrl: listUrl(BASE, '/api/v1/bill/search', {}),
+			apiRoot: ROOT,
+		});
+		expect(repeated).toMatchObject({ pages: 2, end: 'repeated_page' });
+	});
+
+	it('links or meta as a list of several entries name no page', async () => {
+		const s = service(() => ({
+			data: rows(1),
+			links: [{ next: `${ROOT}bill/search?page=2` }, { next: `${ROOT}bill/search?page=3` }],
+			meta: [{ next_cursor: 'a' }, { next_cursor: 'b' }],
+		}));
+		const result = await readPages(s.fetchPage, { firstUrl: FIRST, apiRoot: ROOT });
+		expect(result).toMatchObject({ pages: 1, end: 'last_page' });
+		expect(s.asked).toEqual([FIRST]);
+	});
+
 	it('an answer without pagination is one page', async () => {
 		const s = service(() => ({ success: true, data: rows(1, 2, 3) }));
 		const result = await readPages(s.fetchPage, { firstUrl: FIRST, apiRoot: ROOT });
@@ -275,6 +330,22 @@ describe('date ranges that do not depend on the service’s time zone or inclusi
 		});
 		expect(addDays('2025-03-01', -1)).toBe('2025-02-28');
 		expect(() => addDays('1 March', 1)).toThrow();
+	});
+
+	it('Y-m-d dates a day wider hold the range under a date-time reading too (midnight UTC)', () => {
+		// The service's reference describes start_date / finish_date as date-times in UTC: a
+		// `Y-m-d` is then that day's midnight UTC, and the finish may be an instant, inclusive or
+		// not. The widened dates still take in the whole range, on a UTC or a Moscow clock.
+		const { start_date, finish_date } = widenedDates('2025-03-10', '2025-03-11');
+		const from = Date.parse(`${start_date}T00:00:00Z`);
+		const until = Date.parse(`${finish_date}T00:00:00Z`); // an exclusive reading's end
+		for (const [first, last] of [
+			['2025-03-10T00:00:00Z', '2025-03-11T23:59:59Z'], // UTC days
+			['2025-03-10T00:00:00+03:00', '2025-03-11T23:59:59+03:00'], // Moscow days
+		]) {
+			expect(Date.parse(first)).toBeGreaterThanOrEqual(from);
+			expect(Date.parse(last)).toBeLessThan(until);
+		}
 	});
 
 	it('keeps the rows created in the range, on the day the service wrote', () => {

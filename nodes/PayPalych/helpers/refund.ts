@@ -14,7 +14,7 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { ENDPOINTS, formatCents, textOf, toCents } from '../../shared';
+import { ENDPOINTS, formatCents, textOf, toCents, withPaymentId } from '../../shared';
 import { apiRequest, CREDENTIAL_NAME } from '../transport';
 import {
 	REFUND_KIND,
@@ -153,7 +153,8 @@ export async function createRefundOnce(
 	const credential = node.credentials?.[CREDENTIAL_NAME];
 	const lockKey = JSON.stringify([credential?.id ?? credential?.name ?? '', paymentId]);
 
-	return await createOnce.call(
+	// Every refund output names its payment as `payment_id`, whatever spelling the service used.
+	const made = await createOnce.call(
 		this,
 		itemIndex,
 		{
@@ -247,4 +248,5 @@ export async function createRefundOnce(
 		},
 		lockKey,
 	);
+	return made.map((refund) => withPaymentId(refund));
 }

@@ -59,7 +59,19 @@ export function billExtras(
 ): { extras: BillExtras; errors: Record<string, string> } {
 	const errors: Record<string, string> = {};
 	const extras: BillExtras = {};
+	scalarExtras(input, shop, extras, errors);
+	requestFieldsExtra(input, extras, errors);
+	itemsExtra(input, extras, errors);
+	return { extras, errors };
+}
 
+/** `ttl`, `locale`, `payer_email` and the three URLs. */
+function scalarExtras(
+	input: Input,
+	shop: Pick<Shop, 'domain'> | undefined,
+	extras: BillExtras,
+	errors: Record<string, string>,
+): void {
 	const ttl = input['ttl'];
 	if (ttl !== undefined) {
 		const text = typeof ttl === 'number' ? String(ttl) : ttl;
@@ -92,7 +104,14 @@ export function billExtras(
 			errors[field] = `The :attribute field must be on the shop's domain ${shop.domain}.`;
 		else extras[key] = value as string;
 	}
+}
 
+/** `request_fields[name]` (1 or 0 each), or a JSON object of booleans. */
+function requestFieldsExtra(
+	input: Input,
+	extras: BillExtras,
+	errors: Record<string, string>,
+): void {
 	const requested = nested(input, 'request_fields');
 	if (requested !== undefined) {
 		const entries =
@@ -114,7 +133,10 @@ export function billExtras(
 			errors['request_fields'] = 'The :attribute field must be a list of field names, each 1 or 0.';
 		else extras.requestFields = flags;
 	}
+}
 
+/** `items[n][...]`, or a JSON list of item objects: every item checked, kept only when all pass. */
+function itemsExtra(input: Input, extras: BillExtras, errors: Record<string, string>): void {
 	const rawItems = nested(input, 'items');
 	if (rawItems !== undefined) {
 		const list = Array.isArray(rawItems)
@@ -127,52 +149,58 @@ export function billExtras(
 		} else {
 			const items: BillItem[] = [];
 			list.forEach((raw, index) => {
-				const at = (field: string) => `items.${index}.${field}`;
-				if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-					errors[`items.${index}`] = 'The :attribute field must be an array.';
-					return;
-				}
-				const item = raw as Record<string, unknown>;
-				const name = item['name'];
-				const price = item['price'];
-				const quantity = item['quantity'];
-				let ok = true;
-				if (name === undefined || name === '') {
-					errors[at('name')] = 'The :attribute field is required.';
-					ok = false;
-				} else if (!TEXT(name) || name.length > 255) {
-					errors[at('name')] = 'The :attribute field must be a string.';
-					ok = false;
-				}
-				const cents = TEXT(price) || typeof price === 'number' ? parseAmount(String(price)) : null;
-				if (price === undefined || price === '') {
-					errors[at('price')] = 'The :attribute field is required.';
-					ok = false;
-				} else if (!cents || !cents.ok) {
-					errors[at('price')] = 'The :attribute field must be a number greater than 0.';
-					ok = false;
-				}
-				const qty = typeof quantity === 'number' ? String(quantity) : quantity;
-				if (qty === undefined || qty === '') {
-					errors[at('quantity')] = 'The :attribute field is required.';
-					ok = false;
-				} else if (!TEXT(qty) || !/^\d{1,6}(?:\.\d{1,3})?$/.test(qty) || Number(qty) <= 0) {
-					errors[at('quantity')] = 'The :attribute field must be a number greater than 0.';
-					ok = false;
-				}
-				const more: Record<string, string> = {};
-				for (const [key, value] of Object.entries(item)) {
-					if (key === 'name' || key === 'price' || key === 'quantity') continue;
-					if (!NAME.test(key) || !(TEXT(value) || typeof value === 'number')) {
-						errors[at(key)] = 'The :attribute field must be a string.';
-						ok = false;
-					} else more[key] = String(value);
-				}
-				if (ok && cents?.ok)
-					items.push({ name: name as string, price: cents.cents, quantity: qty as string, more });
+				const item = itemOf(raw, index, errors);
+				if (item) items.push(item);
 			});
 			if (!Object.keys(errors).some((key) => key.startsWith('items'))) extras.items = items;
 		}
 	}
-	return { extras, errors };
+}
+
+/** One item of `items`, or null with its fields' messages added to `errors`. */
+function itemOf(raw: unknown, index: number, errors: Record<string, string>): BillItem | null {
+	const at = (field: string) => `items.${index}.${field}`;
+	if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+		errors[`items.${index}`] = 'The :attribute field must be an array.';
+		return null;
+	}
+	const item = raw as Record<string, unknown>;
+	const name = item['name'];
+	const price = item['price'];
+	const quantity = item['quantity'];
+	let ok = true;
+	if (name === undefined || name === '') {
+		errors[at('name')] = 'The :attribute field is required.';
+		ok = false;
+	} else if (!TEXT(name) || name.length > 255) {
+		errors[at('name')] = 'The :attribute field must be a string.';
+		ok = false;
+	}
+	const cents = TEXT(price) || typeof price === 'number' ? parseAmount(String(price)) : null;
+	if (price === undefined || price === '') {
+		errors[at('price')] = 'The :attribute field is required.';
+		ok = false;
+	} else if (!cents || !cents.ok) {
+		errors[at('price')] = 'The :attribute field must be a number greater than 0.';
+		ok = false;
+	}
+	const qty = typeof quantity === 'number' ? String(quantity) : quantity;
+	if (qty === undefined || qty === '') {
+		errors[at('quantity')] = 'The :attribute field is required.';
+		ok = false;
+	} else if (!TEXT(qty) || !/^\d{1,6}(?:\.\d{1,3})?$/.test(qty) || Number(qty) <= 0) {
+		errors[at('quantity')] = 'The :attribute field must be a number greater than 0.';
+		ok = false;
+	}
+	const more: Record<string, string> = {};
+	for (const [key, value] of Object.entries(item)) {
+		if (key === 'name' || key === 'price' || key === 'quantity') continue;
+		if (!NAME.test(key) || !(TEXT(value) || typeof value === 'number')) {
+			errors[at(key)] = 'The :attribute field must be a string.';
+			ok = false;
+		} else more[key] = String(value);
+	}
+	return ok && cents?.ok
+		? { name: name as string, price: cents.cents, quantity: qty as string, more }
+		: null;
 }

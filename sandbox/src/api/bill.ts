@@ -11,14 +11,13 @@ import {
 	type Bill,
 	type Currency,
 	type Merchant,
-	type Payment,
 } from '../model.ts';
-import { billView, chargebackView, paymentView, refundView } from '../views.ts';
-import { toNumber } from '../money.ts';
-import { chargebacksOf, refundedOf as refundedCents, refundsOf } from '../refunds.ts';
+import { billView, paymentView } from '../views.ts';
 import { rules, validate } from '../validate.ts';
 import { billExtras } from './bill-extras.ts';
-import { amountOrFail, cursorPage, getInput, merchantFor, postInput, search } from './common.ts';
+import { amountOrFail, getInput, merchantFor, postInput } from './common.ts';
+import { paymentRoutes, refundedOf } from './payment.ts';
+import { cursorPage, search } from './search.ts';
 
 const createSchema = z.object({
 	amount: rules.numeric(),
@@ -35,11 +34,6 @@ const createSchema = z.object({
 
 const toggleSchema = z.object({ id: rules.string(), active: rules.boolean() });
 const idSchema = z.object({ id: rules.string() });
-const paymentStatusSchema = z.object({
-	id: rules.string(),
-	refunds: rules.boolean().optional(),
-	chargeback: rules.boolean().optional(),
-});
 const paymentsSchema = z.object({
 	id: rules.string(),
 	per_page: rules.integer().optional(),
@@ -51,8 +45,15 @@ function ownBill(ctx: SandboxContext, merchant: Merchant, id: string): Bill | un
 	return bill && bill.merchantId === merchant.id ? bill : undefined;
 }
 
+/** The bill endpoints, and the payment endpoints beside them (api/payment.ts). */
 export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions): Promise<void> {
-	const refundedOf = (payment: Payment) => refundedCents(ctx.state, payment.id);
+	billWriteRoutes(app, ctx);
+	billReadRoutes(app, ctx);
+	paymentRoutes(app, ctx);
+}
+
+/** bill/create and bill/toggle_activity. */
+function billWriteRoutes(app: FastifyInstance, ctx: SandboxContext): void {
 	app.post('/bill/create', async (request) => {
 		const endpoint = 'bill/create';
 		const merchant = merchantFor(ctx, request, endpoint, { subscription: true });
@@ -113,7 +114,10 @@ export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 			activity: bill.active,
 		};
 	});
+}
 
+/** bill/payments, bill/status and bill/search. */
+function billReadRoutes(app: FastifyInstance, ctx: SandboxContext): void {
 	app.get('/bill/payments', async (request) => {
 		const endpoint = 'bill/payments';
 		const merchant = merchantFor(ctx, request, endpoint);
@@ -123,16 +127,17 @@ export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 		const payments = paymentsOf(ctx.state, bill.id);
 		if (payments.length > merchant.tooManyPaymentsThreshold)
 			throw keyError(endpoint, 'too_many_payments');
-		// Cursor-paged in both profiles (docs/developer/service.md): `per_page` rows, or the
-		// merchant's paymentsPageSize; the rest through `links.next` / `meta.next_cursor`.
+		// Cursor-paged in both profiles: `per_page` rows, or the merchant's paymentsPageSize; the
+		// rest through `links.next` / `meta.next_cursor`, one-element lists in `live`.
 		return cursorPage(
 			ctx,
 			request,
 			payments,
-			(payment) => paymentView(payment, { ...merchant, refundedOf }),
+			(payment) => paymentView(payment, { ...merchant, refundedOf: refundedOf(ctx) }),
 			data.per_page,
 			data.cursor,
 			merchant.paymentsPageSize,
+			merchant.profile === 'live' ? 'list' : 'object',
 		);
 	});
 
@@ -153,55 +158,5 @@ export async function billRoutes(app: FastifyInstance, { ctx }: ContextOptions):
 			orderOf: (bill) => bill.orderId,
 			requireShopId: merchant.requireShopId,
 		});
-	});
-
-	// Payments in a date range (the reference lists it: docs/developer/service.md): dates and
-	// pages as bill/search in the merchant's profile, filtered by the bill's shop and order.
-	app.get('/payment/search', async (request) => {
-		const merchant = merchantFor(ctx, request, 'payment/search');
-		const payments = [...ctx.state.payments.values()].filter(
-			(payment) => payment.merchantId === merchant.id,
-		);
-		const billOf = (payment: Payment) => ctx.state.bills.get(payment.billId) as Bill;
-		return search(
-			ctx,
-			request,
-			merchant,
-			payments,
-			(payment) => paymentView(payment, { ...merchant, refundedOf }),
-			{
-				shopOf: (payment) => billOf(payment).shopId,
-				orderOf: (payment) => billOf(payment).orderId,
-				requireShopId: false,
-			},
-		);
-	});
-
-	app.get('/payment/status', async (request) => {
-		const endpoint = 'payment/status';
-		const merchant = merchantFor(ctx, request, endpoint);
-		const data = validate(paymentStatusSchema, getInput(request));
-		const payment = ctx.state.payments.get(data.id);
-		if (!payment || payment.merchantId !== merchant.id)
-			throw keyError(endpoint, 'payment_not_found');
-		// refunds=1 / chargeback=1 (docs/developer/service.md): the payment's refunds (and what they
-		// took back) and chargebacks listed beside it.
-		return {
-			success: true,
-			...paymentView(payment, { ...merchant, refundedOf }),
-			...(data.refunds
-				? {
-						refunded_amount: toNumber(refundedOf(payment)),
-						refunds: refundsOf(ctx.state, payment.id).map((refund) => refundView(refund, merchant)),
-					}
-				: {}),
-			...(data.chargeback
-				? {
-						chargebacks: chargebacksOf(ctx.state, payment.id).map((item) =>
-							chargebackView(item, merchant),
-						),
-					}
-				: {}),
-		};
 	});
 }

@@ -23,7 +23,8 @@ import {
 } from '../payouts.ts';
 import { payoutView } from '../views.ts';
 import { fieldError, rules, validate, type Input } from '../validate.ts';
-import { amountOrFail, getInput, merchantFor, postInput, search } from './common.ts';
+import { amountOrFail, getInput, merchantFor, postInput } from './common.ts';
+import { search } from './search.ts';
 
 /**
  * What the public record adds to both payout creates (`live` only; `spec` ignores them, as
@@ -159,20 +160,9 @@ function regularAccount(type: string, identifier: string): [AccountKind, string]
 	return [type === 'crypto' ? 'CRYPTO' : 'STEAM', identifier];
 }
 
+/** The payout endpoints and merchant/balance: the reads (payoutReadRoutes) and the two creates. */
 export async function payoutRoutes(app: FastifyInstance, { ctx }: ContextOptions): Promise<void> {
-	app.get('/merchant/balance', async (request) => {
-		const merchant = merchantFor(ctx, request, 'merchant/balance', { subscription: true });
-		const currencies = merchant.profile === 'live' ? BALANCE_CURRENCIES : CURRENCIES;
-		return {
-			success: 'true',
-			balances: currencies.map((currency) => ({
-				currency,
-				balance_available: format8(merchant.balances[currency].available),
-				balance_locked: format8(merchant.balances[currency].locked),
-				balance_hold: format8(merchant.balances[currency].hold),
-			})),
-		};
-	});
+	payoutReadRoutes(app, ctx);
 
 	app.post('/payout/personal/create', async (request) => {
 		const endpoint = 'payout/personal/create';
@@ -240,6 +230,23 @@ export async function payoutRoutes(app: FastifyInstance, { ctx }: ContextOptions
 		return {
 			success: true,
 			data: payouts.map((payout) => payoutView(payout, merchant)),
+		};
+	});
+}
+
+/** merchant/balance, payout/status, payout/search and the SBP bank list. */
+function payoutReadRoutes(app: FastifyInstance, ctx: SandboxContext): void {
+	app.get('/merchant/balance', async (request) => {
+		const merchant = merchantFor(ctx, request, 'merchant/balance', { subscription: true });
+		const currencies = merchant.profile === 'live' ? BALANCE_CURRENCIES : CURRENCIES;
+		return {
+			success: 'true',
+			balances: currencies.map((currency) => ({
+				currency,
+				balance_available: format8(merchant.balances[currency].available),
+				balance_locked: format8(merchant.balances[currency].locked),
+				balance_hold: format8(merchant.balances[currency].hold),
+			})),
 		};
 	});
 

@@ -7,13 +7,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { ContextOptions, SandboxContext } from '../context.ts';
-import { DAY_MS, parseYmd, zoneOffsetMs } from '../dates.ts';
+import { inWindow, parseSearchDate, searchWindow, zoneOffsetMs, type Window } from '../dates.ts';
 import { keyError, validationError, type Endpoint } from '../errors.ts';
-import type { Merchant, Payment } from '../model.ts';
+import type { Merchant, Payment, Profile } from '../model.ts';
 import { makeRefund, refundRefusal } from '../refunds.ts';
 import { rules, validate, type Input } from '../validate.ts';
 import { refundView } from '../views.ts';
-import { amountOrFail, cursorPage, getInput, merchantFor, postInput } from './common.ts';
+import { amountOrFail, getInput, merchantFor, postInput } from './common.ts';
+import { cursorPage } from './search.ts';
 
 const fullSchema = z.object({ payment_id: rules.string(), order_id: rules.string().optional() });
 const partialSchema = z.object({
@@ -30,19 +31,40 @@ const searchSchema = z.object({
 	cursor: rules.string(1000).optional(),
 });
 
-/** Dates are required without a payment_id (Laravel's required_without), and in order. */
-function searchRules(input: Input): Record<string, string> {
-	const errors: Record<string, string> = {};
-	if (input['payment_id'] === undefined) {
-		for (const field of ['start_date', 'finish_date'])
-			if (input[field] === undefined)
-				errors[field] = 'The :attribute field is required when payment id is not present.';
-	}
-	const start = typeof input['start_date'] === 'string' ? parseYmd(input['start_date']) : null;
-	const finish = typeof input['finish_date'] === 'string' ? parseYmd(input['finish_date']) : null;
-	if (start !== null && finish !== null && finish < start)
-		errors['finish_date'] = 'The :attribute field must be a date after or equal to start date.';
-	return errors;
+/**
+ * Dates are required without a payment_id (Laravel's required_without), and in order (on the
+ * profile's clock).
+ */
+const searchRules =
+	(profile: Profile) =>
+	(input: Input): Record<string, string> => {
+		const errors: Record<string, string> = {};
+		if (input['payment_id'] === undefined) {
+			for (const field of ['start_date', 'finish_date'])
+				if (input[field] === undefined)
+					errors[field] = 'The :attribute field is required when payment id is not present.';
+		}
+		const date = (field: string) =>
+			typeof input[field] === 'string'
+				? parseSearchDate(input[field], zoneOffsetMs(profile))
+				: null;
+		const [start, finish] = [date('start_date'), date('finish_date')];
+		if (start !== null && finish !== null && finish.ms < start.ms)
+			errors['finish_date'] = 'The :attribute field must be a date after or equal to start date.';
+		return errors;
+	};
+
+/**
+ * What refund/search's dates take: from `start_date`, to the end of `finish_date` (its day, or its
+ * second for a date-time), on the profile's clock (UTC, Moscow in `spec`); either may be absent.
+ */
+function refundWindow(merchant: Merchant, startText?: string, finishText?: string): Window {
+	const offset = zoneOffsetMs(merchant.profile);
+	const start = startText === undefined ? null : parseSearchDate(startText, offset);
+	const finish = finishText === undefined ? null : parseSearchDate(finishText, offset);
+	const { until } =
+		finish === null ? { until: Number.POSITIVE_INFINITY } : searchWindow(finish, finish, true);
+	return { from: start?.ms ?? Number.NEGATIVE_INFINITY, until };
 }
 
 function refundMerchant(
@@ -128,22 +150,14 @@ export async function refundRoutes(app: FastifyInstance, { ctx }: ContextOptions
 	app.get('/refund/search', async (request) => {
 		const endpoint = 'refund/search';
 		const merchant = refundMerchant(ctx, request, endpoint);
-		const data = validate(searchSchema, getInput(request), searchRules);
+		const data = validate(searchSchema, getInput(request), searchRules(merchant.profile));
 		if (data.payment_id !== undefined) ownPayment(ctx, merchant, endpoint, data.payment_id);
-		// Days of the merchant's profile (UTC, Moscow in `spec`), finish_date included.
-		const offset = zoneOffsetMs(merchant.profile);
-		const day = (text: string | undefined) => {
-			const start = text === undefined ? null : parseYmd(text);
-			return start === null ? null : start - offset;
-		};
-		const start = day(data.start_date);
-		const finish = day(data.finish_date);
+		const window = refundWindow(merchant, data.start_date, data.finish_date);
 		const refunds = [...ctx.state.refunds.values()].filter(
 			(refund) =>
 				refund.merchantId === merchant.id &&
 				(data.payment_id === undefined || refund.paymentId === data.payment_id) &&
-				(start === null || refund.createdAt >= start) &&
-				(finish === null || refund.createdAt < finish + DAY_MS),
+				inWindow(refund.createdAt, window),
 		);
 		return cursorPage(
 			ctx,

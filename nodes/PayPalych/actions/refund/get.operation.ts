@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { ENDPOINTS } from '../../../shared';
+import { ENDPOINTS, withPaymentId } from '../../../shared';
 import { normalizeResponse } from '../../helpers/normalize';
 import { withRefundAdvice } from '../../helpers/refundable';
 import { checkRequired } from '../../helpers/validation';
@@ -34,5 +34,5 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		this,
 		async () => await apiRequest.call(this, ENDPOINTS.refundStatus, { qs: { id }, itemIndex }),
 	);
-	return [normalizeResponse(answer)];
+	return [withPaymentId(normalizeResponse(answer))];
 }

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { ENDPOINTS } from '../../../shared';
+import { ENDPOINTS, withPaymentId } from '../../../shared';
 import { normalizeResponse } from '../../helpers/normalize';
 import { listAll } from '../../helpers/pagination';
 import { withRefundAdvice } from '../../helpers/refundable';
@@ -46,15 +46,19 @@ const properties: INodeProperties[] = [
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-/** One output item per refund, read through every page of refund/search. */
+/**
+ * One output item per refund, read through every page of refund/search, each naming its payment
+ * as `payment_id` (the service's records may name it as `entity_id` only).
+ */
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const searchBy = this.getNodeParameter('searchBy', itemIndex, 'paymentId') as string;
 	if (searchBy === 'dates') {
-		return await withRefundAdvice(
+		const found = await withRefundAdvice(
 			this,
 			async () =>
 				await searchByDates.call(this, ENDPOINTS.refundSearch, 'Refund › Search', itemIndex),
 		);
+		return found.map((refund) => withPaymentId(refund));
 	}
 	const paymentId = checkRequired(
 		this.getNode(),
@@ -75,5 +79,5 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 				itemIndex,
 			),
 	);
-	return refunds.map((refund) => normalizeResponse(refund));
+	return refunds.map((refund) => withPaymentId(normalizeResponse(refund)));
 }
