@@ -17,6 +17,7 @@
  * - through the relay: a refund postback the sandbox loses is found by the relay's catch-up and
  *   reaches the refund example once.
  */
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLE_IDS } from '../../scripts/harness/examples.ts';
 import { waitFor } from '../../scripts/harness/wait.ts';
@@ -46,6 +47,9 @@ import {
 	type Kind,
 	type Opened,
 } from './refunds-world.ts';
+
+const md5Upper = (text: string) =>
+	createHash('md5').update(text, 'utf8').digest('hex').toUpperCase();
 
 useRefundsStack();
 
@@ -300,6 +304,57 @@ for (const route of ROUTES) {
 				expect(runs).toHaveLength(before + 3);
 				expect(callsAbout(ONE_URL_PATH, billId)).toHaveLength(3);
 				phases.mark(`${profile}: one URL, payment + refund + chargeback, three executions`);
+			});
+
+			it('money back bound to its fields, through a real n8n: a genuine refund replayed without its Status, or re-cut as a chargeback, starts nothing; a P2P deal posted to the one URL is answered OK and starts nothing', async () => {
+				const orderId = unique(`refund-bound-${profile}`);
+				const billId = await createBill(examplesShop, '900.00', orderId);
+				const payment = await pay(billId);
+				const refund = await moneyBack('refund', payment.id as string, '100.00');
+				expect(refund.status).toBe(200);
+				await waitForCalls('/api/orders/refunded', billId, 1);
+				const refunds = (await settled(ids.refund)).length;
+				const chargebacks = (await settled(ids.chargeback)).length;
+				const oneUrl = (await settled(ids.oneUrl)).length;
+
+				// M-1: the genuine refund without its Status, and with an empty one.
+				const { Status: _status, ...noStatus } = refund.postback;
+				for (const replay of [noStatus, { ...refund.postback, Status: '' }]) {
+					const answer = await post(opened.refund, replay, profile);
+					expect(answer.status, answer.text).toBe(opened.relay ? 400 : 401);
+				}
+				// M-2: the genuine refund's signature re-cut as a chargeback's.
+				const recut: Record<string, string> = {
+					Id: refund.postback.Id,
+					Status: 'SUCCESS',
+					InvId: refund.postback.InvId,
+					BillId: `${refund.postback.Amount}:${refund.postback.Currency}:${refund.postback.BillId}`,
+					PaymentId: refund.postback.PaymentId,
+					SignatureValue: refund.postback.SignatureValue,
+				};
+				for (const url of [opened.chargeback, opened.oneUrl.payment]) {
+					const answer = await post(url, recut, profile);
+					expect(answer.status, answer.text).toBe(opened.relay ? 400 : 401);
+				}
+				// D-1: a P2P deal, signed like a payout, at the one URL (a Result URL).
+				const deal: Record<string, string> = {
+					TrsId: unique(`deal-${profile}`),
+					InvId: unique(`deal-order-${profile}`),
+					Status: 'SUCCESS',
+					Amount: '900.00',
+					Currency: 'RUB',
+					'Payment[0][id]': String(payment.id),
+					'Payout[0][id]': 'po-1',
+				};
+				deal.SignatureValue = md5Upper(`${deal.Amount}:${deal.TrsId}:${stack.sandbox.token}`);
+				const dealAnswer = await post(opened.oneUrl.payment, deal, profile);
+				expect(dealAnswer.status, dealAnswer.text).toBe(200);
+
+				await new Promise((resolve) => setTimeout(resolve, 1500));
+				expect(await settled(ids.refund)).toHaveLength(refunds);
+				expect(await settled(ids.chargeback)).toHaveLength(chargebacks);
+				expect(await settled(ids.oneUrl)).toHaveLength(oneUrl);
+				phases.mark(`${profile}: money back bound to its fields, a P2P deal, nothing started`);
 			});
 
 			it('a signed refund postback the service does not confirm, or a replay in another spelling, starts nothing', async () => {
