@@ -16,7 +16,7 @@ import {
 } from '../../shared';
 import { apiRequest } from '../transport';
 import { listAll } from './pagination';
-import { PAYOUT_KIND, requireToolOrderId, runsAsTool } from './createOnce';
+import { PAYOUT_KIND, requireToolOrderId } from './createOnce';
 import { checkOrderId, createPayoutOnce, payoutFields, type PayoutIntent } from './payout';
 import { inputError } from './validation';
 
@@ -71,7 +71,6 @@ export interface Guardrails {
 	dailyCents?: number;
 	/** The IANA time zone Daily Limit counts its day in. */
 	timeZone: string;
-	asTool: boolean;
 }
 
 export function limitOf(
@@ -129,7 +128,6 @@ export function readGuardrails(
 		maxCents: limitOf.call(this, options.maxAmount, 'Max Amount', itemIndex),
 		dailyCents: limitOf.call(this, options.dailyLimit, 'Daily Limit', itemIndex),
 		timeZone: timeZoneOf.call(this, options.timeZone, itemIndex),
-		asTool: runsAsTool.call(this),
 	};
 	requireToolOrderId.call(
 		this,
