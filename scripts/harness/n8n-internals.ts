@@ -1,6 +1,6 @@
 /**
  * Every place the harness reads n8n's internals: its REST routes under `/rest` (owner set-up,
- * login, workflows, executions, node types), its database (`webhook_entity`) and the
+ * login, workflows, executions, node types, a credential's update), its database (`webhook_entity`) and the
  * shape of its execution data. Written for n8n 2.41.1 (N8N_INTERNALS_VERSION): none of this is a
  * public API, so a newer n8n may change it; check here first when the end-to-end suite breaks
  * after an n8n upgrade.
@@ -230,6 +230,20 @@ export class N8nSession {
 		const runData =
 			typeof data.data === 'string' ? (parseFlatted(data.data) as ExecutionRun['data']) : data.data;
 		return { ...data, data: runData } as ExecutionRun;
+	}
+
+	/**
+	 * Saves a credential's new data, as the editor's Save button does (PATCH /rest/credentials/:id):
+	 * every field of `data` is written, so pass the whole credential, not only what changed.
+	 */
+	async updateCredential(credential: {
+		id: string;
+		name: string;
+		type: string;
+		data: Record<string, unknown>;
+	}): Promise<void> {
+		const { id, ...rest } = credential;
+		await this.rest('PATCH', `/credentials/${encodeURIComponent(id)}`, rest);
 	}
 
 	/** The descriptions of the given node types, as the editor loads them. */

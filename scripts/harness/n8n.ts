@@ -327,6 +327,11 @@ export class N8n {
 		return await this.session.isActive(id);
 	}
 
+	/** Saves a credential's whole new data on the running instance (see n8n-internals.ts). */
+	async updateCredential(credential: CredentialJson): Promise<void> {
+		await this.session.updateCredential(credential);
+	}
+
 	/** Executions of a workflow, newest first. */
 	async executions(workflowId: string): Promise<ExecutionSummary[]> {
 		return await this.session.executions(workflowId);
