@@ -151,7 +151,8 @@ describe('paypalych-relay command line', () => {
 			expect(log).toContain('made the SQLite store');
 			expect((statSync(folder).mode & 0o777).toString(8)).toBe('700');
 			expect((statSync(file).mode & 0o777).toString(8)).toBe('600');
-			expect((statSync(`${file}-wal`).mode & 0o777).toString(8)).toBe('600');
+			for (const journal of ['-wal', '-shm'])
+				expect((statSync(`${file}${journal}`).mode & 0o777).toString(8), journal).toBe('600');
 		} finally {
 			relay.kill('SIGTERM');
 			await new Promise((resolve) => relay.once('exit', resolve));
