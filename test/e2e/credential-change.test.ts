@@ -142,7 +142,8 @@ describe('a credential changed in a running n8n', () => {
 		const other = await stack.control<{ token: string; shopId: string }>('POST', '/merchants', {
 			verified: true,
 			subscription: 'active',
-			shop: { name: 'Another shop' },
+			// A Result URL, or the service makes no postback (this one is lost: the case posts it).
+			shop: { name: 'Another shop', resultUrl: `${sink.url}/api/e2e/elsewhere` },
 		});
 		const shopB: Shop = { token: other.token, shopId: other.shopId };
 		const before = (await stack.n8n.settledExecutions(WORKFLOW)).length;
