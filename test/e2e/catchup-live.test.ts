@@ -272,8 +272,8 @@ describe('catch-up through the relay into a real n8n, live profile', () => {
 		expect(foundBy(await catchUp())).not.toContain(`chargeback ${chargeback.id}`);
 		const deep = await catchUp(true);
 		expect(deep).toMatchObject({ outcome: 'done', deep: true });
-		expect(deep.moneyBack.chargebacksSince).toBe(isoDay(-180));
 		expect(foundBy(deep)).toEqual([`chargeback ${chargeback.id}`]);
+		expect(deep.moneyBack.chargebacksSince).toBe(isoDay(-180));
 		const [hold] = await waitForCalls(PATHS.hold, billId, 1);
 		expect(hold.body).toMatchObject({
 			orderId,
