@@ -58,6 +58,16 @@ export {
 	textOf,
 	CALL_EVENTS,
 	POSTBACK_EVENTS,
+	addMovement,
+	balanceIn,
+	chargebackMovements,
+	finishStatement,
+	newStatementTotals,
+	paymentMovement,
+	payoutMovement,
+	refundMovement,
+	statementDay,
+	summarizeStatement,
 } from '../../nodes/shared/index.ts';
 /**
  * The kinds of event the relay takes, stores, forwards and counts are the contract's: the four
@@ -71,4 +81,10 @@ export type {
 	PostbackEvent,
 	PostbackFields,
 	Receipt,
+	StatementBalance,
+	StatementDay,
+	StatementKind,
+	StatementMovement,
+	StatementSummary,
+	StatementTotals,
 } from '../../nodes/shared/index.ts';
