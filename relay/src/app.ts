@@ -53,6 +53,8 @@ export interface AppDeps {
 	catchupNow?: () => number;
 	/** The statement's and the balance snapshots' clock (tests move it on). */
 	statementNow?: () => number;
+	/** How often the balance keeper looks at the day boundary (tests shorten RELAY_STATEMENT_CHECK_S). */
+	statementCheckMs?: number;
 }
 
 /** The forwarder of one app (none with `deps.forwarder === false`: events are only stored). */
@@ -181,6 +183,7 @@ function servicesOf({ config, deps, store, metrics, logger, forwarder }: Parts) 
 		logger: logger.child({ component: 'statement' }),
 		dispatcher: deps.dispatcher,
 		now: deps.statementNow,
+		checkMs: deps.statementCheckMs,
 		backoffMs: deps.catchupBackoffMs,
 	});
 	const shared = new Reads(store);
@@ -226,7 +229,14 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 			: undefined;
 	const forwarder = forwarderOf(config, deps, store, metrics, logger);
 	const app = fastifyOf(config, logger);
-	const { ctx, monitor, catchup, statements } = servicesOf({ config, deps, store, metrics, logger, forwarder });
+	const { ctx, monitor, catchup, statements } = servicesOf({
+		config,
+		deps,
+		store,
+		metrics,
+		logger,
+		forwarder,
+	});
 	// Errors as JSON, set once here for every plugin (routes/errors.ts): a client's fault with its
 	// status and reason, anything else a bare 500 with the cause in the log. The console answers
 	// its own as pages.

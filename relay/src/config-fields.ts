@@ -310,7 +310,7 @@ export const fields = z.object({
 	RELAY_STATEMENT_CHECK_S: int(0, 60)
 		.refine((s) => s === 0 || (s >= 10 && s <= 3600), 'must be 0 (off) or 10 to 3600 seconds')
 		.describe(
-			"how often the relay looks whether a day boundary passed, to record the balance and check the day that closed, in seconds (0: no snapshots, no statement alert)",
+			'how often the relay looks whether a day boundary passed, to record the balance and check the day that closed, in seconds (0: no snapshots, no statement alert)',
 		),
 	RELAY_STATEMENT_MAX_CALLS: int(10, 30_000).describe(
 		"API calls one statement may make at the most (its lists' pages and the day's paid payments' chargebacks); over it the statement says what it could not read",

@@ -365,13 +365,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 		},
 		logLevel: c.LOG_LEVEL,
 		catchup: catchupOf(c),
-		statement: {
-			timeZone: c.RELAY_STATEMENT_TIME_ZONE,
-			checkS: c.RELAY_STATEMENT_CHECK_S,
-			maxCalls: c.RELAY_STATEMENT_MAX_CALLS,
-			callsPerS: c.RELAY_STATEMENT_CALLS_PER_S,
-		},
+		statement: statementOf(c),
 		alerts: { targets: c.RELAY_ALERT_TARGETS, backlogS: c.RELAY_ALERT_BACKLOG_S },
+	};
+}
+
+/** The statement's settings. */
+function statementOf(c: Fields): RelayConfig['statement'] {
+	return {
+		timeZone: c.RELAY_STATEMENT_TIME_ZONE,
+		checkS: c.RELAY_STATEMENT_CHECK_S,
+		maxCalls: c.RELAY_STATEMENT_MAX_CALLS,
+		callsPerS: c.RELAY_STATEMENT_CALLS_PER_S,
 	};
 }
 

@@ -67,6 +67,7 @@ export {
 	payoutMovement,
 	refundMovement,
 	statementDay,
+	midnightIn,
 	summarizeStatement,
 } from '../../nodes/shared/index.ts';
 /**

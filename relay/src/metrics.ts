@@ -119,7 +119,7 @@ export class Metrics {
 	});
 	readonly statementNotDelivered = new Gauge({
 		name: 'paypalych_relay_statement_not_delivered',
-		help: "Movements the service lists for the last closed day that n8n never got, by kind.",
+		help: 'Movements the service lists for the last closed day that n8n never got, by kind.',
 		labelNames: ['kind'],
 		registers: [this.registry],
 	});

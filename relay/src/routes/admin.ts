@@ -117,7 +117,8 @@ function bearerGuard(ctx: RelayContext) {
  */
 function statementRoutes(app: AdminApp, ctx: RelayContext): void {
 	const answer = async (day: string, csv: boolean, reply: FastifyReply) => {
-		if (!ctx.statements) return reply.code(409).send({ error: 'Conflict', message: 'no statement' });
+		if (!ctx.statements)
+			return reply.code(409).send({ error: 'Conflict', message: 'no statement' });
 		try {
 			const statement = await ctx.statements.statement(day);
 			if (!csv) return statementJson(statement);

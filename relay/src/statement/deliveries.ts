@@ -48,12 +48,14 @@ const CHUNK = 500;
 const PAYOUT_FINAL = [...PAYOUT_POSTBACK_STATUSES, 'ERROR'] as readonly string[];
 
 function postbackFor(m: StatementMovement): boolean {
-	if (m.kind === 'payment') return (PAYMENT_POSTBACK_STATUSES as readonly string[]).includes(m.status);
+	if (m.kind === 'payment')
+		return (PAYMENT_POSTBACK_STATUSES as readonly string[]).includes(m.status);
 	if (m.kind === 'payout') return PAYOUT_FINAL.includes(m.status);
 	return isMoneyBackFinal(m.status);
 }
 
-const keyOf = (m: StatementMovement) => moneyBackKey(m.kind as 'refund' | 'chargeback', m.id, m.status);
+const keyOf = (m: StatementMovement) =>
+	moneyBackKey(m.kind as 'refund' | 'chargeback', m.id, m.status);
 
 /** The day's movements n8n never got (see above), the store asked CHUNK movements at a time. */
 export async function checkDeliveries(
@@ -61,6 +63,7 @@ export async function checkDeliveries(
 	movements: readonly StatementMovement[],
 	watched: (kind: StatementKind) => boolean,
 	since: number,
+	timeZone: string,
 ): Promise<DeliveryCheck> {
 	const check: DeliveryCheck = {
 		items: [],
@@ -70,7 +73,7 @@ export async function checkDeliveries(
 	const wanted: StatementMovement[] = [];
 	for (const m of movements) {
 		if (!watched(m.kind) || !postbackFor(m)) continue;
-		const at = instantOf(m.createdAt);
+		const at = instantOf(m.createdAt, timeZone);
 		if (at !== undefined && at < since) check.beforeRelay += 1;
 		else wanted.push(m);
 	}
@@ -97,7 +100,10 @@ export async function checkDeliveries(
 }
 
 /** The stored event of a movement: the best delivered one when several match. */
-function traceFor(m: StatementMovement, traces: readonly MovementTrace[]): MovementTrace | undefined {
+function traceFor(
+	m: StatementMovement,
+	traces: readonly MovementTrace[],
+): MovementTrace | undefined {
 	const mine = traces.filter((t) =>
 		m.kind === 'refund' || m.kind === 'chargeback'
 			? t.kind === m.kind && t.dedupeKey === keyOf(m)

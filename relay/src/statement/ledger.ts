@@ -56,7 +56,10 @@ const cents = (n: number | null) => (n === null ? null : Math.round(n * 100));
 const money = (c: number) => c / 100;
 
 /** A currency's balance in a snapshot: its parts and their sum, in cents; undefined when absent. */
-export function figureOf(lines: readonly BalanceLine[], currency: string): BalanceFigure | undefined {
+export function figureOf(
+	lines: readonly BalanceLine[],
+	currency: string,
+): BalanceFigure | undefined {
 	const line = lines.find((l) => l.currency.toUpperCase() === currency);
 	if (line === undefined) return undefined;
 	const parts = [line.available, line.locked, line.hold].map((v) => toCents(v) ?? null);
@@ -85,7 +88,9 @@ export function ledgerOf(input: LedgerInput): CurrencyLedger[] {
 		const totals = summaries.find((s) => s.currency === currency) ?? null;
 		const ledger = currencyLedger(input, currency, totals);
 		const quiet =
-			totals === null && ledger.unexplained === 0 && ledger.opening?.total === ledger.closing?.total;
+			totals === null &&
+			ledger.unexplained === 0 &&
+			ledger.opening?.total === ledger.closing?.total;
 		if (!quiet) ledgers.push(ledger);
 	}
 	return ledgers;
@@ -145,13 +150,17 @@ function effectsOf(input: LedgerInput, currency: string): { cents: number | null
 	const unknown: string[] = [];
 	for (const m of [...input.dayMovements, ...input.around]) {
 		if (m.currency !== currency || !m.counted) continue;
-		const at = instantOf(m.createdAt);
+		const at = instantOf(m.createdAt, input.timeZone);
 		if (at !== undefined && (at < from || at >= to)) continue;
-		if (m.balanceEffect === null) unknown.push(`${m.kind} ${m.id}: ${m.unknownEffect ?? 'unknown'}`);
+		if (m.balanceEffect === null)
+			unknown.push(`${m.kind} ${m.id}: ${m.unknownEffect ?? 'unknown'}`);
 		else sum += Math.round(m.balanceEffect * 100);
 	}
 	if (unknown.length === 0) return { cents: sum };
 	const shown = unknown.slice(0, 5).join('; ');
 	const more = unknown.length > 5 ? ` and ${unknown.length - 5} more` : '';
-	return { cents: null, why: `the effect of ${unknown.length} movement(s) is unknown (${shown}${more})` };
+	return {
+		cents: null,
+		why: `the effect of ${unknown.length} movement(s) is unknown (${shown}${more})`,
+	};
 }

@@ -63,7 +63,7 @@ export async function readDay(day: StatementDay, o: ReadOptions): Promise<DayMov
 	const out: DayMovements = { day: [], around: [], unread: [] };
 	const keep = (m: StatementMovement) => {
 		if (day.isOnDay(m.createdAt)) out.day.push(m);
-		else if (inWindow(m, o.window)) out.around.push(m);
+		else if (inWindow(m, o.window, day.timeZone)) out.around.push(m);
 	};
 	const unpaid: string[] = [];
 	await readList(day, o, out, ENDPOINTS.paymentSearch.path, (row) => {
@@ -93,12 +93,12 @@ function keepChargeback(
 	c: StatementMovement,
 ): void {
 	if (day.isOnDay(c.createdAt)) out.day.push(c);
-	else if (inWindow(c, o.window)) out.around.push(c);
+	else if (inWindow(c, o.window, day.timeZone)) out.around.push(c);
 }
 
-function inWindow(m: StatementMovement, window: ReadOptions['window']): boolean {
+function inWindow(m: StatementMovement, window: ReadOptions['window'], zone: string): boolean {
 	if (window === null) return false;
-	const at = instantOf(m.createdAt);
+	const at = instantOf(m.createdAt, zone);
 	return at !== undefined && at >= window.from && at < window.to;
 }
 

@@ -21,7 +21,8 @@ export async function alertDay(
 ): Promise<boolean> {
 	metrics.statementUnexplained.reset();
 	for (const c of s.currencies)
-		if (c.unexplained !== null) metrics.statementUnexplained.set({ currency: c.currency }, c.unexplained);
+		if (c.unexplained !== null)
+			metrics.statementUnexplained.set({ currency: c.currency }, c.unexplained);
 	metrics.statementNotDelivered.reset();
 	for (const kind of ['payment', 'refund', 'chargeback', 'payout'] as const)
 		metrics.statementNotDelivered.set(
@@ -32,8 +33,12 @@ export async function alertDay(
 	const missed = s.notDelivered ?? [];
 	if (off.length === 0 && missed.length === 0) return false;
 	const parts = [
-		...off.map((c) => `${c.currency} balance moved ${c.unexplained} more than its movements explain`),
-		...(missed.length > 0 ? [`${missed.length} movement(s) the service lists never reached n8n`] : []),
+		...off.map(
+			(c) => `${c.currency} balance moved ${c.unexplained} more than its movements explain`,
+		),
+		...(missed.length > 0
+			? [`${missed.length} movement(s) the service lists never reached n8n`]
+			: []),
 	];
 	return (
 		(await alerter?.raise(

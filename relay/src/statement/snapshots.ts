@@ -30,8 +30,11 @@ export interface KeeperOptions {
 /** The balances of a `merchant/balance` answer (a `balances` list, or the list itself, or under `data`). */
 export function balanceLines(answer: unknown): BalanceLine[] {
 	const root = answer as Record<string, unknown> | null;
-	const list =
-		Array.isArray(answer) ? answer : (root?.balances ?? (root?.data as Record<string, unknown> | undefined)?.balances ?? root?.data);
+	const list = Array.isArray(answer)
+		? answer
+		: (root?.balances ??
+			(root?.data as Record<string, unknown> | undefined)?.balances ??
+			root?.data);
 	if (!Array.isArray(list)) throw new Error('merchant/balance answered without a list of balances');
 	const lines: BalanceLine[] = [];
 	for (const entry of list) {

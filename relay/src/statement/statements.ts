@@ -56,6 +56,8 @@ export interface StatementsOptions {
 	logger: Logger;
 	dispatcher?: Dispatcher;
 	now?: () => number;
+	/** How often the keeper looks (default RELAY_STATEMENT_CHECK_S; 0 there keeps it off). */
+	checkMs?: number;
 	backoffMs?: number;
 }
 
@@ -75,7 +77,7 @@ export class Statements {
 			store: options.store,
 			api: () => this.#api(5),
 			timeZone: statement.timeZone,
-			checkMs: statement.checkS * 1000,
+			checkMs: statement.checkS > 0 ? (options.checkMs ?? statement.checkS * 1000) : 0,
 			now: this.#now,
 			logger: options.logger,
 			metrics: options.metrics,
@@ -107,7 +109,11 @@ export class Statements {
 		}
 		const today = dateIn(zone, new Date(this.#now()));
 		if (day > today)
-			throw new OperationRefused(400, 'Bad request', `${day} has not begun in ${zone} (today is ${today})`);
+			throw new OperationRefused(
+				400,
+				'Bad request',
+				`${day} has not begun in ${zone} (today is ${today})`,
+			);
 		const first = await this.#o.store.firstSnapshotDay(zone);
 		if (first === null || day < first)
 			throw new OperationRefused(
@@ -171,6 +177,7 @@ export class Statements {
 			read.day,
 			(kind) => this.#o.targets[kind].length > 0,
 			baseline.since,
+			zone,
 		);
 		Object.assign(statement, {
 			notDelivered: check.items,
@@ -210,7 +217,8 @@ export class Statements {
 			dispatcher: this.#o.dispatcher,
 			backoffMs: this.#o.backoffMs,
 			maxBackoffMs: this.#o.backoffMs,
-			onCall: (path) => metrics.statementApiCalls.inc({ endpoint: path.replace(/^\/api\/v1\//, '') }),
+			onCall: (path) =>
+				metrics.statementApiCalls.inc({ endpoint: path.replace(/^\/api\/v1\//, '') }),
 		});
 	}
 }
@@ -226,7 +234,8 @@ const sideOf = (s: BalanceSnapshot): Side => ({
 /** The day's opening: its boundary snapshot, else the first start's of that day. */
 function openingOf(snapshots: readonly BalanceSnapshot[], day: string): Side | null {
 	const mine = snapshots.filter((s) => s.day === day);
-	const found = mine.find((s) => s.kind === 'boundary') ?? mine.find((s) => s.kind === 'first-start');
+	const found =
+		mine.find((s) => s.kind === 'boundary') ?? mine.find((s) => s.kind === 'first-start');
 	return found ? sideOf(found) : null;
 }
 
@@ -236,10 +245,21 @@ function closingOf(snapshots: readonly BalanceSnapshot[], next: string): Side | 
 	return found ? sideOf(found) : null;
 }
 
-function missingOf(opening: Side | null, closing: Side | null, closed: boolean): { missing?: string } {
-	if (opening === null) return { missing: 'no balance was recorded at the start of the day (the relay did not run at midnight)' };
+function missingOf(
+	opening: Side | null,
+	closing: Side | null,
+	closed: boolean,
+): { missing?: string } {
+	if (opening === null)
+		return {
+			missing:
+				'no balance was recorded at the start of the day (the relay did not run at midnight)',
+		};
 	if (closing === null && closed)
-		return { missing: 'no balance was recorded at the end of the day (the relay did not run on the next day yet)' };
+		return {
+			missing:
+				'no balance was recorded at the end of the day (the relay did not run on the next day yet)',
+		};
 	return {};
 }
 

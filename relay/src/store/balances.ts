@@ -55,7 +55,10 @@ export interface BalanceBook {
 	 * The events stored under these TrsIds (payments and payouts) or these dedupe keys (refunds and
 	 * chargebacks), each with how many of its deliveries were delivered.
 	 */
-	movementTraces(trsIds: readonly string[], dedupeKeys: readonly string[]): Promise<MovementTrace[]>;
+	movementTraces(
+		trsIds: readonly string[],
+		dedupeKeys: readonly string[],
+	): Promise<MovementTrace[]>;
 }
 
 /** A snapshot row as both engines keep it: the balances as JSON text. */
@@ -75,7 +78,8 @@ export function traceOf(row: Record<string, unknown>): MovementTrace {
 	return {
 		kind: String(row.kind) as PostbackEvent,
 		trsId: row.trs_id === null || row.trs_id === undefined ? null : String(row.trs_id),
-		dedupeKey: row.dedupe_key === null || row.dedupe_key === undefined ? null : String(row.dedupe_key),
+		dedupeKey:
+			row.dedupe_key === null || row.dedupe_key === undefined ? null : String(row.dedupe_key),
 		deliveries: Number(row.deliveries ?? 0),
 		delivered: Number(row.delivered ?? 0),
 	};
