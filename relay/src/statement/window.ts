@@ -13,7 +13,7 @@ export function instantOf(createdAt: string, timeZone: string): number | undefin
 	const local = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?(?:\.\d+)?$/.exec(text);
 	if (local) {
 		const [, day, h, m, s = '0'] = local;
-		const midnight = midnightIn(day, timeZone).getTime();
+		const midnight = midnightOf(day, timeZone);
 		if (Number.isNaN(midnight)) return undefined;
 		return midnight + (Number(h) * 3600 + Number(m) * 60 + Number(s)) * 1000;
 	}
@@ -24,3 +24,17 @@ export function instantOf(createdAt: string, timeZone: string): number | undefin
 
 /** The day after `day`. */
 export const nextDay = (day: string): string => addDays(day, 1);
+
+/** Midnights already worked out (a day's movements share a few): each one costs a date formatter. */
+const midnights = new Map<string, number>();
+
+function midnightOf(day: string, timeZone: string): number {
+	const key = `${timeZone} ${day}`;
+	let at = midnights.get(key);
+	if (at === undefined) {
+		at = midnightIn(day, timeZone).getTime();
+		if (midnights.size >= 1000) midnights.clear();
+		midnights.set(key, at);
+	}
+	return at;
+}
