@@ -7,6 +7,7 @@ import { expect, it } from 'vitest';
 import { addDays, dateIn } from '../../nodes/shared/dates.ts';
 import { midnightIn } from '../../nodes/shared/statement.ts';
 import { waitFor } from '../../scripts/harness/wait.ts';
+import { consoleReader } from './console-login.ts';
 import { ADMIN_TOKEN } from './helpers.ts';
 import { catchupSetup } from './catchup-setup.ts';
 import type { SuiteStore } from './fresh-store.ts';
@@ -151,6 +152,16 @@ export function statementSuite(store: SuiteStore, profile: 'live' | 'spec'): voi
 		const metrics = await (await fetch(`${r.url}/metrics`)).text();
 		expect(metrics).toMatch(/paypalych_relay_statement_unexplained\{currency="RUB"\} 12.34/);
 		expect(metrics).toMatch(/paypalych_relay_statement_not_delivered\{kind="payment"\} 1/);
+		// The console's page of the day, and its CSV behind the console's login.
+		const console = await consoleReader(r.app);
+		const shown = await console(`/admin/console/statement?day=${day}`);
+		expect(shown).toContain('data-unexplained="12.34"');
+		expect(shown).toContain(lost.paymentId);
+		expect(shown).toContain(`href="/admin/console/statement.csv?day=${day}"`);
+		const csv = await console(`/admin/console/statement.csv?day=${day}`);
+		expect(
+			csv.split('\r\n').filter((row) => row.startsWith(`payment,${lost.paymentId},`)),
+		).toHaveLength(1);
 		// Once per day: the same day read again raises nothing new.
 		await get(r, `/statement?day=${day}`);
 		expect(statementAlerts()).toHaveLength(1);
