@@ -166,7 +166,10 @@ it(
 			{ deps: { statementNow: () => clock.at, catchupNow: () => clock.at, statementCheckMs: 50 } },
 		);
 		try {
-			await waitFor('the first snapshot', () => service.seen.calls >= 1);
+			const kept = /paypalych_relay_balance_snapshots_total\{kind="first-start",outcome="kept"\} 1/;
+			await waitFor('the first snapshot', async () =>
+				kept.test(await (await fetch(`${r.url}/metrics`)).text()),
+			);
 			service.seen.after = true;
 			clock.at = midnightIn(addDays(DAY, 1), ZONE).getTime() + 30_000;
 			// The closing snapshot, and the day's check that follows it: 10,000 movements n8n never got.
