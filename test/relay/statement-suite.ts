@@ -59,7 +59,7 @@ export function statementSuite(store: SuiteStore, profile: 'live' | 'spec'): voi
 	const statementAlerts = () =>
 		alerts.received.map((a) => JSON.parse(a.body) as Json).filter((a) => a.alert === 'statement');
 
-	it('a day of payments, a refund and a payout ties out to unexplained 0 (spec: unknown, its payout record shows no account_amount); the payment n8n got is not listed, the lost ones are; the CSV has a row each', async () => {
+	it('a day of payments, a refund and a payout ties out to unexplained 0 (spec: unknown, its payout record shows no account_amount); the payment n8n got is not listed, the lost ones are, the one n8n refused is not-delivered; the CSV has a row each', async () => {
 		const m = await merchant();
 		const today = dateIn(ZONE);
 		// The snapshot 2 s early, the statement 2 s late: the service's times are whole seconds.
@@ -70,6 +70,12 @@ export function statementSuite(store: SuiteStore, profile: 'live' | 'spec'): voi
 		const delivered = await m.pay((await m.bill('100.00')).billId);
 		expect((await rig.postback(r, 'payment', delivered.postback)).status).toBe(200);
 		await waitFor('forwarded', () => rig.target.received.length >= 1);
+		// Received, but n8n refuses it for good (410: the delivery is dead at once).
+		rig.target.responder = () => ({ status: 410, receipt: null, body: 'Gone' });
+		const refused = await m.pay((await m.bill('10.00')).billId);
+		expect((await rig.postback(r, 'payment', refused.postback)).status).toBe(200);
+		await waitFor('refused', () => rig.target.received.length >= 2);
+		rig.target.responder = () => ({ status: 200 });
 		const lost = await m.pay((await m.bill('50.00')).billId);
 		const refund = await control('POST', `/payments/${delivered.paymentId}/refund`, {
 			amount: '20.00',
@@ -81,7 +87,7 @@ export function statementSuite(store: SuiteStore, profile: 'live' | 'spec'): voi
 		expect(s.opening.kind).toBe('first-start');
 		expect(s.closing.kind).toBe('live');
 		expect(rub(s)).toMatchObject({
-			totals: { payments: { count: 2 }, refunds: { count: 1, amount: 20 }, payouts: { count: 1 } },
+			totals: { payments: { count: 3 }, refunds: { count: 1, amount: 20 }, payouts: { count: 1 } },
 		});
 		if (profile === 'live') {
 			expect(rub(s).unexplained).toBe(0);
@@ -97,11 +103,12 @@ export function statementSuite(store: SuiteStore, profile: 'live' | 'spec'): voi
 		expect(ids(s)).toEqual(
 			[
 				`payment ${lost.paymentId} not-received`,
+				`payment ${refused.paymentId} not-delivered`,
 				`payout ${payout} not-received`,
 				`refund ${refund.refund.id} not-received`,
 			].sort(),
 		);
-		expect(s.movements).toBe(4);
+		expect(s.movements).toBe(5);
 
 		const csv = await get(r, `/statement.csv?day=${today}`);
 		expect(csv.status).toBe(200);
@@ -110,7 +117,8 @@ export function statementSuite(store: SuiteStore, profile: 'live' | 'spec'): voi
 		expect(rows[0]).toBe(
 			'kind,id,createdAt,status,currency,amount,commission,balanceEffect,unknownEffect,orderId,billId,paymentId,delivery',
 		);
-		expect(rows).toHaveLength(5);
+		expect(rows).toHaveLength(6);
+		expect(rows.find((row) => row.includes(refused.paymentId))).toMatch(/,not-delivered$/);
 		expect(rows.find((row) => row.includes(lost.paymentId))).toMatch(/,not-received$/);
 		expect(rows.find((row) => row.startsWith(`payment,${delivered.paymentId},`))).toMatch(/,$/);
 		expect((await get(r, `/statement?day=${today}&format=csv`)).text).toBe(csv.text);
