@@ -33,6 +33,8 @@ export const SERVICE_SUITES = [
 	'test/relay/store-move.test.ts',
 	'test/relay/store-plans.test.ts',
 	'test/relay/store.test.ts',
+	'test/relay/statement.browser.test.ts',
+	'test/relay/statement.test.ts',
 	'test/relay/stores-parity.test.ts',
 	'test/relay/trsid-bill.test.ts',
 	'test/relay/attacks/trsid-canonical.test.ts',

@@ -46,7 +46,10 @@ const CONSOLE_ENTRY = { from: 'app.ts', to: 'console/index.ts' };
  */
 export const LAYERS: ReadonlyArray<{ name: string; files: readonly string[] | 'the rest' }> = [
 	{ name: 'the composition root', files: ['bin.ts', 'cli.ts', 'server.ts', 'app.ts'] },
-	{ name: 'the surfaces', files: ['routes/', 'console/', 'catchup/', 'context.ts'] },
+	{
+		name: 'the surfaces',
+		files: ['routes/', 'console/', 'catchup/', 'statement/', 'context.ts'],
+	},
 	{ name: 'the services', files: ['intake.ts', 'reads.ts', 'operations.ts', 'targets.ts'] },
 	{ name: 'the middle', files: 'the rest' },
 	{ name: 'the store', files: ['store/', 'store-sqlite/', 'store-postgres/', 'store-open.ts'] },

@@ -13,6 +13,7 @@ import * as payout from './actions/payout';
 import * as refund from './actions/refund';
 import { router } from './actions/router';
 import * as sbpBank from './actions/sbpBank';
+import * as statement from './actions/statement';
 import { listSearch } from './methods';
 
 export class PayPalych implements INodeType {
@@ -62,6 +63,12 @@ export class PayPalych implements INodeType {
 						value: 'sbpBank',
 						description: 'Banks reachable through the Faster Payments System',
 					},
+					{
+						name: 'Statement',
+						value: 'statement',
+						description:
+							"A day's payments, refunds, chargebacks and payouts tied to the balance (read-only)",
+					},
 				],
 				default: 'bill',
 			},
@@ -71,6 +78,7 @@ export class PayPalych implements INodeType {
 			...payout.description,
 			...refund.description,
 			...sbpBank.description,
+			...statement.description,
 		],
 	};
 

@@ -6,4 +6,5 @@ export type PayPalychMap = {
 	payout: 'createPersonal' | 'createRegular' | 'get' | 'search';
 	refund: 'create' | 'get' | 'search';
 	sbpBank: 'getMany';
+	statement: 'get';
 };

@@ -17,4 +17,6 @@ export * from './money-back';
 export * from './pagination';
 export * from './postback';
 export * from './signature';
+export * from './statement';
+export * from './statement-totals';
 export * from './statuses';

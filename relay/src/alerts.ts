@@ -5,7 +5,13 @@ import type { Metrics } from './metrics.ts';
 import type { ReadStore } from './store/types.ts';
 
 /** What an alert is about. */
-export type AlertKind = 'catch-up' | 'catchup-failed' | 'catchup-gap' | 'dead' | 'backlog';
+export type AlertKind =
+	| 'catch-up'
+	| 'catchup-failed'
+	| 'catchup-gap'
+	| 'dead'
+	| 'backlog'
+	| 'statement';
 
 export interface Alert {
 	kind: AlertKind;

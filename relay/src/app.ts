@@ -26,6 +26,7 @@ import { postbackRoutes } from './routes/postbacks.ts';
 import { logSchema, schemaVersionOf } from './schema-log.ts';
 import { openStore } from './store-open.ts';
 import { Pruner } from './store/retention.ts';
+import { Statements } from './statement/statements.ts';
 import { SqliteStore } from './store-sqlite/store.ts';
 import type { Store } from './store/types.ts';
 import { targetsByKind } from './targets.ts';
@@ -50,6 +51,10 @@ export interface AppDeps {
 	catchupBackoffMs?: number;
 	/** The catch-up's clock (tests move it on). */
 	catchupNow?: () => number;
+	/** The statement's and the balance snapshots' clock (tests move it on). */
+	statementNow?: () => number;
+	/** How often the balance keeper looks at the day boundary (tests shorten RELAY_STATEMENT_CHECK_S). */
+	statementCheckMs?: number;
 }
 
 /** The forwarder of one app (none with `deps.forwarder === false`: events are only stored). */
@@ -169,12 +174,25 @@ function servicesOf({ config, deps, store, metrics, logger, forwarder }: Parts) 
 		maxBackoffMs: deps.catchupBackoffMs,
 		now: deps.catchupNow,
 	});
+	const statements = new Statements({
+		config,
+		store,
+		metrics,
+		alerter,
+		targets,
+		logger: logger.child({ component: 'statement' }),
+		dispatcher: deps.dispatcher,
+		now: deps.statementNow,
+		checkMs: deps.statementCheckMs,
+		backoffMs: deps.catchupBackoffMs,
+	});
 	const shared = new Reads(store);
 	const ctx: RelayContext = {
 		config,
 		metrics,
 		intake,
 		catchup,
+		statements,
 		alerter,
 		authThrottle: new AuthThrottle({ ...config.authLimit, memory: operatorMemoryIn(store) }),
 		reads: shared,
@@ -185,7 +203,7 @@ function servicesOf({ config, deps, store, metrics, logger, forwarder }: Parts) 
 			kick,
 		}),
 	};
-	return { ctx, monitor, catchup };
+	return { ctx, monitor, catchup, statements };
 }
 
 /**
@@ -211,7 +229,14 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 			: undefined;
 	const forwarder = forwarderOf(config, deps, store, metrics, logger);
 	const app = fastifyOf(config, logger);
-	const { ctx, monitor, catchup } = servicesOf({ config, deps, store, metrics, logger, forwarder });
+	const { ctx, monitor, catchup, statements } = servicesOf({
+		config,
+		deps,
+		store,
+		metrics,
+		logger,
+		forwarder,
+	});
 	// Errors as JSON, set once here for every plugin (routes/errors.ts): a client's fault with its
 	// status and reason, anything else a bare 500 with the cause in the log. The console answers
 	// its own as pages.
@@ -239,10 +264,12 @@ export async function buildApp(config: RelayConfig, deps: AppDeps = {}): Promise
 		pruner?.start();
 		// Off the request path: timers of their own, never awaited by a route.
 		catchup.start();
+		statements.keeper.start();
 		monitor.start();
 	});
 	app.addHook('onClose', async () => {
 		await catchup.stop();
+		await statements.keeper.stop();
 		await monitor.stop();
 		await forwarder?.stop(config.shutdownGraceMs);
 		await pruner?.stop();

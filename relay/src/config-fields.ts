@@ -9,6 +9,16 @@ import { z } from 'zod';
 
 const HOUR = 3_600_000;
 
+/** Whether the runtime knows this IANA time zone. */
+function isTimeZone(zone: string): boolean {
+	try {
+		new Intl.DateTimeFormat('en-US', { timeZone: zone });
+		return true;
+	} catch {
+		return false;
+	}
+}
+
 const int = (min: number, fallback: number) =>
 	z
 		.string()
@@ -285,6 +295,28 @@ export const fields = z.object({
 	// What one run may hold of the service's lists (bills, payouts), counted across every page.
 	RELAY_CATCHUP_MAX_BYTES: int(1_048_576, 64 * 1_048_576).describe(
 		"bytes of the service's list rows one catch-up run may hold, across every page (at least 1 MiB); over it the run stops partial, raises catchup-failed, and the next run goes on",
+	),
+	// The statement (docs/operator/statement.md): merchant/balance read at each day boundary in
+	// this zone and at the first start; the day's movements read from the service's lists.
+	RELAY_STATEMENT_TIME_ZONE: z
+		.string()
+		.trim()
+		.optional()
+		.transform((v) => (v === undefined || v === '' ? 'Europe/Moscow' : v))
+		.refine(isTimeZone, 'must be an IANA time zone, such as Europe/Moscow or UTC')
+		.describe(
+			"the time zone of the statement's days: the balance is recorded at each of its midnights",
+		),
+	RELAY_STATEMENT_CHECK_S: int(0, 60)
+		.refine((s) => s === 0 || (s >= 10 && s <= 3600), 'must be 0 (off) or 10 to 3600 seconds')
+		.describe(
+			'how often the relay looks whether a day boundary passed, to record the balance and check the day that closed, in seconds (0: no snapshots, no statement alert)',
+		),
+	RELAY_STATEMENT_MAX_CALLS: int(10, 30_000).describe(
+		"API calls one statement may make at the most (its lists' pages and the day's paid payments' chargebacks); over it the statement says what it could not read",
+	),
+	RELAY_STATEMENT_CALLS_PER_S: int(0, 0).describe(
+		"most API calls per second a statement makes (0: no pace of its own; a 429's Retry-After is always honoured)",
 	),
 	RELAY_ALERT_TARGETS: urlList.describe(
 		'URLs (comma-separated) the relay posts a JSON alert to: postbacks found by catch-up, dead deliveries, an old backlog',

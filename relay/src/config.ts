@@ -96,6 +96,15 @@ export interface RelayConfig {
 		/** PAYPALYCH_SHOP_ID: sent as shop_id on bill/search and payment/search when set. */
 		shopId?: string;
 	};
+	/** The daily statement (docs/operator/statement.md). */
+	statement: {
+		timeZone: string;
+		/** Seconds between looks at the day boundary; 0: no snapshots and no statement alert. */
+		checkS: number;
+		maxCalls: number;
+		/** Most calls a second; 0: no pace of its own. */
+		callsPerS: number;
+	};
 	alerts: {
 		/** Where alert messages are POSTed as JSON. */
 		targets: string[];
@@ -356,7 +365,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 		},
 		logLevel: c.LOG_LEVEL,
 		catchup: catchupOf(c),
+		statement: statementOf(c),
 		alerts: { targets: c.RELAY_ALERT_TARGETS, backlogS: c.RELAY_ALERT_BACKLOG_S },
+	};
+}
+
+/** The statement's settings. */
+function statementOf(c: Fields): RelayConfig['statement'] {
+	return {
+		timeZone: c.RELAY_STATEMENT_TIME_ZONE,
+		checkS: c.RELAY_STATEMENT_CHECK_S,
+		maxCalls: c.RELAY_STATEMENT_MAX_CALLS,
+		callsPerS: c.RELAY_STATEMENT_CALLS_PER_S,
 	};
 }
 

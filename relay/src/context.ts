@@ -6,6 +6,7 @@ import type { Operations } from './operations.ts';
 import type { Reads } from './reads.ts';
 import type { Alerter } from './alerts.ts';
 import type { CatchupRunner } from './catchup/runner.ts';
+import type { Statements } from './statement/statements.ts';
 
 /**
  * The services the route plugins share; passed to each plugin as its options. Routes reach the
@@ -27,6 +28,8 @@ export interface RelayContext {
 	authThrottle: AuthThrottle;
 	/** The catch-up (present even when its interval is 0: the admin API can run it). */
 	catchup?: CatchupRunner;
+	/** The daily statement and the balance snapshots it starts from. */
+	statements?: Statements;
 	/** Alerts raised, for the console and the admin API. */
 	alerter?: Alerter;
 }

@@ -58,6 +58,17 @@ export {
 	textOf,
 	CALL_EVENTS,
 	POSTBACK_EVENTS,
+	addMovement,
+	balanceIn,
+	chargebackMovements,
+	finishStatement,
+	newStatementTotals,
+	paymentMovement,
+	payoutMovement,
+	refundMovement,
+	statementDay,
+	midnightIn,
+	summarizeStatement,
 } from '../../nodes/shared/index.ts';
 /**
  * The kinds of event the relay takes, stores, forwards and counts are the contract's: the four
@@ -71,4 +82,10 @@ export type {
 	PostbackEvent,
 	PostbackFields,
 	Receipt,
+	StatementBalance,
+	StatementDay,
+	StatementKind,
+	StatementMovement,
+	StatementSummary,
+	StatementTotals,
 } from '../../nodes/shared/index.ts';

@@ -101,6 +101,28 @@ export class Metrics {
 		'Alerts raised (each cause once), by cause.',
 		['cause'],
 	);
+	readonly statementApiCalls = this.#counter(
+		'paypalych_relay_statement_api_calls_total',
+		'Calls the statement and the balance snapshots made to the service API, by endpoint.',
+		['endpoint'],
+	);
+	readonly balanceSnapshots = this.#counter(
+		'paypalych_relay_balance_snapshots_total',
+		'Balance snapshots (merchant/balance) recorded, by kind (boundary, first-start) and outcome (kept, known: another instance kept it, failed).',
+		['kind', 'outcome'],
+	);
+	readonly statementUnexplained = new Gauge({
+		name: 'paypalych_relay_statement_unexplained',
+		help: "The last closed day's unexplained change of the balance (closing - opening - the day's balance effects), by currency; no sample where it is unknown.",
+		labelNames: ['currency'],
+		registers: [this.registry],
+	});
+	readonly statementNotDelivered = new Gauge({
+		name: 'paypalych_relay_statement_not_delivered',
+		help: 'Movements the service lists for the last closed day that n8n never got, by kind.',
+		labelNames: ['kind'],
+		registers: [this.registry],
+	});
 	readonly latency = new Histogram({
 		name: 'paypalych_relay_delivery_latency_seconds',
 		help: 'Time from receiving a call to its successful delivery to a target.',

@@ -160,6 +160,11 @@ export class ServiceApi {
 		return this.#record(ENDPOINTS.billStatus.path, id);
 	}
 
+	/** `merchant/balance`: the answer, one balance per currency under `balances`. */
+	merchantBalance(): Promise<ApiRecord> {
+		return this.get(ENDPOINTS.merchantBalance.path);
+	}
+
 	/** `bill/payments?id=`: the answer, the bill's payments under `data`. */
 	billPayments(id: string): Promise<ApiRecord> {
 		return this.get(ENDPOINTS.billPayments.path, { id });

@@ -84,6 +84,10 @@ function paymentRoutes(app: FastifyInstance, ctx: SandboxContext): void {
 		...paymentControlView(ctx, payment),
 		refunded_amount: format2(refundedOf(ctx.state, payment.id)),
 		refundable_amount: format2(refundableOf(ctx.state, payment)),
+		// What chargebacks took, shown here even where the service's records show no amount.
+		charged_back_amount: format2(
+			chargebacksOf(ctx.state, payment.id).reduce((sum, item) => sum + item.amount, 0),
+		),
 		refunds: refundsOf(ctx.state, payment.id).map((refund) =>
 			refundView(refund, controlShape(ctx, payment.merchantId)),
 		),

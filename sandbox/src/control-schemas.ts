@@ -158,6 +158,26 @@ export const deliveriesQuery = z.object({
 	id: z.string().optional(),
 });
 
+/**
+ * POST /_sandbox/merchants/:id/balance-adjustment: a change of a balance that no payment, refund,
+ * chargeback or payout explains (`amount`, signed, at most 2 decimals: "-12.34", 5).
+ */
+export const balanceAdjustment = z.object({
+	currency: z.enum(BALANCE_CURRENCIES),
+	amount: z
+		.union([z.string(), z.number()])
+		.transform((value) => String(value).trim())
+		.refine((text) => /^[+-]?\d{1,8}(?:\.\d{1,2})?$/.test(text) && Number(text) !== 0, {
+			error: 'must be a signed non-zero decimal amount with at most 2 decimals, such as -12.34',
+		})
+		.transform((text) => {
+			const [whole, fraction = ''] = text.replace(/^[+-]/, '').split('.');
+			const cents = Number(whole) * 100 + Number((fraction + '00').slice(0, 2));
+			return text.startsWith('-') ? -cents : cents;
+		}),
+	balance: z.enum(['available', 'locked', 'hold']).default('available'),
+});
+
 export const clockSchema = z.object({
 	now: z.union([z.iso.datetime({ offset: true }), z.null()]).optional(),
 	offsetMs: z.int().optional(),

@@ -8,6 +8,7 @@ import {
 	applyAccountPatch,
 	applyMerchantPatch,
 	applyShopPatch,
+	balanceAdjustment,
 	body,
 	clockSchema,
 	deliveriesQuery,
@@ -95,6 +96,13 @@ function merchantRoutes(app: FastifyInstance, ctx: SandboxContext): void {
 		const merchant = merchantOf(ctx, param(request));
 		applyMerchantPatch(merchant, merchantPatch.parse(body(request)));
 		return merchantView(ctx, merchant);
+	});
+
+	app.post('/merchants/:id/balance-adjustment', async (request) => {
+		const merchant = merchantOf(ctx, param(request));
+		const data = balanceAdjustment.parse(body(request));
+		merchant.balances[data.currency][data.balance] += data.amount;
+		return { id: merchant.id, balances: merchantView(ctx, merchant).balances };
 	});
 
 	app.post('/merchants/:id/rotate-token', async (request) => {

@@ -21,6 +21,7 @@ export const EXAMPLE_IDS = {
 	payoutApproval: 'ppExPayoutApproval06',
 	refundMarks: 'ppExRefundMarks07',
 	chargebackHold: 'ppExChargebackHold08',
+	dailyStatement: 'ppExStatement09',
 } as const;
 
 /** Placeholders as they appear in the example files. */

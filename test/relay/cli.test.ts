@@ -19,6 +19,8 @@ const minimal = {
 	PAYPALYCH_API_TOKEN: TOKEN,
 	RELAY_ADMIN_TOKEN: ADMIN_TOKEN,
 	RELAY_PAYMENT_TARGETS: 'http://127.0.0.1:9/webhook/pay',
+	// No balance snapshot at start: it would call the real service with a made-up token.
+	RELAY_STATEMENT_CHECK_S: '0',
 };
 const relayVersion = (
 	JSON.parse(readFileSync(join(ROOT, 'relay', 'package.json'), 'utf8')) as { version: string }

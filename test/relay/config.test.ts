@@ -382,6 +382,32 @@ describe('relay configuration', () => {
 		}
 	});
 
+	it('reads the statement settings with their defaults, refusing an unknown zone and a check that is too often or too rare', () => {
+		expect(loadConfig(minimal).statement).toEqual({
+			timeZone: 'Europe/Moscow',
+			checkS: 60,
+			maxCalls: 30_000,
+			callsPerS: 0,
+		});
+		const set = loadConfig({
+			...minimal,
+			RELAY_STATEMENT_TIME_ZONE: 'UTC',
+			RELAY_STATEMENT_CHECK_S: '0',
+			RELAY_STATEMENT_MAX_CALLS: '500',
+			RELAY_STATEMENT_CALLS_PER_S: '5',
+		}).statement;
+		expect(set).toEqual({ timeZone: 'UTC', checkS: 0, maxCalls: 500, callsPerS: 5 });
+		for (const [name, value] of [
+			['RELAY_STATEMENT_TIME_ZONE', 'Mars/Olympus'],
+			['RELAY_STATEMENT_CHECK_S', '5'],
+			['RELAY_STATEMENT_CHECK_S', '3601'],
+			['RELAY_STATEMENT_MAX_CALLS', '9'],
+		]) {
+			const error = errorOf({ ...minimal, [name]: value });
+			expect(error.variables, `${name}=${value}`).toEqual([name]);
+		}
+	});
+
 	it('stops the real binary at start-up with a message naming the variable', () => {
 		const run = spawnSync(NODE, [RELAY_BIN], {
 			env: childEnv({

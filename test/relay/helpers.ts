@@ -166,6 +166,8 @@ export function baseEnv(
 		RELAY_DELIVERY_TIMEOUT_MS: '1000',
 		RELAY_LEASE_MS: '2000',
 		RELAY_POLL_INTERVAL_MS: '20',
+		// No balance snapshots (a merchant/balance call at start) unless a suite asks for them.
+		RELAY_STATEMENT_CHECK_S: '0',
 		LOG_LEVEL: 'info',
 		...extra,
 	} as Record<string, string>;

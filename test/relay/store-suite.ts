@@ -8,6 +8,7 @@ import { resultsContract } from './store-results-suite.ts';
 import { readsContract } from './store-reads-suite.ts';
 import { linksContract } from './store-links-suite.ts';
 import { baselineContract } from './store-baseline-suite.ts';
+import { balancesContract } from './store-balances-suite.ts';
 import { markDead, markDelivered, markRetry } from './marks.ts';
 import { T0, storeEvent, timing, type OpenedStore } from './store-events.ts';
 
@@ -430,5 +431,6 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
 		readsContract(() => store);
 		linksContract(() => store);
 		baselineContract(() => store);
+		balancesContract(() => store);
 	});
 }

@@ -8,6 +8,7 @@ import * as payment from './payment';
 import * as payout from './payout';
 import * as refund from './refund';
 import * as sbpBank from './sbpBank';
+import * as statement from './statement';
 
 type OperationRun = (this: IExecuteFunctions, itemIndex: number) => Promise<IDataObject[]>;
 
@@ -33,6 +34,7 @@ const OPERATIONS = {
 		search: refund.search.execute,
 	},
 	sbpBank: { getMany: sbpBank.getMany.execute },
+	statement: { get: statement.get.execute },
 } satisfies { [R in keyof PayPalychMap]: Record<PayPalychMap[R], OperationRun> };
 
 function runnerOf(resource: string, operation: string): OperationRun | undefined {

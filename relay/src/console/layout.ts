@@ -9,7 +9,7 @@ export const CONSOLE = '/admin/console';
 export const LOGIN = '/admin/login';
 export const ASSETS = `${CONSOLE}/assets`;
 
-export type Section = 'overview' | 'events' | 'dead' | 'catchup';
+export type Section = 'overview' | 'events' | 'dead' | 'catchup' | 'statement';
 
 export interface PageOptions {
 	title: string;
@@ -27,6 +27,7 @@ const NAV: Array<[Section, string, string]> = [
 	['events', 'Events', `${CONSOLE}/events`],
 	['dead', 'Dead letters', `${CONSOLE}/dead`],
 	['catchup', 'Catch-up', `${CONSOLE}/catchup`],
+	['statement', 'Statement', `${CONSOLE}/statement`],
 ];
 
 /** The whole document around a page's body: header with navigation, notices, then the body. */

@@ -8,6 +8,9 @@ import type { PostbackEvent } from '../contract.ts';
 import { isBreakGlass, refusalSentence } from '../auth-throttle.ts';
 import type { ContextOptions, RelayContext } from '../context.ts';
 import { DELIVERY_STATUSES, EVENT_SOURCES } from '../store/types.ts';
+import { ApiError, BudgetSpent } from '../service-api.ts';
+import { statementCsv } from '../statement/csv.ts';
+import { statementJson } from '../statement/report.ts';
 import { deliveryIdText, timeField as time } from './input.ts';
 
 const kind = z.enum(POSTBACK_EVENTS as [PostbackEvent, ...PostbackEvent[]]);
@@ -49,6 +52,11 @@ const requeueBody = z
 	})
 	.optional()
 	.nullable();
+/** GET /admin/statement: `day` (YYYY-MM-DD, checked by the statement for a clear refusal), `format`. */
+const statementQuery = z.object({
+	day: z.string().max(32),
+	format: z.enum(['json', 'csv']).default('json'),
+});
 const eventParams = z.object({ id: z.string() });
 const deliveryParams = z.object({ id: deliveryIdText });
 
@@ -65,6 +73,7 @@ export async function adminRoutes(plain: FastifyInstance, { ctx }: ContextOption
 	const app = withZod(plain);
 	app.addHook('onRequest', bearerGuard(ctx));
 	catchupRoutes(app, ctx);
+	statementRoutes(app, ctx);
 	readRoutes(app, ctx);
 	operationRoutes(app, ctx);
 }
@@ -100,6 +109,37 @@ function bearerGuard(ctx: RelayContext) {
 		ctx.authThrottle.clear(request.ip);
 		return undefined;
 	};
+}
+
+/**
+ * The day's statement (docs/operator/statement.md): JSON, or its movements as CSV
+ * (`format=csv`, or `/statement.csv`). The service not answering is a 502 with the reason.
+ */
+function statementRoutes(app: AdminApp, ctx: RelayContext): void {
+	const answer = async (day: string, csv: boolean, reply: FastifyReply) => {
+		if (!ctx.statements)
+			return reply.code(409).send({ error: 'Conflict', message: 'no statement' });
+		try {
+			const statement = await ctx.statements.statement(day);
+			if (!csv) return statementJson(statement);
+			return reply
+				.header('content-type', 'text/csv; charset=utf-8')
+				.header('content-disposition', `attachment; filename="statement-${day}.csv"`)
+				.send(statementCsv(statement));
+		} catch (error) {
+			if (!(error instanceof ApiError || error instanceof BudgetSpent)) throw error;
+			return reply.code(502).send({
+				error: 'Bad Gateway',
+				message: `the service could not be read for the statement: ${error.message}`,
+			});
+		}
+	};
+	app.get('/statement', { schema: { querystring: statementQuery } }, async (request, reply) =>
+		answer(request.query.day, request.query.format === 'csv', reply),
+	);
+	app.get('/statement.csv', { schema: { querystring: statementQuery } }, async (request, reply) =>
+		answer(request.query.day, true, reply),
+	);
 }
 
 /**

@@ -1,3 +1,5 @@
+import { snapshotOf, traceOf } from '../store/balances.ts';
+import type { BalanceBook } from '../store/balances.ts';
 import { BASELINE_MARKS } from '../store/baseline-marks.ts';
 import type { CatchupBaseline } from '../store/baseline-marks.ts';
 import type { CatchupBook } from '../store/catchup-book.ts';
@@ -49,6 +51,41 @@ export function postgresCatchupBook(run: Read): CatchupBook {
 		},
 		async markLinksRead(ids, now) {
 			if (ids.length > 0) await run(MARK_LINKS_READ, [[...ids], now]);
+		},
+	};
+}
+
+const KEEP_SNAPSHOT = `INSERT INTO balance_snapshots (time_zone, day, kind, taken_at, balances_json)
+	VALUES ($1, $2, $3, $4, $5::jsonb) ON CONFLICT (time_zone, day, kind) DO NOTHING RETURNING day`;
+const SNAPSHOTS = `SELECT time_zone, day, kind, taken_at, balances_json FROM balance_snapshots
+	WHERE time_zone = $1 AND day >= $2 AND day <= $3 ORDER BY day, kind`;
+const FIRST_SNAPSHOT = 'SELECT MIN(day) AS day FROM balance_snapshots WHERE time_zone = $1';
+const TRACES = `SELECT e.kind, e.fields_json ->> 'TrsId' AS trs_id, e.dedupe_key,
+		COUNT(d.id) AS deliveries, COUNT(d.id) FILTER (WHERE d.status = 'delivered') AS delivered
+	FROM events e LEFT JOIN deliveries d ON d.event_id = e.id
+	WHERE (e.fields_json ->> 'TrsId') = ANY($1::text[]) OR e.dedupe_key = ANY($2::text[])
+	GROUP BY e.id`;
+
+/**
+ * The statement's bookkeeping (store/balances.ts), one statement each, over the store's durable
+ * `run`: balance snapshots, and what the store holds of the movements a statement looks for.
+ */
+export function postgresBalanceBook(run: Read): BalanceBook {
+	return {
+		async keepBalanceSnapshot(s) {
+			const params = [s.timeZone, s.day, s.kind, s.takenAt, JSON.stringify(s.balances)];
+			return (await run(KEEP_SNAPSHOT, params)).length > 0;
+		},
+		async balanceSnapshots(timeZone, from, to) {
+			return (await run(SNAPSHOTS, [timeZone, from, to])).map(snapshotOf);
+		},
+		async firstSnapshotDay(timeZone) {
+			const day = (await run(FIRST_SNAPSHOT, [timeZone]))[0]?.day;
+			return day === null || day === undefined ? null : String(day);
+		},
+		async movementTraces(trsIds, dedupeKeys) {
+			if (trsIds.length === 0 && dedupeKeys.length === 0) return [];
+			return (await run(TRACES, [[...trsIds], [...dedupeKeys]])).map(traceOf);
 		},
 	};
 }

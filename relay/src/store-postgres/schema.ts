@@ -147,6 +147,22 @@ ALTER TABLE attempts ADD COLUMN receipt text;
 		sql: '',
 		rewrite: rewriteMoneyBackKeys,
 	},
+	{
+		// The statement (store/balances.ts): merchant/balance read at each day boundary and at the
+		// first start; the first one kept for a zone, day and kind stays.
+		version: 10,
+		name: "the merchant's balances at each day boundary and at the first start",
+		sql: `
+CREATE TABLE balance_snapshots (
+	time_zone text NOT NULL,
+	day text NOT NULL,
+	kind text NOT NULL CHECK (kind IN ('boundary', 'first-start')),
+	taken_at bigint NOT NULL,
+	balances_json jsonb NOT NULL,
+	PRIMARY KEY (time_zone, day, kind)
+);
+`,
+	},
 ];
 
 /** Any constant: the advisory lock that serialises migrations of instances starting together. */

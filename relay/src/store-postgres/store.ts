@@ -1,8 +1,8 @@
 import pg from 'pg';
 import type { Pool, PoolClient, PoolConfig, QueryResultRow } from 'pg';
 import type { PostbackEvent } from '../contract.ts';
+import type { BalanceBook } from '../store/balances.ts';
 import { checkedAtEdge } from '../store/input.ts';
-import { fillPairKeys } from '../store/pair-key.ts';
 import { runsWithoutRepeats } from '../store/results.ts';
 import { storableResult, toClaimed } from '../store/rows.ts';
 import type { Row } from '../store/rows.ts';
@@ -24,7 +24,8 @@ import type {
 } from '../store/types.ts';
 import { GroupInserter } from './inserts.ts';
 import { postgresReads } from './reads.ts';
-import { postgresCatchupBook } from './catchup-book.ts';
+import { postgresBalanceBook, postgresCatchupBook } from './catchup-book.ts';
+import { fillPairKeysOn } from './pair-keys.ts';
 import type { CatchupBook as Book } from '../store/catchup-book.ts';
 import type { PostgresReadsPort } from './reads.ts';
 import { migrate } from './schema.ts';
@@ -33,7 +34,6 @@ import {
 	CATCHUP_UNLOCK,
 	CLAIM,
 	DROP_EXPIRED_REVOCATIONS,
-	EVENTS_WITHOUT_PAIR_KEY,
 	PING,
 	PREPARED,
 	PRUNABLE_LOCKED,
@@ -44,7 +44,6 @@ import {
 	REQUEUE,
 	REQUEUE_SOME,
 	REVOKE_SESSION,
-	SET_PAIR_KEYS,
 	STILL_PRUNABLE,
 	TRY_CATCHUP_LOCK,
 	resultParams,
@@ -70,24 +69,6 @@ const types = {
 			? (v: string) => Number(v)
 			: pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
-
-/** fillPairKeys on one connection (at open, after the migrations). */
-function fillPairKeysOn(client: PoolClient): Promise<number> {
-	return fillPairKeys(
-		Date.now(),
-		async (since, limit) => {
-			const { rows } = await client.query<{
-				id: string;
-				kind: PostbackEvent;
-				fields_json: Record<string, string>;
-			}>(EVENTS_WITHOUT_PAIR_KEY, [since, limit]);
-			return rows.map((r) => ({ id: r.id, kind: r.kind, fields: r.fields_json }));
-		},
-		async (ids, keys) => {
-			await client.query(SET_PAIR_KEYS, [ids, keys]);
-		},
-	);
-}
 
 /**
  * The scale-out store: one PostgreSQL database shared by several relay instances.
@@ -133,6 +114,16 @@ export class PostgresStore implements Store {
 	readonly rememberLinks: Book['rememberLinks'] = (...a) => this.#catchup.rememberLinks(...a);
 	readonly linksToRead: Book['linksToRead'] = (...a) => this.#catchup.linksToRead(...a);
 	readonly markLinksRead: Book['markLinksRead'] = (...a) => this.#catchup.markLinksRead(...a);
+	// The statement's balance snapshots and movement traces (catchup-book.ts).
+	#balances!: BalanceBook;
+	readonly keepBalanceSnapshot: BalanceBook['keepBalanceSnapshot'] = (s) =>
+		this.#balances.keepBalanceSnapshot(s);
+	readonly balanceSnapshots: BalanceBook['balanceSnapshots'] = (...a) =>
+		this.#balances.balanceSnapshots(...a);
+	readonly firstSnapshotDay: BalanceBook['firstSnapshotDay'] = (z) =>
+		this.#balances.firstSnapshotDay(z);
+	readonly movementTraces: BalanceBook['movementTraces'] = (...a) =>
+		this.#balances.movementTraces(...a);
 
 	private constructor(url: string, options: PostgresStoreOptions) {
 		const onError = options.onError ?? (() => {});
@@ -157,6 +148,7 @@ export class PostgresStore implements Store {
 		);
 		this.#reads = postgresReads((sql, params) => this.#rows(this.#durable, sql, params));
 		this.#catchup = postgresCatchupBook((sql, params) => this.#rows(this.#durable, sql, params));
+		this.#balances = postgresBalanceBook((sql, params) => this.#rows(this.#durable, sql, params));
 	}
 
 	/**

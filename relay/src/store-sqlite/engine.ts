@@ -1,4 +1,5 @@
 import type { DatabaseSync } from 'node:sqlite';
+import { SqliteBalances } from './balances.ts';
 import { SqliteQueries } from './queries.ts';
 import { SqliteRewrites } from './rewrites.ts';
 import { openSqlite } from './schema.ts';
@@ -10,6 +11,7 @@ import { openSqlite } from './schema.ts';
 export type EngineOp =
 	| Exclude<keyof SqliteQueries, symbol>
 	| Exclude<keyof SqliteRewrites, symbol>
+	| Exclude<keyof SqliteBalances, symbol>
 	| 'stats';
 
 export interface EngineCall {
@@ -32,6 +34,7 @@ export const DURABLE_OPS: ReadonlySet<EngineOp> = new Set<EngineOp>([
 	'catchupBaseline',
 	'backfillCatchup',
 	'rewriteMoneyBack',
+	'keepBalanceSnapshot',
 	'ping',
 ]);
 
@@ -47,6 +50,7 @@ export class SqliteEngine {
 	#db: DatabaseSync;
 	#queries: SqliteQueries;
 	#rewrites: SqliteRewrites;
+	#balances: SqliteBalances;
 	#stats = { commits: 0, calls: 0, syncedCommits: 0 };
 	#synchronous: 'FULL' | 'NORMAL' = 'FULL';
 
@@ -54,12 +58,17 @@ export class SqliteEngine {
 		this.#db = openSqlite(path);
 		this.#queries = new SqliteQueries(this.#db);
 		this.#rewrites = new SqliteRewrites(this.#db);
+		this.#balances = new SqliteBalances(this.#db);
 	}
 
 	#call(c: EngineCall): unknown {
 		if (c.op === 'stats') return this.stats();
 		const owner =
-			c.op === 'moneyBackRows' || c.op === 'rewriteMoneyBack' ? this.#rewrites : this.#queries;
+			c.op === 'moneyBackRows' || c.op === 'rewriteMoneyBack'
+				? this.#rewrites
+				: c.op in this.#balances
+					? this.#balances
+					: this.#queries;
 		const fn = (owner as unknown as Record<string, unknown>)[c.op];
 		if (typeof fn !== 'function') throw new Error(`unknown store operation ${String(c.op)}`);
 		return (fn as (...args: unknown[]) => unknown).apply(owner, c.args);

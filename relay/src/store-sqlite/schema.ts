@@ -109,6 +109,18 @@ ALTER TABLE attempts ADD COLUMN receipt TEXT;
 CREATE TABLE IF NOT EXISTS store_rewrites (name TEXT PRIMARY KEY);
 INSERT OR IGNORE INTO store_rewrites (name) VALUES ('money-back-keys');
 `,
+	// 10: the merchant's balances read at each day boundary and at the first start (the statement:
+	// store/balances.ts); the first one kept for a zone, day and kind stays.
+	`
+CREATE TABLE IF NOT EXISTS balance_snapshots (
+	time_zone TEXT NOT NULL,
+	day TEXT NOT NULL,
+	kind TEXT NOT NULL,
+	taken_at INTEGER NOT NULL,
+	balances_json TEXT NOT NULL,
+	PRIMARY KEY (time_zone, day, kind)
+);
+`,
 ];
 
 /**

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { POSTBACK_EVENTS } from '../contract.ts';
 import type { PostbackEvent } from '../contract.ts';
+import type { BalanceSnapshot, MovementTrace } from '../store/balances.ts';
 import { checkedAtEdge } from '../store/input.ts';
 import { moneyBackRewrite } from '../store/money-back-keys.ts';
 import { fillPairKeys, pairKeyOf } from '../store/pair-key.ts';
@@ -255,6 +256,18 @@ export class SqliteStore implements Store {
 	}
 	markLinksRead(ids: readonly string[], now: number): Promise<void> {
 		return this.#call('markLinksRead', [...ids], now);
+	}
+	keepBalanceSnapshot(snapshot: BalanceSnapshot): Promise<boolean> {
+		return this.#call('keepBalanceSnapshot', snapshot);
+	}
+	balanceSnapshots(timeZone: string, from: string, to: string): Promise<BalanceSnapshot[]> {
+		return this.#call('balanceSnapshots', timeZone, from, to);
+	}
+	firstSnapshotDay(timeZone: string): Promise<string | null> {
+		return this.#call('firstSnapshotDay', timeZone);
+	}
+	movementTraces(trsIds: readonly string[], keys: readonly string[]): Promise<MovementTrace[]> {
+		return this.#call('movementTraces', [...trsIds], [...keys]);
 	}
 
 	async withCatchupLock<T>(

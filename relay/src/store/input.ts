@@ -1,5 +1,7 @@
 import { StoreInputError } from '../errors.ts';
 import { RECEIPTS, receiptOf } from '../contract.ts';
+import { SNAPSHOT_KINDS } from './balances.ts';
+import type { BalanceSnapshot } from './balances.ts';
 import { MAX_ACTIVITY_BUCKETS } from './types.ts';
 import type { DeliveryFilter, DeliveryResult, EventFilter, NewEvent, Store } from './types.ts';
 
@@ -226,7 +228,38 @@ const CHECKS: Checks = {
 		checkIds('link ids', ids, checkLinkId);
 		checkInt('now', now);
 	},
+	keepBalanceSnapshot: (s) => checkSnapshot(s),
+	balanceSnapshots: (zone, from, to) => {
+		checkText('time zone', zone, 64);
+		checkDay('from', from);
+		checkDay('to', to);
+	},
+	firstSnapshotDay: (zone) => checkText('time zone', zone, 64),
+	movementTraces: (trsIds, keys) => {
+		checkIds('TrsIds', trsIds, (v) => checkText('TrsId', v, 256));
+		checkIds('dedupe keys', keys, (v) => checkText('dedupe key', v, 1024));
+	},
 };
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+function checkDay(name: string, value: unknown): void {
+	if (typeof value !== 'string' || !DAY.test(value))
+		throw new StoreInputError(`${name} must be a date, YYYY-MM-DD`);
+}
+
+/** A balance snapshot (store/balances.ts): its zone, day, kind, time and at most 100 currencies. */
+function checkSnapshot(s: BalanceSnapshot): void {
+	checkText('time zone', s.timeZone, 64);
+	checkDay('day', s.day);
+	if (!SNAPSHOT_KINDS.includes(s.kind)) throw new StoreInputError('unknown snapshot kind');
+	checkInt('takenAt', s.takenAt);
+	if (!Array.isArray(s.balances) || s.balances.length > 100)
+		throw new StoreInputError('balances must be a list of at most 100 currencies');
+	for (const line of s.balances)
+		for (const key of ['currency', 'available', 'locked', 'hold'] as const)
+			checkText(`balance ${key}`, line[key], 64);
+}
 
 /**
  * The store's edge, the same for both engines: `engine` as its callers get it, each operation's

@@ -1,4 +1,5 @@
 import type { PostbackEvent, Receipt } from '../contract.ts';
+import type { BalanceBook } from './balances.ts';
 import type { CatchupBaseline } from './baseline-marks.ts';
 export type { CatchupBaseline } from './baseline-marks.ts';
 
@@ -340,8 +341,8 @@ export interface ReadStore {
 	oldestUndelivered(): Promise<number | null>;
 }
 
-/** The housekeeping port: retention, the console's logouts, the catch-up's marks and lock, readiness, closing. */
-export interface Housekeeping {
+/** The housekeeping port: retention, the console's logouts, the catch-up's marks and lock, the statement's balances, readiness, closing. */
+export interface Housekeeping extends BalanceBook {
 	/**
 	 * Deletes up to `limit` events received before `before` whose deliveries are all delivered or
 	 * dead (an event with a pending or delivering delivery is never pruned), with their deliveries

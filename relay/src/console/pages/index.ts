@@ -9,6 +9,7 @@ import { deadRoutes } from './dead.ts';
 import { eventRoutes } from './events.ts';
 import { overviewRoutes } from './overview.ts';
 import { replayRoutes } from './replay.ts';
+import { statementRoutes } from './statement.ts';
 
 export interface PagesOptions {
 	ctx: RelayContext;
@@ -89,4 +90,5 @@ export async function consolePages(
 	deadRoutes(app, deps);
 	replayRoutes(app, deps);
 	catchupRoutes(app, deps);
+	statementRoutes(app, deps);
 }
