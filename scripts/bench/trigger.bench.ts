@@ -18,7 +18,7 @@
 // ratios per engine, and one `met` / `NOT met` line per target.
 //
 // `--quick` (BENCH_QUICK=1): 3-second runs, one round, no memory-full cases: for development.
-// BENCH_ENGINES ("vm,lazy"; "legacy" too), BENCH_SECONDS (8), BENCH_ROUNDS (2), BENCH_RATES
+// BENCH_ENGINES ("vm,lazy"; "legacy" too), BENCH_CASES (e.g. "webhook,off"; default all), BENCH_SECONDS (8), BENCH_ROUNDS (2), BENCH_RATES
 // ("" : fixed rates after saturation, e.g. "20"), BENCH_ROOT (the checkout whose built package n8n
 // loads: a before/after), BENCH_TRIGGER_VERSION (the trigger's typeVersion; default its default).
 import { execFileSync } from 'node:child_process';
@@ -81,6 +81,8 @@ async function measure(
 	const before = n8nCounters(n8n.pid);
 	const callsBefore = await stand.standIn.calls();
 	const result = await load();
+	// What a sampler that stops with the load sees: answers/s and CPU within the load only.
+	const atLoadEnd = n8nCounters(n8n.pid);
 	// The trigger answers before n8n runs its execution: executions may still be running when the
 	// load ends. Their CPU and time count too: the run lasts until n8n is idle again.
 	const drained = await untilIdle(n8n);
@@ -89,6 +91,11 @@ async function measure(
 	const ok = Math.max(1, result.ok);
 	return {
 		perSecond: result.ok / (result.seconds + drained),
+		answers: result.ok,
+		windowPerSecond: result.ok / result.seconds,
+		windowCpuMs: ((atLoadEnd.ticks - before.ticks) * TICK_MS) / ok,
+		loadSeconds: result.seconds,
+		drainSeconds: drained,
 		p50: result.p50,
 		p99: result.p99,
 		failed: result.failed,
@@ -239,7 +246,10 @@ const uptime = () => execFileSync('uptime', { encoding: 'utf8' }).trim();
 
 async function main(): Promise<void> {
 	await ensureN8nInstalled();
-	const cases = CASES.filter((c) => !QUICK || !c.flow.endsWith('-full'));
+	const only = process.env.BENCH_CASES?.split(',').map((c) => c.trim());
+	const cases = CASES.filter((c) =>
+		only ? only.includes(c.name) : !QUICK || !c.flow.endsWith('-full'),
+	);
 	console.log(
 		`PayPalych Trigger benchmark: package from ${ROOT}; engines ${ENGINES.join(', ')}; ${SECONDS} s per run, ${ROUNDS} saturation round(s) interleaved (best kept)${QUICK ? ' (--quick)' : ''}`,
 	);
@@ -262,7 +272,7 @@ async function main(): Promise<void> {
 					const next = bodiesOf(c, engine, `r${round}`);
 					const sat = await measure(stand, n8n, c, saturate(n8n, stand.paths[c.flow], next));
 					console.log(
-						`round ${round} ${c.name} ${engine}: ${sat.perSecond.toFixed(1)}/s, ${sat.cpuMs.toFixed(1)} ms CPU/exec, ${sat.apiCalls.toFixed(2)} calls/exec, ${sat.failed} failed`,
+						`round ${round} ${c.name} ${engine}: ${sat.perSecond.toFixed(1)}/s (${sat.answers} answered in ${sat.loadSeconds.toFixed(1)} s + ${sat.drainSeconds.toFixed(1)} s until idle), ${sat.cpuMs.toFixed(1)} ms CPU/exec (within the load alone: ${sat.windowPerSecond.toFixed(1)} answers/s, ${sat.windowCpuMs.toFixed(1)} ms CPU/answer), ${sat.apiCalls.toFixed(2)} calls/exec, ${sat.failed} failed`,
 					);
 					const key = `${c.name} ${engine}`;
 					const kept = best.get(key);
