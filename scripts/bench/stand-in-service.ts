@@ -12,7 +12,6 @@
 // `node scripts/bench/stand-in-service.ts` (STAND_IN_PORT, default a free one).
 import { spawn } from 'node:child_process';
 import { createServer, type ServerResponse } from 'node:http';
-import { fileURLToPath } from 'node:url';
 
 const CREATED_AT = '2026-12-01 10:00:00';
 
@@ -98,7 +97,7 @@ export interface StandIn {
 
 /** Starts the stand-in as a child process of this one. */
 export async function startStandIn(): Promise<StandIn> {
-	const child = spawn(process.execPath, [fileURLToPath(import.meta.url)], {
+	const child = spawn(process.execPath, [import.meta.filename], {
 		stdio: ['ignore', 'pipe', 'inherit'],
 	});
 	const port = await new Promise<number>((resolve, reject) => {
@@ -123,7 +122,7 @@ export async function startStandIn(): Promise<StandIn> {
 	};
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
+if (process.argv[1] === import.meta.filename) {
 	const port = await serveStandIn(Number(process.env.STAND_IN_PORT ?? 0));
 	console.log(`stand-in service listening on ${port}`);
 }

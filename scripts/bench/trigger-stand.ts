@@ -99,7 +99,8 @@ function chain(nodes: WorkflowJson['nodes']): WorkflowJson['connections'] {
 function triggerVersionOf(root: string): number {
 	if (process.env.BENCH_TRIGGER_VERSION) return Number(process.env.BENCH_TRIGGER_VERSION);
 	const load = createRequire(join(root, 'package.json'));
-	const { PayPalychTrigger } = load('./dist/nodes/PayPalychTrigger/PayPalychTrigger.node.js') as {
+	const node = join(root, 'dist', 'nodes', 'PayPalychTrigger', 'PayPalychTrigger.node.js');
+	const { PayPalychTrigger } = load(node) as {
 		PayPalychTrigger: new () => {
 			description: { version: number | number[]; defaultVersion?: number };
 		};

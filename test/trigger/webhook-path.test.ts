@@ -8,6 +8,7 @@ import {
 	Workflow,
 	resolveWebhookDescriptionField,
 	webhookDescriptionIsNativelyResolvable,
+	type INodeParameters,
 	type INodeType,
 	type INodeTypes,
 	type IWebhookDescription,
@@ -22,7 +23,7 @@ const nodeTypes = {
 	getKnownTypes: () => ({}),
 } as unknown as INodeTypes;
 
-function workflowNode(parameters: Record<string, unknown>) {
+function workflowNode(parameters: INodeParameters) {
 	const workflow = new Workflow({
 		nodes: [
 			{
