@@ -98,15 +98,23 @@ function chain(nodes: WorkflowJson['nodes']): WorkflowJson['connections'] {
  */
 function triggerVersionOf(root: string): number {
 	if (process.env.BENCH_TRIGGER_VERSION) return Number(process.env.BENCH_TRIGGER_VERSION);
-	const load = createRequire(join(root, 'package.json'));
 	const node = join(root, 'dist', 'nodes', 'PayPalychTrigger', 'PayPalychTrigger.node.js');
-	const { PayPalychTrigger } = load(node) as {
-		PayPalychTrigger: new () => {
-			description: { version: number | number[]; defaultVersion?: number };
+	try {
+		const { PayPalychTrigger } = createRequire(join(root, 'package.json'))(node) as {
+			PayPalychTrigger: new () => {
+				description: { version: number | number[]; defaultVersion?: number };
+			};
 		};
-	};
-	const { version, defaultVersion } = new PayPalychTrigger().description;
-	return defaultVersion ?? (Array.isArray(version) ? Math.max(...version) : version);
+		const { version, defaultVersion } = new PayPalychTrigger().description;
+		return defaultVersion ?? (Array.isArray(version) ? Math.max(...version) : version);
+	} catch {
+		// A checkout without its own node_modules (a bare before/after copy): read the compiled text.
+		const text = readFileSync(node, 'utf8');
+		const given = /defaultVersion:\s*([\d.]+)/.exec(text) ?? /\bversion:\s*([\d.]+)/.exec(text);
+		if (given) return Number(given[1]);
+		const list = /\bversion:\s*\[([^\]]*)\]/.exec(text);
+		return list ? Math.max(...list[1].split(',').map(Number)) : 1;
+	}
 }
 
 function workflow(
