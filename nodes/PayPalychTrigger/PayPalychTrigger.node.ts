@@ -11,6 +11,7 @@ import { isPostbackEvent, isRedirectEvent } from '../shared';
 import { send, type PlainResponse } from './answer';
 import { PASTE_TARGET, properties, triggerPanel } from './description';
 import { receive, type N8nRequest } from './pipeline';
+import { WEBHOOKS } from './webhook';
 
 export class PayPalychTrigger implements INodeType {
 	description: INodeTypeDescription = {
@@ -31,14 +32,7 @@ export class PayPalychTrigger implements INodeType {
 		// second output, Refused, only when Output Refused Calls is on (outputs by expression).
 		outputs: `={{ $parameter["refusedOutput"] === true ? [{ "type": "${MAIN_CONNECTION}", "displayName": "Confirmed" }, { "type": "${MAIN_CONNECTION}", "displayName": "Refused" }] : ["${MAIN_CONNECTION}"] }}`,
 		credentials: [{ name: 'payPalychApi', required: true }],
-		webhooks: [
-			{
-				name: 'default',
-				httpMethod: 'POST',
-				responseMode: 'onReceived',
-				path: '={{$parameter["event"]}}',
-			},
-		],
+		webhooks: WEBHOOKS,
 		triggerPanel,
 		properties,
 	};

@@ -1,34 +1,27 @@
-// node scripts/bench/trigger-profile.ts: where n8n's CPU goes when the PayPalych Trigger confirms a
-// postback (a question left by the trigger's first cut: is reading the credential up to three times
-// per confirmed postback worth caching?). The stand of bench:trigger, n8n restarted under V8's
-// sampling profiler (--cpu-prof), genuine postbacks at PROFILE_RATE/s (10) for PROFILE_SECONDS (20)
-// to the workflow with confirmation on (Bill ID Only: one API call; PROFILE_FLOW `on` or `off` for
-// another), then n8n's main process profile read back: the CPU per execution with a credential read
-// on the stack (n8n-core's getCredentials, the CLI's CredentialsHelper, the Cipher), with the
-// authenticated request helper on the stack, and the trigger's own code, next to the total. Shares
-// of one process's samples: the machine's load changes the total, much less the shares. Synchronous
-// stacks only: the database work a read awaits resumes under TypeORM's frames, not the caller's, so
-// the credential figure is a lower bound (TypeORM's own share is printed too).
+// node scripts/bench/trigger-profile.ts: where n8n's CPU goes for one case of bench:trigger. The
+// stand of bench:trigger (the stand-in service answering at once), one n8n under PROFILE_ENGINE
+// (`vm`, n8n's default, or `lazy`: lazy acquisition and the compile cache) started under V8's
+// sampling profiler (--cpu-prof), new postbacks at PROFILE_RATE/s (10) for PROFILE_SECONDS (20) to
+// the case PROFILE_FLOW (`off`, the default: confirmation off; `on`, `on-shown`, `hand`,
+// `hand-shown`, `webhook`, `off-full`, `on-full`), then n8n's main process profile read back: the
+// CPU per execution with a credential read on the stack (n8n-core's getCredentials, the CLI's
+// CredentialsHelper, the Cipher), with n8n's expression engine on the stack, the trigger's own
+// code, next to the total. Shares of one process's samples: the machine's load changes the total,
+// much less the shares. Synchronous stacks only: the database work a read awaits resumes under
+// TypeORM's frames, not the caller's (TypeORM's own share is printed too).
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import getPort from 'get-port';
 import { openLoop, ROOT } from '../../relay/bench/common.ts';
 import { ensureN8nInstalled } from '../harness/n8n.ts';
-import {
-	FLOW_LABEL,
-	fillMemory,
-	genuinePostbacks,
-	startStand,
-	type Flow,
-} from './trigger-stand.ts';
+import { signedPostback, startStand, type Engine } from './trigger-stand.ts';
+import { CASES, CASE_LABEL } from './trigger-table.ts';
 
 const RATE = Number(process.env.PROFILE_RATE ?? 10);
 const SECONDS = Number(process.env.PROFILE_SECONDS ?? 20);
-/** The workflow under load: `on-bill` (confirmation on, Bill ID Only), or `on`, `off`, `hand`, `webhook`. */
-const FLOW = (process.env.PROFILE_FLOW ?? 'on-bill') as Flow;
-/** `full`: the trigger's memory filled to its 6,000 keys first (as bench:trigger's second pass). */
-const MEMORY = process.env.PROFILE_MEMORY === 'full' ? 'full' : 'empty';
+const ENGINE = (process.env.PROFILE_ENGINE ?? 'vm') as Engine;
+const CASE = CASES.find((c) => c.name === (process.env.PROFILE_FLOW ?? 'off'));
+if (!CASE) throw new Error(`PROFILE_FLOW: one of ${CASES.map((c) => c.name).join(', ')}`);
 
 interface ProfileNode {
 	id: number;
@@ -39,6 +32,7 @@ interface CpuProfile {
 	nodes: ProfileNode[];
 	samples: number[];
 	timeDeltas: number[];
+	endTime: number;
 }
 
 /** What a frame is, for the shares printed; the first match on a sample's stack counts. */
@@ -67,8 +61,15 @@ const CATEGORIES: Array<[string, (f: ProfileNode['callFrame']) => boolean]> = [
 	['TypeORM (any caller)', (f) => f.url.includes('/typeorm/')],
 ];
 
-/** Milliseconds of samples by category (a sample counts in each category on its stack). */
-function shares(profile: CpuProfile): {
+/**
+ * Milliseconds of samples by category (a sample counts in each category on its stack), over the
+ * samples taken within `window` (µs before the profile's end: [from, to]), which leaves n8n's
+ * start and stop out.
+ */
+function shares(
+	profile: CpuProfile,
+	window: { from: number; to: number },
+): {
 	totalMs: number;
 	byCategory: Map<string, number>;
 	/** Under a credential read: milliseconds by the sampled (leaf) function. */
@@ -86,7 +87,15 @@ function shares(profile: CpuProfile): {
 	const credentialLeaves = new Map<string, number>();
 	const ownByPackage = new Map<string, number>();
 	let totalMs = 0;
+	const at: number[] = [];
+	let t = profile.endTime;
+	for (let i = profile.samples.length - 1; i >= 0; i--) {
+		at[i] = t;
+		t -= profile.timeDeltas[i] ?? 0;
+	}
 	profile.samples.forEach((id, i) => {
+		const before = profile.endTime - at[i];
+		if (before > window.from || before < window.to) return;
 		const ms = (profile.timeDeltas[i] ?? 0) / 1000;
 		const frame = byId.get(id)?.callFrame;
 		if (!frame || frame.functionName === '(idle)' || frame.functionName === '(program)') return;
@@ -113,36 +122,40 @@ function shares(profile: CpuProfile): {
 
 async function main(): Promise<void> {
 	await ensureN8nInstalled();
-	const stand = await startStand(ROOT, await getPort({ host: '127.0.0.1' }));
 	const profDir = mkdtempSync(join(tmpdir(), 'trigger-profile-'));
+	const stand = await startStand(ROOT, [ENGINE], {
+		NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profDir}`,
+	});
 	try {
-		const bodies = await genuinePostbacks(stand, Math.round(RATE * SECONDS) + 5, 'prof');
-		await stand.n8n.stop();
-		if (MEMORY === 'full' && FLOW !== 'webhook' && FLOW !== 'hand') fillMemory(stand, FLOW);
-		const env = (stand.n8n as unknown as { extraEnv: Record<string, string> }).extraEnv;
-		env.NODE_OPTIONS = `--cpu-prof --cpu-prof-dir=${profDir}`;
-		await stand.n8n.start();
-		const mainPid = stand.n8n.pid;
+		const n8n = stand.n8n[ENGINE]!;
+		const mainPid = n8n.pid;
+		const path = stand.paths[CASE!.flow];
 		let n = 0;
-		const next = () => bodies[n++] ?? '';
+		const next = () => signedPostback(`${CASE!.orderShown ? 'S' : 'P'}${process.pid}-prof-${n++}`);
 		for (let i = 0; i < 5; i++) {
-			await fetch(`${stand.n8n.url}${stand.paths[FLOW]}`, {
+			await fetch(`${n8n.url}${path}`, {
 				method: 'POST',
 				headers: { 'content-type': 'application/x-www-form-urlencoded' },
 				body: next(),
 			}).then((r) => r.arrayBuffer());
 		}
-		const load = await openLoop([stand.n8n.url], RATE, SECONDS, 16, next, stand.paths[FLOW]);
+		const loadStart = performance.now();
+		const load = await openLoop([n8n.url], RATE, SECONDS, 16, next, path);
 		const ok = load.requests.total - load.non2xx - load.errors;
-		await stand.n8n.stop(); // the profile is written as n8n exits
+		// The executions still running after the load (the trigger answers before them).
+		await new Promise((r) => setTimeout(r, 3000));
+		const loadEnd = performance.now();
+		await n8n.stop(); // the profile is written as n8n exits
+		const stopped = performance.now();
 		const file = readdirSync(profDir).find((f) => f.includes(`.${mainPid}.`));
 		if (!file) throw new Error(`no profile of n8n's main process (${mainPid}) in ${profDir}`);
 		const { totalMs, byCategory, credentialLeaves, ownByPackage } = shares(
 			JSON.parse(readFileSync(join(profDir, file), 'utf8')) as CpuProfile,
+			{ from: (stopped - loadStart) * 1000, to: (stopped - loadEnd) * 1000 },
 		);
-		const executions = ok + 5;
+		const executions = ok;
 		console.log(
-			`${FLOW_LABEL[FLOW]}, memory ${MEMORY}, ${RATE}/s for ${SECONDS} s: ${ok} answered 2xx, ${load.non2xx + load.errors} not; p50 ${load.latency.p50} ms`,
+			`${CASE_LABEL[CASE!.name]}, ${ENGINE}, ${RATE}/s for ${SECONDS} s: ${ok} answered 2xx, ${load.non2xx + load.errors} not; p50 ${load.latency.p50} ms`,
 		);
 		console.log(
 			`n8n main process, sampled CPU: ${totalMs.toFixed(0)} ms, ${(totalMs / executions).toFixed(1)} ms per execution`,

@@ -1,35 +1,77 @@
-// The stand of the trigger's benchmark (trigger.bench.ts): one real n8n (the end-to-end suite's
-// install, started with scripts/harness/n8n.ts) with this package, the sandbox as the service,
-// the benchmark's workflows, and what the runs read of n8n: its CPU and disk writes from /proc,
-// the trigger's static data from its SQLite database.
+// The stand of the trigger's benchmark (trigger.bench.ts): one real n8n per expression-engine
+// set-up (the end-to-end suite's install, started with scripts/harness/n8n.ts), all with this
+// package and the same workflows, a stand-in service answering at once (stand-in-service.ts), and
+// what the runs read of n8n: its CPU and disk writes from /proc, the trigger's static data from
+// its SQLite database.
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+	cpSync,
+	mkdirSync,
+	mkdtempSync,
+	readFileSync,
+	readdirSync,
+	rmSync,
+	writeFileSync,
+} from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
-import { startSandbox, type RunningSandbox } from '../../sandbox/src/index.ts';
 import { packTarball } from '../harness/n8n-install.ts';
 import { N8n, PACKAGE_NAME, TRIGGER_TYPE, type WorkflowJson } from '../harness/n8n.ts';
 import { run } from '../harness/proc.ts';
+import { startStandIn, type StandIn } from './stand-in-service.ts';
 import { handBuilt } from './trigger-workflows.ts';
 
 /**
- * The benchmark's workflows: n8n's Webhook node (no check), the hand-built confirmation (what a
- * careful merchant builds from n8n's own nodes) and the trigger three ways.
+ * n8n's expression-engine set-ups measured side by side: its default (`vm`: an isolate taken for
+ * every webhook call of a node other than its own Webhook node and for every execution), and `vm`
+ * with lazy acquisition and the compile cache (an isolate taken only where an expression is
+ * evaluated). BENCH_ENGINES picks (e.g. "lazy" alone; "legacy" adds N8N_EXPRESSION_ENGINE=legacy).
  */
-export const FLOWS = ['webhook', 'hand', 'off', 'on', 'on-bill'] as const;
-export type Flow = (typeof FLOWS)[number];
+export const ENGINE_ENV = {
+	vm: {},
+	lazy: {
+		N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE: 'true',
+		N8N_EXPRESSION_ENGINE_COMPILE_CACHE: 'true',
+	},
+	legacy: { N8N_EXPRESSION_ENGINE: 'legacy' },
+} as const;
+export type Engine = keyof typeof ENGINE_ENV;
 
-/** The workflows that confirm postbacks with the service (sent genuine postbacks of paid bills). */
-export const CONFIRMING: readonly Flow[] = ['hand', 'on', 'on-bill'];
-
-export const FLOW_LABEL: Record<Flow, string> = {
-	webhook: "n8n's Webhook node, no check",
-	hand: 'hand-built confirmation (Webhook, Crypto, 3 IF, 2 HTTP Request)',
-	off: 'PayPalych Trigger, confirmation off',
-	on: 'PayPalych Trigger, confirmation on (InvId, the default)',
-	'on-bill': 'PayPalych Trigger, confirmation on, Bill ID Only',
+export const ENGINE_LABEL: Record<Engine, string> = {
+	vm: "n8n's default engine (vm)",
+	lazy: 'vm, lazy acquisition + compile cache',
+	legacy: 'legacy engine (no isolates)',
 };
+
+/** The published workflows of each n8n. */
+export const WORKFLOWS = [
+	'webhook',
+	'hand',
+	'hand-shown',
+	'off',
+	'on',
+	'off-full',
+	'on-full',
+] as const;
+export type Workflow = (typeof WORKFLOWS)[number];
+
+/** The trigger's workflows whose memory is filled to its 6,000 keys before n8n starts. */
+const FULL: readonly Workflow[] = ['off-full', 'on-full'];
+
+export interface Stand {
+	standIn: StandIn;
+	token: string;
+	/** One n8n per engine set-up measured. */
+	n8n: Partial<Record<Engine, N8n>>;
+	/** The webhook path (under each n8n's URL) of each workflow: the same in every n8n. */
+	paths: Record<Workflow, string>;
+	workflowIds: Record<Workflow, string>;
+	/** The trigger's typeVersion in the workflows. */
+	triggerVersion: number;
+	close(): Promise<void>;
+}
 
 const TRIGGER_NODE = 'PayPalych Trigger';
 const CREDENTIAL_ID = 'benchPayPalych';
@@ -50,12 +92,53 @@ function chain(nodes: WorkflowJson['nodes']): WorkflowJson['connections'] {
 	return connections;
 }
 
-function workflow(flow: Flow, token: string, serviceUrl: string): WorkflowJson {
-	const id = `bench${flow.replace('-', '')}00000000`.slice(0, 16);
+/**
+ * The trigger's version a merchant's new workflow gets: the node's default version in the built
+ * package of `root` (BENCH_TRIGGER_VERSION to measure another, e.g. 1 as older workflows keep).
+ */
+function triggerVersionOf(root: string): number {
+	if (process.env.BENCH_TRIGGER_VERSION) return Number(process.env.BENCH_TRIGGER_VERSION);
+	const node = join(root, 'dist', 'nodes', 'PayPalychTrigger', 'PayPalychTrigger.node.js');
+	try {
+		const { PayPalychTrigger } = createRequire(join(root, 'package.json'))(node) as {
+			PayPalychTrigger: new () => {
+				description: { version: number | number[]; defaultVersion?: number };
+			};
+		};
+		const { version, defaultVersion } = new PayPalychTrigger().description;
+		return defaultVersion ?? (Array.isArray(version) ? Math.max(...version) : version);
+	} catch {
+		// A checkout without its own node_modules (a bare before/after copy): read the compiled text.
+		const text = readFileSync(node, 'utf8');
+		const given = /defaultVersion:\s*([\d.]+)/.exec(text) ?? /\bversion:\s*([\d.]+)/.exec(text);
+		if (given) return Number(given[1]);
+		const list = /\bversion:\s*\[([^\]]*)\]/.exec(text);
+		return list ? Math.max(...list[1].split(',').map(Number)) : 1;
+	}
+}
+
+function workflow(
+	flow: Workflow,
+	token: string,
+	serviceUrl: string,
+	triggerVersion: number,
+): WorkflowJson {
+	const id = `bench${flow.replace('-', '')}0000000000`.slice(0, 16);
 	const settings = { saveDataSuccessExecution: 'none', saveDataErrorExecution: 'none' };
-	if (flow === 'hand') {
-		const nodes = [...handBuilt(token, serviceUrl), { ...noOp, position: [1400, 0] }];
-		return { id, name: `bench ${flow}`, nodes, connections: chain(nodes), settings, active: false };
+	const done = (nodes: WorkflowJson['nodes']) => ({
+		id,
+		name: `bench ${flow}`,
+		nodes,
+		connections: chain(nodes),
+		settings,
+		active: false,
+	});
+	if (flow === 'hand' || flow === 'hand-shown') {
+		const path = `bench-${flow}`;
+		return done([
+			...handBuilt(token, serviceUrl, flow === 'hand-shown', path),
+			{ ...noOp, position: [1400, 0] },
+		]);
 	}
 	const first =
 		flow === 'webhook'
@@ -77,199 +160,144 @@ function workflow(flow: Flow, token: string, serviceUrl: string): WorkflowJson {
 			: {
 					name: TRIGGER_NODE,
 					type: TRIGGER_TYPE,
-					typeVersion: 1,
+					typeVersion: triggerVersion,
 					webhookId: `bench-${flow}`,
 					parameters: {
 						event: 'payment',
-						confirmWithApi: flow !== 'off',
-						...(flow === 'on-bill' ? { orderCheck: 'billId' } : {}),
+						confirmWithApi: flow === 'on' || flow === 'on-full',
+						// Every status, as version 1's default: the bench's postbacks are all paid ones.
+						paymentStatuses: [],
 					},
 					credentials: { payPalychApi: { id: CREDENTIAL_ID, name: 'PayPalych bench' } },
 				};
-	const nodes = [{ ...first, position: [0, 0] }, noOp];
-	return { id, name: `bench ${flow}`, nodes, connections: chain(nodes), settings, active: false };
+	return done([{ ...first, position: [0, 0] }, noOp]);
 }
 
 /**
  * Installs the package built in `root` (this checkout, or another for a before/after) as n8n's
  * installer does: the `npm pack` tarball unpacked into `<dataFolder>/nodes/node_modules`.
  */
-async function installFrom(root: string, dataFolder: string): Promise<void> {
+async function installFrom(tarball: string, dataFolder: string): Promise<void> {
 	const nodesDir = join(dataFolder, 'nodes');
 	const target = join(nodesDir, 'node_modules', PACKAGE_NAME);
+	rmSync(target, { recursive: true, force: true });
+	mkdirSync(target, { recursive: true });
+	const untar = await run('tar', ['-xzf', tarball, '-C', target, '--strip-components=1']);
+	if (untar.code !== 0) throw new Error(`unpacking the package failed: ${untar.stderr}`);
+	const manifest = JSON.parse(readFileSync(join(target, 'package.json'), 'utf8')) as {
+		version: string;
+	};
+	writeFileSync(
+		join(nodesDir, 'package.json'),
+		JSON.stringify({
+			name: 'installed-nodes',
+			private: true,
+			dependencies: { [PACKAGE_NAME]: manifest.version },
+		}),
+	);
+}
+
+/** The bench's merchant token: it signs the postbacks (the stand-in takes any token). */
+export const TOKEN = 'bench|token-0123456789abcdefghijklmnopqrstuvwxyz';
+
+/**
+ * The stand-in service, and one n8n per engine in `engines` with the workflows published (the
+ * trigger's memory filled in the `-full` ones). `extraEnv` goes to every n8n (e.g. NODE_OPTIONS).
+ */
+export async function startStand(
+	root: string,
+	engines: readonly Engine[],
+	extraEnv: Record<string, string> = {},
+): Promise<Stand> {
+	const standIn = await startStandIn();
+	const triggerVersion = triggerVersionOf(root);
+	const flows = WORKFLOWS.map((flow) => workflow(flow, TOKEN, standIn.url, triggerVersion));
 	const packDir = mkdtempSync(join(tmpdir(), 'trigger-bench-pack-'));
+	const folders: string[] = [];
+	const n8n: Stand['n8n'] = {};
+	const close = async () => {
+		for (const instance of Object.values(n8n)) await instance.stop();
+		standIn.close();
+		for (const folder of [packDir, ...folders]) rmSync(folder, { recursive: true, force: true });
+	};
 	try {
 		const tarball = await packTarball(packDir, root);
-		rmSync(target, { recursive: true, force: true });
-		mkdirSync(target, { recursive: true });
-		const untar = await run('tar', ['-xzf', tarball, '-C', target, '--strip-components=1']);
-		if (untar.code !== 0) throw new Error(`unpacking the package failed: ${untar.stderr}`);
-		const manifest = JSON.parse(readFileSync(join(target, 'package.json'), 'utf8')) as {
-			version: string;
-		};
-		writeFileSync(
-			join(nodesDir, 'package.json'),
-			JSON.stringify({
-				name: 'installed-nodes',
-				private: true,
-				dependencies: { [PACKAGE_NAME]: manifest.version },
-			}),
-		);
-	} finally {
-		rmSync(packDir, { recursive: true, force: true });
+		// One n8n is set up through its CLI; the others start from a copy of its folder (the same
+		// encryption key, credential, workflows and filled memories).
+		let prepared: string | undefined;
+		for (const engine of engines) {
+			const userFolder = mkdtempSync(join(tmpdir(), `trigger-bench-n8n-${engine}-`));
+			folders.push(userFolder);
+			if (prepared !== undefined) cpSync(prepared, userFolder, { recursive: true });
+			const instance = new N8n({
+				userFolder,
+				installPackage: (dataFolder) =>
+					prepared === undefined ? installFrom(tarball, dataFolder) : Promise.resolve(),
+				env: {
+					EXECUTIONS_DATA_SAVE_ON_SUCCESS: 'none',
+					EXECUTIONS_DATA_SAVE_ON_ERROR: 'none',
+					EXECUTIONS_DATA_SAVE_ON_PROGRESS: 'false',
+					...ENGINE_ENV[engine],
+					...extraEnv,
+				},
+			});
+			n8n[engine] = instance;
+			await instance.prepare();
+			if (prepared === undefined) {
+				await instance.importCredentials([
+					{
+						id: CREDENTIAL_ID,
+						name: 'PayPalych bench',
+						type: 'payPalychApi',
+						data: { apiToken: TOKEN, baseUrl: standIn.url },
+					},
+				]);
+				await instance.importWorkflows(flows);
+				publishAll(instance, flows);
+				for (const flow of FULL) fillMemory(instance, flows[WORKFLOWS.indexOf(flow)].id);
+				prepared = userFolder;
+			}
+		}
+		// Started one after another: n8n's start is the heaviest thing it does.
+		for (const engine of engines) await n8n[engine]!.start();
+	} catch (error) {
+		await close();
+		throw error;
 	}
-}
-
-export interface Stand {
-	n8n: N8n;
-	sandbox: RunningSandbox;
-	token: string;
-	shopId: string;
-	/** The webhook path (under the n8n URL) of each workflow. */
-	paths: Record<Flow, string>;
-	workflowIds: Record<Flow, string>;
-	close(): Promise<void>;
-}
-
-async function control<T>(sandbox: RunningSandbox, method: string, path: string, body?: unknown) {
-	const res = await fetch(`${sandbox.url}/_sandbox${path}`, {
-		method,
-		headers: body === undefined ? {} : { 'content-type': 'application/json' },
-		body: body === undefined ? undefined : JSON.stringify(body),
-	});
-	const text = await res.text();
-	if (!res.ok) throw new Error(`sandbox ${method} ${path}: ${res.status} ${text}`);
-	return JSON.parse(text) as T;
-}
-
-/** The sandbox, a merchant with the live service's extras, n8n with the workflows published. */
-export async function startStand(root: string, port: number): Promise<Stand> {
-	const sandbox = await startSandbox({ port: 0, profile: 'live' });
-	const merchant = await control<{ merchantId: string; token: string; shopId: string }>(
-		sandbox,
-		'POST',
-		'/merchants',
-		{ liveExtras: true },
-	);
-	await control(sandbox, 'PATCH', `/shops/${merchant.shopId}`, {
-		resultUrl: 'http://127.0.0.1:9/closed',
-		successUrl: null,
-		failUrl: null,
-	});
-	const userFolder = mkdtempSync(join(tmpdir(), 'trigger-bench-n8n-'));
-	const n8n = new N8n({
-		userFolder,
-		port,
-		installPackage: (dataFolder) => installFrom(root, dataFolder),
-		env: {
-			EXECUTIONS_DATA_SAVE_ON_SUCCESS: 'none',
-			EXECUTIONS_DATA_SAVE_ON_ERROR: 'none',
-			EXECUTIONS_DATA_SAVE_ON_PROGRESS: 'false',
-			// BENCH_EXPRESSION_ENGINE=legacy: n8n's expressions without its isolate ("vm", the
-			// default, takes a fresh isolate for every webhook call of a node other than its own
-			// Webhook node, and for every execution): to see what the isolates cost.
-			...(process.env.BENCH_EXPRESSION_ENGINE
-				? { N8N_EXPRESSION_ENGINE: process.env.BENCH_EXPRESSION_ENGINE }
-				: {}),
-		},
-	});
-	await n8n.prepare();
-	await n8n.importCredentials([
-		{
-			id: CREDENTIAL_ID,
-			name: 'PayPalych bench',
-			type: 'payPalychApi',
-			data: { apiToken: merchant.token, baseUrl: sandbox.url },
-		},
-	]);
-	const flows = FLOWS.map((flow) => workflow(flow, merchant.token, sandbox.url));
-	await n8n.importWorkflows(flows);
-	for (const wf of flows) await n8n.publishWorkflow(wf.id);
-	await n8n.start();
-	const paths = {} as Record<Flow, string>;
-	const workflowIds = {} as Record<Flow, string>;
-	FLOWS.forEach((flow, i) => {
+	const first = n8n[engines[0]]!;
+	const paths = {} as Record<Workflow, string>;
+	const workflowIds = {} as Record<Workflow, string>;
+	WORKFLOWS.forEach((flow, i) => {
 		workflowIds[flow] = flows[i].id;
-		const url = n8n.webhookUrl(flows[i].id, flows[i].nodes[0].name);
-		paths[flow] = new URL(url).pathname;
+		paths[flow] = new URL(first.webhookUrl(flows[i].id, flows[i].nodes[0].name)).pathname;
 	});
-	return {
-		n8n,
-		sandbox,
-		token: merchant.token,
-		shopId: merchant.shopId,
-		paths,
-		workflowIds,
-		async close() {
-			await n8n.stop();
-			await sandbox.close();
-			rmSync(userFolder, { recursive: true, force: true });
-		},
-	};
-}
-
-/** Pays `count` bills at the sandbox: their genuine postbacks, as form bodies. */
-export async function genuinePostbacks(
-	stand: Stand,
-	count: number,
-	tag: string,
-): Promise<string[]> {
-	const bodies: string[] = [];
-	for (let i = 0; i < count; i++) {
-		const res = await fetch(`${stand.sandbox.url}/api/v1/bill/create`, {
-			method: 'POST',
-			headers: { authorization: `Bearer ${stand.token}`, accept: 'application/json' },
-			body: new URLSearchParams({
-				amount: '100.00',
-				shop_id: stand.shopId,
-				order_id: `${tag}-${i}`,
-			}),
-		});
-		const { bill_id } = (await res.json()) as { bill_id: string };
-		const paid = await control<{ postback: Record<string, string> }>(
-			stand.sandbox,
-			'POST',
-			`/bills/${bill_id}/pay`,
-			{ outcome: 'full' },
-		);
-		bodies.push(new URLSearchParams(paid.postback).toString());
-	}
-	return bodies;
+	return { standIn, token: TOKEN, n8n, paths, workflowIds, triggerVersion, close };
 }
 
 const md5 = (s: string) => createHash('md5').update(s).digest('hex').toUpperCase();
 
-/** A signed payment postback no service has heard of (for the workflows that do not confirm). */
-export function signedPostback(token: string, trsId: string): string {
-	const invId = `order-${trsId}`;
+/**
+ * A signed payment postback of the stand-in's payment `TrsId` (P<n>: its order ID shown only on
+ * its bill; S<n>: on the payment too), as the live service sends it. The workflows that do not
+ * confirm take any of them.
+ */
+export function signedPostback(trsId: string, token = TOKEN): string {
+	const n = trsId.slice(1);
+	const invId = `order-${n}`;
 	return new URLSearchParams({
 		InvId: invId,
 		OutSum: '100.00',
+		Commission: '3.00',
+		Currency: 'RUB',
 		CurrencyIn: 'RUB',
 		TrsId: trsId,
 		Status: 'SUCCESS',
+		AccountType: 'BANK_CARD',
+		AccountNumber: '553691******2346',
+		BalanceAmount: '97.00',
+		BalanceCurrency: 'RUB',
 		SignatureValue: md5(`100.00:${invId}:${token}`),
 	}).toString();
-}
-
-/** Counts the sandbox's API calls: a fault that changes nothing, whose count goes down per call. */
-export async function apiCallCounter(stand: Stand): Promise<() => Promise<number>> {
-	const start = 1_000_000;
-	await control(stand.sandbox, 'DELETE', '/faults');
-	await control(stand.sandbox, 'POST', '/faults', {
-		kind: 'delay',
-		delayMs: 0,
-		path: '/api/',
-		count: start,
-	});
-	return async () => {
-		const { faults } = await control<{ faults: Array<{ remaining: number }> }>(
-			stand.sandbox,
-			'GET',
-			'/faults',
-		);
-		return start - (faults[0]?.remaining ?? 0);
-	};
 }
 
 /** n8n's counters summed over its process group (task runners included): CPU ticks, bytes written. */
@@ -293,15 +321,15 @@ export function n8nCounters(pid: number | undefined): { ticks: number; writeByte
 	return { ticks, writeBytes };
 }
 
-const staticDataFile = (stand: Stand) => join(stand.n8n.dataFolder, 'database.sqlite');
+const staticDataFile = (n8n: N8n) => join(n8n.dataFolder, 'database.sqlite');
 
 /** The size in bytes of a workflow's stored static data. */
-export function staticDataBytes(stand: Stand, flow: Flow): number {
-	const db = new DatabaseSync(staticDataFile(stand), { readOnly: true });
+export function staticDataBytes(n8n: N8n, workflowId: string): number {
+	const db = new DatabaseSync(staticDataFile(n8n), { readOnly: true });
 	try {
 		const row = db
 			.prepare('SELECT length(staticData) AS n FROM workflow_entity WHERE id = ?')
-			.get(stand.workflowIds[flow]) as { n: number | null } | undefined;
+			.get(workflowId) as { n: number | null } | undefined;
 		return row?.n ?? 0;
 	} finally {
 		db.close();
@@ -309,18 +337,36 @@ export function staticDataBytes(stand: Stand, flow: Flow): number {
 }
 
 /**
- * Fills a trigger's memory to its 6,000 keys, as an older version stored it (a list of keys): both
- * checkouts read that form (the new one upgrades it on its first write). n8n must be stopped.
+ * Publishes the workflows as n8n 2.x's `publish:workflow` does (the version imported becomes the
+ * active one), in one statement rather than one CLI start per workflow. n8n must be stopped.
  */
-export function fillMemory(stand: Stand, flow: Flow, keys = 6000): void {
+function publishAll(n8n: N8n, flows: WorkflowJson[]): void {
+	const db = new DatabaseSync(staticDataFile(n8n));
+	try {
+		const publish = db.prepare(
+			'UPDATE workflow_entity SET active = 1, activeVersionId = versionId WHERE id = ?',
+		);
+		for (const wf of flows) {
+			if (publish.run(wf.id).changes !== 1) throw new Error(`workflow ${wf.id} was not imported`);
+		}
+	} finally {
+		db.close();
+	}
+}
+
+/**
+ * Fills a trigger's memory to its 6,000 keys, as an older version stored it (a list of keys): every
+ * version reads that form (a newer one upgrades it on its first write). n8n must be stopped.
+ */
+export function fillMemory(n8n: N8n, workflowId: string, keys = 6000): void {
 	const list = Array.from({ length: keys }, (_, i) =>
-		JSON.stringify(['payment', `FILL-${flow}-${i}`, 'SUCCESS', '10000c', `order-FILL-${i}`]),
+		JSON.stringify(['payment', `FILL-${i}`, 'SUCCESS', '10000c', `order-FILL-${i}`]),
 	);
-	const db = new DatabaseSync(staticDataFile(stand));
+	const db = new DatabaseSync(staticDataFile(n8n));
 	try {
 		db.prepare('UPDATE workflow_entity SET staticData = ? WHERE id = ?').run(
 			JSON.stringify({ [`node:${TRIGGER_NODE}`]: { seenPostbacks: list } }),
-			stand.workflowIds[flow],
+			workflowId,
 		);
 	} finally {
 		db.close();

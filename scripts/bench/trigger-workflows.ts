@@ -55,22 +55,29 @@ const serviceGet = (name: string, x: number, url: string, token: string, id: str
  * What a careful merchant builds by hand with n8n's own nodes for the same safety as the trigger
  * with confirmation on: a Webhook answering after its last node, the signature
  * MD5(OutSum:InvId:token) upper-case computed (Crypto) and compared (IF), payment/status asked
- * (HTTP Request) and its status checked (IF), bill/status asked and its order ID compared with the
- * postback's InvId (IF); the caller adds a No-Op after it. A forged call ends at the first IF: no item, n8n answers 500.
+ * (HTTP Request) and its status checked (IF), then the order ID compared with the postback's InvId
+ * (IF): the payment's own where the service shows it there (`orderShown`), otherwise its bill's
+ * (one more HTTP Request, to bill/status). The caller adds a No-Op after it. A forged call ends at
+ * the first IF: no item, n8n answers 500.
  */
-export function handBuilt(token: string, serviceUrl: string): WorkflowJson['nodes'] {
+export function handBuilt(
+	token: string,
+	serviceUrl: string,
+	orderShown = false,
+	path = 'bench-hand',
+): WorkflowJson['nodes'] {
 	const api = `${serviceUrl.replace(/\/+$/, '')}/api/v1`;
 	const hook = "$('Webhook').item.json.body";
-	return [
+	const nodes: WorkflowJson['nodes'] = [
 		{
 			...node('Webhook', 'n8n-nodes-base.webhook', 2, 0, {
 				httpMethod: 'POST',
-				path: 'bench-hand',
+				path,
 				responseMode: 'lastNode',
 				responseData: 'firstEntryJson',
 				options: {},
 			}),
-			webhookId: 'bench-hand',
+			webhookId: path,
 		},
 		node('Crypto', 'n8n-nodes-base.crypto', 1, 200, {
 			action: 'hash',
@@ -87,7 +94,10 @@ export function handBuilt(token: string, serviceUrl: string): WorkflowJson['node
 		),
 		serviceGet('Payment', 600, `${api}/payment/status`, token, `={{ ${hook}.TrsId }}`),
 		ifEquals('Paid', 800, '={{ $json.status }}', 'SUCCESS'),
-		serviceGet('Bill', 1000, `${api}/bill/status`, token, '={{ $json.bill_id }}'),
-		ifEquals('Order', 1200, '={{ $json.order_id }}', `={{ ${hook}.InvId }}`),
 	];
+	if (!orderShown) {
+		nodes.push(serviceGet('Bill', 1000, `${api}/bill/status`, token, '={{ $json.bill_id }}'));
+	}
+	nodes.push(ifEquals('Order', 1200, '={{ $json.order_id }}', `={{ ${hook}.InvId }}`));
+	return nodes;
 }
