@@ -4,7 +4,9 @@
 // limits a saved workflow keeps in Options still hold, the lower one where both are set), the
 // canvas subtitle in action words, 9-digit BICs, and a wrong Base URL told as such. Parameters go
 // through n8n's own resolution (a value n8n would drop on loading the workflow is dropped here).
+import { readFileSync, readdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { INodeParameters, INodeProperties } from 'n8n-workflow';
@@ -156,6 +158,38 @@ describe('the fields a merchant sees', () => {
 		expect(shown('balance', 'get')).toBe('Get the balance');
 		expect(shown('sbpBank', 'getMany')).toMatch(/^[A-Z]/);
 		expect(shown('bill', 'someday')).toBe('someday');
+	});
+
+	it('every example that pays out sets Max Amount and Daily Limit, as fields', () => {
+		const dir = join(__dirname, '..', '..', 'examples');
+		const creates = readdirSync(dir)
+			.filter((file) => file.endsWith('.json'))
+			.flatMap((file) =>
+				(
+					JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
+						nodes: Array<{ name: string; type: string; parameters: Record<string, any> }>;
+					}
+				).nodes
+					.filter(
+						(n) =>
+							n.type.endsWith('.payPalych') &&
+							n.parameters.resource === 'payout' &&
+							String(n.parameters.operation).startsWith('create'),
+					)
+					.map((n) => ({ where: `${file}: ${n.name}`, ...n.parameters })),
+			);
+		expect(creates.map((c) => c.where)).toEqual(
+			expect.arrayContaining([
+				expect.stringMatching(/^02-/),
+				expect.stringMatching(/^05-/),
+				expect.stringMatching(/^06-/),
+			]),
+		);
+		for (const create of creates) {
+			expect(create.maxAmount, create.where).toMatch(/^\d+(\.\d\d)?$/);
+			expect(create.dailyLimit, create.where).toMatch(/^\d+(\.\d\d)?$/);
+			expect(Object.keys(create.options ?? {}), create.where).not.toContain('maxAmount');
+		}
 	});
 
 	it("the demo's credential carries the sandbox's Shop ID", () => {
