@@ -176,7 +176,7 @@ describe('the fields a merchant sees', () => {
 							n.parameters.resource === 'payout' &&
 							String(n.parameters.operation).startsWith('create'),
 					)
-					.map((n) => ({ where: `${file}: ${n.name}`, ...n.parameters })),
+					.map((n) => ({ ...n.parameters, where: `${file}: ${n.name}` }) as Record<string, any>),
 			);
 		expect(creates.map((c) => c.where)).toEqual(
 			expect.arrayContaining([
