@@ -1,4 +1,4 @@
-
+// The output schemas n8n's editor reads to offer a node's fields for mapping before a run
 // (nodes/PayPalych/__schema__/v1.0.0/<resource>/<operation>.json, copied into dist/ by tsc: the
 // tsconfig includes nodes/**/*.json, as for the codex file):
 // one for every operation of the action node, each a JSON Schema that the node's real output,
