@@ -261,6 +261,7 @@ describe('refused before anything is sent: the limit fields, and the limits save
 	it.each([
 		['the field', { maxAmount: '500' }, {}],
 		['a saved Options value', {}, { maxAmount: '500' }],
+		['both: the lower', { maxAmount: '600' }, { maxAmount: '500' }],
 	])('refund Max Amount in %s', async (_name, limits, options) => {
 		const error = await failure(
 			runNode({
