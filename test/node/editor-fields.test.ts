@@ -192,6 +192,32 @@ describe('the fields a merchant sees', () => {
 		}
 	});
 
+	it('every example that creates a bill sets its Order ID in the field, not in Additional Fields', () => {
+		const dir = join(__dirname, '..', '..', 'examples');
+		const bills = readdirSync(dir)
+			.filter((file) => file.endsWith('.json'))
+			.flatMap(
+				(file) =>
+					(
+						JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
+							nodes: Array<{ type: string; parameters: Record<string, any> }>;
+						}
+					).nodes,
+			)
+			.filter(
+				(n) =>
+					n.type.endsWith('.payPalych') &&
+					n.parameters.resource === 'bill' &&
+					n.parameters.operation === 'create',
+			);
+		expect(bills.length).toBeGreaterThan(0);
+		for (const bill of bills) {
+			expect(String(bill.parameters.orderId)).not.toBe('');
+			expect(bill.parameters.orderId).toBeDefined();
+			expect(Object.keys(bill.parameters.additionalFields ?? {})).not.toContain('orderId');
+		}
+	});
+
 	it("the demo's credential carries the sandbox's Shop ID", () => {
 		const credential = sandboxCredential({
 			url: 'http://127.0.0.1:8787',
