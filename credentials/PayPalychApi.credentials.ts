@@ -25,8 +25,7 @@ export class PayPalychApi implements ICredentialType {
 			default: '',
 			required: true,
 			placeholder: '72|oBCB7Z3SmUm1gvkpEdRcSR2q1ERHpG4vD3DNBmuT',
-			description:
-				'Merchant API token from the API integration page of your PayPalych account. It also signs the postbacks the service sends.',
+			description: 'The API token from the API integration page of your PayPalych account',
 		},
 		{
 			displayName: 'Base URL',
@@ -36,7 +35,7 @@ export class PayPalychApi implements ICredentialType {
 			required: true,
 			placeholder: 'https://pal24.pro',
 			description:
-				'Address of the service without /api/v1: https://pal24.pro, https://paypalych.com, https://palych.io, a white-label copy, or a local sandbox such as http://127.0.0.1:8787',
+				'The address of your PayPalych site, such as https://pal24.pro, or of a local sandbox',
 		},
 		{
 			displayName: 'Shop ID',
@@ -45,7 +44,7 @@ export class PayPalychApi implements ICredentialType {
 			default: '',
 			placeholder: 'e.g. 9rQBbwZV1g',
 			description:
-				'Optional. The shop of the shop settings in your merchant account: the default Shop ID of Bill › Create, and sent as shop_id on Bill › Search, Payment › Search and the Bill ID list (some deployments require it there). A Shop ID set on the node wins.',
+				"Your shop's ID from the shop settings, used by Bill › Create when the node has none",
 		},
 	];
 
@@ -72,6 +71,14 @@ export class PayPalychApi implements ICredentialType {
 					value: 401,
 					message:
 						'The API token was rejected. Refresh it on the API integration page and paste the new one',
+				},
+			},
+			{
+				type: 'responseCode',
+				properties: {
+					value: 404,
+					message:
+						"The Base URL does not lead to a PayPalych API. Use your PayPalych site's address, such as https://pal24.pro, without /api/v1",
 				},
 			},
 		],

@@ -14,6 +14,7 @@ import * as refund from './actions/refund';
 import { router } from './actions/router';
 import * as sbpBank from './actions/sbpBank';
 import * as statement from './actions/statement';
+import { actionSubtitle } from './helpers/subtitle';
 import { listSearch } from './methods';
 
 export class PayPalych implements INodeType {
@@ -23,6 +24,7 @@ export class PayPalych implements INodeType {
 		icon: { light: 'file:../../icons/paypalych.svg', dark: 'file:../../icons/paypalych.dark.svg' },
 		group: ['transform'],
 		version: 1,
+		// Replaced in the constructor by the chosen operation's action name ("Create a bill").
 		subtitle: '={{$parameter["operation"] + ": " + $parameter["resource"]}}',
 		description:
 			'Create bills (payment links), read payments and balances, send payouts and refunds with PayPalych',
@@ -56,7 +58,7 @@ export class PayPalych implements INodeType {
 						name: 'Refund',
 						value: 'refund',
 						description:
-							"Money of a payment sent back to the payer (the refund API, switched on by the service's support)",
+							'Money of a payment sent back to the payer (PayPalych support switches refunds on)',
 					},
 					{
 						name: 'SBP Bank',
@@ -83,6 +85,10 @@ export class PayPalych implements INodeType {
 	};
 
 	methods = { listSearch };
+
+	constructor() {
+		this.description.subtitle = actionSubtitle(this.description.properties);
+	}
 
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 		return await router.call(this);

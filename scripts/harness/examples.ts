@@ -142,12 +142,15 @@ export function workflowsFor(
 		: loadExamples().map((e) => configureWorkflow(e.workflow, settings));
 }
 
-/** The PayPalych credential every example uses, for the sandbox's merchant. */
+/**
+ * The PayPalych credential every example uses, for the sandbox's merchant, with its shop's ID:
+ * a bill built from scratch in the editor needs one (Bill › Create reads the credential's).
+ */
 export function sandboxCredential(sandbox: ExampleSandbox): CredentialJson {
 	return {
 		id: CREDENTIAL_ID,
 		name: CREDENTIAL_NAME,
 		type: 'payPalychApi',
-		data: { apiToken: sandbox.token, baseUrl: sandbox.url },
+		data: { apiToken: sandbox.token, baseUrl: sandbox.url, shopId: sandbox.shopId },
 	};
 }

@@ -149,6 +149,7 @@ describe('node description', () => {
 			expect(orderId.description).toContain(
 				'the same value for every retry, re-run and duplicate delivery',
 			);
+			expect(orderId.hint).toBe('The node never pays one Order ID twice');
 			expect(orderId.description).toContain('eventKey');
 		}
 		const options = description.properties.filter(

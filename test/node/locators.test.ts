@@ -19,10 +19,14 @@ let sandbox: Sandbox;
 
 const rl = (mode: string, value: string) => ({ __rl: true, mode, value });
 
-async function createBill(merchant: TestMerchant, amount: string): Promise<IDataObject> {
+async function createBill(
+	merchant: TestMerchant,
+	amount: string,
+	orderId = '',
+): Promise<IDataObject> {
 	const [item] = await runNode({
 		credential: merchant.credential,
-		parameters: { resource: 'bill', operation: 'create', shopId: merchant.shopId, amount },
+		parameters: { resource: 'bill', operation: 'create', shopId: merchant.shopId, amount, orderId },
 	});
 	return item.json;
 }
@@ -73,7 +77,7 @@ describe.each(PROFILES)('sandbox profile %s', (profile) => {
 
 		it('lists the recent bills newest first with amount and status, and searches them', async () => {
 			const merchant = await newMerchant(sandbox);
-			const first = await createBill(merchant, '10.00');
+			const first = await createBill(merchant, '10.00', 'ORDER-7731');
 			const second = await createBill(merchant, '20.00');
 			const parameters = { resource: 'bill', operation: 'get' };
 			const all = await runListSearch({
@@ -93,6 +97,22 @@ describe.each(PROFILES)('sandbox profile %s', (profile) => {
 				filter: String(first.bill_id).toLowerCase(),
 			});
 			expect(found.results.map((r) => r.value)).toEqual([first.bill_id]);
+			// The order ID shows beside the bill ID, and finds the bill, where bill/search gives it
+			// (the live profile; the spec profile's bills carry none: the label is the rest).
+			const firstLabel = all.results.find((r) => r.value === first.bill_id)?.name;
+			const order = profile === 'live' ? ' · order ORDER-7731' : '';
+			expect(firstLabel).toMatch(
+				new RegExp(`^${first.bill_id as string}${order} · 10(\\.00)? RUB · NEW · `),
+			);
+			const byOrder = await runListSearch({
+				credential: merchant.credential,
+				parameters,
+				method: 'searchBills',
+				filter: 'order-7731',
+			});
+			expect(byOrder.results.map((r) => r.value)).toEqual(
+				profile === 'live' ? [first.bill_id] : [],
+			);
 			// Another merchant's bills never show.
 			const stranger = await newMerchant(sandbox);
 			const none = await runListSearch({

@@ -3,6 +3,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
+import { PayPalych } from '../helpers/n8n-context.ts';
+
 // What `npm pack` would publish: only the compiled nodes and credential (plus package.json and
 // the README), nothing of the relay, the sandbox or the tests, no runtime dependencies.
 const root = join(__dirname, '..', '..');
@@ -75,6 +77,21 @@ describe('package contents', () => {
 				file,
 			).toBe(true);
 		}
+	});
+
+	it("ships an output schema for every operation of the action node, where n8n's editor asks for it", () => {
+		const schemas = files.filter((file) => file.startsWith('dist/nodes/PayPalych/__schema__/'));
+		const operations = new PayPalych().description.properties
+			.filter((p) => p.name === 'operation')
+			.flatMap((p) =>
+				((p.displayOptions?.show?.resource ?? []) as string[]).flatMap((resource) =>
+					(p.options as Array<{ value: string }>).map(
+						(o) => `dist/nodes/PayPalych/__schema__/v1.0.0/${resource}/${o.value}.json`,
+					),
+				),
+			);
+		expect(operations.length).toBeGreaterThanOrEqual(16);
+		expect(schemas.sort()).toEqual(operations.sort());
 	});
 
 	it('has no runtime dependencies', () => {

@@ -37,7 +37,7 @@ export const billIdField: INodeProperties = {
 	required: true,
 	default: { mode: 'list', value: '' },
 	description:
-		'The bill: one of the recent bills, the bill_id returned by Bill > Create, or its payment page URL (link_page_url)',
+		'The bill: pick a recent one, paste the ID Bill › Create gave, or paste its payment page address',
 	modes: [
 		{
 			displayName: 'From List',
@@ -61,7 +61,7 @@ export const billIdField: INodeProperties = {
 					type: 'regex',
 					properties: {
 						regex: BILL_PAGE_URL_REGEX,
-						errorMessage: 'Not a payment page URL (link_page_url of Bill > Create)',
+						errorMessage: 'Not a payment page address (Payment Page URL of Bill › Create)',
 					},
 				},
 			],
@@ -78,8 +78,7 @@ export const payoutAmountField: INodeProperties = {
 	required: true,
 	default: '',
 	placeholder: '1000.00',
-	description:
-		'Amount in RUB (a crypto payout: in its Currency) with at most 2 decimals, such as 1000 or 999.90. The service may split a large payout into several; each becomes its own output item.',
+	description: 'Amount in RUB, or in Currency for a crypto payout, such as 1000 or 999.90',
 };
 
 /** Start/Finish date pickers, Return All and Limit for a search operation over `what`. */
@@ -91,7 +90,7 @@ export function searchFields(what: string): INodeProperties[] {
 			type: 'dateTime',
 			required: true,
 			default: '',
-			description: `First day (inclusive) of the creation dates of the ${what} to list, as the service writes them (created_at). Must not be after Finish Date. The service is asked for a day more on each side and only the ${what} created in the range are kept.`,
+			description: `The first day the ${what} to list were created on`,
 		},
 		{
 			displayName: 'Finish Date',
@@ -99,7 +98,7 @@ export function searchFields(what: string): INodeProperties[] {
 			type: 'dateTime',
 			required: true,
 			default: '',
-			description: `Last day (inclusive) of the creation dates of the ${what} to list, as the service writes them (created_at)`,
+			description: `The last day the ${what} to list were created on, included`,
 		},
 		...returnAllLimit,
 	];
@@ -113,8 +112,7 @@ export const shopFilterField: INodeProperties = {
 	default: '',
 	placeholder: 'e.g. 9rQBbwZV1g',
 	description:
-		"Only the entries of this shop (sent as shop_id). Leave empty to use the credential's Shop ID; with neither, every shop's entries are listed.",
+		"Only this shop's entries; empty uses the credential's Shop ID, and with neither every shop is listed",
 };
 
-export const amountDescription =
-	'Amount with at most 2 decimals, such as 100 or 99.90, up to 99999999.99 (a comma is accepted as the decimal separator). Sent to the service as text, never as a float';
+export const amountDescription = 'Amount with at most 2 decimals, such as 100 or 99.90';

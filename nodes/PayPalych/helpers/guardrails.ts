@@ -17,6 +17,7 @@ import {
 import { apiRequest } from '../transport';
 import { listAll } from './pagination';
 import { PAYOUT_KIND, requireToolOrderId } from './createOnce';
+import { legacyPayoutLimitOptions, limitInputs, payoutLimitFields } from './limits';
 import { checkOrderId, createPayoutOnce, payoutFields, type PayoutIntent } from './payout';
 import { inputError } from './validation';
 
@@ -26,44 +27,14 @@ import { inputError } from './validation';
  * is sent; a refused payout sends nothing.
  */
 
-/** The options this module adds to the payout-create Options collection. */
-export const guardrailOptions: INodeProperties[] = [
-	{
-		displayName: 'Daily Limit',
-		name: 'dailyLimit',
-		type: 'string',
-		default: '',
-		placeholder: 'e.g. 50000.00',
-		description:
-			"Refuse this payout when today's payouts plus this one would exceed this amount (in the payout's currency: RUB, or a crypto payout's Currency; at most 2 decimals; empty: no limit). Today is the day in Time Zone (Europe/Moscow by default). Today's payouts are read from the service (Payout › Search) and count every payout in the same currency that may still move money: all but FAIL and DECLINED (their money went back); ERROR counts. Checked just before the create request: two executions running at the same moment each see the other's payout missing and can together exceed the limit by one payout each. For a hard ceiling run payouts one at a time and ask PayPalych for an account limit.",
-	},
-	{
-		displayName: 'Dry Run',
-		name: 'dryRun',
-		type: 'boolean',
-		default: false,
-		description:
-			'Whether to check everything (inputs, limits, the Order ID, the balance) and output what would be paid (dry_run: true, amount, destination, order_id_exists, balance_covers) without sending a create request. Nothing is paid.',
-	},
-	{
-		displayName: 'Time Zone',
-		name: 'timeZone',
-		type: 'string',
-		default: SERVICE_TIME_ZONE,
-		placeholder: 'e.g. Europe/Moscow',
-		description:
-			"The time zone of Daily Limit's day (an IANA name such as Europe/Moscow or UTC): today's payouts are those created since midnight there. The default is Moscow time, the service's country: PayPalych writes its times (created_at) in its own time zone, so set this to the zone your account's times are shown in if it is another one.",
-	},
-	{
-		displayName: 'Max Amount',
-		name: 'maxAmount',
-		type: 'string',
-		default: '',
-		placeholder: 'e.g. 10000.00',
-		description:
-			"Refuse any payout above this amount (in the payout's currency: RUB, or a crypto payout's Currency; at most 2 decimals; empty: no limit) before anything is sent. Holds for every payout, however many executions run at once.",
-	},
-];
+/** The option this module adds to the payout-create Options collection, first. */
+export const dryRunOption: INodeProperties = {
+	displayName: 'Dry Run',
+	name: 'dryRun',
+	type: 'boolean',
+	default: false,
+	description: 'Whether to check everything and output what would be paid, without paying anything',
+};
 
 export interface Guardrails {
 	dryRun: boolean;
@@ -123,11 +94,21 @@ export function readGuardrails(
 	label: string,
 	currency = PAYOUT_CURRENCY,
 ): Guardrails {
+	const inputs = limitInputs.call(this, itemIndex, options);
+	const maxes = inputs.maxAmount.map(
+		(limit) => limitOf.call(this, limit.value, 'Max Amount', itemIndex) as number,
+	);
+	const dailies = inputs.dailyLimit.map((limit) => ({
+		cents: limitOf.call(this, limit.value, 'Daily Limit', itemIndex) as number,
+		timeZone: timeZoneOf.call(this, limit.timeZone, itemIndex),
+	}));
+	// Where a limit is set both as a field and in a saved workflow's Options, the lower one holds.
+	const daily = dailies.sort((a, b) => a.cents - b.cents)[0];
 	const guard: Guardrails = {
 		dryRun: options.dryRun === true,
-		maxCents: limitOf.call(this, options.maxAmount, 'Max Amount', itemIndex),
-		dailyCents: limitOf.call(this, options.dailyLimit, 'Daily Limit', itemIndex),
-		timeZone: timeZoneOf.call(this, options.timeZone, itemIndex),
+		maxCents: maxes.length > 0 ? Math.min(...maxes) : undefined,
+		dailyCents: daily?.cents,
+		timeZone: daily?.timeZone ?? timeZoneOf.call(this, inputs.timeZone, itemIndex),
 	};
 	requireToolOrderId.call(
 		this,
@@ -142,7 +123,7 @@ export function readGuardrails(
 			{
 				itemIndex,
 				description:
-					'Nothing was sent to PayPalych. Check the amount, or raise Max Amount in the Options if this payout is meant.',
+					'Nothing was sent to PayPalych. Check the amount, or raise Max Amount if this payout is meant.',
 			},
 		);
 	}
@@ -224,7 +205,7 @@ export async function checkDailyLimit(
 			{
 				itemIndex,
 				description:
-					'Nothing was sent to PayPalych. FAIL and DECLINED payouts are not counted. Pay the rest tomorrow, or raise Daily Limit in the Options if this payout is meant.',
+					'Nothing was sent to PayPalych. FAIL and DECLINED payouts are not counted. Pay the rest tomorrow, or raise Daily Limit if this payout is meant.',
 			},
 		);
 	}
@@ -309,16 +290,22 @@ export async function dryRunOutput(
 	};
 }
 
-/** The Order ID and Options of the payout-create operations, the Options with the guardrails. */
-export const payoutCreateFields: INodeProperties[] = payoutFields.map((field) =>
+/**
+ * The Order ID, the limits and the Options of the payout-create operations: the notice and the
+ * limits as fields of their own before the Options, and the Options in the order a merchant
+ * reads them (Dry Run, On Existing Payout, then the money options), the limits a saved workflow
+ * keeps there hidden at the end.
+ */
+export const payoutCreateFields: INodeProperties[] = payoutFields.flatMap((field) =>
 	field.name === 'options' && field.type === 'collection'
-		? {
-				...field,
-				options: [...guardrailOptions, ...(field.options ?? [])].sort((a, b) =>
-					(a as INodeProperties).displayName.localeCompare((b as INodeProperties).displayName),
-				),
-			}
-		: field,
+		? [
+				...payoutLimitFields,
+				{
+					...field,
+					options: [dryRunOption, ...(field.options ?? []), ...legacyPayoutLimitOptions],
+				},
+			]
+		: [field],
 );
 
 /**

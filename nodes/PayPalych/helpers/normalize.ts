@@ -45,3 +45,19 @@ export function recordOf(value: IDataObject): IDataObject {
 	delete out.success;
 	return out;
 }
+
+/**
+ * A Russian bank's BIC as the 9 digits it has, its leading zero kept ("044525225"): the service
+ * writes it as a number (44525225) where its document says integer, and may write it as text.
+ * Digits only are padded; anything else (empty, null, letters) passes through unchanged.
+ */
+export function bicOf(value: unknown): unknown {
+	const text =
+		typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+			? String(value)
+			: typeof value === 'string'
+				? value.trim()
+				: undefined;
+	if (text === undefined || !/^\d{1,9}$/.test(text)) return value;
+	return text.padStart(9, '0');
+}

@@ -30,7 +30,8 @@ export const payoutFields: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. withdrawal-{{ $json.requestId }}',
 		description:
-			"Your unique ID of this payout: the same value for every retry, re-run and duplicate delivery of this payout, and a new value for each payout you mean to make. Use an invoice or withdrawal number from your system, the eventKey field of a PayPalych Trigger's output (one per postback, the same on every delivery), or sweep- and the date for a daily sweep. The node looks it up first and never pays an order ID twice.",
+			"Your own ID of this payout, the same value for every retry, re-run and duplicate delivery, such as a withdrawal number or the trigger's eventKey",
+		hint: 'The node never pays one Order ID twice',
 	},
 	{
 		displayName: 'Options',
@@ -48,8 +49,7 @@ export const payoutFields: INodeProperties[] = [
 					{
 						name: 'Return It',
 						value: 'return',
-						description:
-							'Output the payout already made under this Order ID, marked already_existed: true, and pay nothing (a retried or re-run execution goes on)',
+						description: 'Output the payout already made under this Order ID and pay nothing',
 					},
 					{
 						name: 'Fail',
@@ -57,8 +57,7 @@ export const payoutFields: INodeProperties[] = [
 						description: 'Stop with an error naming the existing payout, and pay nothing',
 					},
 				],
-				description:
-					'What to do when a payout with this Order ID already exists with the same amount and destination. One with another amount or destination is always an error.',
+				description: 'What to do when a payout with this Order ID already exists',
 			},
 			...payoutMoneyOptions,
 		],

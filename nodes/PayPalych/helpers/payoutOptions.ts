@@ -23,15 +23,14 @@ export const payoutMoneyOptions: INodeProperties[] = [
 		default: 'RUB',
 		options: currencyOptions,
 		description:
-			"The balance the payout is taken from (account_currency): the service converts the payout's amount into it. Sent only when added; without it the service takes the payout from its default balance.",
+			'The balance the payout is taken from, converted by PayPalych if it is another currency',
 	},
 	{
 		displayName: 'Recipient Pays Commission',
 		name: 'recipientPaysCommission',
 		type: 'boolean',
 		default: false,
-		description:
-			"Whether the recipient pays the service's fee (recipient_pays_commission=1): the fee comes out of the amount and your balance is debited the amount only. Off (0): the fee is debited from your balance on top of the amount. Sent only when added; without it the service decides (the sender pays).",
+		description: "Whether the fee comes out of the recipient's amount instead of your balance",
 	},
 ];
 

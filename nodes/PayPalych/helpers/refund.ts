@@ -24,6 +24,7 @@ import {
 	type Found,
 } from './createOnce';
 import { limitOf } from './guardrails';
+import { limitInputs } from './limits';
 import { checkOrderId } from './payout';
 import {
 	describeRefunds,
@@ -106,7 +107,11 @@ export async function createRefundOnce(
 		(typeof rawAmount === 'string' && rawAmount.trim() === '');
 	const amount = whole ? undefined : checkAmount(node, rawAmount, itemIndex);
 	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
-	const maxCents = limitOf.call(this, options.maxAmount, 'Max Amount', itemIndex);
+	// The Max Amount field and the one a saved workflow keeps in its Options: the lower holds.
+	const maxes = limitInputs
+		.call(this, itemIndex, options)
+		.maxAmount.map((limit) => limitOf.call(this, limit.value, 'Max Amount', itemIndex) as number);
+	const maxCents = maxes.length > 0 ? Math.min(...maxes) : undefined;
 	const what = `${amount ?? 'the whole payment'} of payment ${paymentId}`;
 	requireToolOrderId.call(this, itemIndex, REFUND_KIND, what);
 	const orderId = checkOrderId.call(this, itemIndex);
@@ -124,7 +129,7 @@ export async function createRefundOnce(
 			{
 				itemIndex,
 				description:
-					'Nothing was sent to PayPalych. Check the amount, or raise Max Amount in the Options if this refund is meant.',
+					'Nothing was sent to PayPalych. Check the amount, or raise Max Amount if this refund is meant.',
 			},
 		);
 	};

@@ -9,6 +9,7 @@ import {
 	type Endpoint,
 } from '../../shared';
 import { listAll } from '../helpers/pagination';
+import { bicOf } from '../helpers/normalize';
 import { credentialShopId } from '../helpers/shop';
 import { apiRequest } from '../transport';
 
@@ -28,7 +29,7 @@ export async function searchSbpBanks(
 				nameEn && name && nameEn !== name
 					? `${nameEn} (${name})`
 					: nameEn || name || String(bank.member_id);
-			return { name: label, value: String(bank.member_id), bic: String(bank.bic ?? '') };
+			return { name: label, value: String(bank.member_id), bic: String(bicOf(bank.bic) ?? '') };
 		})
 		.filter((bank) => bank.value !== 'undefined')
 		.filter(
@@ -57,7 +58,10 @@ function recentRange(): Record<string, string> {
 	return widenedDates(addDays(today, -RECENT_DAYS), today);
 }
 
-/** Recent bills or payouts as a searchable list: "<id> · <amount> <currency> · <status> · <created_at>". */
+/**
+ * Recent bills or payouts as a searchable list (the search matches the order ID too):
+ * "<id> · order <order_id> · <amount> <currency> · <status> · <created_at>".
+ */
 async function searchRecent(
 	context: ILoadOptionsFunctions,
 	endpoint: Endpoint,
@@ -84,7 +88,14 @@ async function searchRecent(
 			const amount = [text(entry.amount), text(entry.currency_in ?? entry.currency)]
 				.filter((s) => s !== '')
 				.join(' ');
-			const name = [text(entry.id), amount, text(entry.status), text(entry.created_at)]
+			const order = text(entry.order_id).trim();
+			const name = [
+				text(entry.id),
+				order === '' ? '' : `order ${order}`,
+				amount,
+				text(entry.status),
+				text(entry.created_at),
+			]
 				.filter((s) => s !== '')
 				.join(' · ');
 			return { name, value: text(entry.id), created: text(entry.created_at) };

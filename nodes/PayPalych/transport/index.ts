@@ -35,6 +35,16 @@ const EXTRA_HINTS: Record<string, string> = {
 		'The service is rate-limiting this account. Wait a little, or turn on Retry On Fail in the node settings.',
 	network_error:
 		'Check the Base URL of the PayPalych credential and that the service is reachable from n8n.',
+	http_404: `Set the credential's Base URL to your PayPalych site's address, such as https://pal24.pro, without /api/v1.`,
+};
+
+/**
+ * The message of an answer without the service's own error key whose plain HTTP text says little
+ * to a merchant: the service answers a missing bill or payout with its own key (422, 403), so a
+ * bare 404 means the Base URL leads to a host that is not PayPalych's API.
+ */
+const EXTRA_MESSAGES: Record<string, string> = {
+	http_404: 'http_404: The Base URL of the PayPalych credential does not lead to a PayPalych API',
 };
 
 function withoutEmpty<T>(values: Record<string, T | undefined> | undefined): Record<string, T> {
@@ -74,13 +84,13 @@ export function toNodeApiError(
 			? (body as JsonObject)
 			: { body: typeof body === 'string' ? body : null };
 	const error = new NodeApiError(this.getNode(), response, {
-		message: described.message,
+		message: EXTRA_MESSAGES[described.key] ?? described.message,
 		description: parts.join(' '),
 		httpCode: httpCode !== undefined ? String(httpCode) : undefined,
 		itemIndex,
 	});
 	// setDescriptiveErrorMessage may rewrite the message for some codes: keep ours.
-	error.message = described.message;
+	error.message = EXTRA_MESSAGES[described.key] ?? described.message;
 	error.context.errorKey = described.key;
 	if (described.fieldErrors)
 		error.context.fieldErrors = described.fieldErrors as unknown as IDataObject;

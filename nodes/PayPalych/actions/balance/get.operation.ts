@@ -13,8 +13,7 @@ const properties: INodeProperties[] = [
 		name: 'splitIntoItems',
 		type: 'boolean',
 		default: false,
-		description:
-			'Whether to output one item per currency (currency, balance_available, balance_locked, balance_hold) instead of one item holding the balances array',
+		description: 'Whether to output one item per currency instead of one item with every currency',
 	},
 ];
 

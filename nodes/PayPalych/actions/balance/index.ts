@@ -15,7 +15,8 @@ export const description: INodeProperties[] = [
 			{
 				name: 'Get',
 				value: 'get',
-				description: 'Get the available, locked and held balance in each currency',
+				description:
+					'Get the money you can pay out now, and the money locked or on hold, in each currency',
 				action: 'Get the balance',
 			},
 		],

@@ -67,8 +67,8 @@ const properties: INodeProperties[] = [
 		type: 'string',
 		default: '',
 		placeholder: 'e.g. 9rQBbwZV1g',
-		description:
-			"ID of the shop the bill belongs to, from the shop settings of your merchant account. Leave empty to use the credential's Shop ID.",
+		description: 'The shop the bill belongs to, from the shop settings of your merchant account',
+		hint: 'Required unless your PayPalych credential has a Shop ID',
 	},
 	{
 		displayName: 'Amount',
@@ -78,6 +78,15 @@ const properties: INodeProperties[] = [
 		default: '',
 		placeholder: '100.00',
 		description: amountDescription,
+	},
+	{
+		displayName: 'Order ID',
+		name: 'orderId',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. {{ $json.orderNumber }}',
+		description: "Your shop's order number, returned with the payment",
+		hint: "The PayPalych Trigger's Order Check looks the paid order up by this ID",
 	},
 	{
 		displayName: 'Additional Fields',
@@ -99,8 +108,7 @@ const properties: INodeProperties[] = [
 				name: 'custom',
 				type: 'string',
 				default: '',
-				description:
-					'Any text; the service returns it as "custom" in the payment postback and the redirects',
+				description: 'Any text of yours, returned with the payment',
 			},
 			{
 				displayName: 'Description',
@@ -116,7 +124,7 @@ const properties: INodeProperties[] = [
 				default: '',
 				placeholder: 'https://shop.example/payment-failed',
 				description:
-					'Page the customer is sent to after a failed payment, instead of the shop setting (a full http:// or https:// address)',
+					'The page the customer sees after a failed payment, instead of the shop setting',
 			},
 			{
 				displayName: 'Items',
@@ -126,7 +134,7 @@ const properties: INodeProperties[] = [
 				placeholder: 'Add Item',
 				default: {},
 				description:
-					'The goods of the bill, shown on the payment form (sent as items[n][...]). Use Items (JSON) instead for a list from an earlier node.',
+					'The goods shown on the payment form; use Items (JSON) for a list from an earlier node',
 				options: [
 					{
 						displayName: 'Item',
@@ -171,7 +179,7 @@ const properties: INodeProperties[] = [
 				default: '',
 				placeholder: '[{"name": "T-shirt", "price": "990.00", "quantity": 1}]',
 				description:
-					'The goods of the bill as a JSON list of objects with name, price, quantity and optionally category and extra (an object of names and values)',
+					'The goods as a JSON list of objects with name, price and quantity, and optionally category and extra',
 			},
 			{
 				displayName: 'Locale',
@@ -189,11 +197,13 @@ const properties: INodeProperties[] = [
 				description: 'Purpose of the payment, shown on the payment form',
 			},
 			{
+				// Where Order ID lived before it became a field of its own: a workflow saved then keeps
+				// its value (n8n drops a collection's values that have no option), and the node reads
+				// it when the Order ID field is empty. Hidden: never offered for new workflows.
 				displayName: 'Order ID',
 				name: 'orderId',
-				type: 'string',
+				type: 'hidden',
 				default: '',
-				description: 'Your order identifier; the payment postback returns it as InvId',
 			},
 			{
 				displayName: 'Payer Email',
@@ -224,8 +234,7 @@ const properties: INodeProperties[] = [
 				name: 'requestFields',
 				type: 'multiOptions',
 				default: [],
-				description:
-					'Data the payment form requires from the customer (sent as request_fields[name]=1)',
+				description: 'What the payment form asks the customer to fill in',
 				options: requestFieldOptions,
 			},
 			{
@@ -235,7 +244,7 @@ const properties: INodeProperties[] = [
 				default: '',
 				placeholder: 'https://shop.example/cart',
 				description:
-					'Address of the "Back to shop" button of the payment form; the service accepts only an address on the shop\'s own domain',
+					'Where the "Back to shop" button of the payment form leads, on your shop\'s own domain',
 			},
 			{
 				displayName: 'Success URL',
@@ -244,7 +253,7 @@ const properties: INodeProperties[] = [
 				default: '',
 				placeholder: 'https://shop.example/thanks',
 				description:
-					'Page the customer is sent to after a successful payment, instead of the shop setting (a full http:// or https:// address)',
+					'The page the customer sees after a successful payment, instead of the shop setting',
 			},
 			{
 				displayName: 'TTL',
@@ -252,8 +261,7 @@ const properties: INodeProperties[] = [
 				type: 'number',
 				typeOptions: { minValue: 1 },
 				default: 3600,
-				description:
-					'How long the bill can be paid, in seconds (a positive whole number, such as 600 for ten minutes); without it the service keeps the bill open',
+				description: 'How many seconds the bill can be paid, such as 600 for ten minutes',
 			},
 			{
 				displayName: 'Type',
@@ -277,6 +285,15 @@ const CHOICES: Record<string, { field: string; options: INodePropertyOptions[] }
 	paymentMethod: { field: 'Payment Method', options: paymentMethodOptions },
 	type: { field: 'Type', options: billTypeOptions },
 };
+
+/** The Order ID sent: the field's, else the one a workflow saved in Additional Fields keeps. */
+export function orderIdOf(field: unknown, additional: unknown): string | undefined {
+	for (const value of [field, additional]) {
+		const text = typeof value === 'string' || typeof value === 'number' ? String(value) : '';
+		if (text.trim() !== '') return text;
+	}
+	return undefined;
+}
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const node = this.getNode();
@@ -325,7 +342,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		body: {
 			amount,
 			shop_id: shopId,
-			order_id: text('orderId'),
+			order_id: orderIdOf(this.getNodeParameter('orderId', itemIndex, ''), extra.orderId),
 			description: text('description'),
 			type: text('type'),
 			currency_in: text('currencyIn'),

@@ -16,8 +16,7 @@ const properties: INodeProperties[] = [
 		name: 'active',
 		type: 'boolean',
 		default: true,
-		description:
-			'Whether the bill accepts payments. A normal bill that is already paid cannot be switched.',
+		description: 'Whether the bill accepts payments (a paid normal bill cannot be switched)',
 	},
 ];
 

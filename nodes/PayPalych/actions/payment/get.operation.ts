@@ -15,8 +15,7 @@ const properties: INodeProperties[] = [
 		type: 'string',
 		required: true,
 		default: '',
-		description:
-			'ID of the payment (the TrsId of the payment postback, or an ID from Bill > Get Payments)',
+		description: "The payment's ID, from the PayPalych Trigger's item or from Bill › Get Payments",
 	},
 	{
 		displayName: 'Options',
@@ -30,7 +29,7 @@ const properties: INodeProperties[] = [
 				name: 'includeChargebacks',
 				type: 'boolean',
 				default: false,
-				description: 'Whether to list the chargebacks of the payment too (sent as chargeback=1)',
+				description: 'Whether to list the chargebacks of the payment too',
 			},
 			{
 				displayName: 'Include Refunds',
@@ -38,7 +37,7 @@ const properties: INodeProperties[] = [
 				type: 'boolean',
 				default: false,
 				description:
-					'Whether to list the refunds of the payment too (sent as refunds=1; the refund API is switched on by PayPalych support)',
+					'Whether to list the refunds of the payment too (PayPalych support switches refunds on)',
 			},
 		],
 	},

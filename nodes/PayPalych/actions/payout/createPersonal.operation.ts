@@ -17,7 +17,7 @@ const properties: INodeProperties[] = [
 		type: 'string',
 		required: true,
 		default: '',
-		description: 'ID of a payout account saved in your merchant account',
+		description: 'The ID of a payout account saved in your merchant account',
 	},
 	payoutAmountField,
 	...payoutCreateFields,

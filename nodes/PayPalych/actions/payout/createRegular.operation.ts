@@ -53,8 +53,7 @@ const properties: INodeProperties[] = [
 		type: 'options',
 		default: 'credit_card',
 		options: PAYOUT_ACCOUNT_TYPES.map((value) => ({ ...PAY_TO[value], value })),
-		description:
-			'Where the money goes. Direct payouts must be enabled for your account by PayPalych support.',
+		description: 'Where the money goes (PayPalych support switches direct payouts on)',
 	},
 	payoutAmountField,
 	{
@@ -64,8 +63,7 @@ const properties: INodeProperties[] = [
 		required: true,
 		default: '',
 		placeholder: '4276 1000 1234 5678',
-		description:
-			'Card number, 12 to 19 digits; spaces and dashes are removed, the checksum (Luhn) is checked',
+		description: 'The card number; spaces and dashes are fine',
 		displayOptions: forCard,
 	},
 	{
@@ -85,8 +83,7 @@ const properties: INodeProperties[] = [
 		required: true,
 		default: '',
 		placeholder: '+7 900 123-45-67',
-		description:
-			'Recipient phone number; +7, 8, spaces, dashes and parentheses are accepted and sent as 7XXXXXXXXXX',
+		description: "The recipient's phone number, such as +7 900 123-45-67",
 		displayOptions: forSbp,
 	},
 	{
@@ -95,7 +92,7 @@ const properties: INodeProperties[] = [
 		type: 'resourceLocator',
 		required: true,
 		default: { mode: 'list', value: '' },
-		description: "Recipient's bank, from the service's SBP bank list (its member_id)",
+		description: "The recipient's bank, from PayPalych's list of SBP banks",
 		displayOptions: forSbp,
 		modes: [
 			{
@@ -135,7 +132,7 @@ const properties: INodeProperties[] = [
 				description: 'A TRC-20 address: T and 33 more letters and digits',
 			},
 		],
-		description: "The recipient wallet's network (account_network)",
+		description: "The network of the recipient's wallet",
 		displayOptions: forCrypto,
 	},
 	{
@@ -145,8 +142,7 @@ const properties: INodeProperties[] = [
 		required: true,
 		default: '',
 		placeholder: 'e.g. TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t',
-		description:
-			"The recipient's wallet address on the Network. Its shape and checksum are checked before anything is sent: copy it, never retype it.",
+		description: "The recipient's wallet address: copy and paste it, never retype it",
 		displayOptions: forCrypto,
 	},
 	{
@@ -155,8 +151,7 @@ const properties: INodeProperties[] = [
 		type: 'options',
 		default: 'USDT',
 		options: [...PAYOUT_CURRENCIES].sort().map((currency) => ({ name: currency, value: currency })),
-		description:
-			'What Amount is in (sent as currency): USDT for a stablecoin payout. Max Amount and Daily Limit count in it.',
+		description: 'The currency of Amount, Max Amount and Daily Limit, such as USDT',
 		displayOptions: forCrypto,
 	},
 	{
@@ -166,8 +161,7 @@ const properties: INodeProperties[] = [
 		required: true,
 		default: '',
 		placeholder: 'e.g. ivan_petrov',
-		description:
-			"The recipient's Steam account name (what they sign in with, not the profile name): 3 to 64 letters, digits or underscores",
+		description: 'The name the recipient signs in to Steam with, not the profile name',
 		displayOptions: forSteam,
 	},
 	...payoutCreateFields,

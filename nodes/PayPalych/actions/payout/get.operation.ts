@@ -15,11 +15,11 @@ const properties: INodeProperties[] = [
 		type: 'options',
 		default: 'id',
 		options: [
-			{ name: 'Payout ID', value: 'id', description: 'The ID the service gave the payout' },
+			{ name: 'Payout ID', value: 'id', description: 'The ID PayPalych gave the payout' },
 			{
 				name: 'Order ID',
 				value: 'orderId',
-				description: 'Your order ID of the payout (or the one the node derived)',
+				description: 'The Order ID you gave the payout when you created it',
 			},
 		],
 	},
@@ -32,7 +32,7 @@ const properties: INodeProperties[] = [
 		required: true,
 		default: { mode: 'list', value: '' },
 		description:
-			'The payout: one of the recent payouts, or its ID (the ID of a payout-create output item, or TrsId of a payout postback)',
+			"The payout: pick a recent one, or paste its ID from a payout's output or the PayPalych Trigger's item",
 		displayOptions: { show: { findBy: ['id'] } },
 		modes: [
 			{
@@ -55,7 +55,7 @@ const properties: INodeProperties[] = [
 		type: 'string',
 		required: true,
 		default: '',
-		description: 'The order_id of the payout',
+		description: 'The Order ID you gave the payout when you created it',
 		displayOptions: { show: { findBy: ['orderId'] } },
 	},
 ];

@@ -19,14 +19,14 @@ export const description: INodeProperties[] = [
 				name: 'Create to Card, SBP, Crypto or Steam',
 				value: 'createRegular',
 				description:
-					'Pay out from the balance directly to a bank card, to a phone number through SBP, to a crypto wallet (TRX or ETH) or to a Steam account. Never pays the same input twice (see Order ID).',
+					'Pay out from the balance to a card, a phone through SBP, a crypto wallet or a Steam account, never twice for one Order ID',
 				action: 'Create a direct payout',
 			},
 			{
 				name: 'Create to Saved Account',
 				value: 'createPersonal',
 				description:
-					'Pay out from the balance to a payout account saved in your merchant account. Never pays the same input twice (see Order ID).',
+					'Pay out from the balance to a payout account saved in your merchant account, never twice for one Order ID',
 				action: 'Create a payout to a saved account',
 			},
 			{

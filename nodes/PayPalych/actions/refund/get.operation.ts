@@ -17,7 +17,7 @@ const properties: INodeProperties[] = [
 		required: true,
 		default: '',
 		placeholder: 'e.g. r4Xk2mQ9pL',
-		description: "The refund's ID, from a Refund > Create output item or a refund postback",
+		description: "The refund's ID, from Refund › Create or the PayPalych Trigger's item",
 	},
 ];
 

@@ -18,7 +18,7 @@ export const description: INodeProperties[] = [
 				name: 'Create',
 				value: 'create',
 				description:
-					'Send money of a payment back to the payer, whole or in part. Never refunds the same input twice (see Order ID) and never more than the payment can still give back.',
+					'Send money of a payment back to the payer, whole or in part, never twice for one Order ID',
 				action: 'Create a refund',
 			},
 			{

@@ -16,7 +16,7 @@ export const description: INodeProperties[] = [
 				name: 'Get Many',
 				value: 'getMany',
 				description:
-					'List the banks that accept SBP payouts, with the member_id to use as the bank of an SBP payout',
+					'List the banks that accept SBP payouts, with the ID to use as the Bank of an SBP payout',
 				action: 'Get many SBP banks',
 			},
 		],
