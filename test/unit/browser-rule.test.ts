@@ -49,11 +49,7 @@ describe('a run of the console browser test without Chromium', () => {
 		);
 		const result = spawnSync(
 			process.execPath,
-			[
-				join(ROOT, 'node_modules/vitest/vitest.mjs'),
-				'run',
-				'test/relay/console.browser.test.ts',
-			],
+			[join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', 'test/relay/console.browser.test.ts'],
 			{
 				cwd: ROOT,
 				env: { ...clean, PAYPALYCH_CHROMIUM: '/nonexistent/chromium', ...env },
