@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROFILES } from '../helpers/sandbox.ts';
 import { EVENTS, startItemWorld, type Event, type ItemWorld } from './item-world.ts';
 
-const ROOT = join(import.meta.dirname, '..', '..');
+const ROOT = join(__dirname, '..', '..');
 const SOURCE = join(ROOT, 'nodes', 'PayPalychTrigger', '__schema__');
 const SHIPPED = join(ROOT, 'dist', 'nodes', 'PayPalychTrigger', '__schema__');
 type Schema = { properties: Record<string, unknown>; required?: string[] };

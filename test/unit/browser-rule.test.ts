@@ -11,7 +11,7 @@ import {
 	browserVerdict,
 } from '../helpers/browser-rule.ts';
 
-const ROOT = join(import.meta.dirname, '..', '..');
+const ROOT = join(__dirname, '..', '..');
 
 describe('the rule', () => {
 	it('runs where Chromium is, skips where it is not, fails where CI requires it', () => {
@@ -70,7 +70,11 @@ describe('a run of the console browser test without Chromium', () => {
 	});
 
 	it('fails, never skips, where the run requires the browser tests', () => {
-		for (const env of [{ CI: 'true' }, { PAYPALYCH_REQUIRE_BROWSER: '1' }]) {
+		const required: Array<Record<string, string>> = [
+			{ CI: 'true' },
+			{ PAYPALYCH_REQUIRE_BROWSER: '1' },
+		];
+		for (const env of required) {
 			const { status, output } = run(env);
 			expect(status, output).not.toBe(0);
 			expect(output).toContain('/nonexistent/chromium is missing and this run requires');
