@@ -38,6 +38,8 @@ export const SERVICE_SUITES = [
 	'test/relay/stores-parity.test.ts',
 	'test/relay/trsid-bill.test.ts',
 	'test/relay/attacks/trsid-canonical.test.ts',
+	// Runs the console's browser test file (with no Chromium) to check the skip rule.
+	'test/unit/browser-rule.test.ts',
 ];
 
 export default mergeConfig(base, {

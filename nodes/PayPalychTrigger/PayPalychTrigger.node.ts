@@ -9,7 +9,8 @@ import {
 import { MAIN_CONNECTION } from '../compat';
 import { isPostbackEvent, isRedirectEvent } from '../shared';
 import { send, type PlainResponse } from './answer';
-import { PASTE_TARGET, properties, triggerPanel } from './description';
+import { PASTE_TARGET, SUBTITLE, properties, triggerPanel } from './description';
+import { itemOfVersion } from './item';
 import { receive, type N8nRequest } from './pipeline';
 import { WEBHOOKS } from './webhook';
 
@@ -19,11 +20,12 @@ export class PayPalychTrigger implements INodeType {
 		name: 'payPalychTrigger',
 		icon: { light: 'file:../../icons/paypalych.svg', dark: 'file:../../icons/paypalych.dark.svg' },
 		group: ['trigger'],
-		// 2: the default Statuses of a payment trigger are the paid ones (version 1: every status).
+		// 2: the default Statuses of a payment trigger are the paid ones (version 1: every status),
+		// and the item puts what a workflow uses first at the top, the raw postback under
+		// `postback` (item.ts); version 1 keeps its item as it was.
 		version: [1, 2],
 		defaultVersion: 2,
-		subtitle:
-			'={{ {"payment": "Payment postback", "payout": "Payout postback", "success": "Success redirect", "fail": "Fail redirect", "refund": "Refund postback", "chargeback": "Chargeback postback"}[$parameter["event"]] }}',
+		subtitle: SUBTITLE,
 		description:
 			'Starts the workflow when PayPalych reports a payment, a payout, a refund or a chargeback, or a customer returns after paying',
 		defaults: { name: 'PayPalych Trigger' },
@@ -81,6 +83,9 @@ export class PayPalychTrigger implements INodeType {
 		// steps updated is saved with the answer.
 		const refusedOutput =
 			!isRedirectEvent(event) && this.getNodeParameter('refusedOutput', false) === true;
-		return send(call, res, await receive(call, req), refusedOutput);
+		const answer = await receive(call, req);
+		// Version 2 and later: the item in one naming style, the raw postback under `postback`.
+		if (answer.item) answer.item = itemOfVersion(answer.item, this.getNode().typeVersion);
+		return send(call, res, answer, refusedOutput);
 	}
 }

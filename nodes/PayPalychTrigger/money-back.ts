@@ -46,8 +46,8 @@ export function acceptedKinds(call: Call): MoneyBackEvent[] {
 export function notSetUp(call: Call, kind: MoneyBackEvent): Answer {
 	const fix =
 		call.event === 'payment'
-			? `select ${NAME[kind]} in this trigger's Also Accept option, or add a PayPalych Trigger with the event ${kind === 'refund' ? 'Refund Postback' : 'Chargeback Postback'} and paste its URL as the ${kind === 'refund' ? 'Refund' : 'Chargeback'} URL`
-			: `add a PayPalych Trigger with the event ${kind === 'refund' ? 'Refund Postback' : 'Chargeback Postback'} (or a Payment trigger with ${NAME[kind]} in Also Accept) and paste its URL as the ${kind === 'refund' ? 'Refund' : 'Chargeback'} URL`;
+			? `select ${NAME[kind]} in this trigger's Also Accept option, or add a PayPalych Trigger with the event ${kind === 'refund' ? 'Refund Reported' : 'Chargeback Reported'} and paste its URL as the ${kind === 'refund' ? 'Refund' : 'Chargeback'} URL`
+			: `add a PayPalych Trigger with the event ${kind === 'refund' ? 'Refund Reported' : 'Chargeback Reported'} (or a Payment trigger with ${NAME[kind]} in Also Accept) and paste its URL as the ${kind === 'refund' ? 'Refund' : 'Chargeback'} URL`;
 	return retryLater(`This trigger does not take ${NAME[kind]} postbacks. Try again later.`, {
 		level: 'warn',
 		message: `PayPalych Trigger (${call.event}) received a verified ${NAME[kind]} postback it is not set up for and asked for a retry (HTTP 503): ${fix}.`,

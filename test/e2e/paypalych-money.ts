@@ -268,12 +268,14 @@ function firstPaymentCase(): void {
 		const stamp = Date.now();
 		const paidId = await billAndPay(`rehearsal-1-${stamp}`, {});
 		const [call] = await sink.waitFor(FIRST_PAYMENT.sinkPath, 1);
+		// A node of version 2: the order and the amount (a number) at the top, the postback below.
 		expect(call.body).toMatchObject({
-			InvId: `rehearsal-1-${stamp}`,
 			paid: true,
+			orderId: `rehearsal-1-${stamp}`,
+			amount: 100,
 			confirmed: true,
 			orderConfirmed: true,
-			amount: '100.00',
+			postback: { InvId: `rehearsal-1-${stamp}` },
 		});
 		expect(await runs()).toHaveLength(1);
 

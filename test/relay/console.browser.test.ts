@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { start } from '../../relay/src/server.ts';
 import type { RunningRelay } from '../../relay/src/server.ts';
 import {
@@ -24,8 +24,8 @@ import {
 	tempDir,
 } from './helpers.ts';
 import { waitFor } from '../../scripts/harness/wait.ts';
+import { CHROMIUM, describeWithBrowser } from '../helpers/browser.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 /** Flags for headless Chromium in a container without a GPU or a user namespace, plus a name for the forger's site. */
 const ARGS = [
 	'--no-sandbox',
@@ -47,7 +47,7 @@ interface AdminDelivery {
 	status: string;
 }
 
-describe('relay console in headless Chromium', () => {
+describeWithBrowser('relay console in headless Chromium', () => {
 	const tmp = tempDir();
 	const shots = resolve(process.env.CONSOLE_SCREENSHOTS_DIR || join(tmp.dir, 'screenshots'));
 	const sink = new LogSink();

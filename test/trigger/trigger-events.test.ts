@@ -328,14 +328,14 @@ describe('lifecycle and memory', () => {
 			expect.objectContaining({ httpMethod: 'POST', responseMode: 'onReceived' }),
 		]);
 		const event = d.properties.find((p) => p.name === 'event');
-		// In the order n8n's lint asks for (alphabetical by name).
+		// Payment first, in the order a merchant needs them (test/trigger/panel.test.ts: the names).
 		expect(event?.options?.map((o) => (o as { value: string }).value)).toEqual([
-			'chargeback',
-			'fail',
 			'payment',
-			'payout',
 			'refund',
+			'chargeback',
+			'payout',
 			'success',
+			'fail',
 		]);
 	});
 });
