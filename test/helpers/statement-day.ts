@@ -5,6 +5,7 @@
  * partial and a full refund, a chargeback, payouts that succeed, fail, are declined or still wait,
  * and movements one second either side of both midnights in the profile's time zone.
  */
+import { addDays } from '../../nodes/shared/dates.ts';
 import {
 	PROFILE_TIME_ZONE,
 	control,
@@ -47,16 +48,21 @@ const money = (c: number) => c / 100;
 export async function makeStatementDay(
 	sandbox: SandboxLike,
 	profile: Profile,
+	options: { merchant?: TestMerchant; day?: string } = {},
 ): Promise<ExpectedDay> {
 	const timeZone = PROFILE_TIME_ZONE[profile];
 	const offsetMs = profile === 'spec' ? 3 * 3_600_000 : 0;
-	const merchant = await newMerchant(sandbox as never, {
+	const fields = {
 		profile,
 		balances: { RUB: '10000.00', USD: '0', EUR: '0' },
 		refunds: true,
 		liveExtras: profile === 'live',
 		newPaymentFields: profile === 'live',
-	});
+	};
+	let merchant = options.merchant;
+	if (merchant === undefined) merchant = await newMerchant(sandbox as never, fields);
+	else await control(sandbox as never, 'PATCH', `/merchants/${merchant.merchantId}`, fields);
+	const D = options.day ?? STATEMENT_DAY;
 	const api = async (method: 'GET' | 'POST', path: string, params: Record<string, string>) => {
 		const query = new URLSearchParams(params).toString();
 		const response = await fetch(
@@ -104,9 +110,8 @@ export async function makeStatementDay(
 		if (status !== null)
 			await control(sandbox as never, 'POST', `/payouts/${id}/advance`, { status });
 	};
-	const D = STATEMENT_DAY;
 	try {
-		await clock('2025-03-09T23:59:59');
+		await clock(`${addDays(D, -1)}T23:59:59`);
 		await pay('500.00', 'RUB');
 		await payout('SUCCESS');
 		const balanceAtStart = await totals();
@@ -131,12 +136,12 @@ export async function makeStatementDay(
 		await clock(`${D}T23:59:59`);
 		await pay('10.00', 'USD');
 		const balanceAtEnd = await totals();
-		await clock('2025-03-11T00:00:01');
+		await clock(`${addDays(D, 1)}T00:00:01`);
 		await pay('700.00', 'RUB');
 		await control(sandbox as never, 'POST', `/payments/${first}/refund`, { amount: '50.00' });
 		await control(sandbox as never, 'POST', `/payments/${first}/chargeback`, { amount: '10.00' });
 		await payout('SUCCESS');
-		const expected = await oracle(sandbox, merchant, profile, payments);
+		const expected = await oracle(sandbox, merchant, profile, payments, D);
 		return { merchant, day: D, timeZone, balanceAtStart, balanceAtEnd, ...expected };
 	} finally {
 		await control(sandbox as never, 'POST', '/clock', { now: null });
@@ -149,8 +154,9 @@ async function oracle(
 	merchant: TestMerchant,
 	profile: Profile,
 	paymentIds: string[],
+	day: string,
 ): Promise<Pick<ExpectedDay, 'summaries' | 'movementKeys' | 'effects'>> {
-	const onDay = (row: Row) => String(row.created_at).slice(0, 10) === STATEMENT_DAY;
+	const onDay = (row: Row) => String(row.created_at).slice(0, 10) === day;
 	const effects: Record<string, number | null> = {};
 	const per = new Map<string, Row>();
 	const of = (currency: string) => {
@@ -225,7 +231,7 @@ async function oracle(
 		const debitedKnown = profile === 'live' || t.out[0] === 0;
 		const net = t.pay[3] - t.ref[1] - t.out[3];
 		return {
-			day: STATEMENT_DAY,
+			day,
 			timeZone: PROFILE_TIME_ZONE[profile],
 			currency,
 			payments: {

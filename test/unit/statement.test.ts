@@ -331,6 +331,24 @@ describe('the summary', () => {
 		});
 	});
 
+	it('sums ten payments of 0.07 to exactly 0.7 and 1.13 three times to exactly 3.39', () => {
+		const many = [
+			...Array.from({ length: 10 }, (_, i) =>
+				paymentMovement(
+					livePayment({ id: `S${i}`, amount: 0.07, commission: 0, account_amount: 0.07 }),
+				),
+			),
+		];
+		const [item] = summarizeStatement({ day: DAY, timeZone: 'UTC', movements: many });
+		expect(item.payments.amount).toBe(0.7);
+		const thrice = Array.from({ length: 3 }, (_, i) =>
+			refundMovement({ id: `R${i}`, status: 'SUCCESS', amount: '1.13', currency: 'RUB' }),
+		);
+		const [refunds] = summarizeStatement({ day: DAY, timeZone: 'UTC', movements: thrice });
+		expect(refunds.refunds.amount).toBe(3.39);
+		expect(refunds.net).toBe(-3.39);
+	});
+
 	it('counts a chargeback without an amount but shows no amount and flags its effect', () => {
 		expect(rub.chargebacks).toEqual({ count: 1 });
 		expect(rub.unknownEffects).toBe(1);
