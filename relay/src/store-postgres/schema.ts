@@ -147,6 +147,22 @@ ALTER TABLE attempts ADD COLUMN receipt text;
 		sql: '',
 		rewrite: rewriteMoneyBackKeys,
 	},
+	{
+		// Indexes only for the queries the relay runs. Self-contained (it needs nothing of a version
+		// after 9: renumbering it is changing this number alone). deliveries_status and
+		// deliveries_target took an entry per delivery stored and a new one at every change of its
+		// status; what read them was the dead list (of every target, of one) and the oldest
+		// undelivered event. The dead get a partial index no delivery enters until it dies; pending
+		// and delivering ones are read through deliveries_due. No row is read or written: a store
+		// with a backlog keeps it as it is (the index build reads the table once, under the lock).
+		version: 10,
+		name: 'deliveries: one partial index of the dead instead of the status and target indexes',
+		sql: `
+DROP INDEX IF EXISTS deliveries_status;
+DROP INDEX IF EXISTS deliveries_target;
+CREATE INDEX IF NOT EXISTS deliveries_dead ON deliveries (target, id) WHERE status = 'dead';
+`,
+	},
 ];
 
 /** Any constant: the advisory lock that serialises migrations of instances starting together. */

@@ -213,7 +213,10 @@ export function eventsQuery(filter: EventFilter): Query {
 
 export function deliveriesQuery(filter: DeliveryFilter): Query {
 	const w = new Conditions(placeholder);
-	w.add('status = ?', filter.status);
+	// The dead as a literal: the partial index deliveries_dead serves `status = 'dead'`, not a
+	// parameter (the alert monitor reads this list every 15 s; no other status has an index).
+	if (filter.status === 'dead') w.add("status = 'dead'");
+	else w.add('status = ?', filter.status);
 	w.add('target = ?', filter.target);
 	w.add('event_id = ?', filter.eventId);
 	w.add('created_at >= ?', filter.from);
@@ -241,7 +244,7 @@ export function eventIdsQuery(from: number, to: number, kind?: PostbackEvent): Q
 export const DELIVERIES_OF_EVENTS =
 	'SELECT * FROM deliveries WHERE event_id = ANY($1::text[]) ORDER BY event_id, id DESC';
 
-/** Every dead delivery, newest first (index deliveries_status); DEAD_OF_TARGET: of target $1 (deliveries_target). */
+/** Every dead delivery, newest first; DEAD_OF_TARGET: of one target (both read the partial index deliveries_dead). */
 export const DEAD = "SELECT * FROM deliveries WHERE status = 'dead' ORDER BY id DESC";
 export const DEAD_OF_TARGET =
 	"SELECT * FROM deliveries WHERE target = $1 AND status = 'dead' ORDER BY id DESC";
@@ -253,8 +256,15 @@ export const ATTEMPTS =
 export const COUNTS = `SELECT status, CASE WHEN attempts > attempt_base THEN 1 ELSE 0 END AS retried, COUNT(*) AS n
 	FROM deliveries GROUP BY status, CASE WHEN attempts > attempt_base THEN 1 ELSE 0 END`;
 
-export const OLDEST_UNDELIVERED = `SELECT MIN(e.received_at) AS t FROM deliveries d JOIN events e ON e.id = d.event_id
-	WHERE d.status IN ('pending', 'delivering', 'dead')`;
+/**
+ * The oldest event with a delivery pending, delivering or dead: the first two through the partial
+ * index deliveries_due, the dead through deliveries_dead (no index holds all three).
+ */
+export const OLDEST_UNDELIVERED = `SELECT MIN(t) AS t FROM (
+		SELECT MIN(e.received_at) AS t FROM deliveries d JOIN events e ON e.id = d.event_id
+		WHERE d.status IN ('pending', 'delivering')
+		UNION ALL SELECT MIN(e.received_at) FROM deliveries d JOIN events e ON e.id = d.event_id
+		WHERE d.status = 'dead') AS u`;
 
 /** The bucket index of a time column: $1 from, $2 bucketMs. */
 const bucket = (column: string) => `CAST((${column} - $1) / $2 AS INTEGER)`;
