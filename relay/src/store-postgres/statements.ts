@@ -148,11 +148,16 @@ export const RELEASE = `UPDATE deliveries SET status = 'pending', attempts = GRE
 		lease_until = NULL, lease_owner = NULL
 	WHERE id = $2 AND status = 'delivering' AND lease_owner = $3`;
 
-/** A replay's deliveries: their first attempt is a manual one. */
+/**
+ * A replay's deliveries: their first attempt is a manual one. Its events are locked (FOR KEY
+ * SHARE) as it reads them: a pruning that holds one waits, or has deleted it and the replay skips
+ * it, so no delivery is stored for an event pruned meanwhile (deliveries have no foreign key).
+ */
 export const REPLAY = `INSERT INTO deliveries (event_id, target, status, attempts, created_at, budget_start, next_attempt_at, manual)
 	SELECT e.id, t.target, 'pending', 0, $3, $3, $3, 1
 	FROM events e CROSS JOIN unnest($2::text[]) WITH ORDINALITY AS t (target, n)
-	WHERE e.id = ANY($1::text[]) AND e.kind = $4 ORDER BY e.received_at, e.id, t.n`;
+	WHERE e.id = ANY($1::text[]) AND e.kind = $4 ORDER BY e.received_at, e.id, t.n
+	FOR KEY SHARE OF e`;
 
 /**
  * Dead deliveries back to pending with a fresh budget; parameters: now, now. Attempt numbers go
