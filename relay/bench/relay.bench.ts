@@ -393,9 +393,8 @@ async function main(): Promise<void> {
 				.join(' '),
 	);
 	console.log(`\ntargets (two instances, latency at a fixed rate):\n${list(scaling)}`);
-	console.log(
-		`\ntargets (the relay's CPU per postback${QUICK ? '; quick mode, BENCH_QUICK=1' : ''}):\n${list(cost)}`,
-	); // last, met / NOT met
+	const quick = QUICK ? '; quick mode, BENCH_QUICK=1' : '';
+	console.log(`\ntargets (the relay's CPU per postback${quick}):\n${list(cost)}`); // last
 }
 
 await main();

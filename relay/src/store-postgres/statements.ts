@@ -148,11 +148,7 @@ export const RELEASE = `UPDATE deliveries SET status = 'pending', attempts = GRE
 		lease_until = NULL, lease_owner = NULL
 	WHERE id = $2 AND status = 'delivering' AND lease_owner = $3`;
 
-/**
- * A replay's deliveries: their first attempt is a manual one. Its events are locked (FOR KEY
- * SHARE) as it reads them: a pruning that holds one waits, or has deleted it and the replay skips
- * it, so no delivery is stored for an event pruned meanwhile (deliveries have no foreign key).
- */
+/** A replay's deliveries (a manual first attempt); its events locked, so none pruned meanwhile gets one. */
 export const REPLAY = `INSERT INTO deliveries (event_id, target, status, attempts, created_at, budget_start, next_attempt_at, manual)
 	SELECT e.id, t.target, 'pending', 0, $3, $3, $3, 1
 	FROM events e CROSS JOIN unnest($2::text[]) WITH ORDINALITY AS t (target, n)
@@ -218,8 +214,7 @@ export function eventsQuery(filter: EventFilter): Query {
 
 export function deliveriesQuery(filter: DeliveryFilter): Query {
 	const w = new Conditions(placeholder);
-	// The dead as a literal: the partial index deliveries_dead serves `status = 'dead'`, not a
-	// parameter (the alert monitor reads this list every 15 s; no other status has an index).
+	// A literal: a generic plan of `status = $1` could not use the partial index deliveries_dead.
 	if (filter.status === 'dead') w.add("status = 'dead'");
 	else w.add('status = ?', filter.status);
 	w.add('target = ?', filter.target);
@@ -261,10 +256,7 @@ export const ATTEMPTS =
 export const COUNTS = `SELECT status, CASE WHEN attempts > attempt_base THEN 1 ELSE 0 END AS retried, COUNT(*) AS n
 	FROM deliveries GROUP BY status, CASE WHEN attempts > attempt_base THEN 1 ELSE 0 END`;
 
-/**
- * The oldest event with a delivery pending, delivering or dead: the first two through the partial
- * index deliveries_due, the dead through deliveries_dead (no index holds all three).
- */
+/** The oldest event with a delivery pending or delivering (deliveries_due) or dead (deliveries_dead). */
 export const OLDEST_UNDELIVERED = `SELECT MIN(t) AS t FROM (
 		SELECT MIN(e.received_at) AS t FROM deliveries d JOIN events e ON e.id = d.event_id
 		WHERE d.status IN ('pending', 'delivering')
