@@ -47,7 +47,7 @@ export class SqliteEngine {
 	#db: DatabaseSync;
 	#queries: SqliteQueries;
 	#rewrites: SqliteRewrites;
-	#stats = { commits: 0, calls: 0, syncedCommits: 0 };
+	#stats = { commits: 0, calls: 0, syncedCommits: 0, messages: 0 };
 	#synchronous: 'FULL' | 'NORMAL' = 'FULL';
 
 	constructor(path: string) {
@@ -106,7 +106,12 @@ export class SqliteEngine {
 		this.#db.close();
 	}
 
-	stats(): { commits: number; calls: number; syncedCommits: number } {
+	/** The writer thread received a message of calls (SqliteStore posts one per commit). */
+	noteMessage(): void {
+		this.#stats.messages += 1;
+	}
+
+	stats(): { commits: number; calls: number; syncedCommits: number; messages: number } {
 		return { ...this.#stats };
 	}
 }

@@ -283,7 +283,7 @@ export class SqliteStore implements Store {
 		return this.#call('ping', Date.now());
 	}
 	/** Commits and calls carried so far (the benchmark prints the batch size). */
-	stats(): Promise<{ commits: number; calls: number; syncedCommits: number }> {
+	stats(): Promise<{ commits: number; calls: number; syncedCommits: number; messages: number }> {
 		return this.#call('stats');
 	}
 
