@@ -31,6 +31,7 @@ export const SERVICE_SUITES = [
 	'test/relay/ops.test.ts',
 	'test/relay/postgres.test.ts',
 	'test/relay/store-move.test.ts',
+	'test/relay/store-indexes.test.ts',
 	'test/relay/store-plans.test.ts',
 	'test/relay/store.test.ts',
 	'test/relay/statement.browser.test.ts',

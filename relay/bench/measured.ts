@@ -67,6 +67,7 @@ export function figures(m: Measured, bare: Measured): Figures {
 		relayUs: cpu.serversUs,
 		postgresUs: cpu.postgresUs,
 		duringRelayUs: m.during.serversUs,
+		httpThreadUs: m.during.mainUs,
 		duringPostgresUs: m.during.postgresUs,
 		backlogDelivered: m.delivery?.complete ?? true,
 	};

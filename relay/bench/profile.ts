@@ -129,7 +129,11 @@ async function profileStore(
 				`p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms; relay process ${perReq(r1 - r0)} µs/request (from /proc, profiler on)` +
 				(db ? `, PostgreSQL processes ${perReq(p1 - p0)} µs/request` : ''),
 		);
-		printBreakdown(store, summariseDir(join(dir, 'prof'), window), ok);
+		printBreakdown(
+			store,
+			summariseDir(join(dir, 'prof'), window, Number(process.env.PROFILE_TOP ?? 12)),
+			ok,
+		);
 		if (sql) {
 			console.log(
 				`\nPostgreSQL statements (pg_stat_statements), per request: WAL ${(sql.wal.wal_records / ok).toFixed(1)} records, ` +

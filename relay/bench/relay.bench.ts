@@ -42,6 +42,8 @@
 //
 // Environment:
 //   BENCH_ONLY=<run>,<run>…  only these runs (default all); bare always runs, the ratios need it
+//   BENCH_QUICK=1            bare, sqlite-paused, pg1 and growth on stores of 0 and 200,000 events
+//                            (not 1,000,000: the growth line says so); about 4 minutes
 //   BENCH_DURATION=10        seconds per load run; BENCH_CONNECTIONS=50
 //   BENCH_RATE=1000          postbacks per second of the fixed-rate runs
 //   BENCH_RATE_DURATION=20   seconds of each fixed-rate run
@@ -81,6 +83,7 @@ import {
 import type { Server } from './servers.ts';
 import {
 	GROWTH_SIZES,
+	growthFlatLine,
 	growthTable,
 	growthTargets,
 	prefillPostgres,
@@ -91,7 +94,7 @@ import { drainBacklog } from './drain.ts';
 import type { DrainName } from './drain.ts';
 import { figures, printRun } from './measured.ts';
 import type { Measured } from './measured.ts';
-import { runLabel, selectRuns, table, targets } from './table.ts';
+import { QUICK, runLabel, selectRuns, table, targets } from './table.ts';
 import type { AllFigures, Figures, LoadRunName } from './table.ts';
 
 // The stores that fill the drain backlogs come from the compiled relay (`npm run build`), like the
@@ -217,11 +220,7 @@ async function postgresRun(run: 'pg1' | 'pg2' | 'pg2-paused' | 'rate-pg'): Promi
 	}
 }
 
-/**
- * Backlog: BACKLOG deliveries committed while no relay runs, then `instances` relays on that store
- * drain them into the fast target. Prints and returns the figure.
- */
-/** A drain of BACKLOG deliveries into this run's target (drain.ts). */
+/** A drain of BACKLOG deliveries (committed while no relay runs) into this run's target (drain.ts). */
 const drain = (
 	name: DrainName,
 	instances: number,
@@ -383,9 +382,9 @@ async function main(): Promise<void> {
 				.join('\n')}`,
 		);
 	}
-	if (Object.keys(measured).length === 1 && growth.length) return; // the growth run alone
 	console.log(`\n${table(all, RATE).join('\n')}`);
 	const { scaling, cost } = targets(all, RATE);
+	cost.push(growthFlatLine(growth));
 	const list = (lines: string[]) => lines.map((t) => `  ${t}`).join('\n');
 	console.log(
 		`\n${fmt((performance.now() - started) / 1000)} s; load average at the end ` +
@@ -394,7 +393,8 @@ async function main(): Promise<void> {
 				.join(' '),
 	);
 	console.log(`\ntargets (two instances, latency at a fixed rate):\n${list(scaling)}`);
-	console.log(`\ntargets (the relay's CPU per postback):\n${list(cost)}`); // last, met / NOT met
+	const quick = QUICK ? '; quick mode, BENCH_QUICK=1' : '';
+	console.log(`\ntargets (the relay's CPU per postback${quick}):\n${list(cost)}`); // last
 }
 
 await main();

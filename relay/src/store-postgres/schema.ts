@@ -163,6 +163,29 @@ CREATE TABLE balance_snapshots (
 );
 `,
 	},
+	{
+		// Indexes and checks only for what the relay runs. Self-contained (it needs nothing of a
+		// version after 9: renumbering it is changing this number alone).
+		// - deliveries_status and deliveries_target took an entry per delivery stored and a new one
+		//   at every change of its status; what read them was the dead list (of every target, of
+		//   one) and the oldest undelivered event. The dead get a partial index no delivery enters
+		//   until it dies; pending and delivering ones are read through deliveries_due.
+		// - The foreign keys of deliveries and attempts ran a trigger per row stored (a look-up and a
+		//   row lock on the parent, a WAL record each): the statements that store them take their
+		//   parent from the same statement (the insert batch, the results' join on deliveries), a
+		//   replay locks its events (REPLAY), and the pruning deletes children first.
+		// No row is read or written: a store with a backlog keeps it as it is (the index build reads
+		// the table once, under the migration's lock).
+		version: 11,
+		name: 'deliveries: one partial index of the dead instead of the status and target indexes; no foreign-key triggers',
+		sql: `
+DROP INDEX IF EXISTS deliveries_status;
+DROP INDEX IF EXISTS deliveries_target;
+CREATE INDEX IF NOT EXISTS deliveries_dead ON deliveries (target, id) WHERE status = 'dead';
+ALTER TABLE deliveries DROP CONSTRAINT IF EXISTS deliveries_event_id_fkey;
+ALTER TABLE attempts DROP CONSTRAINT IF EXISTS attempts_delivery_id_fkey;
+`,
+	},
 ];
 
 /** Any constant: the advisory lock that serialises migrations of instances starting together. */

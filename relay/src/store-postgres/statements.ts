@@ -148,11 +148,12 @@ export const RELEASE = `UPDATE deliveries SET status = 'pending', attempts = GRE
 		lease_until = NULL, lease_owner = NULL
 	WHERE id = $2 AND status = 'delivering' AND lease_owner = $3`;
 
-/** A replay's deliveries: their first attempt is a manual one. */
+/** A replay's deliveries (a manual first attempt); its events locked, so none pruned meanwhile gets one. */
 export const REPLAY = `INSERT INTO deliveries (event_id, target, status, attempts, created_at, budget_start, next_attempt_at, manual)
 	SELECT e.id, t.target, 'pending', 0, $3, $3, $3, 1
 	FROM events e CROSS JOIN unnest($2::text[]) WITH ORDINALITY AS t (target, n)
-	WHERE e.id = ANY($1::text[]) AND e.kind = $4 ORDER BY e.received_at, e.id, t.n`;
+	WHERE e.id = ANY($1::text[]) AND e.kind = $4 ORDER BY e.received_at, e.id, t.n
+	FOR KEY SHARE OF e`;
 
 /**
  * Dead deliveries back to pending with a fresh budget; parameters: now, now. Attempt numbers go
@@ -213,7 +214,9 @@ export function eventsQuery(filter: EventFilter): Query {
 
 export function deliveriesQuery(filter: DeliveryFilter): Query {
 	const w = new Conditions(placeholder);
-	w.add('status = ?', filter.status);
+	// A literal: a generic plan of `status = $1` could not use the partial index deliveries_dead.
+	if (filter.status === 'dead') w.add("status = 'dead'");
+	else w.add('status = ?', filter.status);
 	w.add('target = ?', filter.target);
 	w.add('event_id = ?', filter.eventId);
 	w.add('created_at >= ?', filter.from);
@@ -241,7 +244,7 @@ export function eventIdsQuery(from: number, to: number, kind?: PostbackEvent): Q
 export const DELIVERIES_OF_EVENTS =
 	'SELECT * FROM deliveries WHERE event_id = ANY($1::text[]) ORDER BY event_id, id DESC';
 
-/** Every dead delivery, newest first (index deliveries_status); DEAD_OF_TARGET: of target $1 (deliveries_target). */
+/** Every dead delivery, newest first; DEAD_OF_TARGET: of one target (both read the partial index deliveries_dead). */
 export const DEAD = "SELECT * FROM deliveries WHERE status = 'dead' ORDER BY id DESC";
 export const DEAD_OF_TARGET =
 	"SELECT * FROM deliveries WHERE target = $1 AND status = 'dead' ORDER BY id DESC";
@@ -253,8 +256,12 @@ export const ATTEMPTS =
 export const COUNTS = `SELECT status, CASE WHEN attempts > attempt_base THEN 1 ELSE 0 END AS retried, COUNT(*) AS n
 	FROM deliveries GROUP BY status, CASE WHEN attempts > attempt_base THEN 1 ELSE 0 END`;
 
-export const OLDEST_UNDELIVERED = `SELECT MIN(e.received_at) AS t FROM deliveries d JOIN events e ON e.id = d.event_id
-	WHERE d.status IN ('pending', 'delivering', 'dead')`;
+/** The oldest event with a delivery pending or delivering (deliveries_due) or dead (deliveries_dead). */
+export const OLDEST_UNDELIVERED = `SELECT MIN(t) AS t FROM (
+		SELECT MIN(e.received_at) AS t FROM deliveries d JOIN events e ON e.id = d.event_id
+		WHERE d.status IN ('pending', 'delivering')
+		UNION ALL SELECT MIN(e.received_at) FROM deliveries d JOIN events e ON e.id = d.event_id
+		WHERE d.status = 'dead') AS u`;
 
 /** The bucket index of a time column: $1 from, $2 bucketMs. */
 const bucket = (column: string) => `CAST((${column} - $1) / $2 AS INTEGER)`;

@@ -282,8 +282,9 @@ export class PostgresStore implements Store {
 
 	/**
 	 * In one transaction: lock the candidates (SKIP LOCKED: another instance pruning takes others),
-	 * which also holds off a replay adding a delivery to them (its foreign-key check waits for the
-	 * lock); then check them again with a fresh snapshot, and delete what is still prunable.
+	 * which also holds off a replay adding a delivery to them (REPLAY locks its events, waits, and
+	 * skips those deleted); then check them again with a fresh snapshot, and delete what is still
+	 * prunable.
 	 */
 	async prune(before: number, limit: number): Promise<number> {
 		return this.#inTransaction(this.#book, async (client) => {

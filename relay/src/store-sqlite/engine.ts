@@ -51,7 +51,7 @@ export class SqliteEngine {
 	#queries: SqliteQueries;
 	#rewrites: SqliteRewrites;
 	#balances: SqliteBalances;
-	#stats = { commits: 0, calls: 0, syncedCommits: 0 };
+	#stats = { commits: 0, calls: 0, syncedCommits: 0, messages: 0 };
 	#synchronous: 'FULL' | 'NORMAL' = 'FULL';
 
 	constructor(path: string) {
@@ -115,7 +115,12 @@ export class SqliteEngine {
 		this.#db.close();
 	}
 
-	stats(): { commits: number; calls: number; syncedCommits: number } {
+	/** The writer thread received a message of calls (SqliteStore posts one per commit). */
+	noteMessage(): void {
+		this.#stats.messages += 1;
+	}
+
+	stats(): { commits: number; calls: number; syncedCommits: number; messages: number } {
 		return { ...this.#stats };
 	}
 }

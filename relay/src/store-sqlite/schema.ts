@@ -121,6 +121,18 @@ CREATE TABLE IF NOT EXISTS balance_snapshots (
 	PRIMARY KEY (time_zone, day, kind)
 );
 `,
+	// 11: indexes only for the queries the relay runs (self-contained: it needs nothing of the versions
+	// between 9 and it, so it keeps its meaning at any place after 9). `deliveries_status` and
+	// `deliveries_target` took an entry per delivery stored and two more at every change of its
+	// status; what read them was the dead list (of every target, of one target) and the oldest
+	// undelivered event. The dead deliveries get a partial index of their own, which no delivery
+	// enters until it dies; the pending and delivering ones are read through `deliveries_due`.
+	// Indexes only: no row is read or written, a store with a backlog keeps it as it is.
+	`
+DROP INDEX IF EXISTS deliveries_status;
+DROP INDEX IF EXISTS deliveries_target;
+CREATE INDEX IF NOT EXISTS deliveries_dead ON deliveries (target, id) WHERE status = 'dead';
+`,
 ];
 
 /**

@@ -53,6 +53,8 @@ export class SqliteStore implements Store {
 	#pending = new Map<number, Pending>();
 	#inlineQueue: Array<EngineCall & Pending> = [];
 	#outbox: Array<EngineCall & { id: number }> = [];
+	/** Calls posted to the writer thread and not answered yet (see #call). */
+	#posted = 0;
 	#scheduled = false;
 	#closed = false;
 	#catchupLocked = false;
@@ -82,7 +84,11 @@ export class SqliteStore implements Store {
 		});
 		worker.on('message', (message: unknown) => {
 			if (!Array.isArray(message)) return;
-			for (const r of message as Array<EngineResult & { id: number }>) {
+			const results = message as Array<EngineResult & { id: number }>;
+			this.#posted = Math.max(0, this.#posted - results.length);
+			// The calls made while the writer committed go now, in one message (see #call).
+			if (this.#posted === 0) this.#post();
+			for (const r of results) {
 				const p = this.#pending.get(r.id);
 				if (!p) continue;
 				this.#pending.delete(r.id);
@@ -141,16 +147,21 @@ export class SqliteStore implements Store {
 			}
 			const id = this.#nextId++;
 			this.#pending.set(id, settle);
-			// One message per turn of the loop carries every call made in it (postMessage is costly).
+			// One message per commit: while the writer thread works on calls posted before, the new
+			// ones wait here and go together when it answers (they would wait in its queue anyway, and
+			// each message costs both threads a wake-up); else they go at the end of this turn of
+			// the loop, with every call made in it.
 			this.#outbox.push({ id, op, args });
-			if (this.#outbox.length === 1) setImmediate(() => this.#post());
+			if (this.#outbox.length === 1 && this.#posted === 0) setImmediate(() => this.#post());
 		});
 	}
 
 	#post(): void {
 		const calls = this.#outbox;
+		if (calls.length === 0) return;
 		this.#outbox = [];
-		if (calls.length > 0) this.#worker!.postMessage(calls);
+		this.#posted += calls.length;
+		this.#worker!.postMessage(calls);
 	}
 
 	#flushInline(): void {
@@ -285,7 +296,7 @@ export class SqliteStore implements Store {
 		return this.#call('ping', Date.now());
 	}
 	/** Commits and calls carried so far (the benchmark prints the batch size). */
-	stats(): Promise<{ commits: number; calls: number; syncedCommits: number }> {
+	stats(): Promise<{ commits: number; calls: number; syncedCommits: number; messages: number }> {
 		return this.#call('stats');
 	}
 

@@ -38,6 +38,7 @@ port.on('message', (message: Message[] | { close: true }) => {
 		port.close();
 		return;
 	}
+	engine.noteMessage();
 	for (const m of message) queue.push(m);
 	if (!scheduled) {
 		scheduled = true;
