@@ -140,6 +140,13 @@ async function outputsOf(sandbox: Sandbox, profile: Profile): Promise<Map<string
 	await run({ ...refund, operation: 'search', searchBy: 'dates', ...dates, ...all });
 
 	await run({ resource: 'sbpBank', operation: 'getMany', ...all });
+
+	// The day's statement in both shapes, with the balance: the payment, refund and payouts above.
+	const statement = { resource: 'statement', operation: 'get', day: serviceDay(profile) };
+	const tz = { timeZone: profile === 'spec' ? 'Europe/Moscow' : 'UTC' };
+	await run({ ...statement, ...tz, includeBalance: true });
+	await run({ ...statement, ...tz, output: 'movements' });
+	if (process.env.SCHEMA_DUMP) console.log(JSON.stringify(outputs.get('statement/get'), null, 1)); // to write the schema
 	return outputs;
 }
 

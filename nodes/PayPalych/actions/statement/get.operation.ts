@@ -27,8 +27,7 @@ const properties: INodeProperties[] = [
 		name: 'day',
 		type: 'dateTime',
 		default: '',
-		description:
-			'The day of the statement (only its date is read). Empty: yesterday in Time Zone. Payments, refunds, chargebacks and payouts created on that day count.',
+		description: 'The day to report on; leave it empty for yesterday in the chosen time zone',
 	},
 	{
 		displayName: 'Time Zone',
@@ -37,7 +36,7 @@ const properties: INodeProperties[] = [
 		default: SERVICE_TIME_ZONE,
 		placeholder: 'e.g. Europe/Moscow',
 		description:
-			"The time zone of the statement's day (an IANA name such as Europe/Moscow or UTC). The default is Moscow time, the service's own: PayPalych writes its times (created_at) in its own zone and a time without a zone is read on the day it names.",
+			"The time zone your day starts and ends in, Moscow time (the service's own) by default",
 	},
 	{
 		displayName: 'Output',
