@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { paymentMovement, payoutMovement } from '../../nodes/shared/statement.ts';
 import { csvField } from '../../relay/src/statement/csv.ts';
+import { checkDeliveries } from '../../relay/src/statement/deliveries.ts';
 import { ledgerOf } from '../../relay/src/statement/ledger.ts';
 import type { LedgerInput } from '../../relay/src/statement/ledger.ts';
 import { instantOf } from '../../relay/src/statement/window.ts';
@@ -122,5 +123,28 @@ describe('the statement', () => {
 		expect(csvField('+7 900')).toBe("'+7 900");
 		expect(csvField(-12.5)).toBe('-12.5');
 		expect(csvField(null)).toBe('');
+	});
+
+	it('a payment in the second the relay started in is checked, not taken for one before the relay', async () => {
+		const record = {
+			id: 'P-SAME-SECOND',
+			bill_id: 'B1',
+			status: 'SUCCESS',
+			amount: 80,
+			account_amount: 80,
+			currency_in: 'RUB',
+			created_at: '2026-03-10 10:00:04',
+		};
+		const payment = paymentMovement(record);
+		const earlier = paymentMovement({
+			...record,
+			id: 'P-BEFORE',
+			created_at: '2026-03-10 10:00:03',
+		});
+		const store = { movementTraces: async () => [] };
+		const since = at('2026-03-10T10:00:04.400Z');
+		const check = await checkDeliveries(store, [payment, earlier], () => true, since, 'UTC');
+		expect(check.items.map((m) => m.id)).toEqual(['P-SAME-SECOND']);
+		expect(check.beforeRelay).toBe(1);
 	});
 });

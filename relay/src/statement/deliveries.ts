@@ -73,8 +73,11 @@ export async function checkDeliveries(
 	const wanted: StatementMovement[] = [];
 	for (const m of movements) {
 		if (!watched(m.kind) || !postbackFor(m)) continue;
+		// The service writes whole seconds: a movement is before the relay only when the whole second
+		// it names ended before the baseline (one in the baseline's own second is checked: listed
+		// rather than missed).
 		const at = instantOf(m.createdAt, timeZone);
-		if (at !== undefined && at < since) check.beforeRelay += 1;
+		if (at !== undefined && at + 999 < since) check.beforeRelay += 1;
 		else wanted.push(m);
 	}
 	for (let i = 0; i < wanted.length; i += CHUNK) {
