@@ -526,11 +526,13 @@ describe.skipIf(SKIP)(`PayPalych in a real n8n (relay store: ${RELAY_STORE})`, (
 
 	it('every example workflow has run successfully', async () => {
 		// The payout approval (06) is run, approved and rejected, by guardrails.test.ts; the refund
-		// (07) and chargeback (08) examples by refunds.test.ts.
+		// (07) and chargeback (08) examples by refunds.test.ts; the daily statement (09), a morning
+		// schedule, by statement.test.ts, which runs it against a relay of its own.
 		const elsewhere: string[] = [
 			EXAMPLE_IDS.payoutApproval,
 			EXAMPLE_IDS.refundMarks,
 			EXAMPLE_IDS.chargebackHold,
+			EXAMPLE_IDS.dailyStatement,
 		];
 		for (const id of Object.values(EXAMPLE_IDS).filter((id) => !elsewhere.includes(id))) {
 			const executions = await executionsOf(id);
