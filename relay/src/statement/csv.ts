@@ -1,4 +1,4 @@
-import type { Statement } from './statements.ts';
+import type { Statement } from './statement-shape.ts';
 
 /**
  * The day's movements as CSV (RFC 4180: comma, CRLF, fields quoted where needed), one row per

@@ -1,6 +1,6 @@
 import type { Alerter } from '../alerts.ts';
 import type { Metrics } from '../metrics.ts';
-import type { Statement } from './statements.ts';
+import type { Statement } from './statement-shape.ts';
 
 /**
  * What a closed day's statement tells the operator: the `statement` alert, once per day, when a

@@ -3,7 +3,6 @@ import type { Dispatcher } from 'undici';
 import type { Alerter } from '../alerts.ts';
 import type { RelayConfig } from '../config.ts';
 import { addDays, dateIn, statementDay } from '../contract.ts';
-import type { StatementMovement } from '../contract.ts';
 import { OperationRefused } from '../errors.ts';
 import type { Metrics } from '../metrics.ts';
 import { ServiceApi } from '../service-api.ts';
@@ -11,13 +10,12 @@ import type { BalanceBook, BalanceSnapshot } from '../store/balances.ts';
 import type { Housekeeping } from '../store/types.ts';
 import type { Targets } from '../targets.ts';
 import { checkDeliveries } from './deliveries.ts';
-import type { DeliveryCheck } from './deliveries.ts';
 import { ledgerOf } from './ledger.ts';
-import type { BalancePoint, CurrencyLedger, LedgerInput } from './ledger.ts';
+import type { LedgerInput } from './ledger.ts';
 import { readDay } from './reader.ts';
-import type { UnreadList } from './reader.ts';
 import { BalanceKeeper, balanceLines } from './snapshots.ts';
 import { alertDay } from './report.ts';
+import type { Statement } from './statement-shape.ts';
 
 /**
  * The daily statement (docs/operator/statement.md): for a day in RELAY_STATEMENT_TIME_ZONE, the
@@ -28,24 +26,7 @@ import { alertDay } from './report.ts';
  * day meanwhile share it.
  */
 
-export interface Statement {
-	day: string;
-	timeZone: string;
-	/** The day is over (its closing balance is a recorded snapshot, not the balance now). */
-	closed: boolean;
-	opening: BalancePoint | null;
-	closing: BalancePoint | null;
-	currencies: CurrencyLedger[];
-	/** null with `notDeliveredReason` when the store no longer holds the day's events. */
-	notDelivered: DeliveryCheck['items'] | null;
-	notDeliveredReason?: string;
-	notWatched: DeliveryCheck['notWatched'];
-	beforeRelay: number;
-	unread: UnreadList[];
-	calls: number;
-	/** The day's movements (the CSV's rows; not in the JSON answer). */
-	movements: StatementMovement[];
-}
+export type { Statement };
 
 export interface StatementsOptions {
 	config: RelayConfig;
