@@ -5,7 +5,9 @@
 // reads those indexes served (the dead list, of one target, the oldest undelivered event) read the
 // new index, on a real SQLite file and a real PostgreSQL database; on PostgreSQL the same version
 // drops the foreign keys of deliveries and attempts (a trigger per row stored). The migration is found by what
-// it creates, not by its number: it keeps its meaning wherever it lands in the list.
+// it creates, not by its number: it keeps its meaning wherever it lands in the list. So is the
+// PostgreSQL version after it that folds the attempts' primary-key index into attempts_delivery
+// (unique, the replica identity), applied to a store of version 11 with the same backlog.
 import { DatabaseSync } from 'node:sqlite';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -26,6 +28,10 @@ const T1 = 'http://target-one.invalid/hook';
 const T2 = 'http://target-two.invalid/hook';
 const SQLITE_BEFORE = SQLITE_MIGRATIONS.findIndex((sql) => sql.includes('deliveries_dead'));
 const PG_BEFORE = PG_MIGRATIONS.findIndex((m) => m.sql.includes('deliveries_dead'));
+/** The PostgreSQL version that folds the attempts' primary key into attempts_delivery. */
+const PG_ATTEMPTS_KEY = PG_MIGRATIONS.findIndex((m) =>
+	m.sql.includes('REPLICA IDENTITY USING INDEX attempts_delivery'),
+);
 
 /** The indexes of `deliveries` after the migration (SQLite's integer key is the table itself). */
 const DELIVERY_INDEXES = [
@@ -181,13 +187,13 @@ describe.skipIf(PG_MISSING)(
 			await Promise.all(dbs.map((db) => db.drop()));
 		});
 
-		const oldDatabase = async (delivered = 0) => {
+		const oldDatabase = async (delivered = 0, before = PG_BEFORE) => {
 			const db = await createTestDatabase();
 			dbs.push(db);
 			const c = new pg.Client({ connectionString: db.url });
 			await c.connect();
 			try {
-				await migrate(c as unknown as pg.PoolClient, PG_MIGRATIONS.slice(0, PG_BEFORE));
+				await migrate(c as unknown as pg.PoolClient, PG_MIGRATIONS.slice(0, before));
 				for (const e of EVENTS)
 					await c.query(
 						'INSERT INTO events (id, kind, dedupe_key, content_type, body, fields_json, received_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
@@ -223,6 +229,8 @@ describe.skipIf(PG_MISSING)(
 						SELECT 'd' || g, $2, 'delivered', 1, $3::bigint, $3::bigint, $3::bigint, $3::bigint FROM generate_series(1, $1::int) g`,
 						[delivered, T1, NOW - 90_000],
 					);
+					await c.query(`INSERT INTO attempts (delivery_id, target, attempt, started_at, duration_ms, http_status, outcome)
+						SELECT id, target, 1, delivered_at, 5, 200, 'delivered' FROM deliveries WHERE event_id LIKE 'd%'`);
 				}
 			} finally {
 				await c.end();
@@ -284,6 +292,64 @@ describe.skipIf(PG_MISSING)(
 				const oldest = await indexes(pgSql.OLDEST_UNDELIVERED);
 				expect(oldest).toMatch(/deliveries_due/);
 				expect(oldest).toMatch(/deliveries_dead/);
+				// A delivery's attempts (20,000 in the table) through attempts_delivery.
+				const attempts = await indexes(pgSql.ATTEMPTS, [[1, 2]]);
+				expect(attempts).toMatch(/attempts_delivery/);
+				expect(attempts).not.toMatch(/Seq Scan on attempts/);
+			} finally {
+				await c.end();
+			}
+		});
+
+		it('schema 12: attempts of a backlog kept and listed in order, with attempts_delivery as the key and replica identity', async () => {
+			expect(PG_ATTEMPTS_KEY).toBeGreaterThan(PG_BEFORE);
+			const db = await oldDatabase(0, PG_ATTEMPTS_KEY);
+			const store = await PostgresStore.open(db.url);
+			try {
+				await expectBacklogKept(store);
+				// A new attempt after the migration: ids still increase, the order is the delivery's.
+				const [dead] = await store.listDeliveries({ eventId: 'e1', limit: 1 });
+				const claimed = await store.claimDue(NOW + 1_000, 10, 60_000, 'after');
+				const again = claimed.find((d) => d.id === dead.id);
+				if (!again) throw new Error('the requeued delivery was not claimed');
+				await store.recordResults([
+					{
+						id: dead.id,
+						outcome: 'delivered',
+						owner: 'after',
+						httpStatus: 200,
+						now: NOW + 2_000,
+						timing: { attempt: again.attempts, startedAt: NOW + 1_500, durationMs: 5 },
+					},
+				]);
+				const attempts = await store.listAttempts([dead.id]);
+				expect(attempts.map((a) => [a.attempt, a.outcome])).toEqual([
+					[1, 'retry'],
+					[2, 'dead'],
+					[3, 'delivered'],
+				]);
+				expect(attempts[2].id).toBeGreaterThan(attempts[1].id);
+			} finally {
+				await store.close();
+			}
+			const c = new pg.Client({ connectionString: db.url });
+			await c.connect();
+			try {
+				const names = await c.query<{ indexname: string }>(
+					"SELECT indexname FROM pg_indexes WHERE tablename = 'attempts' ORDER BY indexname",
+				);
+				expect(names.rows.map((r) => r.indexname)).toEqual([
+					'attempts_delivery',
+					'attempts_started',
+					'attempts_target_error',
+				]);
+				const key = await c.query(
+					`SELECT i.indisunique, i.indisreplident, t.relreplident FROM pg_index i
+					JOIN pg_class x ON x.oid = i.indexrelid JOIN pg_class t ON t.oid = i.indrelid
+					WHERE x.relname = 'attempts_delivery'`,
+				);
+				expect(key.rows).toEqual([{ indisunique: true, indisreplident: true, relreplident: 'i' }]);
+				expect((await c.query('SELECT 1 FROM attempts')).rowCount).toBe(3);
 			} finally {
 				await c.end();
 			}

@@ -186,6 +186,24 @@ ALTER TABLE deliveries DROP CONSTRAINT IF EXISTS deliveries_event_id_fkey;
 ALTER TABLE attempts DROP CONSTRAINT IF EXISTS attempts_delivery_id_fkey;
 `,
 	},
+	{
+		// An attempt took an entry in three b-trees: its primary key, attempts_delivery and
+		// attempts_started. No statement reads an attempt by its id alone: they are read by delivery
+		// (ATTEMPTS: delivery_id, attempt, id), by time and by target. One unique index of
+		// (delivery_id, attempt, id) serves the delivery's attempts in the order they are listed and
+		// the pruning, and is the table's replica identity in place of the primary key (logical
+		// replication still sees every attempt's update or delete). Identity ids stay unique and
+		// increasing without the key. No row is read or written but by the index build, under the
+		// migration's lock: a store with a backlog keeps it.
+		version: 12,
+		name: 'attempts: the delivery index is unique and the replica identity; no primary-key index',
+		sql: `
+DROP INDEX IF EXISTS attempts_delivery;
+CREATE UNIQUE INDEX attempts_delivery ON attempts (delivery_id, attempt, id);
+ALTER TABLE attempts REPLICA IDENTITY USING INDEX attempts_delivery;
+ALTER TABLE attempts DROP CONSTRAINT IF EXISTS attempts_pkey;
+`,
+	},
 ];
 
 /** Any constant: the advisory lock that serialises migrations of instances starting together. */
