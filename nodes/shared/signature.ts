@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'crypto';
+import * as crypto from 'crypto';
 
 /**
  * Signature rules of the service's notifications.
@@ -9,8 +9,17 @@ import { createHash, timingSafeEqual } from 'crypto';
  * The values are hashed exactly as received (the string "18.50", never a re-formatted number).
  */
 
+/**
+ * crypto.hash, the one-shot digest (Node 21.7 and 20.12 on): no Hash object per signature, about
+ * half the cost of createHash for a postback's few bytes. Where it is missing, createHash.
+ */
+const oneShotHash: typeof crypto.hash | undefined = crypto.hash;
+
 export function md5Upper(input: string): string {
-	return createHash('md5').update(input, 'utf8').digest('hex').toUpperCase();
+	const hex = oneShotHash
+		? oneShotHash('md5', input, 'hex')
+		: crypto.createHash('md5').update(input, 'utf8').digest('hex');
+	return hex.toUpperCase();
 }
 
 export function signPayment(outSum: string, invId: string, token: string): string {
@@ -35,7 +44,7 @@ export function signaturesMatch(expected: string, received: string): boolean {
 	if (!isWellFormedSignature(expected) || !isWellFormedSignature(received)) return false;
 	const a = Buffer.from(expected.toUpperCase(), 'ascii');
 	const b = Buffer.from(received.toUpperCase(), 'ascii');
-	return timingSafeEqual(a, b);
+	return crypto.timingSafeEqual(a, b);
 }
 
 /**

@@ -99,6 +99,12 @@ onEveryStore('start-up log and delivery log', (suiteStore) => {
 				linesOf(sink).find((l) => l.msg === 'duplicate acknowledged'),
 			);
 			expect(duplicate).toMatchObject({ level: 30, eventId: delivered.eventId, duplicate: true });
+			// The request's own line carries the request id and the request and reply.
+			expect(duplicate).toMatchObject({
+				reqId: expect.stringMatching(/^req-/),
+				req: { method: 'POST', url: '/postback/payment' },
+				res: { statusCode: 200 },
+			});
 		} finally {
 			await relay.close();
 		}

@@ -20,14 +20,19 @@ export const MAX_BODY = 16 * 1024 * 1024;
 /** Most ids one call may carry (requeue, replay, attempts). */
 export const MAX_IDS = 10_000;
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/**
+ * No lone surrogate: String.prototype.isWellFormed (ES2024, in every Node the relay runs on; the
+ * relay's ES2023 lib does not type it), one native scan where a regular expression took two.
+ */
+const wellFormed = (value: string): boolean =>
+	(value as string & { isWellFormed(): boolean }).isWellFormed();
 
 export function checkText(name: string, value: unknown, max = MAX_TEXT): string {
 	if (typeof value !== 'string') throw new StoreInputError(`${name} must be text`);
 	if (value.length > max) throw new StoreInputError(`${name} is longer than ${max} characters`);
 	if (value.includes('\u0000')) throw new StoreInputError(`${name} contains a NUL character`);
 	// A lone surrogate cannot be stored as UTF-8 by PostgreSQL.
-	if (LONE_SURROGATE.test(value)) throw new StoreInputError(`${name} is not well-formed Unicode`);
+	if (!wellFormed(value)) throw new StoreInputError(`${name} is not well-formed Unicode`);
 	return value;
 }
 
